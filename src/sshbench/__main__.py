@@ -1,0 +1,5 @@
+"""Allow `python -m sshbench`."""
+
+from sshbench.cli import main
+
+main()

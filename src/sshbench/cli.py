@@ -1,0 +1,399 @@
+"""The command line: parse options, call the job, render what was stored. `main` is the error boundary."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from sshbench import __version__
+from sshbench.errors import ExitCode, SshbenchError, Terminated
+from sshbench.export import run_document, to_csv, to_json
+from sshbench.job import JobOptions, run_job
+from sshbench.model import Direction, Plan
+from sshbench.options import parse_duration, parse_list, parse_percent, parse_size
+from sshbench.render import (
+    print_discovery,
+    print_environment,
+    print_history,
+    print_negotiation,
+    print_results,
+)
+from sshbench.store import Store, default_db_path
+
+STATE: dict[str, Any] = {"run_id": None, "db": None, "traceback": False}
+out = Console()
+err = Console(stderr=True)
+
+
+class RichProgress:
+    """Progress bar on stderr: what is measured, round i of n, elapsed and ETA."""
+
+    def __init__(self) -> None:
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+        )
+        self.task = self.bar.add_task("starting", total=None)
+
+    def update(self, description: str, done: int, total: int) -> None:
+        """Show the current scenario and progress."""
+        self.bar.update(self.task, description=description, completed=done, total=max(total, 1))
+
+    def __enter__(self) -> RichProgress:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+
+def db_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --db and --json to a command."""
+    f = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of tables.")(f)
+    return click.option(
+        "--db",
+        type=click.Path(dir_okay=False, path_type=Path),
+        envvar="SSHBENCH_DB",
+        help="Results database [default: $XDG_DATA_HOME/sshbench/sshbench.db].",
+    )(f)
+
+
+def measure_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the options shared by measuring commands."""
+    decorators = [
+        click.argument("target", default="local", metavar="[TARGET]"),
+        click.option("--kex", help="Key exchanges to measure, comma-separated [default: all shared]."),
+        click.option("--hostkey", help="Host-key algorithms to measure [default: all shared]."),
+        click.option("--cipher", help="Ciphers to measure [default: all shared]."),
+        click.option("--mac", help="MACs to measure with every non-AEAD cipher [default: see --macs]."),
+        click.option(
+            "--macs",
+            "mac_mode",
+            type=click.Choice(["default", "each", "all"]),
+            help="default: each cipher with the default MAC; each: also every MAC once with "
+            "aes128-ctr; all: every non-AEAD cipher x every MAC.",
+        ),
+        click.option("--full", is_flag=True, help="Latency: every kex x every host key (default for `latency`)."),
+        click.option("--direction", type=click.Choice(["both", "down", "up"]), default="both", show_default=True),
+        click.option(
+            "--size",
+            default="auto",
+            show_default=True,
+            help="Bytes per transfer (512M, 1G) or auto (about 1 s per sample).",
+        ),
+        click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
+        click.option(
+            "--warmup",
+            default=1,
+            show_default=True,
+            type=click.IntRange(0, 10),
+            help="Warm-up samples per scenario (discarded; calibrates --size auto).",
+        ),
+        click.option(
+            "--rounds",
+            default=6,
+            show_default=True,
+            type=click.IntRange(1, 1000),
+            help="Minimum interleaved rounds per scenario.",
+        ),
+        click.option(
+            "--max-rounds",
+            default=20,
+            show_default=True,
+            type=click.IntRange(1, 1000),
+            help="Stop adding rounds here even if the CI target is not reached.",
+        ),
+        click.option(
+            "--ci",
+            "ci",
+            default="5%",
+            show_default=True,
+            help="Adaptive stopping: target half-width of the median's 95% CI.",
+        ),
+        click.option("--max-time", help="Time budget for the measurement, e.g. 90s, 5m (default: none)."),
+    ]
+    for decorator in reversed(decorators):
+        f = decorator(f)
+    return f
+
+
+def build_options(command: str, kw: dict[str, Any], latency: bool, throughput: bool) -> JobOptions:
+    """Turn validated CLI values into JobOptions."""
+    rounds, max_rounds = kw["rounds"], max(kw["max_rounds"], kw["rounds"])
+    plan = Plan(
+        warmup=kw["warmup"],
+        min_rounds=rounds,
+        max_rounds=max_rounds,
+        ci_target=parse_percent(kw["ci"]),
+        max_time=parse_duration(kw["max_time"]) if kw["max_time"] else None,
+    )
+    directions = {"both": (Direction.DOWN, Direction.UP), "down": (Direction.DOWN,), "up": (Direction.UP,)}
+    return JobOptions(
+        command=command,
+        target=kw["target"],
+        measure_latency=latency,
+        measure_throughput=throughput,
+        kex=parse_list(kw["kex"]),
+        hostkeys=parse_list(kw["hostkey"]),
+        ciphers=parse_list(kw["cipher"]),
+        macs=parse_list(kw["mac"]),
+        mac_mode=kw["mac_mode"] or ("each" if command == "throughput" else "default"),
+        full_latency=kw["full"] or command == "latency",
+        directions=directions[kw["direction"]],
+        size=parse_size(kw["size"]),
+        payload=kw["payload"],
+        plan=plan,
+    )
+
+
+def open_store(db: Path | None) -> Store:
+    """Open the results database and remember where it is for error messages."""
+    store = Store(db or default_db_path())
+    STATE["db"] = store.path
+    return store
+
+
+def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None = None) -> None:
+    """Run a job with a progress bar, then print what was stored."""
+    store = open_store(db)
+    if resume is not None:
+        STATE["run_id"] = resume
+    with RichProgress() as progress:
+        run_id = run_job(store, opts, progress, resume=resume, on_run=lambda rid: STATE.update(run_id=rid))
+    show_run(store, run_id, as_json, discovery_only=not (opts.measure_latency or opts.measure_throughput))
+
+
+def show_run(store: Store, run_id: int, as_json: bool, discovery_only: bool = False) -> None:
+    """Print a stored run as tables or JSON."""
+    run, stored = store.run(run_id), store.scenarios(run_id)
+    if as_json:
+        click.echo(json.dumps(run_document(run, stored), indent=2))
+        return
+    print_environment(out, run)
+    if run.discovery:
+        if discovery_only:
+            print_discovery(out, run.discovery)
+        else:
+            print_negotiation(out, run.discovery)
+    print_results(out, run, stored)
+    out.print(f"Stored as run {run.id} in {store.path}", highlight=False, style="dim")
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sshbench")
+@click.option("--traceback", is_flag=True, help="Show Python tracebacks on errors (for bug reports).")
+@click.pass_context
+def cli(ctx: click.Context, traceback: bool) -> None:
+    """Measure which SSH cipher, MAC, key exchange and server is fastest here, and what it costs.
+
+    With no command, `sshbench` runs the main job (`sshbench run`) against a private, throw-away
+    OpenSSH server on 127.0.0.1. TARGET can instead be any ssh destination or ~/.ssh/config alias
+    (user@host, host:port, alias): your own keys, agent and host-key checking are used.
+
+    \b
+    Examples:
+      sshbench                          discovery, latency and throughput on the embedded server
+      sshbench algos myserver           what client and server offer and negotiate, with ratings
+      sshbench latency --kex curve25519-sha256,sntrup761x25519-sha512@openssh.com
+      sshbench throughput --cipher aes128-gcm@openssh.com,chacha20-poly1305@openssh.com
+      sshbench history; sshbench show 3; sshbench export 3 --format csv
+    """
+    STATE["traceback"] = traceback
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(run_cmd)
+
+
+@cli.command("run")
+@measure_options
+@db_option
+@click.option("--resume", type=int, metavar="RUN", help="Finish an interrupted run (same target and options).")
+def run_cmd(**kw: Any) -> None:
+    """Discovery, then connection latency, then throughput, then a ranked summary.
+
+    Latency is measured per key exchange (with the default host key) and per host key (with the
+    default key exchange); throughput per cipher in both directions. Every sample is stored as it
+    is taken; Ctrl-C keeps them and `--resume RUN` completes the run.
+    """
+    kw = {**_defaults(run_cmd), **kw}
+    if kw["resume"] is not None:
+        store = open_store(kw["db"])
+        record = store.run(kw["resume"])
+        if record.status == "complete":
+            raise SshbenchError(
+                f"run {record.id} is already complete",
+                place="--resume",
+                fix=f"see it with `sshbench show {record.id}`",
+                code=ExitCode.USAGE,
+            )
+        execute(JobOptions.from_dict(record.options), kw["db"], kw["as_json"], resume=record.id)
+        return
+    execute(build_options("run", kw, True, True), kw["db"], kw["as_json"])
+
+
+def _defaults(command: click.Command) -> dict[str, Any]:
+    """Return a command's option defaults (used when `sshbench` runs `run` with no arguments)."""
+    ctx = click.Context(command)
+    return {p.name: p.get_default(ctx) for p in command.params if p.name}
+
+
+@cli.command("algos")
+@click.argument("target", default="local", metavar="[TARGET]")
+@db_option
+def algos_cmd(target: str, db: Path | None, as_json: bool) -> None:
+    """What the client offers, what the server offers (its KEXINIT, no login), what they negotiate.
+
+    Each algorithm is rated with ssh-audit's database; "ok, not post-quantum" is kept apart from
+    real weaknesses. The default and a strict profile (chacha20-poly1305 / ssh-ed25519 /
+    curve25519-sha256) are tried; a server that rejects one shows "fails to connect" and why.
+    """
+    opts = JobOptions(command="algos", target=target, measure_latency=False, measure_throughput=False)
+    execute(opts, db, as_json)
+
+
+@cli.command("latency")
+@measure_options
+@db_option
+def latency_cmd(**kw: Any) -> None:
+    """Connection time per key exchange x host key, with a phase breakdown.
+
+    A sample is one `ssh TARGET true`: spawn, TCP connect, version exchange, key exchange,
+    authentication, session and exit, each phase timed from ssh's own -v lines as they arrive.
+    """
+    execute(build_options("latency", kw, True, False), kw["db"], kw["as_json"])
+
+
+@cli.command("throughput")
+@measure_options
+@db_option
+def throughput_cmd(**kw: Any) -> None:
+    """MB/s per cipher (and per MAC for non-AEAD ciphers), download and upload.
+
+    Compression and connection sharing are off; the handshake is excluded from the rate; the byte
+    count is verified (a short transfer is a failed sample). Bytes flow between the real binaries:
+    remote `head -c N /dev/zero` into /dev/null, or a local file into remote `wc -c`.
+    """
+    execute(build_options("throughput", kw, False, True), kw["db"], kw["as_json"])
+
+
+@cli.command("history")
+@db_option
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10000))
+def history_cmd(db: Path | None, as_json: bool, limit: int) -> None:
+    """List stored runs, newest first."""
+    runs = open_store(db).runs(limit)
+    if as_json:
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": r.id,
+                        "started_at": r.started_at,
+                        "command": r.command,
+                        "target": r.target,
+                        "status": r.status,
+                        "samples": n,
+                    }
+                    for r, n in runs
+                ],
+                indent=2,
+            )
+        )
+    elif not runs:
+        out.print("No runs stored yet: run `sshbench` to make one.")
+    else:
+        print_history(out, runs)
+
+
+@cli.command("show")
+@click.argument("run_id", type=int, metavar="RUN")
+@db_option
+def show_cmd(run_id: int, db: Path | None, as_json: bool) -> None:
+    """Show a stored run (complete or partial) as tables or JSON."""
+    store = open_store(db)
+    show_run(store, run_id, as_json, discovery_only=store.run(run_id).command == "algos")
+
+
+@cli.command("export")
+@click.argument("run_id", type=int, metavar="RUN")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File [default: stdout].")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), envvar="SSHBENCH_DB")
+def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None) -> None:
+    """Export every sample of a run (CSV: one row per sample; JSON: samples, summaries, metadata)."""
+    store = open_store(db)
+    run = store.run(run_id)
+    text = (to_csv if fmt == "csv" else to_json)(run, store.scenarios(run_id))
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text)
+    except OSError as exc:
+        raise SshbenchError(
+            f"cannot write {output}: {exc.strerror}",
+            place="--output",
+            fix="choose a writable path",
+            code=ExitCode.STORAGE,
+        ) from None
+    err.print(f"wrote {output}")
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """Turn SIGTERM into an exception so that servers and files are cleaned up."""
+    raise Terminated()
+
+
+def _interrupted(code: ExitCode, what: str) -> int:
+    """Report an interruption and how to resume; return the exit code."""
+    run_id = STATE["run_id"]
+    msg = f"sshbench: {what}"
+    if run_id is not None:
+        msg += f"; every sample so far is stored in run {run_id}: finish it with `sshbench run --resume {run_id}`"
+    err.print(msg, highlight=False)
+    return int(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; the only place that turns exceptions into exit statuses."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        cli.main(args=argv, prog_name="sshbench", standalone_mode=False)
+        code = 0
+    except click.exceptions.Abort:
+        code = _interrupted(ExitCode.INTERRUPTED, "interrupted")
+    except KeyboardInterrupt:
+        code = _interrupted(ExitCode.INTERRUPTED, "interrupted")
+    except Terminated:
+        code = _interrupted(ExitCode.TERMINATED, "terminated")
+    except click.ClickException as exc:
+        exc.show()
+        code = ExitCode.USAGE if exc.exit_code == 2 else exc.exit_code
+    except SshbenchError as exc:
+        if STATE["traceback"]:
+            traceback.print_exc()
+        err.print(f"sshbench: error: {exc.render()}", highlight=False, markup=False)
+        code = int(exc.code)
+    sys.exit(code)

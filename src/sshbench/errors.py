@@ -1,0 +1,46 @@
+"""Named exit codes and the one exception type that carries cause, place and fix to `main`."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit statuses, one per kind of failure a user can act on."""
+
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+    UNSUPPORTED_ALGORITHM = 3
+    CONNECTION_FAILED = 4
+    AUTH_FAILED = 5
+    MISSING_BINARY = 6
+    STORAGE = 7
+    SERVER_START = 8
+    MEASUREMENT_FAILED = 9
+    INTERRUPTED = 130
+    TERMINATED = 143
+
+
+class SshbenchError(Exception):
+    """An error a user can fix: what went wrong, where, and what to do about it."""
+
+    def __init__(self, cause: str, *, place: str = "", fix: str = "", code: ExitCode = ExitCode.FAILURE):
+        super().__init__(cause)
+        self.cause = cause
+        self.place = place
+        self.fix = fix
+        self.code = code
+
+    def render(self) -> str:
+        """Return the one-line message shown to the user."""
+        text = self.cause
+        if self.place:
+            text += f" ({self.place})"
+        if self.fix:
+            text += f". Fix: {self.fix}"
+        return text
+
+
+class Terminated(BaseException):
+    """Raised from the SIGTERM handler so that every `finally` and context manager runs."""

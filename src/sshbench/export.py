@@ -1,0 +1,113 @@
+"""Exporters: a run as JSON (self-describing) or CSV (one row per sample)."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from typing import Any
+
+from sshbench.model import Kind
+from sshbench.results import build_rows, groups
+from sshbench.store import SCHEMA_VERSION, RunRecord, StoredScenario
+
+CSV_COLUMNS = (
+    "run",
+    "kind",
+    "kex",
+    "hostkey",
+    "cipher",
+    "mac",
+    "direction",
+    "round",
+    "warmup",
+    "ok",
+    "value",
+    "unit",
+    "wall_s",
+    "bytes",
+    "client_cpu_s",
+    "phases",
+    "error",
+)
+
+
+def unit(kind: Kind) -> str:
+    """Return the unit of a scenario kind's values."""
+    return "s" if kind is Kind.LATENCY else "MB/s"
+
+
+def run_document(run: RunRecord, stored: list[StoredScenario]) -> dict[str, Any]:
+    """Return the whole run, raw samples and summaries, as one JSON-ready document."""
+    ci_target = float(run.options.get("plan", {}).get("ci_target", 0.05))
+    results = {}
+    for name, members in groups(stored).items():
+        results[name] = [
+            {
+                "scenario": row.scenario.to_dict(),
+                "summary": None if row.summary is None else dataclasses.asdict(row.summary),
+                "rank": row.rank,
+                "tied": row.tied,
+                "failure": row.failure,
+                "warning": row.warning,
+                "phases_median_s": dict(row.phases),
+                "client_cpu_median_s": row.client_cpu,
+            }
+            for row in build_rows(members, ci_target)
+        ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": {k: v for k, v in dataclasses.asdict(run).items() if k != "discovery"},
+        "discovery": run.discovery,
+        "results": results,
+        "samples": [
+            {"scenario": st.scenario.to_dict(), "failure": st.failure, "samples": [_sample_dict(s) for s in st.samples]}
+            for st in stored
+        ],
+    }
+
+
+def _sample_dict(s: Any) -> dict[str, Any]:
+    """Return a sample's fields without the repeated scenario."""
+    d = dataclasses.asdict(s)
+    d.pop("scenario")
+    d["phases"] = dict(s.phases)
+    return d
+
+
+def to_json(run: RunRecord, stored: list[StoredScenario]) -> str:
+    """Return the run document as indented JSON."""
+    return json.dumps(run_document(run, stored), indent=2)
+
+
+def to_csv(run: RunRecord, stored: list[StoredScenario]) -> str:
+    """Return every sample of the run as CSV rows."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for st in stored:
+        sc = st.scenario
+        for s in st.samples:
+            writer.writerow(
+                [
+                    run.id,
+                    sc.kind.value,
+                    sc.kex or "",
+                    sc.hostkey or "",
+                    sc.cipher or "",
+                    sc.mac or "",
+                    sc.direction.value if sc.direction else "",
+                    s.round,
+                    int(s.warmup),
+                    int(s.ok),
+                    "" if s.value is None else repr(s.value),
+                    unit(sc.kind),
+                    repr(s.wall),
+                    s.nbytes or "",
+                    "" if s.client_cpu is None else repr(s.client_cpu),
+                    ";".join(f"{k}={v:.6f}" for k, v in s.phases),
+                    s.error or "",
+                ]
+            )
+    return buf.getvalue()

@@ -1,0 +1,267 @@
+"""One measuring job, from options to stored samples: target, discovery, planning, scheduling.
+
+The job writes to the store as it goes and never prints; the CLI renders what was stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import shlex
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sshbench import envinfo, scenarios
+from sshbench.discover import Discovery, discover
+from sshbench.embedded import EmbeddedServer, Tools
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.measure import MB, Payload, latency_sample, throughput_sample
+from sshbench.model import Direction, Plan, Sample, Scenario
+from sshbench.parsers import ssh_failure_reason
+from sshbench.proc import require_binary, run_timed
+from sshbench.scheduler import Progress, Scheduler
+from sshbench.store import Store
+from sshbench.target import LOCAL, Target, resolve_remote
+
+CALIBRATION_SIZE = 32 * 2**20
+RANDOM_BLOCK = 16 * 2**20
+STAGE_COMMAND = 'f=$(mktemp "${TMPDIR:-/tmp}/sshbench-payload.XXXXXX") && cat > "$f" && echo "$f"'
+MIN_SIZE, MAX_SIZE = 4 * 2**20, 8 * 2**30
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """Everything that defines a job; stored with the run so that `--resume` can finish it."""
+
+    command: str
+    target: str = LOCAL
+    measure_latency: bool = True
+    measure_throughput: bool = True
+    kex: tuple[str, ...] = ()
+    hostkeys: tuple[str, ...] = ()
+    ciphers: tuple[str, ...] = ()
+    macs: tuple[str, ...] = ()
+    mac_mode: str = "default"  # default | each | all (with `macs` given: those MACs)
+    full_latency: bool = False
+    directions: tuple[Direction, ...] = (Direction.DOWN, Direction.UP)
+    size: int | None = None  # bytes; None = about `sample_seconds` per sample
+    sample_seconds: float = 1.0
+    payload: str = "zero"
+    plan: Plan = dataclasses.field(default_factory=Plan)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JobOptions:
+        """Rebuild options stored with `to_dict`."""
+        fields = dict(data)
+        fields["plan"] = Plan(**fields["plan"])
+        fields["directions"] = tuple(Direction(d) for d in fields["directions"])
+        for name in ("kex", "hostkeys", "ciphers", "macs"):
+            fields[name] = tuple(fields[name])
+        return cls(**fields)
+
+
+@contextlib.contextmanager
+def open_target(spec: str, ssh: str) -> Iterator[Target]:
+    """Yield a Target: a fresh embedded server for `local`, else a remote destination."""
+    if spec == LOCAL:
+        with EmbeddedServer(Tools.find()) as target:
+            yield target
+    else:
+        yield resolve_remote(ssh, spec)
+
+
+class StoreSink:
+    """Scheduler sink that writes each sample to the run's scenarios in the store."""
+
+    def __init__(self, store: Store, ids: dict[str, int]) -> None:
+        self.store, self.ids = store, ids
+
+    def sample(self, sample: Sample) -> None:
+        """Store one sample now."""
+        self.store.add_sample(self.ids[sample.scenario.key], sample)
+
+    def failed(self, scenario: Scenario, reason: str) -> None:
+        """Record an unmeasurable scenario."""
+        self.store.mark_failed(self.ids[scenario.key], reason)
+
+
+class ThroughputSampler:
+    """Take throughput samples, sizing each scenario's transfer for about `sample_seconds` after warm-up."""
+
+    def __init__(self, ssh: str, target: Target, opts: JobOptions, workdir: Path) -> None:
+        self.ssh, self.target, self.opts = ssh, target, opts
+        self.payload = Payload(opts.payload, workdir)
+        if opts.payload == "random" and Direction.DOWN in opts.directions:
+            self.payload = dataclasses.replace(self.payload, remote_file=stage_random(ssh, target, self.payload))
+        self.sizes: dict[str, int] = {}
+
+    def prime(self, sc: Scenario, samples: tuple[Sample, ...]) -> None:
+        """Reuse the size chosen by an interrupted run."""
+        for s in samples:
+            if s.ok and s.nbytes:
+                self.sizes[sc.key] = s.nbytes if not s.warmup else self._size_for(s.value)
+
+    def _size_for(self, rate: float | None) -> int:
+        """Return the payload size for about `sample_seconds` at `rate` MB/s (whole MiB)."""
+        wanted = (rate or 1.0) * MB * self.opts.sample_seconds
+        return int(min(max(wanted, MIN_SIZE), MAX_SIZE)) // 2**20 * 2**20
+
+    def cleanup(self) -> None:
+        """Remove the random payload staged on a remote server."""
+        remote = self.payload.remote_file
+        if remote is not None and not self.target.embedded:
+            run_timed(self.target.argv(self.ssh, [], f"rm -f -- {shlex.quote(remote)}"), timeout=60)
+
+    def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take one sample; the warm-up sample calibrates the size."""
+        size = self.opts.size or self.sizes.get(sc.key, CALIBRATION_SIZE)
+        sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup)
+        if warmup and sample.ok and self.opts.size is None:
+            self.sizes[sc.key] = self._size_for(sample.value)
+        return sample
+
+
+def stage_random(ssh: str, target: Target, payload: Payload) -> str:
+    """Put a 16 MiB random file on the server for random downloads and return its path there."""
+    source = payload.upload_source(RANDOM_BLOCK)
+    if target.embedded:
+        return str(source)  # the embedded server runs on this machine, as this user
+    with open(source, "rb") as f:
+        done = run_timed(target.argv(ssh, [], STAGE_COMMAND), stdin=f, capture_stdout=True, timeout=300)
+    path = done.stdout.decode(errors="replace").strip()
+    if done.returncode != 0 or not path.startswith("/"):
+        raise SshbenchError(
+            f"could not stage the random payload on the server: {ssh_failure_reason(done.texts)}",
+            place=target.describe(),
+            fix="use --payload zero, or free space in the server's temp dir",
+            code=ExitCode.MEASUREMENT_FAILED,
+        )
+    return path
+
+
+def plan_scenarios(opts: JobOptions, disc: Discovery) -> tuple[list[Scenario], list[Scenario]]:
+    """Validate requested algorithms and return (latency, throughput) scenarios."""
+    server = disc.server_lists()
+    chosen: dict[str, tuple[str, ...]] = {}
+    for kind, requested in (
+        ("kex", opts.kex),
+        ("hostkey", opts.hostkeys),
+        ("cipher", opts.ciphers),
+        ("mac", opts.macs),
+    ):
+        scenarios.check_requested(kind, requested, disc.client[kind], server.get(kind))
+        chosen[kind] = requested or disc.shared(kind)
+    pick = {k: _default_choice(disc, k, chosen[k]) for k in chosen}
+    lat: list[Scenario] = []
+    if opts.measure_latency:
+        lat = scenarios.latency_scenarios(
+            chosen["kex"],
+            chosen["hostkey"],
+            pick["kex"],
+            pick["hostkey"],
+            full=opts.full_latency or bool(opts.kex and opts.hostkeys),
+        )
+    thr: list[Scenario] = []
+    if opts.measure_throughput:
+        mode = "all" if opts.macs else opts.mac_mode
+        pairs = scenarios.cipher_mac_pairs(chosen["cipher"], chosen["mac"], pick["mac"], mode)
+        thr = scenarios.throughput_scenarios(pairs, opts.directions)
+    return lat, thr
+
+
+def _default_choice(disc: Discovery, kind: str, chosen: tuple[str, ...]) -> str:
+    """Return the client's default algorithm of a kind if it is among those chosen, else the first chosen."""
+    preferred = disc.preferred(kind)
+    return preferred if preferred in chosen else (chosen[0] if chosen else "")
+
+
+def require_connectable(disc: Discovery, target: Target) -> None:
+    """Fail before measuring when even the default client profile cannot log in."""
+    profile = disc.profiles[0]
+    if profile.negotiated is not None:
+        return
+    reason = profile.failure or "unknown"
+    code, fix = ExitCode.CONNECTION_FAILED, "check that the host is reachable: ssh -v " + target.spec
+    if "Permission denied" in reason:
+        code, fix = ExitCode.AUTH_FAILED, "sshbench logs in with your keys or agent: ssh-copy-id or ssh-add"
+    elif "Host key verification failed" in reason:
+        fix = "connect once with plain ssh to check and accept the host key (sshbench never skips that check)"
+    raise SshbenchError(f"cannot log in: {reason}", place=target.describe(), fix=fix, code=code)
+
+
+def run_job(
+    store: Store,
+    opts: JobOptions,
+    progress: Progress,
+    resume: int | None = None,
+    on_run: Callable[[int], None] = lambda run_id: None,
+) -> int:
+    """Run (or resume) a job; every sample is stored as it is taken. Return the run id."""
+    ssh = require_binary("ssh", "openssh-client")
+    with open_target(opts.target, ssh) as target, tempfile.TemporaryDirectory(prefix="sshbench-payload-") as tmp:
+        disc = discover(ssh, target)
+        if resume is None:
+            env = {
+                **envinfo.collect(ssh),
+                "server_banner": disc.server.banner if disc.server else None,
+                "target": target.describe(),
+            }
+            run_id = store.create_run(opts.command, opts.target, opts.to_dict(), env)
+            on_run(run_id)
+        else:
+            run_id = resume
+            store.set_status(run_id, "running")
+        store.set_discovery(run_id, disc.to_dict())
+        try:
+            if opts.measure_latency or opts.measure_throughput:
+                require_connectable(disc, target)
+                _measure(store, run_id, opts, disc, ssh, target, Path(tmp), progress)
+        except Exception:
+            store.set_status(run_id, "failed")
+            raise
+        except BaseException:  # Ctrl-C or SIGTERM: every sample so far is stored; --resume finishes it
+            store.set_status(run_id, "interrupted")
+            raise
+        store.set_status(run_id, "complete")
+        return run_id
+
+
+def _measure(
+    store: Store,
+    run_id: int,
+    opts: JobOptions,
+    disc: Discovery,
+    ssh: str,
+    target: Target,
+    workdir: Path,
+    progress: Progress,
+) -> None:
+    """Schedule latency, then throughput, resuming from what the run already stored."""
+    lat, thr = plan_scenarios(opts, disc)
+    ids = store.add_scenarios(run_id, [*lat, *thr])
+    stored = {s.scenario.key: s for s in store.scenarios(run_id)}
+    sink = StoreSink(store, ids)
+    if lat:
+        sched = Scheduler(opts.plan, lambda sc, r, w: latency_sample(ssh, target, sc, r, w), sink, progress)
+        for sc in lat:
+            if sc.key in stored:
+                sched.resume_from(sc, stored[sc.key].samples, stored[sc.key].failure)
+        sched.run(lat, "latency")
+    if thr:
+        sampler = ThroughputSampler(ssh, target, opts, workdir)
+        sched = Scheduler(opts.plan, sampler, sink, progress)
+        for sc in thr:
+            if sc.key in stored:
+                sampler.prime(sc, stored[sc.key].samples)
+                sched.resume_from(sc, stored[sc.key].samples, stored[sc.key].failure)
+        try:
+            sched.run(thr, "throughput")
+        finally:
+            sampler.cleanup()

@@ -1,0 +1,184 @@
+"""The subprocess seam: run a real binary, timestamp its stderr lines as they arrive, account its CPU.
+
+Python only reads ssh's short debug lines here; payload bytes never pass through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from sshbench.errors import ExitCode, SshbenchError
+
+Clock = Callable[[], float]
+STDOUT_CAP = 1 << 16  # upload verification output is one short line; keep at most this much
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What a finished process did: exit code, timestamped stderr lines, a little stdout, CPU."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    started: float
+    ended: float
+    lines: tuple[tuple[float, str], ...]
+    stdout: bytes
+    cpu_user: float
+    cpu_system: float
+    timed_out: bool = False
+
+    @property
+    def wall(self) -> float:
+        """Return seconds from spawn to exit."""
+        return self.ended - self.started
+
+    @property
+    def texts(self) -> list[str]:
+        """Return the stderr lines without their timestamps."""
+        return [text for _, text in self.lines]
+
+
+def require_binary(name: str, package: str) -> str:
+    """Return the absolute path of a binary, or fail naming the package that provides it."""
+    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/bin:/sbin:/bin")
+    if path is None:
+        raise SshbenchError(
+            f"`{name}` was not found",
+            place="PATH and /usr/sbin",
+            fix=f"install it: sudo apt-get install {package} (or run scripts/setup)",
+            code=ExitCode.MISSING_BINARY,
+        )
+    return os.path.abspath(path)
+
+
+def run_quick(argv: Sequence[str], timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    """Run a short helper command (ssh -Q, ssh -G, ssh-keygen) and capture its text output."""
+    return subprocess.run(
+        list(argv), capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+    )
+
+
+class _LineSplitter:
+    """Split a byte stream into lines, stamping each with the time its last chunk arrived."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+        self.lines: list[tuple[float, str]] = []
+
+    def feed(self, t: float, chunk: bytes) -> None:
+        """Add a chunk that arrived at time t."""
+        self.pending += chunk
+        *complete, self.pending = self.pending.split(b"\n")
+        self.lines.extend((t, raw.decode("utf-8", "replace").rstrip("\r")) for raw in complete)
+
+    def close(self, t: float) -> None:
+        """Flush a last unterminated line."""
+        if self.pending:
+            self.lines.append((t, self.pending.decode("utf-8", "replace")))
+            self.pending = b""
+
+
+def run_timed(
+    argv: Sequence[str],
+    *,
+    stdin: IO[bytes] | int = subprocess.DEVNULL,
+    capture_stdout: bool = False,
+    timeout: float = 600.0,
+    env: dict[str, str] | None = None,
+    clock: Clock = time.perf_counter,
+) -> Finished:
+    """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most)."""
+    started = clock()
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=stdin,
+        stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        return _collect(proc, tuple(argv), started, timeout, clock)
+    except BaseException:
+        _kill(proc)
+        raise
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], argv: tuple[str, ...], started: float, timeout: float, clock: Clock
+) -> Finished:
+    """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
+    assert proc.stderr is not None
+    splitter, stdout = _LineSplitter(), bytearray()
+    pidfd = os.pidfd_open(proc.pid)
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stderr.fileno(), selectors.EVENT_READ, "err")
+    if proc.stdout is not None:
+        sel.register(proc.stdout.fileno(), selectors.EVENT_READ, "out")
+    sel.register(pidfd, selectors.EVENT_READ, "exit")
+    ended: float | None = None
+    deadline = started + timeout
+    try:
+        while len(sel.get_map()) > 0:
+            remaining = deadline - clock()
+            if remaining <= 0:
+                _kill(proc)
+                break
+            for key, _ in sel.select(remaining):
+                now = clock()
+                if key.data == "exit":
+                    ended = now
+                    sel.unregister(pidfd)
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fd)
+                elif key.data == "err":
+                    splitter.feed(now, chunk)
+                elif len(stdout) < STDOUT_CAP:
+                    stdout += chunk
+    finally:
+        sel.close()
+        os.close(pidfd)
+    cpu_user = cpu_system = 0.0
+    if proc.returncode is None:
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        cpu_user, cpu_system = usage.ru_utime, usage.ru_stime
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    end = ended if ended is not None else clock()
+    splitter.close(end)
+    return Finished(
+        argv=argv,
+        returncode=proc.returncode,
+        started=started,
+        ended=end,
+        lines=tuple(splitter.lines),
+        stdout=bytes(stdout),
+        cpu_user=cpu_user,
+        cpu_system=cpu_system,
+        timed_out=ended is None,
+    )
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a process we started, by PID, and reap it."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, 0)
+        proc.returncode = -signal.SIGKILL
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()

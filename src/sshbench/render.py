@@ -1,0 +1,190 @@
+"""Terminal presentation with rich: discovery, result tables, and the one-line answer. Never computes stats."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from sshbench.model import Kind
+from sshbench.results import Row, build_rows, groups
+from sshbench.stats import REMEDY
+from sshbench.store import RunRecord, StoredScenario
+
+TITLES = {
+    "latency": "Connection time (spawn -> authenticated -> `true` -> exit), lower is better",
+    "download": "Throughput, download (server -> client), handshake excluded, higher is better",
+    "upload": "Throughput, upload (client -> server), handshake excluded, higher is better",
+}
+RATING_STYLE = {"ok": "green", "ok, not post-quantum": "cyan", "warn": "yellow", "fail": "red", "unknown": "dim"}
+
+
+def _rank(row: Row) -> str:
+    """Return the rank cell, `=2` for statistically tied ranks."""
+    return f"={row.rank}" if row.tied else str(row.rank)
+
+
+def _fmt(kind: Kind, value: float) -> str:
+    """Format a latency (ms) or throughput (MB/s) value."""
+    return f"{value * 1000:.1f}" if kind is Kind.LATENCY else f"{value:.0f}"
+
+
+def result_table(name: str, rows: Sequence[Row]) -> Table:
+    """Return the table of one result group."""
+    kind = rows[0].scenario.kind
+    u = "ms" if kind is Kind.LATENCY else "MB/s"
+    table = Table(title=TITLES[name], title_justify="left", expand=False)
+    table.add_column("#", justify="right")
+    if kind is Kind.LATENCY:
+        table.add_column("key exchange")
+        table.add_column("host key")
+    else:
+        table.add_column("cipher")
+        table.add_column("MAC")
+    for col in (f"median {u}", "95% CI", "IQR", "n"):
+        table.add_column(col, justify="right")
+    table.add_column("phases: tcp/ver/kex/auth/session ms" if kind is Kind.LATENCY else "client CPU s")
+    for row in rows:
+        sc = row.scenario
+        names = [sc.kex or "", sc.hostkey or ""] if kind is Kind.LATENCY else [sc.cipher or "", sc.mac or "(AEAD)"]
+        s = row.summary
+        if s is None:
+            table.add_row("-", *names, "[red]failed[/]", "", "", "", row.failure or "")
+            continue
+        phases = "/".join(f"{v * 1000:.0f}" for k, v in row.phases if k != "startup")
+        extra = phases if kind is Kind.LATENCY else ("" if row.client_cpu is None else f"{row.client_cpu:.2f}")
+        ci = f"{_fmt(kind, s.ci_low)}-{_fmt(kind, s.ci_high)}"
+        iqr = f"{_fmt(kind, s.q1)}-{_fmt(kind, s.q3)}"
+        flag = " [yellow]![/]" if row.warning else ""
+        table.add_row(_rank(row), *names, _fmt(kind, s.median) + flag, ci, iqr, str(s.n), extra)
+    return table
+
+
+def print_results(console: Console, run: RunRecord, stored: list[StoredScenario]) -> None:
+    """Print every result group of a run, its warnings, and the one-line answer."""
+    ci_target = float(run.options.get("plan", {}).get("ci_target", 0.05))
+    ranked = {name: build_rows(members, ci_target) for name, members in groups(stored).items()}
+    for name, rows in ranked.items():
+        console.print(result_table(name, rows))
+        for row in rows:
+            if row.warning:
+                console.print(f"  [yellow]![/] {row.scenario.label}: {row.warning}", highlight=False)
+        if any(row.warning for row in rows):
+            console.print(f"  [yellow]![/] {REMEDY}", highlight=False)
+        failed = sum(r.failed_samples for r in rows)
+        if failed:
+            console.print(f"  {failed} failed sample(s) kept in the database (`sshbench export {run.id}`)")
+    answer = fastest_line(ranked, run.discovery)
+    if answer:
+        console.print(answer, highlight=False)
+    if run.status != "complete":
+        console.print(f"[yellow]Run {run.id} is {run.status}[/]: finish it with `sshbench run --resume {run.id}`")
+
+
+def _leaders(rows: Sequence[Row]) -> list[Row]:
+    """Return the best row and every row tied with it."""
+    best = [r for r in rows if r.summary is not None and r.rank == 1]
+    return best
+
+
+def fastest_line(ranked: dict[str, list[Row]], discovery: dict[str, Any] | None) -> str:
+    """Return the one-line 'fastest here' answer."""
+    parts = []
+    for name in ("download", "upload"):
+        best = _leaders(ranked.get(name, []))
+        if best and best[0].summary:
+            names = " = ".join(
+                f"{r.scenario.cipher}{'' if r.scenario.mac is None else '+' + r.scenario.mac}" for r in best
+            )
+            parts.append(f"{name} {names} ({best[0].summary.median:.0f} MB/s{', tied' if len(best) > 1 else ''})")
+    best_lat = _leaders(ranked.get("latency", []))
+    if best_lat and best_lat[0].summary:
+        r = best_lat[0]
+        assert r.summary is not None
+        parts.append(
+            f"quickest connection {r.scenario.kex} / {r.scenario.hostkey} ({r.summary.median * 1000:.0f} ms"
+            f"{', tied with ' + str(len(best_lat) - 1) + ' more' if len(best_lat) > 1 else ''})"
+        )
+    if not parts:
+        return ""
+    return "[bold]Fastest here:[/] " + "; ".join(parts)
+
+
+def print_discovery(console: Console, disc: dict[str, Any]) -> None:
+    """Print client/server algorithm lists with ratings, and what each profile negotiated."""
+    server = disc.get("server") or {}
+    if disc.get("server_error"):
+        console.print(f"[yellow]Server lists unavailable:[/] {disc['server_error']}")
+    for kind, title in (("kex", "Key exchange"), ("hostkey", "Host key"), ("cipher", "Cipher"), ("mac", "MAC")):
+        table = Table(title=f"{title} algorithms", title_justify="left")
+        table.add_column("algorithm", no_wrap=True)
+        for col in ("client", "server", "both", "rating", "notes"):
+            table.add_column(col)
+        client, offered = disc["client"][kind], server.get(kind)
+        for name, r in disc["ratings"][kind].items():
+            in_c, in_s = name in client, (offered is not None and name in offered)
+            style = RATING_STYLE.get(r["rating"], "")
+            table.add_row(
+                name,
+                "yes" if in_c else "",
+                "?" if offered is None else ("yes" if in_s else ""),
+                "yes" if in_c and in_s else "",
+                f"[{style}]{r['rating']}[/]",
+                "; ".join(r["reasons"]),
+            )
+        console.print(table)
+    print_negotiation(console, disc)
+    console.print(
+        f"Ratings: ssh-audit {disc.get('ssh_audit_version', '')} algorithm database "
+        "(github.com/jtesta/ssh-audit, MIT).",
+        highlight=False,
+    )
+
+
+def print_negotiation(console: Console, disc: dict[str, Any]) -> None:
+    """Print what the default and strict client profiles negotiated."""
+    server = disc.get("server") or {}
+    if server.get("banner"):
+        console.print(f"Server: {server['banner']}", highlight=False)
+    for p in disc["profiles"]:
+        n = p["negotiated"]
+        if n is None:
+            console.print(f"{p['name']:>8} profile: [red]fails to connect[/]: {p['failure']}", highlight=False)
+        else:
+            console.print(
+                f"{p['name']:>8} profile: kex {n['kex']}, host key {n['hostkey']}, cipher {n['cipher']}, "
+                f"MAC {n['mac'] or '(implicit, AEAD)'}",
+                highlight=False,
+            )
+
+
+def print_history(console: Console, runs: Sequence[tuple[RunRecord, int]]) -> None:
+    """Print one line per stored run."""
+    table = Table(title="Stored runs", title_justify="left")
+    for col in ("run", "started (UTC)", "command", "target", "status", "samples"):
+        table.add_column(col)
+    for run, n in runs:
+        style = {"complete": "green", "interrupted": "yellow", "failed": "red"}.get(run.status, "")
+        table.add_row(
+            str(run.id),
+            run.started_at[:19].replace("T", " "),
+            run.command,
+            run.target,
+            f"[{style}]{run.status}[/]",
+            str(n),
+        )
+    console.print(table)
+
+
+def print_environment(console: Console, run: RunRecord) -> None:
+    """Print the run header: target, CPU, versions."""
+    env = run.environment
+    flags = ", ".join(f for f, on in env.get("cpu_flags", {}).items() if on) or "none"
+    console.print(
+        f"Run {run.id} ({run.command}, {run.status}) on {env.get('target', run.target)}\n"
+        f"  {env.get('cpu_model')} x{env.get('cpus')} [crypto flags: {flags}], Linux {env.get('kernel')}\n"
+        f"  {env.get('openssh_client')}, {env.get('openssl')}; server {env.get('server_banner')}",
+        highlight=False,
+    )

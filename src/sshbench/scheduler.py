@@ -1,0 +1,162 @@
+"""Interleaved rounds: warm up every scenario, then visit each once per round until stable or out of time.
+
+Round-robin interleaving means slow drift on a shared machine (other tenants, thermal state) hits every
+configuration alike instead of biasing whichever was measured last. The start of each round rotates
+so that no scenario always follows the same neighbour.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from sshbench.model import Plan, Sample, Scenario
+from sshbench.stats import summarize
+
+MAX_CONSECUTIVE_FAILURES = 3
+Sampler = Callable[[Scenario, int, bool], Sample]
+
+
+class Progress(Protocol):
+    """Receives what is being measured and how far along the measurement is."""
+
+    def update(self, description: str, done: int, total: int) -> None:
+        """Report progress."""
+
+
+class Sink(Protocol):
+    """Receives every sample the moment it is taken, and scenarios that cannot be measured."""
+
+    def sample(self, sample: Sample) -> None:
+        """Store one sample."""
+
+    def failed(self, scenario: Scenario, reason: str) -> None:
+        """Record that a scenario cannot be measured."""
+
+
+@dataclass
+class _State:
+    """Per-scenario bookkeeping (mutable, private to the scheduler)."""
+
+    values: list[float] = field(default_factory=list)
+    warmups: int = 0
+    rounds_done: int = 0
+    consecutive_failures: int = 0
+    failure: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a measurement ended."""
+
+    samples_taken: int
+    stopped_by_time: bool
+
+
+def needs_more(values: Sequence[float], plan: Plan) -> bool:
+    """Return True while a scenario is below its minimum rounds or its CI is wider than the target."""
+    n = len(values)
+    if n < plan.min_rounds:
+        return True
+    return n < plan.max_rounds and summarize(values).rel_halfwidth > plan.ci_target
+
+
+class Scheduler:
+    """Run a plan over scenarios, resuming from samples already stored."""
+
+    def __init__(
+        self, plan: Plan, sampler: Sampler, sink: Sink, progress: Progress, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.plan, self.sampler, self.sink, self.progress, self.clock = plan, sampler, sink, progress, clock
+        self.state: dict[str, _State] = {}
+        self.taken = 0
+
+    def resume_from(self, scenario: Scenario, samples: Sequence[Sample], failure: str | None) -> None:
+        """Account for samples taken by an earlier, interrupted invocation."""
+        st = self.state.setdefault(scenario.key, _State())
+        st.failure = failure
+        for s in samples:
+            if s.warmup:
+                st.warmups += 1
+            elif s.ok and s.value is not None:
+                st.values.append(s.value)
+            st.rounds_done = max(st.rounds_done, s.round)
+
+    def run(self, scenarios: Sequence[Scenario], label: str) -> Outcome:
+        """Measure every scenario; return when all are stable, at max rounds, or out of time."""
+        for sc in scenarios:
+            self.state.setdefault(sc.key, _State())
+        deadline = None if self.plan.max_time is None else self.clock() + self.plan.max_time
+        for sc in scenarios:
+            while self._live(sc) and self.state[sc.key].warmups < self.plan.warmup:
+                if deadline is not None and self.clock() > deadline:
+                    return Outcome(self.taken, True)
+                self._take(sc, 0, True, scenarios, label)
+        for rnd in range(1, self.plan.max_rounds + 1):
+            shift = rnd % max(len(scenarios), 1)
+            due = [sc for sc in [*scenarios[shift:], *scenarios[:shift]] if self._due(sc, rnd)]
+            if not due and not any(self._unfinished(sc) for sc in scenarios):
+                break
+            for sc in due:
+                if deadline is not None and self.clock() > deadline:
+                    return Outcome(self.taken, True)
+                self._take(sc, rnd, False, scenarios, label)
+        return Outcome(self.taken, False)
+
+    def _live(self, sc: Scenario) -> bool:
+        """Return True unless the scenario was found unmeasurable."""
+        return self.state[sc.key].failure is None
+
+    def _unfinished(self, sc: Scenario) -> bool:
+        """Return True while a live scenario still needs samples."""
+        return self._live(sc) and needs_more(self.state[sc.key].values, self.plan)
+
+    def _due(self, sc: Scenario, rnd: int) -> bool:
+        """Return True when the scenario needs a sample in this round (not already taken before a resume)."""
+        return self._unfinished(sc) and self.state[sc.key].rounds_done < rnd
+
+    def _take(self, sc: Scenario, rnd: int, warmup: bool, scenarios: Sequence[Scenario], label: str) -> None:
+        """Take, store and account one sample."""
+        st = self.state[sc.key]
+        self.progress.update(
+            self._describe(sc, rnd, warmup, label), self.taken, self.taken + self._remaining(scenarios)
+        )
+        sample = self.sampler(sc, rnd, warmup)
+        self.sink.sample(sample)
+        self.taken += 1
+        st.rounds_done = max(st.rounds_done, rnd)
+        if warmup:
+            st.warmups += 1
+        if sample.ok and sample.value is not None:
+            st.consecutive_failures = 0
+            if not warmup:
+                st.values.append(sample.value)
+        else:
+            st.consecutive_failures += 1
+            if warmup or st.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
+                st.failure = sample.error or "failed"
+                self.sink.failed(sc, st.failure)
+        self.progress.update(
+            self._describe(sc, rnd, warmup, label), self.taken, self.taken + self._remaining(scenarios)
+        )
+
+    def _remaining(self, scenarios: Sequence[Scenario]) -> int:
+        """Estimate the samples still to take (minimum rounds, plus one for unstable scenarios)."""
+        total = 0
+        for sc in scenarios:
+            st = self.state[sc.key]
+            if st.failure is not None:
+                continue
+            total += max(self.plan.warmup - st.warmups, 0)
+            missing = self.plan.min_rounds - len(st.values)
+            total += missing if missing > 0 else int(needs_more(st.values, self.plan))
+        return total
+
+    def _describe(self, sc: Scenario, rnd: int, warmup: bool, label: str) -> str:
+        """Return the progress line: what is measured and which round."""
+        stage = "warm-up" if warmup else f"round {rnd}/{self.plan.min_rounds}"
+        if not warmup and rnd > self.plan.min_rounds:
+            stage = f"round {rnd} (extra, up to {self.plan.max_rounds})"
+        return f"{label}: {sc.label} - {stage}"

@@ -1,0 +1,251 @@
+"""SQLite storage: every sample is committed the moment it is taken, with the run's metadata.
+
+Schema history (SCHEMA_VERSION):
+  1 - runs, scenarios, samples.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.model import Sample, Scenario
+
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    status TEXT NOT NULL, command TEXT NOT NULL, target TEXT NOT NULL,
+    options TEXT NOT NULL, environment TEXT NOT NULL, discovery TEXT
+);
+CREATE TABLE IF NOT EXISTS scenarios (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id), position INTEGER NOT NULL,
+    key TEXT NOT NULL, params TEXT NOT NULL, failure TEXT,
+    UNIQUE (run_id, key)
+);
+CREATE TABLE IF NOT EXISTS samples (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    scenario_id INTEGER NOT NULL REFERENCES scenarios(id),
+    round INTEGER NOT NULL, warmup INTEGER NOT NULL, ok INTEGER NOT NULL,
+    value REAL, wall REAL NOT NULL, nbytes INTEGER, client_cpu REAL,
+    phases TEXT, error TEXT, taken_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS samples_by_scenario ON samples(scenario_id);
+"""
+
+
+def default_db_path() -> Path:
+    """Return $XDG_DATA_HOME/sshbench/sshbench.db (default ~/.local/share/sshbench/sshbench.db)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "sshbench" / "sshbench.db"
+
+
+def _now() -> str:
+    """Return the current UTC time in ISO 8601."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A stored run's header."""
+
+    id: int
+    started_at: str
+    updated_at: str
+    status: str
+    command: str
+    target: str
+    options: dict[str, Any]
+    environment: dict[str, Any]
+    discovery: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class StoredScenario:
+    """A stored scenario with its samples in the order they were taken."""
+
+    id: int
+    position: int
+    scenario: Scenario
+    failure: str | None
+    samples: tuple[Sample, ...]
+
+
+class Store:
+    """One SQLite database of runs."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, isolation_level=None)  # autocommit: each write is durable
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.executescript(SCHEMA)
+            self._check_version()
+        except (OSError, sqlite3.Error) as exc:
+            raise SshbenchError(
+                f"cannot open the results database: {exc}",
+                place=str(path),
+                fix="choose a writable location with --db PATH",
+                code=ExitCode.STORAGE,
+            ) from None
+        self.db.row_factory = sqlite3.Row
+
+    def _check_version(self) -> None:
+        """Record the schema version, or refuse a database written by a newer sshbench."""
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) > SCHEMA_VERSION:
+            raise sqlite3.Error(f"schema version {row[0]} is newer than this sshbench ({SCHEMA_VERSION})")
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """Turn SQLite write errors into a storage error naming the file."""
+        try:
+            yield self.db
+        except sqlite3.Error as exc:
+            raise SshbenchError(
+                f"could not write to the results database: {exc}",
+                place=str(self.path),
+                fix="free disk space or choose another --db",
+                code=ExitCode.STORAGE,
+            ) from None
+
+    def create_run(self, command: str, target: str, options: dict[str, Any], environment: dict[str, Any]) -> int:
+        """Insert a new run in status 'running' and return its id."""
+        with self._writing() as db:
+            cur = db.execute(
+                "INSERT INTO runs (started_at, updated_at, status, command, target, options, environment)"
+                " VALUES (?, ?, 'running', ?, ?, ?, ?)",
+                (_now(), _now(), command, target, json.dumps(options), json.dumps(environment)),
+            )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def set_status(self, run_id: int, status: str) -> None:
+        """Set a run's status: running, interrupted, failed or complete."""
+        with self._writing() as db:
+            db.execute("UPDATE runs SET status=?, updated_at=? WHERE id=?", (status, _now(), run_id))
+
+    def set_discovery(self, run_id: int, discovery: dict[str, Any]) -> None:
+        """Store the discovery results of a run."""
+        with self._writing() as db:
+            db.execute("UPDATE runs SET discovery=?, updated_at=? WHERE id=?", (json.dumps(discovery), _now(), run_id))
+
+    def add_scenarios(self, run_id: int, scenarios: list[Scenario]) -> dict[str, int]:
+        """Register scenarios (idempotent) and return their ids by key."""
+        with self._writing() as db:
+            for position, sc in enumerate(scenarios):
+                db.execute(
+                    "INSERT OR IGNORE INTO scenarios (run_id, position, key, params) VALUES (?, ?, ?, ?)",
+                    (run_id, position, sc.key, json.dumps(sc.to_dict())),
+                )
+        rows = self.db.execute("SELECT id, key FROM scenarios WHERE run_id=?", (run_id,)).fetchall()
+        return {row["key"]: row["id"] for row in rows}
+
+    def mark_failed(self, scenario_id: int, reason: str) -> None:
+        """Record why a scenario cannot be measured."""
+        with self._writing() as db:
+            db.execute("UPDATE scenarios SET failure=? WHERE id=?", (reason, scenario_id))
+
+    def add_sample(self, scenario_id: int, s: Sample) -> None:
+        """Store one sample immediately (autocommit)."""
+        with self._writing() as db:
+            db.execute(
+                "INSERT INTO samples (scenario_id, round, warmup, ok, value, wall, nbytes, client_cpu,"
+                " phases, error, taken_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    scenario_id,
+                    s.round,
+                    int(s.warmup),
+                    int(s.ok),
+                    s.value,
+                    s.wall,
+                    s.nbytes,
+                    s.client_cpu,
+                    json.dumps(dict(s.phases)) if s.phases else None,
+                    s.error,
+                    _now(),
+                ),
+            )
+
+    def run(self, run_id: int) -> RunRecord:
+        """Return a run's header or fail naming the id."""
+        row = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            raise SshbenchError(
+                f"there is no run {run_id}",
+                place=str(self.path),
+                fix="list the stored runs with `sshbench history`",
+                code=ExitCode.USAGE,
+            )
+        return _run_record(row)
+
+    def runs(self, limit: int = 50) -> list[tuple[RunRecord, int]]:
+        """Return the newest runs with their sample counts."""
+        rows = self.db.execute(
+            "SELECT runs.*, (SELECT COUNT(*) FROM samples JOIN scenarios ON samples.scenario_id=scenarios.id"
+            " WHERE scenarios.run_id=runs.id) AS n FROM runs ORDER BY id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [(_run_record(r), int(r["n"])) for r in rows]
+
+    def scenarios(self, run_id: int) -> list[StoredScenario]:
+        """Return a run's scenarios in plan order, each with all its samples."""
+        result = []
+        for row in self.db.execute("SELECT * FROM scenarios WHERE run_id=? ORDER BY position", (run_id,)):
+            sc = Scenario.from_dict(json.loads(row["params"]))
+            samples = tuple(
+                _sample(sc, s)
+                for s in self.db.execute("SELECT * FROM samples WHERE scenario_id=? ORDER BY id", (row["id"],))
+            )
+            result.append(StoredScenario(row["id"], row["position"], sc, row["failure"], samples))
+        return result
+
+
+def _run_record(row: sqlite3.Row) -> RunRecord:
+    """Build a RunRecord from a row."""
+    return RunRecord(
+        id=row["id"],
+        started_at=row["started_at"],
+        updated_at=row["updated_at"],
+        status=row["status"],
+        command=row["command"],
+        target=row["target"],
+        options=json.loads(row["options"]),
+        environment=json.loads(row["environment"]),
+        discovery=json.loads(row["discovery"]) if row["discovery"] else None,
+    )
+
+
+def _sample(sc: Scenario, row: sqlite3.Row) -> Sample:
+    """Build a Sample from a row."""
+    phases = tuple(json.loads(row["phases"]).items()) if row["phases"] else ()
+    return Sample(
+        sc,
+        row["round"],
+        bool(row["warmup"]),
+        bool(row["ok"]),
+        row["value"],
+        row["wall"],
+        nbytes=row["nbytes"],
+        client_cpu=row["client_cpu"],
+        phases=phases,
+        error=row["error"],
+    )
