@@ -81,10 +81,20 @@ def db_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
+def ssh_config_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --ssh-config (ssh -F) for remote targets."""
+    return click.option(
+        "--ssh-config",
+        type=click.Path(exists=True, dir_okay=False),
+        help="ssh_config file for a remote TARGET (ssh -F) [default: ~/.ssh/config].",
+    )(f)
+
+
 def measure_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Add the options shared by measuring commands."""
-    decorators = [
+    decorators: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.argument("target", default="local", metavar="[TARGET]"),
+        ssh_config_option,
         click.option("--kex", help="Key exchanges to measure, comma-separated [default: all shared]."),
         click.option("--hostkey", help="Host-key algorithms to measure [default: all shared]."),
         click.option("--cipher", help="Ciphers to measure [default: all shared]."),
@@ -154,6 +164,7 @@ def build_options(command: str, kw: dict[str, Any], latency: bool, throughput: b
     return JobOptions(
         command=command,
         target=kw["target"],
+        ssh_config=kw.get("ssh_config"),
         measure_latency=latency,
         measure_throughput=throughput,
         kex=parse_list(kw["kex"]),
@@ -261,15 +272,18 @@ def _defaults(command: click.Command) -> dict[str, Any]:
 
 @cli.command("algos")
 @click.argument("target", default="local", metavar="[TARGET]")
+@ssh_config_option
 @db_option
-def algos_cmd(target: str, db: Path | None, as_json: bool) -> None:
+def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | None) -> None:
     """What the client offers, what the server offers (its KEXINIT, no login), what they negotiate.
 
     Each algorithm is rated with ssh-audit's database; "ok, not post-quantum" is kept apart from
     real weaknesses. The default and a strict profile (chacha20-poly1305 / ssh-ed25519 /
     curve25519-sha256) are tried; a server that rejects one shows "fails to connect" and why.
     """
-    opts = JobOptions(command="algos", target=target, measure_latency=False, measure_throughput=False)
+    opts = JobOptions(
+        command="algos", target=target, ssh_config=ssh_config, measure_latency=False, measure_throughput=False
+    )
     execute(opts, db, as_json)
 
 

@@ -26,7 +26,7 @@ from sshbench.scheduler import Progress, Scheduler
 from sshbench.store import Store
 from sshbench.target import LOCAL, Target, resolve_remote
 
-CALIBRATION_SIZE = 32 * 2**20
+CALIBRATION_SIZE = 128 * 2**20  # large enough that TCP and channel windows have ramped up
 RANDOM_BLOCK = 16 * 2**20
 STAGE_COMMAND = 'f=$(mktemp "${TMPDIR:-/tmp}/sshbench-payload.XXXXXX") && cat > "$f" && echo "$f"'
 MIN_SIZE, MAX_SIZE = 4 * 2**20, 8 * 2**30
@@ -38,6 +38,7 @@ class JobOptions:
 
     command: str
     target: str = LOCAL
+    ssh_config: str | None = None  # -F for remote targets (default: ~/.ssh/config)
     measure_latency: bool = True
     measure_throughput: bool = True
     kex: tuple[str, ...] = ()
@@ -68,13 +69,13 @@ class JobOptions:
 
 
 @contextlib.contextmanager
-def open_target(spec: str, ssh: str) -> Iterator[Target]:
+def open_target(spec: str, ssh: str, ssh_config: str | None = None) -> Iterator[Target]:
     """Yield a Target: a fresh embedded server for `local`, else a remote destination."""
     if spec == LOCAL:
         with EmbeddedServer(Tools.find()) as target:
             yield target
     else:
-        yield resolve_remote(ssh, spec)
+        yield resolve_remote(ssh, spec, ssh_config)
 
 
 class StoreSink:
@@ -205,7 +206,10 @@ def run_job(
 ) -> int:
     """Run (or resume) a job; every sample is stored as it is taken. Return the run id."""
     ssh = require_binary("ssh", "openssh-client")
-    with open_target(opts.target, ssh) as target, tempfile.TemporaryDirectory(prefix="sshbench-payload-") as tmp:
+    with (
+        open_target(opts.target, ssh, opts.ssh_config) as target,
+        tempfile.TemporaryDirectory(prefix="sshbench-payload-") as tmp,
+    ):
         disc = discover(ssh, target)
         if resume is None:
             env = {

@@ -51,7 +51,8 @@ def result_table(name: str, rows: Sequence[Row]) -> Table:
         names = [sc.kex or "", sc.hostkey or ""] if kind is Kind.LATENCY else [sc.cipher or "", sc.mac or "(AEAD)"]
         s = row.summary
         if s is None:
-            table.add_row("-", *names, "[red]failed[/]", "", "", "", row.failure or "")
+            status = "[red]failed[/]" if row.failure else "[dim]pending[/]"
+            table.add_row("-", *names, status, "", "", "", row.failure or "not measured yet")
             continue
         phases = "/".join(f"{v * 1000:.0f}" for k, v in row.phases if k != "startup")
         extra = phases if kind is Kind.LATENCY else ("" if row.client_cpu is None else f"{row.client_cpu:.2f}")

@@ -64,7 +64,7 @@ def build_rows(stored: Sequence[StoredScenario], ci_target: float) -> list[Row]:
     ]
     rows.sort(key=lambda r: r.rank)
     rows += [
-        Row(st.scenario, None, 0, False, failed, st.failure or "no successful sample yet", None, (), None)
+        Row(st.scenario, None, 0, False, failed, st.failure, None, (), None)
         for st, summary, failed, _ in prepared
         if summary is None
     ]

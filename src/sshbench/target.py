@@ -64,10 +64,11 @@ def normalize_destination(spec: str) -> str:
     return f"ssh://{spec}" if _HOST_PORT.match(spec) else spec
 
 
-def resolve_remote(ssh: str, spec: str) -> Target:
+def resolve_remote(ssh: str, spec: str, ssh_config: str | None = None) -> Target:
     """Resolve a destination or ~/.ssh/config alias with `ssh -G` (the user's own configuration)."""
     destination = normalize_destination(spec)
-    done = run_quick([ssh, "-G", destination])
+    config = ("-F", ssh_config) if ssh_config else ()
+    done = run_quick([ssh, *config, "-G", destination])
     if done.returncode != 0:
         raise SshbenchError(
             f"ssh -G could not resolve {spec!r}: {done.stderr.strip() or 'no reason given'}",
@@ -80,7 +81,7 @@ def resolve_remote(ssh: str, spec: str) -> Target:
     return Target(
         spec=spec,
         destination=destination,
-        options=(),
+        options=config,
         host=options.get("hostname", spec),
         port=int(options.get("port", "22")),
         embedded=False,
