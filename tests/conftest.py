@@ -1,0 +1,62 @@
+"""Fixtures: run the real CLI in a private HOME/XDG dir, and start real embedded servers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sshbench.embedded import EmbeddedServer
+from sshbench.target import Target
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for the CLI: private HOME and data dir, no agent, wide terminal."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSHBENCH_DB")}
+    (tmp_path / "home").mkdir()
+    env.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "data"), COLUMNS="200")
+    return env
+
+
+def sshbench(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "sshbench", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def sshbench_processes() -> set[tuple[int, str]]:
+    """Return (pid, cmdline) of running sshd/ssh processes that belong to an sshbench private directory."""
+    found = set()
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if "sshbench-" in cmd and ("sshd" in cmd or "ssh " in cmd):
+            found.add((p.info["pid"], cmd))
+    return found
+
+
+def private_dirs() -> set[str]:
+    """Return sshbench private directories in the temp dir."""
+    import tempfile
+
+    return {p.name for p in Path(tempfile.gettempdir()).glob("sshbench-*")}
+
+
+@pytest.fixture(scope="module")
+def embedded() -> Iterator[tuple[EmbeddedServer, Target]]:
+    """A real embedded OpenSSH server for the module's tests."""
+    server = EmbeddedServer()
+    with server as target:
+        yield server, target

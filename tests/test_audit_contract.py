@@ -1,0 +1,33 @@
+"""Contract tests for the ssh-audit adapter against a real server (its internal API is pinned)."""
+
+import pytest
+
+from sshbench import audit
+from sshbench.embedded import EmbeddedServer, free_port
+from sshbench.errors import SshbenchError
+from sshbench.target import Target
+
+
+@pytest.mark.integration
+def test_probe_reads_kexinit(embedded: tuple[EmbeddedServer, Target]) -> None:
+    _, target = embedded
+    offer = audit.probe(target.host, target.port)
+    assert offer.banner.startswith("SSH-2.0-OpenSSH")
+    assert "curve25519-sha256" in offer.kex
+    assert {"ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-512"} <= set(offer.hostkeys)
+    assert "3des-cbc" in offer.ciphers  # embedded server enables every algorithm
+    assert "none" in offer.compressions
+
+
+def test_probe_of_closed_port_is_a_clear_error() -> None:
+    with pytest.raises(SshbenchError) as err:
+        audit.probe("127.0.0.1", free_port(), timeout=2)
+    assert "KEXINIT probe" in err.value.place
+
+
+def test_ratings_separate_not_post_quantum_from_weak() -> None:
+    assert audit.rate("kex", "curve25519-sha256").rating is audit.Rating.NOT_PQ
+    assert audit.rate("kex", "ecdh-sha2-nistp256").rating is audit.Rating.FAIL
+    assert audit.rate("cipher", "chacha20-poly1305@openssh.com").rating is audit.Rating.OK
+    assert audit.rate("mac", "hmac-sha1").rating is audit.Rating.FAIL
+    assert audit.rate("cipher", "no-such-cipher").rating is audit.Rating.UNKNOWN
