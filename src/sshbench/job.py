@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import shlex
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,6 +249,7 @@ def _measure(
     progress: Progress,
 ) -> None:
     """Schedule latency, then throughput, resuming from what the run already stored."""
+    started = time.monotonic()
     lat, thr = plan_scenarios(opts, disc)
     ids = store.add_scenarios(run_id, [*lat, *thr])
     stored = {s.scenario.key: s for s in store.scenarios(run_id)}
@@ -259,8 +261,11 @@ def _measure(
                 sched.resume_from(sc, stored[sc.key].samples, stored[sc.key].failure)
         sched.run(lat, "latency")
     if thr:
+        plan = opts.plan
+        if plan.max_time is not None:  # one budget for the whole job: what latency used is gone
+            plan = dataclasses.replace(plan, max_time=max(plan.max_time - (time.monotonic() - started), 0.0))
         sampler = ThroughputSampler(ssh, target, opts, workdir)
-        sched = Scheduler(opts.plan, sampler, sink, progress)
+        sched = Scheduler(plan, sampler, sink, progress)
         for sc in thr:
             if sc.key in stored:
                 sampler.prime(sc, stored[sc.key].samples)

@@ -188,4 +188,5 @@ def print_environment(console: Console, run: RunRecord) -> None:
         f"  {env.get('cpu_model')} x{env.get('cpus')} [crypto flags: {flags}], Linux {env.get('kernel')}\n"
         f"  {env.get('openssh_client')}, {env.get('openssl')}; server {env.get('server_banner')}",
         highlight=False,
+        markup=False,
     )
