@@ -25,19 +25,15 @@ from types import TracebackType
 
 import psutil
 
+from sshbench.discover import client_algorithms
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.proc import require_binary, run_quick
+from sshbench.proc import require_binary
 from sshbench.target import Target
 
 HOST_KEY_TYPES = ("ed25519", "ecdsa", "rsa")
 ALIAS = "sshbench-local"
 START_TIMEOUT = 10.0
-ALGORITHM_OPTIONS = {
-    "Ciphers": "cipher",
-    "MACs": "mac",
-    "KexAlgorithms": "kex",
-    "HostKeyAlgorithms": "HostKeyAlgorithms",
-}
+ALGORITHM_OPTIONS = {"Ciphers": "cipher", "MACs": "mac", "KexAlgorithms": "kex", "HostKeyAlgorithms": "hostkey"}
 
 
 @dataclass(frozen=True)
@@ -90,12 +86,8 @@ def _generate_keys(keygen: str, workdir: Path) -> None:
 
 def _algorithm_lines(ssh: str) -> list[str]:
     """Return sshd_config lines enabling every algorithm this OpenSSH supports (CBC, 3DES, SHA-1 too)."""
-    lines = []
-    for option, query in ALGORITHM_OPTIONS.items():
-        names = run_quick([ssh, "-Q", query]).stdout.split()
-        if names:
-            lines.append(f"{option} {','.join(names)}")
-    return lines
+    supported = client_algorithms(ssh)
+    return [f"{option} {','.join(supported[kind])}" for option, kind in ALGORITHM_OPTIONS.items() if supported[kind]]
 
 
 class EmbeddedServer:

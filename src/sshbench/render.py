@@ -85,9 +85,8 @@ def print_results(console: Console, run: RunRecord, stored: list[StoredScenario]
 
 
 def _leaders(rows: Sequence[Row]) -> list[Row]:
-    """Return the best row and every row tied with it."""
-    best = [r for r in rows if r.summary is not None and r.rank == 1]
-    return best
+    """Return the best row and every row tied with it (tied rows share rank 1)."""
+    return [r for r in rows if r.summary is not None and r.rank == 1]
 
 
 def fastest_line(ranked: dict[str, list[Row]], discovery: dict[str, Any] | None) -> str:
