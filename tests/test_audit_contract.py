@@ -2,7 +2,7 @@
 
 import pytest
 
-from sshbench import audit
+from sshbench import audit, servers
 from sshbench.embedded import EmbeddedServer, free_port
 from sshbench.errors import SshbenchError
 from sshbench.target import Target
@@ -31,3 +31,19 @@ def test_ratings_separate_not_post_quantum_from_weak() -> None:
     assert audit.rate("cipher", "chacha20-poly1305@openssh.com").rating is audit.Rating.OK
     assert audit.rate("mac", "hmac-sha1").rating is audit.Rating.FAIL
     assert audit.rate("cipher", "no-such-cipher").rating is audit.Rating.UNKNOWN
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("spec", "banner", "hostkeys", "cipher"),
+    [
+        ("local:dropbear", "SSH-2.0-dropbear", {"ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-256"}, "aes128-ctr"),
+        ("local:tinyssh", "SSH-2.0-tinyssh", {"ssh-ed25519"}, "chacha20-poly1305@openssh.com"),
+    ],
+)
+def test_probe_reads_other_servers(spec: str, banner: str, hostkeys: set[str], cipher: str) -> None:
+    with servers.make_server(spec) as target:
+        offer = audit.probe(target.host, target.port)
+    assert offer.banner.startswith(banner)
+    assert hostkeys <= set(offer.hostkeys)
+    assert cipher in offer.ciphers and "curve25519-sha256" in offer.kex

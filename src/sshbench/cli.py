@@ -35,6 +35,9 @@ from sshbench.render import (
     print_negotiation,
     print_results,
 )
+from sshbench.render_servers import print_servers
+from sshbench.serverjob import run_servers
+from sshbench.servers import KNOWN
 from sshbench.store import Store, default_db_path
 
 STATE: dict[str, Any] = {"run_id": None, "db": None, "traceback": False}
@@ -90,64 +93,83 @@ def ssh_config_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-def measure_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the options shared by measuring commands."""
-    decorators: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
-        click.argument("target", default="local", metavar="[TARGET]"),
-        ssh_config_option,
-        click.option("--kex", help="Key exchanges to measure, comma-separated [default: all shared]."),
-        click.option("--hostkey", help="Host-key algorithms to measure [default: all shared]."),
-        click.option("--cipher", help="Ciphers to measure [default: all shared]."),
-        click.option("--mac", help="MACs to measure with every non-AEAD cipher [default: see --macs]."),
-        click.option(
-            "--macs",
-            "mac_mode",
-            type=click.Choice(["default", "each", "all"]),
-            help="default: each cipher with the default MAC; each: also every MAC once with "
-            "aes128-ctr; all: every non-AEAD cipher x every MAC.",
-        ),
-        click.option("--full", is_flag=True, help="Latency: every kex x every host key (default for `latency`)."),
-        click.option("--direction", type=click.Choice(["both", "down", "up"]), default="both", show_default=True),
-        click.option(
-            "--size",
-            default="auto",
-            show_default=True,
-            help="Bytes per transfer (512M, 1G) or auto (about 1 s per sample).",
-        ),
-        click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
-        click.option(
-            "--warmup",
-            default=1,
-            show_default=True,
-            type=click.IntRange(0, 10),
-            help="Warm-up samples per scenario (discarded; calibrates --size auto).",
-        ),
-        click.option(
-            "--rounds",
-            default=6,
-            show_default=True,
-            type=click.IntRange(1, 1000),
-            help="Minimum interleaved rounds per scenario.",
-        ),
-        click.option(
-            "--max-rounds",
-            default=20,
-            show_default=True,
-            type=click.IntRange(1, 1000),
-            help="Stop adding rounds here even if the CI target is not reached.",
-        ),
-        click.option(
-            "--ci",
-            "ci",
-            default="5%",
-            show_default=True,
-            help="Adaptive stopping: target half-width of the median's 95% CI.",
-        ),
-        click.option("--max-time", help="Time budget for the measurement, e.g. 90s, 5m (default: none)."),
-    ]
+def _apply(
+    f: Callable[..., Any], decorators: list[Callable[[Callable[..., Any]], Callable[..., Any]]]
+) -> Callable[..., Any]:
+    """Apply decorators so that options appear in --help in the order listed."""
     for decorator in reversed(decorators):
         f = decorator(f)
     return f
+
+
+def sampling_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the transfer and sampling options shared by every measuring command."""
+    return _apply(
+        f,
+        [
+            click.option("--direction", type=click.Choice(["both", "down", "up"]), default="both", show_default=True),
+            click.option(
+                "--size",
+                default="auto",
+                show_default=True,
+                help="Bytes per transfer (512M, 1G) or auto (about 1 s per sample).",
+            ),
+            click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
+            click.option(
+                "--warmup",
+                default=1,
+                show_default=True,
+                type=click.IntRange(0, 10),
+                help="Warm-up samples per scenario (discarded; calibrates --size auto).",
+            ),
+            click.option(
+                "--rounds",
+                default=6,
+                show_default=True,
+                type=click.IntRange(1, 1000),
+                help="Minimum interleaved rounds per scenario.",
+            ),
+            click.option(
+                "--max-rounds",
+                default=20,
+                show_default=True,
+                type=click.IntRange(1, 1000),
+                help="Stop adding rounds here even if the CI target is not reached.",
+            ),
+            click.option(
+                "--ci",
+                "ci",
+                default="5%",
+                show_default=True,
+                help="Adaptive stopping: target half-width of the median's 95% CI.",
+            ),
+            click.option("--max-time", help="Time budget for the measurement, e.g. 90s, 5m (default: none)."),
+        ],
+    )
+
+
+def measure_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the options shared by measuring commands."""
+    return _apply(
+        f,
+        [
+            click.argument("target", default="local", metavar="[TARGET]"),
+            ssh_config_option,
+            click.option("--kex", help="Key exchanges to measure, comma-separated [default: all shared]."),
+            click.option("--hostkey", help="Host-key algorithms to measure [default: all shared]."),
+            click.option("--cipher", help="Ciphers to measure [default: all shared]."),
+            click.option("--mac", help="MACs to measure with every non-AEAD cipher [default: see --macs]."),
+            click.option(
+                "--macs",
+                "mac_mode",
+                type=click.Choice(["default", "each", "all"]),
+                help="default: each cipher with the default MAC; each: also every MAC once with "
+                "aes128-ctr; all: every non-AEAD cipher x every MAC.",
+            ),
+            click.option("--full", is_flag=True, help="Latency: every kex x every host key (default for `latency`)."),
+            sampling_options,
+        ],
+    )
 
 
 def build_options(command: str, kw: dict[str, Any], latency: bool, throughput: bool) -> JobOptions:
@@ -163,20 +185,21 @@ def build_options(command: str, kw: dict[str, Any], latency: bool, throughput: b
     directions = {"both": (Direction.DOWN, Direction.UP), "down": (Direction.DOWN,), "up": (Direction.UP,)}
     return JobOptions(
         command=command,
-        target=kw["target"],
+        target=kw.get("target", "local"),
         ssh_config=kw.get("ssh_config"),
         measure_latency=latency,
         measure_throughput=throughput,
-        kex=parse_list(kw["kex"]),
-        hostkeys=parse_list(kw["hostkey"]),
-        ciphers=parse_list(kw["cipher"]),
-        macs=parse_list(kw["mac"]),
-        mac_mode=kw["mac_mode"] or ("each" if command == "throughput" else "default"),
-        full_latency=kw["full"] or command == "latency",
+        kex=parse_list(kw.get("kex")),
+        hostkeys=parse_list(kw.get("hostkey")),
+        ciphers=parse_list(kw.get("cipher")),
+        macs=parse_list(kw.get("mac")),
+        mac_mode=kw.get("mac_mode") or ("each" if command == "throughput" else "default"),
+        full_latency=kw.get("full", False) or command == "latency",
         directions=directions[kw["direction"]],
         size=parse_size(kw["size"]),
         payload=kw["payload"],
         plan=plan,
+        servers=tuple(kw.get("servers") or ()),
     )
 
 
@@ -192,18 +215,33 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
     store = open_store(db)
     if resume is not None:
         STATE["run_id"] = resume
+    job = run_servers if opts.command == "servers" else run_job
     with RichProgress() as progress:
-        run_id = run_job(store, opts, progress, resume=resume, on_run=lambda rid: STATE.update(run_id=rid))
+        run_id = job(store, opts, progress, resume=resume, on_run=lambda rid: STATE.update(run_id=rid))
     show_run(store, run_id, as_json, discovery_only=not (opts.measure_latency or opts.measure_throughput))
+    stored = store.scenarios(run_id)
+    if stored and not any(s.ok for st in stored for s in st.samples):
+        reasons = sorted({st.failure for st in stored if st.failure})
+        unsupported = all(r.startswith("unsupported") for r in reasons)
+        raise SshbenchError(
+            "nothing could be measured: " + "; ".join(reasons[:3]),
+            place=f"run {run_id}",
+            fix="choose algorithms the server supports (see `sshbench algos` or the table above)",
+            code=ExitCode.UNSUPPORTED_ALGORITHM if unsupported else ExitCode.MEASUREMENT_FAILED,
+        )
 
 
 def show_run(store: Store, run_id: int, as_json: bool, discovery_only: bool = False) -> None:
     """Print a stored run as tables or JSON."""
     run, stored = store.run(run_id), store.scenarios(run_id)
     if as_json:
-        click.echo(json.dumps(run_document(run, stored), indent=2))
+        click.echo(json.dumps(run_document(run, stored, store.memory(run_id)), indent=2))
         return
     print_environment(out, run)
+    if run.command == "servers":
+        print_servers(out, run, stored, store.memory(run_id))
+        out.print(f"Stored as run {run.id} in {store.path}", highlight=False, style="dim")
+        return
     if run.discovery:
         if discovery_only:
             print_discovery(out, run.discovery)
@@ -250,18 +288,23 @@ def run_cmd(**kw: Any) -> None:
     """
     kw = {**_defaults(run_cmd), **kw}
     if kw["resume"] is not None:
-        store = open_store(kw["db"])
-        record = store.run(kw["resume"])
-        if record.status == "complete":
-            raise SshbenchError(
-                f"run {record.id} is already complete",
-                place="--resume",
-                fix=f"see it with `sshbench show {record.id}`",
-                code=ExitCode.USAGE,
-            )
-        execute(JobOptions.from_dict(record.options), kw["db"], kw["as_json"], resume=record.id)
+        resume_run(kw["resume"], kw["db"], kw["as_json"])
         return
     execute(build_options("run", kw, True, True), kw["db"], kw["as_json"])
+
+
+def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
+    """Finish an interrupted run of any measuring command with its stored options."""
+    store = open_store(db)
+    record = store.run(run_id)
+    if record.status == "complete":
+        raise SshbenchError(
+            f"run {record.id} is already complete",
+            place="--resume",
+            fix=f"see it with `sshbench show {record.id}`",
+            code=ExitCode.USAGE,
+        )
+    execute(JobOptions.from_dict(record.options), db, as_json, resume=record.id)
 
 
 def _defaults(command: click.Command) -> dict[str, Any]:
@@ -312,6 +355,49 @@ def throughput_cmd(**kw: Any) -> None:
     execute(build_options("throughput", kw, False, True), kw["db"], kw["as_json"])
 
 
+@cli.command("servers")
+@click.argument("servers", nargs=-1, metavar="[SERVER]...")
+@click.option("--hostkey", help="Host-key algorithms [default: one each of ed25519, ecdsa, rsa].")
+@click.option("--cipher", help="Ciphers [default: every cipher each server supports].")
+@click.option("--no-latency", is_flag=True, help="Skip connection latency.")
+@click.option("--no-throughput", is_flag=True, help="Skip throughput.")
+@sampling_options
+@db_option
+@click.option("--resume", type=int, metavar="RUN", help="Finish an interrupted servers run.")
+def servers_cmd(**kw: Any) -> None:
+    """SSH servers side by side: OpenSSH, Dropbear, TinySSH, or any OpenSSH-compatible sshd.
+
+    \b
+    SERVER is local:openssh, local:dropbear, local:tinyssh or local:sshd=/path/to/sshd
+    [default: every one installed]. Each starts on 127.0.0.1 with fresh keys and is removed
+    afterwards. Per server: what it offers and what the default and strict client profiles
+    negotiate; connection time per host-key type and profile; throughput down and up per cipher
+    with client and server CPU seconds per GiB (server CPU from a cgroup per server, so every
+    process is counted) and peak memory; memory per process role idle, in a session and in a
+    transfer. The settings used for each server are printed with the results.
+
+    \b
+    Examples:
+      sshbench servers
+      sshbench servers local:openssh local:dropbear --cipher chacha20-poly1305@openssh.com
+      sshbench servers local:openssh local:sshd=/opt/hpnssh/sbin/sshd --max-time 5m
+    """
+    if kw["resume"] is not None:
+        resume_run(kw["resume"], kw["db"], kw["as_json"])
+        return
+    specs = kw["servers"]
+    for spec in specs:
+        if not spec.startswith("local"):
+            raise SshbenchError(
+                f"{spec!r} is not an embedded server",
+                place="SERVER argument",
+                fix=f"use local:NAME with NAME one of {', '.join(KNOWN)}, or local:sshd=/path/to/sshd",
+                code=ExitCode.USAGE,
+            )
+    opts = build_options("servers", kw, not kw["no_latency"], not kw["no_throughput"])
+    execute(opts, kw["db"], kw["as_json"])
+
+
 @cli.command("history")
 @db_option
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10000))
@@ -359,7 +445,8 @@ def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None) -> N
     """Export every sample of a run (CSV: one row per sample; JSON: samples, summaries, metadata)."""
     store = open_store(db)
     run = store.run(run_id)
-    text = (to_csv if fmt == "csv" else to_json)(run, store.scenarios(run_id))
+    stored = store.scenarios(run_id)
+    text = to_csv(run, stored) if fmt == "csv" else to_json(run, stored, store.memory(run_id))
     if output is None:
         click.echo(text, nl=False)
         return

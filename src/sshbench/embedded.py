@@ -1,12 +1,14 @@
-"""The embedded target: a private OpenSSH sshd on 127.0.0.1 with fresh keys, torn down on every exit path.
+"""Embedded servers: private SSH servers on 127.0.0.1 with fresh keys, torn down on every exit path.
 
-Everything lives in one 0700 directory created for the run: host keys, a client key, known_hosts,
-sshd_config, ssh_config, and an empty HOME. The user's ~/.ssh is never read or written: the client
-runs with `-F <private ssh_config>` (which also stops ssh creating ~/.ssh) and its own known_hosts.
+`LocalServer` holds what every embedded server shares: one 0700 directory created for the run (keys,
+configs, an empty HOME, the server's log), a client ssh_config and known_hosts of its own, a CPU cgroup
+that counts every server process, process roles for memory figures, and teardown. The user's ~/.ssh
+is never read or written: the client runs with `-F <private ssh_config>` and its own known_hosts.
 
-Shell start-up files are kept out of the numbers with `SetEnv HOME=<empty dir>` in sshd_config:
-sshd still runs commands through the login shell (as it must), but that shell finds no ~/.bashrc,
-~/.zshenv or other rc file to source.
+`OpenSSHServer` (also any OpenSSH-compatible sshd given by path) keeps shell start-up files out of the
+numbers with `SetEnv HOME=<empty dir>`. Dropbear and TinySSH (servers.py) read only
+~USER/.ssh/authorized_keys; they run in a private mount namespace where an empty directory is
+bind-mounted over the user's home, so the real ~/.ssh is never touched there either.
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import ClassVar
 
 import psutil
 
+from sshbench import cgroups
 from sshbench.discover import client_algorithms
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.proc import require_binary
@@ -33,6 +38,7 @@ from sshbench.target import Target
 HOST_KEY_TYPES = ("ed25519", "ecdsa", "rsa")
 ALIAS = "sshbench-local"
 START_TIMEOUT = 10.0
+IDLE_TIMEOUT = 3.0
 ALGORITHM_OPTIONS = {"Ciphers": "cipher", "MACs": "mac", "KexAlgorithms": "kex", "HostKeyAlgorithms": "hostkey"}
 
 
@@ -45,11 +51,11 @@ class Tools:
     keygen: str
 
     @classmethod
-    def find(cls) -> Tools:
-        """Locate ssh, sshd and ssh-keygen or fail naming the package."""
+    def find(cls, sshd: str | None = None) -> Tools:
+        """Locate ssh, sshd (or use the given one) and ssh-keygen, or fail naming the package."""
         return cls(
             ssh=require_binary("ssh", "openssh-client"),
-            sshd=require_binary("sshd", "openssh-server"),
+            sshd=sshd or require_binary("sshd", "openssh-server"),
             keygen=require_binary("ssh-keygen", "openssh-client"),
         )
 
@@ -61,9 +67,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _generate_keys(keygen: str, workdir: Path) -> None:
-    """Generate host keys and one client key in parallel."""
-    jobs = [(f"host_{t}", t) for t in HOST_KEY_TYPES] + [("client_ed25519", "ed25519")]
+def generate_keys(keygen: str, workdir: Path, host_types: Sequence[str]) -> None:
+    """Generate OpenSSH-format host keys of the given types and one ed25519 client key, in parallel."""
+    jobs = [(f"host_{t}", t) for t in host_types] + [("client_ed25519", "ed25519")]
     procs = [
         subprocess.Popen(
             [keygen, "-q", "-t", kind, "-N", "", "-C", "sshbench", "-f", str(workdir / name)],
@@ -84,21 +90,27 @@ def _generate_keys(keygen: str, workdir: Path) -> None:
             )
 
 
-def _algorithm_lines(ssh: str) -> list[str]:
-    """Return sshd_config lines enabling every algorithm this OpenSSH supports (CBC, 3DES, SHA-1 too)."""
-    supported = client_algorithms(ssh)
-    return [f"{option} {','.join(supported[kind])}" for option, kind in ALGORITHM_OPTIONS.items() if supported[kind]]
+def public_key(path: Path) -> str:
+    """Return `type base64` of an OpenSSH public key file (without its comment)."""
+    return " ".join(path.read_text().split()[:2])
 
 
-class EmbeddedServer:
-    """Start a throw-away sshd on 127.0.0.1 for the duration of a `with` block."""
+class LocalServer:
+    """A throw-away SSH server on 127.0.0.1 for the duration of a `with` block."""
 
-    def __init__(self, tools: Tools | None = None) -> None:
-        self.tools = tools or Tools.find()
+    product: ClassVar[str] = "SSH server"
+    package: ClassVar[str] = ""
+    host_key_types: ClassVar[tuple[str, ...]] = HOST_KEY_TYPES
+
+    def __init__(self, name: str, spec: str) -> None:
+        self.name, self.spec = name, spec
         self.user = pwd.getpwuid(os.getuid()).pw_name
         self.workdir: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
+        self.group: cgroups.CpuGroup | None = None
+        self.cpu_note = ""  # why server CPU is not measured, when it is not
+        self.settings: tuple[str, ...] = ()  # the settings used, shown with the results
 
     def __enter__(self) -> Target:
         try:
@@ -112,36 +124,240 @@ class EmbeddedServer:
     ) -> None:
         self.stop()
 
+    # --- what each server type provides -------------------------------------------------------------
+    def prepare(self, workdir: Path) -> None:
+        """Create the server's keys and files in its private directory."""
+        raise NotImplementedError
+
+    def command(self, workdir: Path, port: int) -> list[str]:
+        """Return the argv that runs the server in the foreground on 127.0.0.1:port."""
+        raise NotImplementedError
+
+    def host_public_keys(self, workdir: Path) -> list[str]:
+        """Return the server's public host keys as `type base64`."""
+        raise NotImplementedError
+
+    def role(self, proc: psutil.Process) -> str:
+        """Return the role of one of the server's processes (listener, session, command...)."""
+        raise NotImplementedError
+
+    def retry_plainer(self) -> bool:
+        """Drop optional settings after a failed start; return False when there is nothing left to drop."""
+        return False
+
+    # --- shared life cycle --------------------------------------------------------------------------
     def start(self) -> Target:
-        """Create keys and configs, start sshd, and wait until it listens."""
+        """Create keys and configs, start the server, and wait until it listens."""
         self.workdir = Path(tempfile.mkdtemp(prefix="sshbench-"))
         os.chmod(self.workdir, 0o700)
         (self.workdir / "home").mkdir(mode=0o700)
-        _generate_keys(self.tools.keygen, self.workdir)
-        shutil.copyfile(self.workdir / "client_ed25519.pub", self.workdir / "authorized_keys")
-        if os.geteuid() == 0:
-            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
-        algorithms = _algorithm_lines(self.tools.ssh)
+        self.prepare(self.workdir)
+        self.group, self.cpu_note = cgroups.create(self.workdir.name)
         last_error = ""
-        for _attempt in range(3):  # a free port can be taken between choosing and binding it
+        for _attempt in range(4):  # a free port can be taken between choosing and binding it
             self.port = free_port()
-            self._write_configs(algorithms)
-            last_error = self._launch()
+            self._write_client_config(self.workdir)
+            last_error = self._launch(self.command(self.workdir, self.port))
             if not last_error:
                 return self._target()
+            if "Address already in use" not in last_error and not self.retry_plainer():
+                break
         raise SshbenchError(
-            f"the embedded sshd did not start: {last_error}",
-            place=f"{self.tools.sshd} -f {self.workdir}/sshd_config",
-            fix="run `sshd -t -f` on that file to see why, or use a remote TARGET",
+            f"the embedded {self.product} server did not start: {last_error}",
+            place=f"{self.name} in {self.workdir}",
+            fix=f"check that {self.product} runs on this machine ({self.package}), or use a remote TARGET",
             code=ExitCode.SERVER_START,
         )
 
-    def _write_configs(self, algorithms: list[str]) -> None:
-        """Write sshd_config, ssh_config and known_hosts for the chosen port."""
-        d = self.workdir
-        assert d is not None
+    def _write_client_config(self, d: Path) -> None:
+        """Write the client's ssh_config and known_hosts for the chosen port."""
+        client = [
+            f"Host {ALIAS}",
+            "  HostName 127.0.0.1",
+            f"  Port {self.port}",
+            f"  User {self.user}",
+            f"  IdentityFile {d}/client_ed25519",
+            "  IdentitiesOnly yes",
+            "  IdentityAgent none",
+            f"  UserKnownHostsFile {d}/known_hosts",
+            "  GlobalKnownHostsFile /dev/null",
+            "  StrictHostKeyChecking yes",
+            "  UpdateHostKeys no",
+            "  CheckHostIP no",
+            "  ConnectTimeout 10",
+            "  LogLevel INFO",
+        ]
+        (d / "ssh_config").write_text("\n".join(client) + "\n")
+        known = [f"[127.0.0.1]:{self.port} {key}" for key in self.host_public_keys(d)]
+        (d / "known_hosts").write_text("\n".join(known) + "\n")
+
+    def _launch(self, argv: list[str]) -> str:
+        """Start the server and wait for it to listen; return '' on success or the reason it failed."""
+        assert self.workdir is not None
+        log = self.workdir / "server.log"
+        with open(log, "wb") as sink:
+            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
+        if self.group is not None:
+            try:
+                self.group.add(self.process.pid)  # before any connection: every later fork is counted
+            except OSError as exc:
+                self.cpu_note = f"cannot place the server in cgroup {self.group.path}: {exc.strerror}"
+                self.group = None
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self._listening():
+                return ""
+            if self.process.poll() is not None:
+                text = log.read_text(errors="replace").strip()
+                return " / ".join(text.splitlines()[-3:]) or f"exit status {self.process.returncode}"
+            time.sleep(0.02)
+        self._stop_processes()
+        return f"not listening on 127.0.0.1:{self.port} after {START_TIMEOUT:.0f} s"
+
+    def _listening(self) -> bool:
+        """Return True once one of the server's processes listens on the chosen port."""
+        for p in self.processes():
+            with contextlib.suppress(psutil.Error):
+                for c in p.net_connections(kind="tcp"):
+                    if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port:
+                        return True
+        return False
+
+    def _target(self) -> Target:
+        """Return the Target that reaches this server."""
+        assert self.workdir is not None
+        return Target(
+            spec=self.spec,
+            destination=ALIAS,
+            options=("-F", str(self.workdir / "ssh_config")),
+            host="127.0.0.1",
+            port=self.port,
+            embedded=True,
+            user=self.user,
+            server=self.name,
+        )
+
+    @property
+    def pid(self) -> int | None:
+        """Return the listener's PID while it runs."""
+        return self.process.pid if self.process is not None and self.process.poll() is None else None
+
+    def processes(self) -> list[psutil.Process]:
+        """Return the server's live processes: its cgroup's, else the listener and its descendants."""
+        pids: set[int] = set(self.group.pids()) if self.group is not None else set()
+        if self.group is None and self.pid is not None:  # scanning /proc is costlier and misses orphans
+            with contextlib.suppress(psutil.Error):
+                listener = psutil.Process(self.pid)
+                pids |= {listener.pid, *(c.pid for c in listener.children(recursive=True))}
+        procs = []
+        for pid in sorted(pids):
+            with contextlib.suppress(psutil.Error):
+                p = psutil.Process(pid)
+                if p.status() != psutil.STATUS_ZOMBIE:
+                    procs.append(p)
+        return procs
+
+    def connection_processes(self) -> list[psutil.Process]:
+        """Return the processes serving connections (everything but the listener)."""
+        return [p for p in self.processes() if p.pid != self.pid]
+
+    def cpu_seconds(self) -> float | None:
+        """Return CPU seconds used by every server process so far (None without a cgroup)."""
+        if self.group is None:
+            return None
+        try:
+            return self.group.cpu_seconds()
+        except OSError:
+            return None
+
+    def wait_idle(self, timeout: float = IDLE_TIMEOUT) -> bool:
+        """Wait until no connection is being served (only the listener is left); return True if so."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.connection_processes():
+                return True
+            time.sleep(0.01)
+        return False
+
+    def _stop_processes(self) -> None:
+        """Terminate the listener and every process it spawned, by PID, then reap the listener."""
+        if self.process is None:
+            return
+        procs = self.processes()
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                p.terminate()
+        _, alive = psutil.wait_procs(procs, timeout=3)
+        for p in alive:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=3)
+        self.process = None
+
+    def stop(self) -> None:
+        """Stop the server, remove its cgroup and its private directory."""
+        self._stop_processes()
+        if self.group is not None:
+            self.group.remove()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
+
+def _algorithm_lines(ssh: str) -> list[str]:
+    """Return sshd_config lines enabling every algorithm this OpenSSH supports (CBC, 3DES, SHA-1 too)."""
+    supported = client_algorithms(ssh)
+    return [f"{option} {','.join(supported[kind])}" for option, kind in ALGORITHM_OPTIONS.items() if supported[kind]]
+
+
+class OpenSSHServer(LocalServer):
+    """OpenSSH sshd (the system's, or any OpenSSH-compatible build given by path)."""
+
+    product = "OpenSSH"
+    package = "openssh-server"
+
+    def __init__(self, tools: Tools | None = None, name: str = "openssh", spec: str = "local") -> None:
+        super().__init__(name, spec)
+        self.tools = tools or Tools.find()
+        self.algorithms: list[str] = []
+
+    def prepare(self, workdir: Path) -> None:
+        """Generate keys, create the privilege-separation directory, list every algorithm."""
+        generate_keys(self.tools.keygen, workdir, HOST_KEY_TYPES)
+        shutil.copyfile(workdir / "client_ed25519.pub", workdir / "authorized_keys")
+        if os.geteuid() == 0:
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        self.algorithms = _algorithm_lines(self.tools.ssh)
+        self._describe()
+
+    def _describe(self) -> None:
+        """Record the settings shown with the results."""
+        self.settings = (
+            "every algorithm the ssh client supports enabled"
+            if self.algorithms
+            else "the server's default algorithms (this build rejected the client's full lists)",
+            "UsePAM no, StrictModes no (throw-away server)",
+            "HOME of sessions: an empty directory (no shell rc files)",
+        )
+
+    def retry_plainer(self) -> bool:
+        """A custom sshd may not know every algorithm the client knows: retry with its defaults."""
+        if not self.algorithms:
+            return False
+        self.algorithms = []
+        self._describe()
+        return True
+
+    def host_public_keys(self, workdir: Path) -> list[str]:
+        """Return the ed25519, ecdsa and rsa host keys."""
+        return [public_key(workdir / f"host_{t}.pub") for t in HOST_KEY_TYPES]
+
+    def command(self, workdir: Path, port: int) -> list[str]:
+        """Write sshd_config for the port and return the sshd command line."""
+        d = workdir
         server = [
-            f"Port {self.port}",
+            f"Port {port}",
             "ListenAddress 127.0.0.1",
             *(f"HostKey {d}/host_{t}" for t in HOST_KEY_TYPES),
             f"AuthorizedKeysFile {d}/authorized_keys",
@@ -167,95 +383,26 @@ class EmbeddedServer:
             "LoginGraceTime 30",
             "LogLevel VERBOSE",
             f"SetEnv HOME={d}/home",
-            *algorithms,
+            *self.algorithms,
         ]
         (d / "sshd_config").write_text("\n".join(server) + "\n")
-        client = [
-            f"Host {ALIAS}",
-            "  HostName 127.0.0.1",
-            f"  Port {self.port}",
-            f"  User {self.user}",
-            f"  IdentityFile {d}/client_ed25519",
-            "  IdentitiesOnly yes",
-            "  IdentityAgent none",
-            f"  UserKnownHostsFile {d}/known_hosts",
-            "  GlobalKnownHostsFile /dev/null",
-            "  StrictHostKeyChecking yes",
-            "  UpdateHostKeys no",
-            "  CheckHostIP no",
-            "  ConnectTimeout 10",
-            "  LogLevel INFO",
-        ]
-        (d / "ssh_config").write_text("\n".join(client) + "\n")
-        known = [
-            f"[127.0.0.1]:{self.port} {(d / f'host_{t}.pub').read_text().split(' sshbench')[0].strip()}"
-            for t in HOST_KEY_TYPES
-        ]
-        (d / "known_hosts").write_text("\n".join(known) + "\n")
+        return [self.tools.sshd, "-D", "-e", "-f", str(d / "sshd_config")]
 
-    def _launch(self) -> str:
-        """Start sshd and wait for it to listen; return '' on success or the reason it failed."""
-        d = self.workdir
-        assert d is not None
-        log = d / "sshd.log"
-        log.write_text("")
-        self.process = subprocess.Popen(
-            [self.tools.sshd, "-D", "-e", "-f", str(d / "sshd_config"), "-E", str(log)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            text = log.read_text(errors="replace")
-            if "Server listening on" in text:
-                return ""
-            if self.process.poll() is not None:
-                return " / ".join(text.strip().splitlines()[-3:]) or f"exit status {self.process.returncode}"
-            time.sleep(0.02)
-        self._stop_process()
-        return f"not listening after {START_TIMEOUT:.0f} s"
+    def role(self, proc: psutil.Process) -> str:
+        """Listener, privileged monitor ([priv]), pre-auth child ([net]/[preauth]), session (user@notty)."""
+        if proc.pid == self.pid:
+            return "listener"
+        try:
+            title = " ".join(proc.cmdline())
+        except psutil.Error:
+            return "command"
+        if title.startswith("sshd:"):
+            if "[priv]" in title:
+                return "monitor"
+            if "[net]" in title or "[preauth]" in title or "[accepted]" in title:
+                return "pre-auth"
+            return "session"
+        return "command"
 
-    def _target(self) -> Target:
-        """Return the Target that reaches this server."""
-        assert self.workdir is not None
-        return Target(
-            spec="local",
-            destination=ALIAS,
-            options=("-F", str(self.workdir / "ssh_config")),
-            host="127.0.0.1",
-            port=self.port,
-            embedded=True,
-            user=self.user,
-        )
 
-    @property
-    def pid(self) -> int | None:
-        """Return the listener's PID while it runs."""
-        return self.process.pid if self.process is not None and self.process.poll() is None else None
-
-    def _stop_process(self) -> None:
-        """Terminate the listener and every process it spawned, by PID, then reap the listener."""
-        if self.process is None:
-            return
-        procs: list[psutil.Process] = []
-        with contextlib.suppress(psutil.Error):
-            listener = psutil.Process(self.process.pid)
-            procs = [*listener.children(recursive=True), listener]
-        for p in procs:
-            with contextlib.suppress(psutil.Error):
-                p.terminate()
-        _, alive = psutil.wait_procs(procs, timeout=3)
-        for p in alive:
-            with contextlib.suppress(psutil.Error):
-                p.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=3)
-        self.process = None
-
-    def stop(self) -> None:
-        """Stop the server and remove its private directory."""
-        self._stop_process()
-        if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            self.workdir = None
+EmbeddedServer = OpenSSHServer  # the core's name for the default embedded server

@@ -6,15 +6,18 @@ import csv
 import dataclasses
 import io
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from sshbench.model import Kind
+from sshbench.model import Kind, MemoryRecord
 from sshbench.results import build_rows, groups
 from sshbench.store import SCHEMA_VERSION, RunRecord, StoredScenario
 
 CSV_COLUMNS = (
     "run",
     "kind",
+    "server",
+    "profile",
     "kex",
     "hostkey",
     "cipher",
@@ -28,6 +31,9 @@ CSV_COLUMNS = (
     "wall_s",
     "bytes",
     "client_cpu_s",
+    "server_cpu_s",
+    "client_peak_rss_bytes",
+    "server_peak_rss_bytes",
     "phases",
     "error",
 )
@@ -38,7 +44,7 @@ def unit(kind: Kind) -> str:
     return "s" if kind is Kind.LATENCY else "MB/s"
 
 
-def run_document(run: RunRecord, stored: list[StoredScenario]) -> dict[str, Any]:
+def run_document(run: RunRecord, stored: list[StoredScenario], memory: Sequence[MemoryRecord] = ()) -> dict[str, Any]:
     """Return the whole run, raw samples and summaries, as one JSON-ready document."""
     ci_target = float(run.options.get("plan", {}).get("ci_target", 0.05))
     results = {}
@@ -53,6 +59,7 @@ def run_document(run: RunRecord, stored: list[StoredScenario]) -> dict[str, Any]
                 "warning": row.warning,
                 "phases_median_s": dict(row.phases),
                 "client_cpu_median_s": row.client_cpu,
+                "costs": None if row.costs is None else dataclasses.asdict(row.costs),
             }
             for row in build_rows(members, ci_target)
         ]
@@ -61,6 +68,7 @@ def run_document(run: RunRecord, stored: list[StoredScenario]) -> dict[str, Any]
         "run": {k: v for k, v in dataclasses.asdict(run).items() if k != "discovery"},
         "discovery": run.discovery,
         "results": results,
+        "memory": [dataclasses.asdict(m) for m in memory],
         "samples": [
             {"scenario": st.scenario.to_dict(), "failure": st.failure, "samples": [_sample_dict(s) for s in st.samples]}
             for st in stored
@@ -76,9 +84,9 @@ def _sample_dict(s: Any) -> dict[str, Any]:
     return d
 
 
-def to_json(run: RunRecord, stored: list[StoredScenario]) -> str:
+def to_json(run: RunRecord, stored: list[StoredScenario], memory: Sequence[MemoryRecord] = ()) -> str:
     """Return the run document as indented JSON."""
-    return json.dumps(run_document(run, stored), indent=2)
+    return json.dumps(run_document(run, stored, memory), indent=2)
 
 
 def to_csv(run: RunRecord, stored: list[StoredScenario]) -> str:
@@ -93,6 +101,8 @@ def to_csv(run: RunRecord, stored: list[StoredScenario]) -> str:
                 [
                     run.id,
                     sc.kind.value,
+                    sc.server or "",
+                    sc.profile or "",
                     sc.kex or "",
                     sc.hostkey or "",
                     sc.cipher or "",
@@ -106,6 +116,9 @@ def to_csv(run: RunRecord, stored: list[StoredScenario]) -> str:
                     repr(s.wall),
                     s.nbytes or "",
                     "" if s.client_cpu is None else repr(s.client_cpu),
+                    "" if s.server_cpu is None else repr(s.server_cpu),
+                    "" if s.client_rss is None else s.client_rss,
+                    "" if s.server_rss is None else s.server_rss,
                     ";".join(f"{k}={v:.6f}" for k, v in s.phases),
                     s.error or "",
                 ]

@@ -17,13 +17,15 @@ from typing import Any
 
 from sshbench import envinfo, scenarios
 from sshbench.discover import Discovery, discover
-from sshbench.embedded import EmbeddedServer, Tools
+from sshbench.embedded import LocalServer
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.measure import MB, Payload, latency_sample, throughput_sample
+from sshbench.memory import PeakWatcher
 from sshbench.model import Direction, Plan, Sample, Scenario
 from sshbench.parsers import ssh_failure_reason
 from sshbench.proc import require_binary, run_timed
-from sshbench.scheduler import Progress, Scheduler
+from sshbench.scheduler import Progress, Sampler, Scheduler
+from sshbench.servers import is_local, make_server
 from sshbench.store import Store
 from sshbench.target import LOCAL, Target, resolve_remote
 
@@ -53,6 +55,7 @@ class JobOptions:
     sample_seconds: float = 1.0
     payload: str = "zero"
     plan: Plan = dataclasses.field(default_factory=Plan)
+    servers: tuple[str, ...] = ()  # `servers` command: local:NAME specs
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
@@ -64,19 +67,44 @@ class JobOptions:
         fields = dict(data)
         fields["plan"] = Plan(**fields["plan"])
         fields["directions"] = tuple(Direction(d) for d in fields["directions"])
-        for name in ("kex", "hostkeys", "ciphers", "macs"):
-            fields[name] = tuple(fields[name])
+        for name in ("kex", "hostkeys", "ciphers", "macs", "servers"):
+            fields[name] = tuple(fields.get(name, ()))
         return cls(**fields)
 
 
 @contextlib.contextmanager
-def open_target(spec: str, ssh: str, ssh_config: str | None = None) -> Iterator[Target]:
-    """Yield a Target: a fresh embedded server for `local`, else a remote destination."""
-    if spec == LOCAL:
-        with EmbeddedServer(Tools.find()) as target:
-            yield target
+def open_target(spec: str, ssh: str, ssh_config: str | None = None) -> Iterator[tuple[Target, LocalServer | None]]:
+    """Yield (target, server): a fresh embedded server for `local[:NAME]`, else a remote destination."""
+    if is_local(spec):
+        server = make_server(spec)
+        with server as target:
+            yield target, server
     else:
-        yield resolve_remote(ssh, spec, ssh_config)
+        yield resolve_remote(ssh, spec, ssh_config), None
+
+
+def metered(take: Sampler, server: LocalServer | None, watch_memory: bool) -> Sampler:
+    """Add peak client/server RSS (when watching memory) and the embedded server's CPU seconds to each sample."""
+
+    def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take one sample between two readings of the server's cgroup."""
+        before = server.cpu_seconds() if server else None
+        watcher = PeakWatcher(server)
+        if watch_memory:
+            with watcher:
+                taken = take(sc, rnd, warmup)
+        else:
+            taken = take(sc, rnd, warmup)
+        if server is None:
+            return dataclasses.replace(taken, client_rss=watcher.client_peak)
+        server.wait_idle()  # the session's last processes exit: their CPU is counted too
+        after = server.cpu_seconds()
+        cpu = None if before is None or after is None else after - before
+        return dataclasses.replace(
+            taken, server_cpu=cpu, client_rss=watcher.client_peak, server_rss=watcher.server_peak
+        )
+
+    return sample
 
 
 class StoreSink:
@@ -208,7 +236,7 @@ def run_job(
     """Run (or resume) a job; every sample is stored as it is taken. Return the run id."""
     ssh = require_binary("ssh", "openssh-client")
     with (
-        open_target(opts.target, ssh, opts.ssh_config) as target,
+        open_target(opts.target, ssh, opts.ssh_config) as (target, server),
         tempfile.TemporaryDirectory(prefix="sshbench-payload-") as tmp,
     ):
         disc = discover(ssh, target)
@@ -217,6 +245,7 @@ def run_job(
                 **envinfo.collect(ssh),
                 "server_banner": disc.server.banner if disc.server else None,
                 "target": target.describe(),
+                **server_info(server),
             }
             run_id = store.create_run(opts.command, opts.target, opts.to_dict(), env)
             on_run(run_id)
@@ -227,7 +256,7 @@ def run_job(
         try:
             if opts.measure_latency or opts.measure_throughput:
                 require_connectable(disc, target)
-                _measure(store, run_id, opts, disc, ssh, target, Path(tmp), progress)
+                _measure(store, run_id, opts, disc, ssh, (target, server), Path(tmp), progress)
         except Exception:
             store.set_status(run_id, "failed")
             raise
@@ -244,18 +273,20 @@ def _measure(
     opts: JobOptions,
     disc: Discovery,
     ssh: str,
-    target: Target,
+    where: tuple[Target, LocalServer | None],
     workdir: Path,
     progress: Progress,
 ) -> None:
     """Schedule latency, then throughput, resuming from what the run already stored."""
+    target, server = where
     started = time.monotonic()
     lat, thr = plan_scenarios(opts, disc)
     ids = store.add_scenarios(run_id, [*lat, *thr])
     stored = {s.scenario.key: s for s in store.scenarios(run_id)}
     sink = StoreSink(store, ids)
     if lat:
-        sched = Scheduler(opts.plan, lambda sc, r, w: latency_sample(ssh, target, sc, r, w), sink, progress)
+        take = metered(lambda sc, r, w: latency_sample(ssh, target, sc, r, w), server, watch_memory=False)
+        sched = Scheduler(opts.plan, take, sink, progress)
         for sc in lat:
             if sc.key in stored:
                 sched.resume_from(sc, stored[sc.key].samples, stored[sc.key].failure)
@@ -265,7 +296,7 @@ def _measure(
         if plan.max_time is not None:  # one budget for the whole job: what latency used is gone
             plan = dataclasses.replace(plan, max_time=max(plan.max_time - (time.monotonic() - started), 0.0))
         sampler = ThroughputSampler(ssh, target, opts, workdir)
-        sched = Scheduler(plan, sampler, sink, progress)
+        sched = Scheduler(plan, metered(sampler, server, watch_memory=True), sink, progress)
         for sc in thr:
             if sc.key in stored:
                 sampler.prime(sc, stored[sc.key].samples)
@@ -274,3 +305,17 @@ def _measure(
             sched.run(thr, "throughput")
         finally:
             sampler.cleanup()
+
+
+def server_info(server: LocalServer | None) -> dict[str, Any]:
+    """Return what the results must say about an embedded server: its settings and CPU accounting."""
+    if server is None:
+        return {}
+    accounting = f"cgroup {server.group.version} ({server.group.path})" if server.group else None
+    return {
+        "server_name": server.name,
+        "server_product": server.product,
+        "server_settings": list(server.settings),
+        "server_cpu_accounting": accounting,
+        "server_cpu_unavailable": server.cpu_note or None,
+    }

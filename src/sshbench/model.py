@@ -40,17 +40,19 @@ class Scenario:
     """One configuration to measure: a connection (kex x host key) or a transfer (cipher x MAC x direction)."""
 
     kind: Kind
-    kex: str | None = None
+    kex: str | None = None  # None: whatever the client's default proposal negotiates
     hostkey: str | None = None
     cipher: str | None = None
     mac: str | None = None
     direction: Direction | None = None
+    server: str | None = None  # embedded server name in a `servers` run (not an ssh option)
+    profile: str | None = None  # client profile (default / strict) a `servers` latency scenario stands for
 
     @property
     def key(self) -> str:
         """Return a stable identifier, unique within a run."""
         parts = [self.kind.value]
-        for name in ("kex", "hostkey", "cipher", "mac", "direction"):
+        for name in ("server", "profile", "kex", "hostkey", "cipher", "mac", "direction"):
             value = getattr(self, name)
             if value is not None:
                 parts.append(f"{name}={value}")
@@ -59,10 +61,13 @@ class Scenario:
     @property
     def label(self) -> str:
         """Return a short human label."""
+        where = "" if self.server is None else f"{self.server}: "
         if self.kind is Kind.LATENCY:
-            return f"{self.kex} / {self.hostkey}"
+            if self.profile is not None:
+                return f"{where}{self.profile} profile, host key {self.hostkey}"
+            return f"{where}{self.kex or 'default kex'} / {self.hostkey or 'default host key'}"
         mac = "" if self.mac is None else f" + {self.mac}"
-        return f"{self.cipher}{mac} {self.direction}"
+        return f"{where}{self.cipher}{mac} {self.direction}"
 
     def ssh_options(self) -> list[str]:
         """Return the `-o` options that pin this scenario's algorithms."""
@@ -89,6 +94,8 @@ class Scenario:
             cipher=data.get("cipher"),
             mac=data.get("mac"),
             direction=Direction(direction) if direction else None,
+            server=data.get("server"),
+            profile=data.get("profile"),
         )
 
 
@@ -106,6 +113,9 @@ class Sample:
     client_cpu: float | None = None  # user + system seconds of the ssh client
     phases: tuple[tuple[str, float], ...] = ()
     error: str | None = None
+    server_cpu: float | None = None  # user + system seconds of every embedded-server process (cgroup)
+    client_rss: int | None = None  # peak RSS of the ssh client, bytes
+    server_rss: int | None = None  # peak RSS of the server's per-connection processes during the sample, bytes
 
 
 @dataclass(frozen=True)
@@ -117,3 +127,16 @@ class Plan:
     max_rounds: int = 20
     ci_target: float = 0.05  # relative half-width of the median's 95 % CI
     max_time: float | None = None  # seconds for the whole measurement
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """Memory of one process role (or the client) of one server in one state, summed over its processes."""
+
+    server: str
+    state: str  # idle | session | transfer
+    role: str  # listener | monitor | pre-auth | session | command | client
+    processes: int
+    vsz: int  # bytes
+    rss: int  # bytes
+    pss: int | None  # bytes (None when /proc/PID/smaps_rollup is not readable)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -31,6 +31,37 @@ def _fmt(kind: Kind, value: float) -> str:
     return f"{value * 1000:.1f}" if kind is Kind.LATENCY else f"{value:.0f}"
 
 
+def _num(value: float | None, fmt: str) -> str:
+    """Format an optional number ('-' when not measured)."""
+    return "-" if value is None else format(value, fmt)
+
+
+def _ms(seconds: float | None) -> float | None:
+    """Convert optional seconds to milliseconds."""
+    return None if seconds is None else seconds * 1000
+
+
+def _mib(value: int | None) -> str:
+    """Format optional bytes as MiB."""
+    return "-" if value is None else f"{value / 2**20:.1f}"
+
+
+def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[Row], str]]]:
+    """Return the CPU/memory columns that have data in these rows, as (title, cell) pairs."""
+    kind = rows[0].scenario.kind
+    cols: list[tuple[str, Callable[[Row], str]]] = []
+    if kind is Kind.THROUGHPUT:
+        cols = [
+            ("client CPU s/GiB", lambda r: _num(r.costs.client_cpu_gib if r.costs else None, ".2f")),
+            ("server CPU s/GiB", lambda r: _num(r.costs.server_cpu_gib if r.costs else None, ".2f")),
+            ("client RSS MiB", lambda r: _mib(r.costs.client_rss if r.costs else None)),
+            ("server RSS MiB", lambda r: _mib(r.costs.server_rss if r.costs else None)),
+        ]
+    else:
+        cols = [("server CPU ms", lambda r: _num(_ms(r.costs.server_cpu if r.costs else None), ".1f"))]
+    return [(title, cell) for title, cell in cols if any(cell(r) != "-" for r in rows if r.summary is not None)]
+
+
 def result_table(name: str, rows: Sequence[Row]) -> Table:
     """Return the table of one result group."""
     kind = rows[0].scenario.kind
@@ -45,21 +76,31 @@ def result_table(name: str, rows: Sequence[Row]) -> Table:
         table.add_column("MAC")
     for col in (f"median {u}", "95% CI", "IQR", "n"):
         table.add_column(col, justify="right")
-    table.add_column("phases: tcp/ver/kex/auth/session ms" if kind is Kind.LATENCY else "client CPU s")
+    extra = cost_columns(rows)
+    for title, _ in extra:
+        table.add_column(title, justify="right")
+    if kind is Kind.LATENCY:
+        table.add_column("phases: tcp/ver/kex/auth/session ms")
+    notes = any(r.summary is None for r in rows)
+    if notes:
+        table.add_column("notes")
     for row in rows:
         sc = row.scenario
         names = [sc.kex or "", sc.hostkey or ""] if kind is Kind.LATENCY else [sc.cipher or "", sc.mac or "(AEAD)"]
         s = row.summary
         if s is None:
             status = "[red]failed[/]" if row.failure else "[dim]pending[/]"
-            table.add_row("-", *names, status, "", "", "", row.failure or "not measured yet")
+            blanks = ["" for _ in extra] + ([""] if kind is Kind.LATENCY else [])
+            table.add_row("-", *names, status, "", "", "", *blanks, row.failure or "not measured yet")
             continue
-        phases = "/".join(f"{v * 1000:.0f}" for k, v in row.phases if k != "startup")
-        extra = phases if kind is Kind.LATENCY else ("" if row.client_cpu is None else f"{row.client_cpu:.2f}")
+        cells = [cell(row) for _, cell in extra]
+        if kind is Kind.LATENCY:
+            cells.append("/".join(f"{v * 1000:.0f}" for k, v in row.phases if k != "startup"))
         ci = f"{_fmt(kind, s.ci_low)}-{_fmt(kind, s.ci_high)}"
         iqr = f"{_fmt(kind, s.q1)}-{_fmt(kind, s.q3)}"
         flag = " [yellow]![/]" if row.warning else ""
-        table.add_row(_rank(row), *names, _fmt(kind, s.median) + flag, ci, iqr, str(s.n), extra)
+        cells += [""] if notes else []
+        table.add_row(_rank(row), *names, _fmt(kind, s.median) + flag, ci, iqr, str(s.n), *cells)
     return table
 
 
@@ -182,10 +223,15 @@ def print_environment(console: Console, run: RunRecord) -> None:
     """Print the run header: target, CPU, versions."""
     env = run.environment
     flags = ", ".join(f for f, on in env.get("cpu_flags", {}).items() if on) or "none"
-    console.print(
-        f"Run {run.id} ({run.command}, {run.status}) on {env.get('target', run.target)}\n"
-        f"  {env.get('cpu_model')} x{env.get('cpus')} [crypto flags: {flags}], Linux {env.get('kernel')}\n"
-        f"  {env.get('openssh_client')}, {env.get('openssl')}; server {env.get('server_banner')}",
-        highlight=False,
-        markup=False,
-    )
+    server = f"; server {env['server_banner']}" if env.get("server_banner") else ""
+    lines = [
+        f"Run {run.id} ({run.command}, {run.status}) on {env.get('target', run.target)}",
+        f"  {env.get('cpu_model')} x{env.get('cpus')} [crypto flags: {flags}], Linux {env.get('kernel')}",
+        f"  {env.get('openssh_client')}, {env.get('openssl')}{server}",
+    ]
+    if env.get("server_settings"):
+        lines.append(f"  server settings: {'; '.join(env['server_settings'])}")
+    if env.get("server_cpu_accounting") or env.get("server_cpu_unavailable"):
+        cpu = env.get("server_cpu_accounting") or f"not measured ({env.get('server_cpu_unavailable')})"
+        lines.append(f"  server CPU: {cpu}")
+    console.print("\n".join(lines), highlight=False, markup=False)

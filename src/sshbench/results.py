@@ -24,6 +24,43 @@ class Row:
     warning: str | None
     phases: tuple[tuple[str, float], ...]  # median seconds per phase
     client_cpu: float | None  # median client CPU seconds per sample
+    costs: Costs | None = None  # CPU and memory medians (throughput: per GiB; latency: per connection)
+
+
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Median resource costs of a scenario's samples (None where not measured)."""
+
+    client_cpu_gib: float | None  # client CPU seconds per GiB moved
+    server_cpu_gib: float | None  # server CPU seconds per GiB moved (every server process, cgroup)
+    server_cpu: float | None  # server CPU seconds per sample (latency: per connection)
+    client_rss: int | None  # peak RSS of the client, bytes
+    server_rss: int | None  # peak RSS of the server's per-connection processes, bytes
+
+
+def _median(values: Sequence[float | int | None]) -> float | None:
+    """Return the median of the known values, or None."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def costs(stored: StoredScenario) -> Costs | None:
+    """Return the medians of a scenario's CPU and memory figures over successful measured samples."""
+    good = [s for s in stored.samples if s.ok and not s.warmup]
+    if not good:
+        return None
+    per_gib = [(s, s.nbytes / GIB) for s in good if s.nbytes]
+    crss, srss = _median([s.client_rss for s in good]), _median([s.server_rss for s in good])
+    return Costs(
+        client_cpu_gib=_median([s.client_cpu / g for s, g in per_gib if s.client_cpu is not None]),
+        server_cpu_gib=_median([s.server_cpu / g for s, g in per_gib if s.server_cpu is not None]),
+        server_cpu=_median([s.server_cpu for s in good]),
+        client_rss=None if crss is None else int(crss),
+        server_rss=None if srss is None else int(srss),
+    )
 
 
 def _phase_medians(stored: StoredScenario) -> tuple[tuple[str, float], ...]:
@@ -59,6 +96,7 @@ def build_rows(stored: Sequence[StoredScenario], ci_target: float) -> list[Row]:
             instability(summary, ci_target) if summary else None,
             _phase_medians(st),
             cpu,
+            costs(st),
         )
         for (st, summary, failed, cpu), (rank, tied) in zip(measured, ranks, strict=True)
     ]

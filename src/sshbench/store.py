@@ -2,6 +2,7 @@
 
 Schema history (SCHEMA_VERSION):
   1 - runs, scenarios, samples.
+  2 - samples.server_cpu, client_rss, server_rss; memory (per server, state and process role).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.model import Sample, Scenario
+from sshbench.model import MemoryRecord, Sample, Scenario
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -42,7 +43,16 @@ CREATE TABLE IF NOT EXISTS samples (
     phases TEXT, error TEXT, taken_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS samples_by_scenario ON samples(scenario_id);
+CREATE TABLE IF NOT EXISTS memory (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    server TEXT NOT NULL, state TEXT NOT NULL, role TEXT NOT NULL,
+    processes INTEGER NOT NULL, vsz INTEGER NOT NULL, rss INTEGER NOT NULL, pss INTEGER,
+    taken_at TEXT NOT NULL
+);
 """
+# Columns added after version 1 (ALTER TABLE on older databases).
+ADDED_COLUMNS = {"samples": (("server_cpu", "REAL"), ("client_rss", "INTEGER"), ("server_rss", "INTEGER"))}
 
 
 def default_db_path() -> Path:
@@ -105,10 +115,14 @@ class Store:
     def _check_version(self) -> None:
         """Record the schema version, or refuse a database written by a newer sshbench."""
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
-            self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) > SCHEMA_VERSION:
+        if row is not None and int(row[0]) > SCHEMA_VERSION:
             raise sqlite3.Error(f"schema version {row[0]} is newer than this sshbench ({SCHEMA_VERSION})")
+        for table, columns in ADDED_COLUMNS.items():
+            have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+            for name, sqltype in columns:
+                if name not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sqltype}")
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         """Close the database."""
@@ -169,7 +183,8 @@ class Store:
         with self._writing() as db:
             db.execute(
                 "INSERT INTO samples (scenario_id, round, warmup, ok, value, wall, nbytes, client_cpu,"
-                " phases, error, taken_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " phases, error, taken_at, server_cpu, client_rss, server_rss)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     scenario_id,
                     s.round,
@@ -182,8 +197,28 @@ class Store:
                     json.dumps(dict(s.phases)) if s.phases else None,
                     s.error,
                     _now(),
+                    s.server_cpu,
+                    s.client_rss,
+                    s.server_rss,
                 ),
             )
+
+    def add_memory(self, run_id: int, records: list[MemoryRecord]) -> None:
+        """Store memory snapshots (one row per server, state and process role) immediately."""
+        with self._writing() as db:
+            for m in records:
+                db.execute(
+                    "INSERT INTO memory (run_id, server, state, role, processes, vsz, rss, pss, taken_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (run_id, m.server, m.state, m.role, m.processes, m.vsz, m.rss, m.pss, _now()),
+                )
+
+    def memory(self, run_id: int) -> list[MemoryRecord]:
+        """Return a run's memory snapshots in the order they were taken."""
+        rows = self.db.execute("SELECT * FROM memory WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
+        return [
+            MemoryRecord(r["server"], r["state"], r["role"], r["processes"], r["vsz"], r["rss"], r["pss"]) for r in rows
+        ]
 
     def run(self, run_id: int) -> RunRecord:
         """Return a run's header or fail naming the id."""
@@ -248,4 +283,7 @@ def _sample(sc: Scenario, row: sqlite3.Row) -> Sample:
         client_cpu=row["client_cpu"],
         phases=phases,
         error=row["error"],
+        server_cpu=row["server_cpu"],
+        client_rss=row["client_rss"],
+        server_rss=row["server_rss"],
     )

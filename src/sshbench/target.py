@@ -41,6 +41,7 @@ class Target:
     embedded: bool
     proxied: bool = False
     user: str = ""
+    server: str = ""  # embedded server name (openssh, dropbear, tinyssh, sshd=PATH)
 
     def argv(self, ssh: str, extra: Sequence[str], command: str) -> list[str]:
         """Return the ssh command line for one connection running a fixed remote command."""
@@ -48,7 +49,7 @@ class Target:
 
     def describe(self) -> str:
         """Return where this target is, for messages."""
-        kind = "embedded OpenSSH sshd" if self.embedded else "remote host"
+        kind = f"embedded {self.server or 'openssh'} server" if self.embedded else "remote host"
         return f"{kind} {self.host}:{self.port}"
 
 

@@ -1,0 +1,124 @@
+"""A CPU-accounting cgroup per embedded server (cgroup v2 or v1), so server CPU is counted exactly.
+
+A server's session processes re-parent away from the listener (and inetd-style servers fork a new
+process per connection), so walking the listener's children misses work. Every process forked by a
+process in a cgroup stays in that cgroup: its `cpu.stat` (v2) or `cpuacct.usage` (v1) counts them all,
+including processes that have already exited.
+
+v2: `cpu.stat` exists in every cgroup, even without the cpu controller enabled. v1: the `cpuacct`
+hierarchy. `SSHBENCH_CGROUP=v1|v2|none` forces one (tests use it to cover both on hybrid machines).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV = "SSHBENCH_CGROUP"
+RMDIR_TIMEOUT = 3.0
+
+
+@dataclass(frozen=True)
+class CpuGroup:
+    """One private cgroup that counts the CPU time of every process placed in it (and their children)."""
+
+    path: Path
+    version: str  # "v1" or "v2"
+
+    def add(self, pid: int) -> None:
+        """Move a process (and its future children) into the group."""
+        (self.path / "cgroup.procs").write_text(f"{pid}\n")
+
+    def pids(self) -> list[int]:
+        """Return the processes currently in the group."""
+        try:
+            text = (self.path / "cgroup.procs").read_text()
+        except OSError:
+            return []
+        return [int(p) for p in text.split()]
+
+    def cpu_seconds(self) -> float:
+        """Return user + system CPU seconds used by the group's processes since it was created."""
+        if self.version == "v2":
+            for line in (self.path / "cpu.stat").read_text().splitlines():
+                name, _, value = line.partition(" ")
+                if name == "usage_usec":
+                    return int(value) / 1e6
+            raise OSError(f"no usage_usec in {self.path / 'cpu.stat'}")
+        return int((self.path / "cpuacct.usage").read_text()) / 1e9
+
+    def remove(self) -> None:
+        """Remove the (empty) group; retry briefly while exiting processes leave it."""
+        deadline = time.monotonic() + RMDIR_TIMEOUT
+        while True:
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return  # left behind empty-ish; the kernel frees it once its last zombie is reaped
+                time.sleep(0.05)
+
+
+def _mounts() -> list[tuple[str, str, set[str]]]:
+    """Return (mount point, fs type, options) of cgroup mounts."""
+    found = []
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/mounts").read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 4 and parts[2] in ("cgroup", "cgroup2"):
+                found.append((parts[1], parts[2], set(parts[3].split(","))))
+    return found
+
+
+def _own_paths() -> dict[str, str]:
+    """Return this process's cgroup path per hierarchy ('' for v2, controller names for v1)."""
+    paths: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for c in controllers.split(",") if controllers else [""]:
+                paths[c] = path
+    return paths
+
+
+def _candidates() -> list[tuple[str, Path]]:
+    """Return (version, parent directory) where a group may be created, v2 first."""
+    own = _own_paths()
+    out: list[tuple[str, Path]] = []
+    for mount, fstype, options in _mounts():
+        if fstype == "cgroup2" and "" in own:
+            out.insert(0, ("v2", Path(mount) / own[""].lstrip("/")))
+        elif fstype == "cgroup" and "cpuacct" in options and "cpuacct" in own:
+            out.append(("v1", Path(mount) / own["cpuacct"].lstrip("/")))
+    return out
+
+
+def create(name: str) -> tuple[CpuGroup | None, str]:
+    """Create a CPU-accounting group; return (group, '') or (None, why server CPU cannot be measured)."""
+    wanted = os.environ.get(ENV, "auto")
+    if wanted == "none":
+        return None, f"disabled by {ENV}=none"
+    reasons = []
+    for version, parent in _candidates():
+        if wanted not in ("auto", version):
+            continue
+        group = CpuGroup(parent / name, version)
+        try:
+            group.path.mkdir()
+            group.cpu_seconds()
+            if not os.access(group.path / "cgroup.procs", os.W_OK):
+                raise PermissionError(13, "cgroup.procs is not writable")
+            return group, ""
+        except OSError as exc:
+            reasons.append(f"{version} {parent}: {exc.strerror or exc}")
+            with contextlib.suppress(OSError):
+                group.path.rmdir()
+    if not reasons:
+        return None, "no cgroup v2 or v1 cpuacct hierarchy is mounted"
+    return None, "cannot create a cgroup (" + "; ".join(reasons) + "); run as root to measure server CPU"

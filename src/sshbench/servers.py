@@ -1,0 +1,272 @@
+"""Dropbear and TinySSH as embedded servers, and the `local:NAME` target specs that choose a server.
+
+Both read only ~USER/.ssh/authorized_keys. They run in a private mount namespace (`unshare`) where the
+server's own empty home directory is bind-mounted over the user's home: they find the client key there,
+sessions find no shell rc files, and the user's real ~/.ssh is never read or written.
+
+Fair settings, shown with every result:
+- Dropbear: `-W 2097152`, a 2 MiB receive window like OpenSSH's session window. Dropbear's default
+  (24576 bytes) throttles uploads: ~98 vs ~249 MB/s measured on the development machine.
+- TinySSH: run by `tcpserver -D` (TCP_NODELAY, as OpenSSH and Dropbear set for sessions), `-HRl0` (no DNS
+  or ident lookups). TinySSH supports ed25519 host keys only.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import psutil
+
+from sshbench.embedded import LocalServer, OpenSSHServer, Tools, generate_keys, public_key
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.proc import require_binary, run_quick
+
+DROPBEAR_WINDOW = 2 * 2**20
+LOCAL_PREFIX = "local:"
+_PATH = re.compile(r"^/[A-Za-z0-9_./+@-]{1,400}$")
+# name -> (binaries that must exist, Debian package with them)
+REQUIREMENTS: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {
+    "openssh": ((("sshd", "openssh-server"), ("ssh-keygen", "openssh-client")), "openssh-server"),
+    "dropbear": ((("dropbear", "dropbear-bin"), ("dropbearconvert", "dropbear-bin")), "dropbear-bin"),
+    "tinyssh": (
+        (("tinysshd", "tinysshd"), ("tinysshd-makekey", "tinysshd"), ("tcpserver", "ucspi-tcp")),
+        "tinysshd ucspi-tcp",
+    ),
+}
+KNOWN = tuple(REQUIREMENTS)
+
+
+def private_home(home: Path, argv: Sequence[str], user_home: str) -> list[str]:
+    """Wrap argv to run in a private mount namespace with `home` bind-mounted over the user's home."""
+    unshare = require_binary("unshare", "util-linux")
+    ns = [unshare, "--mount", "--propagation", "private"]
+    if os.geteuid() != 0:
+        ns = [unshare, "--user", "--map-current-user", "--mount", "--propagation", "private"]
+    script = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+    return [*ns, "/bin/sh", "-c", script, "sh", str(home), user_home, *argv]
+
+
+class _HomeServer(LocalServer):
+    """A server that reads ~/.ssh/authorized_keys: give it a private home in a mount namespace."""
+
+    def _user_home(self, workdir: Path) -> str:
+        """Return the user's home directory, checking that hiding it does not hide the server's files."""
+        home = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
+        if not home.is_dir():
+            raise SshbenchError(
+                f"home directory {home} of {self.user} does not exist",
+                place=f"embedded {self.product} server",
+                fix="the private home is mounted over your home directory: it must exist",
+                code=ExitCode.SERVER_START,
+            )
+        if workdir.resolve().is_relative_to(home):
+            raise SshbenchError(
+                f"the temporary directory {workdir.parent} is inside your home directory {home}",
+                place=f"embedded {self.product} server",
+                fix="set TMPDIR to a directory outside your home (e.g. TMPDIR=/tmp)",
+                code=ExitCode.SERVER_START,
+            )
+        return str(home)
+
+    def _authorize(self, workdir: Path) -> None:
+        """Put the client key in the private home's .ssh/authorized_keys."""
+        ssh_dir = workdir / "home" / ".ssh"
+        ssh_dir.mkdir(mode=0o700)
+        shutil.copyfile(workdir / "client_ed25519.pub", ssh_dir / "authorized_keys")
+        os.chmod(ssh_dir / "authorized_keys", 0o600)
+
+
+class DropbearServer(_HomeServer):
+    """Dropbear, with a receive window as large as OpenSSH's."""
+
+    product = "Dropbear"
+    package = "dropbear-bin"
+
+    def __init__(self, tools: Tools | None = None, name: str = "dropbear", spec: str = "local:dropbear") -> None:
+        super().__init__(name, spec)
+        self.tools = tools or Tools.find()
+        self.dropbear = require_binary("dropbear", self.package)
+        self.convert = require_binary("dropbearconvert", self.package)
+        self.home = ""
+
+    def prepare(self, workdir: Path) -> None:
+        """Generate OpenSSH keys and convert the host keys to Dropbear's format."""
+        self.home = self._user_home(workdir)
+        generate_keys(self.tools.keygen, workdir, self.host_key_types)
+        for t in self.host_key_types:
+            source, dest = workdir / f"host_{t}", workdir / f"db_{t}"
+            done = run_quick([self.convert, "openssh", "dropbear", str(source), str(dest)])
+            if done.returncode != 0:
+                raise SshbenchError(
+                    f"dropbearconvert failed for the {t} host key: {done.stderr.strip()}",
+                    place=str(workdir),
+                    fix="check that dropbearconvert works (package dropbear-bin)",
+                    code=ExitCode.SERVER_START,
+                )
+        self._authorize(workdir)
+        self.settings = (
+            f"-W {DROPBEAR_WINDOW}: {DROPBEAR_WINDOW // 2**20} MiB receive window like OpenSSH's "
+            "(default 24576 throttles uploads)",
+            "-s -j -k: keys only, no forwarding",
+            "HOME of sessions: an empty directory mounted over your home (no ~/.ssh, no rc files)",
+        )
+
+    def host_public_keys(self, workdir: Path) -> list[str]:
+        """Return the OpenSSH form of the converted host keys."""
+        return [public_key(workdir / f"host_{t}.pub") for t in self.host_key_types]
+
+    def command(self, workdir: Path, port: int) -> list[str]:
+        """Return dropbear in the foreground, logging to stderr, inside the private-home namespace."""
+        argv = [
+            self.dropbear,
+            "-F",
+            "-E",
+            "-s",
+            "-j",
+            "-k",
+            "-W",
+            str(DROPBEAR_WINDOW),
+            "-P",
+            str(workdir / "dropbear.pid"),
+            "-p",
+            f"127.0.0.1:{port}",
+            *(arg for t in self.host_key_types for arg in ("-r", str(workdir / f"db_{t}"))),
+        ]
+        return private_home(workdir / "home", argv, self.home)
+
+    def role(self, proc: psutil.Process) -> str:
+        """Listener, or a forked per-connection dropbear (session), or the command it runs."""
+        if proc.pid == self.pid:
+            return "listener"
+        try:
+            return "session" if proc.name() == "dropbear" else "command"
+        except psutil.Error:
+            return "command"
+
+
+class TinySSHServer(_HomeServer):
+    """TinySSH, started per connection by tcpserver (inetd-style); ed25519 host keys only."""
+
+    product = "TinySSH"
+    package = "tinysshd"
+    host_key_types = ("ed25519",)
+
+    def __init__(self, tools: Tools | None = None, name: str = "tinyssh", spec: str = "local:tinyssh") -> None:
+        super().__init__(name, spec)
+        self.tools = tools or Tools.find()
+        self.tinysshd = require_binary("tinysshd", "tinysshd")
+        self.makekey = require_binary("tinysshd-makekey", "tinysshd")
+        self.printkey = require_binary("tinysshd-printkey", "tinysshd")
+        self.tcpserver = require_binary("tcpserver", "ucspi-tcp")
+        self.home = ""
+
+    def prepare(self, workdir: Path) -> None:
+        """Create TinySSH's key directory and a client key."""
+        self.home = self._user_home(workdir)
+        generate_keys(self.tools.keygen, workdir, ())
+        done = run_quick([self.makekey, str(workdir / "tinyssh_keys")])
+        if done.returncode != 0:
+            raise SshbenchError(
+                f"tinysshd-makekey failed: {done.stderr.strip()}",
+                place=str(workdir),
+                fix="check that tinysshd-makekey works (package tinysshd)",
+                code=ExitCode.SERVER_START,
+            )
+        self._authorize(workdir)
+        self.settings = (
+            "tcpserver -HRDl0: TCP_NODELAY, no DNS/ident lookups; one tinysshd per connection",
+            "host keys: ed25519 only (TinySSH supports no other)",
+            "HOME of sessions: an empty directory mounted over your home (no ~/.ssh, no rc files)",
+        )
+
+    def host_public_keys(self, workdir: Path) -> list[str]:
+        """Return the ed25519 host key from tinysshd-printkey."""
+        done = run_quick([self.printkey, str(workdir / "tinyssh_keys")])
+        return [line.strip() for line in done.stdout.splitlines() if line.strip()]
+
+    def command(self, workdir: Path, port: int) -> list[str]:
+        """Return tcpserver running tinysshd per connection, inside the private-home namespace."""
+        argv = [self.tcpserver, "-HRDl0", "127.0.0.1", str(port), self.tinysshd, str(workdir / "tinyssh_keys")]
+        return private_home(workdir / "home", argv, self.home)
+
+    def role(self, proc: psutil.Process) -> str:
+        """Listener (tcpserver), session (tinysshd), or the command it runs."""
+        if proc.pid == self.pid:
+            return "listener"
+        try:
+            return "session" if proc.name() == "tinysshd" else "command"
+        except psutil.Error:
+            return "command"
+
+
+def is_local(spec: str) -> bool:
+    """Return True for `local` and `local:NAME` target specs (embedded servers)."""
+    return spec == "local" or spec.startswith(LOCAL_PREFIX)
+
+
+def server_name(spec: str) -> str:
+    """Return the server name of a local spec: openssh, dropbear, tinyssh or sshd=PATH."""
+    return "openssh" if spec == "local" else spec[len(LOCAL_PREFIX) :]
+
+
+def missing(spec: str) -> str | None:
+    """Return a one-line hint when a local server's binaries are not installed, else None."""
+    name = server_name(spec)
+    if name.startswith("sshd="):
+        path = name[len("sshd=") :]
+        return None if os.access(path, os.X_OK) else f"{path} is not an executable file"
+    needs, package = REQUIREMENTS[name]
+    for binary, _ in needs:
+        if shutil.which(binary) is None and shutil.which(binary, path="/usr/sbin:/usr/bin:/sbin:/bin") is None:
+            return f"`{binary}` not found: sudo apt-get install {package} (or run scripts/setup)"
+    return None
+
+
+def validate(spec: str) -> str:
+    """Check a local spec's form; return it or fail naming the accepted forms."""
+    name = server_name(spec)
+    if name in REQUIREMENTS:
+        return spec
+    if name.startswith("sshd="):
+        path = name[len("sshd=") :]
+        if _PATH.match(path) and ".." not in path.split("/"):
+            return spec
+    raise SshbenchError(
+        f"{spec!r} is not an embedded server",
+        place="TARGET / SERVER argument",
+        fix="use local, local:openssh, local:dropbear, local:tinyssh or local:sshd=/absolute/path/to/sshd",
+        code=ExitCode.USAGE,
+    )
+
+
+def make_server(spec: str) -> LocalServer:
+    """Return the (not yet started) embedded server for a local spec."""
+    validate(spec)
+    hint = missing(spec)
+    if hint:
+        raise SshbenchError(
+            f"the {server_name(spec)} server is not available: {hint}",
+            place=spec,
+            fix="install it, or choose another server",
+            code=ExitCode.MISSING_BINARY,
+        )
+    name = server_name(spec)
+    factories: dict[str, Callable[[], LocalServer]] = {
+        "openssh": lambda: OpenSSHServer(name="openssh", spec=spec),
+        "dropbear": lambda: DropbearServer(spec=spec),
+        "tinyssh": lambda: TinySSHServer(spec=spec),
+    }
+    if name in factories:
+        return factories[name]()
+    path = os.path.abspath(name[len("sshd=") :])
+    return OpenSSHServer(Tools.find(sshd=path), name=name, spec=spec)
+
+
+def installed() -> list[str]:
+    """Return the specs of every embedded server whose binaries are installed."""
+    return [f"{LOCAL_PREFIX}{name}" for name in KNOWN if missing(f"{LOCAL_PREFIX}{name}") is None]
