@@ -22,9 +22,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from sshbench import __version__
+from sshbench import __version__, analysis, policy
+from sshbench.emulation import EMULATIONS
 from sshbench.errors import ExitCode, SshbenchError, Terminated
-from sshbench.export import run_document, to_csv, to_json
+from sshbench.export import run_document, to_csv, to_json, to_shell_csv
 from sshbench.job import JobOptions, run_job
 from sshbench.model import Direction, Plan
 from sshbench.options import parse_duration, parse_list, parse_percent, parse_size
@@ -36,9 +37,16 @@ from sshbench.render import (
     print_results,
 )
 from sshbench.render_servers import print_servers
+from sshbench.render_sweep import (
+    latency_dimension_table,
+    print_recommendation,
+    top_table,
+    transfer_dimension_table,
+)
 from sshbench.serverjob import run_servers
 from sshbench.servers import KNOWN
-from sshbench.store import Store, default_db_path
+from sshbench.snippets import valid_host
+from sshbench.store import RunRecord, Store, StoredScenario, default_db_path
 
 STATE: dict[str, Any] = {"run_id": None, "db": None, "traceback": False}
 out = Console()
@@ -144,6 +152,12 @@ def sampling_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 help="Adaptive stopping: target half-width of the median's 95% CI.",
             ),
             click.option("--max-time", help="Time budget for the measurement, e.g. 90s, 5m (default: none)."),
+            click.option(
+                "--emulate",
+                type=click.Choice(sorted(EMULATIONS)),
+                help="Emulate hardware: no-aesni masks AES-NI/PCLMUL from OpenSSL in ssh and the embedded "
+                "OpenSSH server (recorded with the run, with `openssl speed` evidence).",
+            ),
         ],
     )
 
@@ -200,6 +214,9 @@ def build_options(command: str, kw: dict[str, Any], latency: bool, throughput: b
         payload=kw["payload"],
         plan=plan,
         servers=tuple(kw.get("servers") or ()),
+        emulate=kw.get("emulate"),
+        policy=kw.get("policy") or "modern",
+        sample_seconds=kw.get("sample_seconds", 1.0),
     )
 
 
@@ -231,15 +248,50 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
         )
 
 
+def show_sweep(run: RunRecord, stored: list[StoredScenario], top: int = 10) -> None:
+    """Print a sweep: per-dimension aggregates, top combinations, recommendation under the run's policy."""
+    pol = policy.resolve(run.options.get("policy") or "modern")
+    full = bool(run.options.get("full_latency"))
+    dims = analysis.dimensions(stored, full)
+    for kind in ("kex", "hostkey"):
+        if any(r.kind == kind for r in dims):
+            out.print(latency_dimension_table(dims, kind, pol))
+    for kind in ("cipher", "mac"):
+        if any(r.kind == kind for r in dims):
+            out.print(transfer_dimension_table(dims, kind, pol))
+    combos = analysis.combinations(stored)
+    if combos:
+        out.print(top_table(combos, pol, top))
+    rec = analysis.recommend(stored, run.discovery, pol, full)
+    print_recommendation(out, rec, _host_for(run), f"run {run.id}, {run.started_at[:10]}")
+    if run.status != "complete":
+        out.print(f"[yellow]Run {run.id} is {run.status}[/]: finish it with `sshbench sweep --resume {run.id}`")
+
+
+def _host_for(run: RunRecord) -> str:
+    """Return the Host pattern for snippets: the remote target, or a placeholder for the embedded server."""
+    target = run.target
+    if target == "local" or target.startswith("local:") or not valid_host(target):
+        return "your-server"
+    return target
+
+
 def show_run(store: Store, run_id: int, as_json: bool, discovery_only: bool = False) -> None:
     """Print a stored run as tables or JSON."""
     run, stored = store.run(run_id), store.scenarios(run_id)
     if as_json:
-        click.echo(json.dumps(run_document(run, stored, store.memory(run_id)), indent=2))
+        document = run_document(run, stored, store.memory(run_id), store.analysis(run_id))
+        click.echo(json.dumps(document, indent=2))
         return
     print_environment(out, run)
     if run.command == "servers":
         print_servers(out, run, stored, store.memory(run_id))
+        out.print(f"Stored as run {run.id} in {store.path}", highlight=False, style="dim")
+        return
+    if run.command == "sweep":
+        if run.discovery:
+            print_negotiation(out, run.discovery)
+        show_sweep(run, stored)
         out.print(f"Stored as run {run.id} in {store.path}", highlight=False, style="dim")
         return
     if run.discovery:
@@ -355,6 +407,97 @@ def throughput_cmd(**kw: Any) -> None:
     execute(build_options("throughput", kw, False, True), kw["db"], kw["as_json"])
 
 
+POLICY_HELP = (
+    "Security policy: any, compatible (drops what ssh-audit fails), modern (also drops its warnings; "
+    "curve25519 stays: not post-quantum is not weak), post-quantum, or a TOML file (base/allow/deny)."
+)
+
+
+@cli.command("sweep")
+@measure_options
+@click.option("--policy", "policy_spec", default="modern", show_default=True, help=POLICY_HELP)
+@click.option("--top", default=10, show_default=True, type=click.IntRange(1, 1000), help="Combinations to list.")
+@db_option
+@click.option("--resume", type=int, metavar="RUN", help="Finish an interrupted sweep.")
+def sweep_cmd(**kw: Any) -> None:
+    """Every cipher (x MAC), both directions, and every kex x host key; then recommend.
+
+    \b
+    Factorised design (default): each cipher with the default MAC, each MAC with aes128-ctr,
+    each kex with the default host key, each host key with the default kex. Kex only affects the
+    handshake and MACs only matter for non-AEAD ciphers; unmeasured cipher x MAC pairs are
+    predicted from per-byte costs and marked. --full measures the true cartesian product.
+    Samples are short (about 0.3 s) and the budget defaults to --max-time 3m; extra rounds go to
+    the scenarios whose confidence intervals are widest. Prints per-cipher, per-MAC, per-kex and
+    per-host-key tables, the top combinations, and recommendations as ssh_config/sshd_config lines.
+    """
+    if kw["resume"] is not None:
+        resume_run(kw["resume"], kw["db"], kw["as_json"])
+        return
+    policy.resolve(kw["policy_spec"])  # a bad level or policy file fails before measuring
+    spec = kw["policy_spec"]
+    kw["policy"] = spec if spec in policy.LEVELS else str(Path(spec).resolve())
+    kw["max_time"] = kw["max_time"] or "3m"
+    kw["mac_mode"] = "all" if kw["full"] else "each"
+    kw["sample_seconds"] = 0.3
+    opts = build_options("sweep", kw, True, True)
+    execute(opts, kw["db"], kw["as_json"])
+
+
+@cli.command("recommend")
+@click.argument("run_id", type=int, required=False, metavar="[RUN]")
+@click.option("--policy", "policy_spec", help=POLICY_HELP + " [default: the run's, else modern]")
+@click.option("--host", help="Host pattern for the ssh_config block [default: the run's remote target].")
+@db_option
+def recommend_cmd(
+    run_id: int | None, policy_spec: str | None, host: str | None, db: Path | None, as_json: bool
+) -> None:
+    """Fastest configuration overall, within a policy, and fastest handshake, as config lines.
+
+    Uses a stored run with throughput (default: the newest). Gains are against what the plain client
+    negotiates today, in % with a conservative interval. Every algorithm the policy excludes is listed
+    with its reason.
+
+    \b
+    Policy file example (TOML):
+      base = "modern"
+      [deny.cipher]
+      "aes256-ctr" = "we standardise on AES-128"
+      [allow.mac]
+      "umac-64-etm@openssh.com" = "accepted on the backup network"
+    """
+    store = open_store(db)
+    if run_id is None:
+        run_id = store.latest_run()
+        if run_id is None:
+            raise SshbenchError(
+                "no stored run has throughput results",
+                place=str(store.path),
+                fix="run `sshbench sweep` (or `sshbench`) first",
+                code=ExitCode.USAGE,
+            )
+    run, stored = store.run(run_id), store.scenarios(run_id)
+    if host is not None and not valid_host(host):
+        raise SshbenchError(
+            f"{host!r} is not a valid Host pattern", place="--host", fix="use a host name or alias", code=ExitCode.USAGE
+        )
+    pol = policy.resolve(policy_spec or run.options.get("policy") or "modern")
+    full = bool(run.options.get("full_latency"))
+    rec = analysis.recommend(stored, run.discovery, pol, full)
+    if as_json:
+        click.echo(json.dumps(analysis.to_document(stored, run.discovery, pol, full), indent=2))
+        return
+    if rec.overall is None:
+        raise SshbenchError(
+            f"run {run_id} has no measured throughput or latency to recommend from",
+            place=f"run {run_id}",
+            fix="choose a run listed by `sshbench history` with throughput results",
+            code=ExitCode.USAGE,
+        )
+    print_environment(out, run)
+    print_recommendation(out, rec, host or _host_for(run), f"run {run.id}, {run.started_at[:10]}")
+
+
 @cli.command("servers")
 @click.argument("servers", nargs=-1, metavar="[SERVER]...")
 @click.option("--hostkey", help="Host-key algorithms [default: one each of ed25519, ecdsa, rsa].")
@@ -438,20 +581,55 @@ def show_cmd(run_id: int, db: Path | None, as_json: bool) -> None:
 
 @cli.command("export")
 @click.argument("run_id", type=int, metavar="RUN")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File [default: stdout].")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "json", "shell-csv"]),
+    default="csv",
+    show_default=True,
+    help="csv: one row per sample; json: samples, summaries, metadata; shell-csv: one `algorithm,time` file "
+    "per test (kex, cipher-send, cipher-receive, mac-send, mac-receive) like the common shell scripts "
+    "(time: s per connection, or s per GiB at the median rate) - needs -o DIR.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), help="File (directory for shell-csv) [default: stdout]."
+)
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), envvar="SSHBENCH_DB")
 def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None) -> None:
-    """Export every sample of a run (CSV: one row per sample; JSON: samples, summaries, metadata)."""
+    """Export a run: every sample (CSV/JSON), or the shell-script layout (shell-csv)."""
     store = open_store(db)
     run = store.run(run_id)
     stored = store.scenarios(run_id)
-    text = to_csv(run, stored) if fmt == "csv" else to_json(run, stored, store.memory(run_id))
+    if fmt == "shell-csv":
+        if output is None:
+            raise SshbenchError(
+                "shell-csv writes several files",
+                place="--format shell-csv",
+                fix="give a directory: -o DIR",
+                code=ExitCode.USAGE,
+            )
+        files = to_shell_csv(stored, bool(run.options.get("full_latency")))
+        _write(output, files)
+        err.print(f"wrote {', '.join(sorted(files))} in {output}")
+        return
+    memory, derived = store.memory(run_id), store.analysis(run_id)
+    text = to_csv(run, stored) if fmt == "csv" else to_json(run, stored, memory, derived)
     if output is None:
         click.echo(text, nl=False)
         return
+    _write(output, {"": text})
+    err.print(f"wrote {output}")
+
+
+def _write(output: Path, files: dict[str, str]) -> None:
+    """Write one file (name '') or several files into a directory, naming the path on failure."""
     try:
-        output.write_text(text)
+        if "" in files:
+            output.write_text(files[""])
+            return
+        output.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (output / name).write_text(text)
     except OSError as exc:
         raise SshbenchError(
             f"cannot write {output}: {exc.strerror}",
@@ -459,7 +637,6 @@ def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None) -> N
             fix="choose a writable path",
             code=ExitCode.STORAGE,
         ) from None
-    err.print(f"wrote {output}")
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

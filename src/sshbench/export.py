@@ -9,6 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from sshbench.analysis import dimensions
 from sshbench.model import Kind, MemoryRecord
 from sshbench.results import build_rows, groups
 from sshbench.store import SCHEMA_VERSION, RunRecord, StoredScenario
@@ -44,7 +45,12 @@ def unit(kind: Kind) -> str:
     return "s" if kind is Kind.LATENCY else "MB/s"
 
 
-def run_document(run: RunRecord, stored: list[StoredScenario], memory: Sequence[MemoryRecord] = ()) -> dict[str, Any]:
+def run_document(
+    run: RunRecord,
+    stored: list[StoredScenario],
+    memory: Sequence[MemoryRecord] = (),
+    analysis: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Return the whole run, raw samples and summaries, as one JSON-ready document."""
     ci_target = float(run.options.get("plan", {}).get("ci_target", 0.05))
     results = {}
@@ -69,6 +75,7 @@ def run_document(run: RunRecord, stored: list[StoredScenario], memory: Sequence[
         "discovery": run.discovery,
         "results": results,
         "memory": [dataclasses.asdict(m) for m in memory],
+        "analysis": analysis,
         "samples": [
             {"scenario": st.scenario.to_dict(), "failure": st.failure, "samples": [_sample_dict(s) for s in st.samples]}
             for st in stored
@@ -84,9 +91,14 @@ def _sample_dict(s: Any) -> dict[str, Any]:
     return d
 
 
-def to_json(run: RunRecord, stored: list[StoredScenario], memory: Sequence[MemoryRecord] = ()) -> str:
+def to_json(
+    run: RunRecord,
+    stored: list[StoredScenario],
+    memory: Sequence[MemoryRecord] = (),
+    analysis: dict[str, Any] | None = None,
+) -> str:
     """Return the run document as indented JSON."""
-    return json.dumps(run_document(run, stored, memory), indent=2)
+    return json.dumps(run_document(run, stored, memory, analysis), indent=2)
 
 
 def to_csv(run: RunRecord, stored: list[StoredScenario]) -> str:
@@ -124,3 +136,34 @@ def to_csv(run: RunRecord, stored: list[StoredScenario]) -> str:
                 ]
             )
     return buf.getvalue()
+
+
+SHELL_FILES = {
+    "kex.csv": ("kex", None),
+    "cipher-send.csv": ("cipher", "up"),
+    "cipher-receive.csv": ("cipher", "down"),
+    "mac-send.csv": ("mac", "up"),
+    "mac-receive.csv": ("mac", "down"),
+}
+
+
+def to_shell_csv(stored: list[StoredScenario], full: bool) -> dict[str, str]:
+    """Return the layout of the common shell benchmark scripts: one `algorithm,time` file per test.
+
+    time is seconds: per connection for kex.csv; to move 1 GiB at the median rate (handshake excluded)
+    for the cipher and MAC files. send = client -> server (upload), receive = server -> client.
+    """
+    dims = dimensions(stored, full)
+    files = {}
+    for name, (kind, direction) in SHELL_FILES.items():
+        rows = [r for r in dims if r.kind == kind and r.direction == direction]
+        if not rows:
+            continue
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(("algorithm", "time"))
+        for r in rows:
+            seconds = r.estimate.median if kind == "kex" else 2**30 / (r.estimate.median * 1_000_000)
+            writer.writerow((r.algorithm, f"{seconds:.4f}"))
+        files[name] = buf.getvalue()
+    return files

@@ -234,4 +234,13 @@ def print_environment(console: Console, run: RunRecord) -> None:
     if env.get("server_cpu_accounting") or env.get("server_cpu_unavailable"):
         cpu = env.get("server_cpu_accounting") or f"not measured ({env.get('server_cpu_unavailable')})"
         lines.append(f"  server CPU: {cpu}")
+    emu = env.get("emulation")
+    if emu:
+        ev = emu.get("evidence", {})
+        variables = " ".join(f"{k}={v}" for k, v in emu["variables"].items())
+        lines.append(
+            f"  emulation: {emu['name']} ({variables}) in {' and '.join(emu['applies_to'])}; "
+            f"{ev.get('tool')}: native {ev.get('native_MBps') or 0:.0f} MB/s, "
+            f"emulated {ev.get('emulated_MBps') or 0:.0f} MB/s; not affected: {emu['not_affected']}"
+        )
     console.print("\n".join(lines), highlight=False, markup=False)

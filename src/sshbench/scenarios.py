@@ -70,6 +70,8 @@ def cipher_mac_pairs(
     return sorted(dict.fromkeys(pairs), key=lambda p: order[p[0]])
 
 
-def throughput_scenarios(pairs: Sequence[tuple[str, str | None]], directions: Sequence[Direction]) -> list[Scenario]:
-    """Return one scenario per (cipher, MAC) pair and direction."""
-    return [Scenario(Kind.THROUGHPUT, cipher=c, mac=m, direction=d) for c, m in pairs for d in directions]
+def throughput_scenarios(
+    pairs: Sequence[tuple[str, str | None]], directions: Sequence[Direction], kex: str | None = None
+) -> list[Scenario]:
+    """Return one scenario per (cipher, MAC) pair and direction (kex: pin the untimed handshake's kex)."""
+    return [Scenario(Kind.THROUGHPUT, kex=kex, cipher=c, mac=m, direction=d) for c, m in pairs for d in directions]

@@ -97,6 +97,8 @@ class Scheduler:
         for rnd in range(1, self.plan.max_rounds + 1):
             shift = rnd % max(len(scenarios), 1)
             due = [sc for sc in [*scenarios[shift:], *scenarios[:shift]] if self._due(sc, rnd)]
+            if rnd > self.plan.min_rounds:  # extra rounds: the most uncertain first, where a budget helps most
+                due.sort(key=lambda sc: -self._uncertainty(sc))
             if not due and not any(self._unfinished(sc) for sc in scenarios):
                 break
             for sc in due:
@@ -104,6 +106,11 @@ class Scheduler:
                     return Outcome(self.taken, True)
                 self._take(sc, rnd, False, scenarios, label)
         return Outcome(self.taken, False)
+
+    def _uncertainty(self, sc: Scenario) -> float:
+        """Return the relative CI half-width of a scenario's median (infinite with fewer than 2 values)."""
+        values = self.state[sc.key].values
+        return summarize(values).rel_halfwidth if len(values) >= 2 else float("inf")
 
     def _live(self, sc: Scenario) -> bool:
         """Return True unless the scenario was found unmeasurable."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sshbench import envinfo, servers
+from sshbench import emulation, envinfo, servers
 from sshbench.discover import Discovery, discover
 from sshbench.embedded import LocalServer
 from sshbench.errors import ExitCode, SshbenchError
@@ -146,13 +146,15 @@ def run_servers(
     """Run (or resume) the side-by-side comparison; return the run id."""
     ssh = require_binary("ssh", "openssh-client")
     specs = tuple(servers.validate(s) for s in (opts.servers or servers.installed()))
+    emulated = emulation.apply(opts.emulate, remote=False)  # before any server starts
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sshbench-payload-")))
         running, info = _start_all(ssh, specs, stack, progress)
         if not running:
             _none_started(info)
         if resume is None:
-            run_id = store.create_run(opts.command, " ".join(specs), opts.to_dict(), envinfo.collect(ssh))
+            env = {**envinfo.collect(ssh), "emulation": emulated}
+            run_id = store.create_run(opts.command, " ".join(specs), opts.to_dict(), env)
             on_run(run_id)
         else:
             run_id = resume

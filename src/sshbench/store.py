@@ -2,7 +2,8 @@
 
 Schema history (SCHEMA_VERSION):
   1 - runs, scenarios, samples.
-  2 - samples.server_cpu, client_rss, server_rss; memory (per server, state and process role).
+  2 - samples.server_cpu, client_rss, server_rss; memory (per server, state and process role);
+      runs.analysis (a sweep's per-dimension aggregates, top combinations and recommendation).
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ CREATE TABLE IF NOT EXISTS memory (
 );
 """
 # Columns added after version 1 (ALTER TABLE on older databases).
-ADDED_COLUMNS = {"samples": (("server_cpu", "REAL"), ("client_rss", "INTEGER"), ("server_rss", "INTEGER"))}
+ADDED_COLUMNS = {
+    "samples": (("server_cpu", "REAL"), ("client_rss", "INTEGER"), ("server_rss", "INTEGER")),
+    "runs": (("analysis", "TEXT"),),
+}
 
 
 def default_db_path() -> Path:
@@ -161,6 +165,27 @@ class Store:
         """Store the discovery results of a run."""
         with self._writing() as db:
             db.execute("UPDATE runs SET discovery=?, updated_at=? WHERE id=?", (json.dumps(discovery), _now(), run_id))
+
+    def set_analysis(self, run_id: int, analysis: dict[str, Any]) -> None:
+        """Store a run's derived results (sweep aggregates and recommendation)."""
+        with self._writing() as db:
+            db.execute("UPDATE runs SET analysis=?, updated_at=? WHERE id=?", (json.dumps(analysis), _now(), run_id))
+
+    def analysis(self, run_id: int) -> dict[str, Any] | None:
+        """Return a run's stored analysis, if any."""
+        row = self.db.execute("SELECT analysis FROM runs WHERE id=?", (run_id,)).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def latest_run(self, with_throughput: bool = True) -> int | None:
+        """Return the newest run that has throughput scenarios (or any run)."""
+        sql = "SELECT id FROM runs ORDER BY id DESC"
+        if with_throughput:
+            sql = (
+                "SELECT DISTINCT runs.id FROM runs JOIN scenarios ON scenarios.run_id=runs.id"
+                " WHERE scenarios.key LIKE 'throughput%' AND runs.command != 'servers' ORDER BY runs.id DESC"
+            )
+        row = self.db.execute(sql + " LIMIT 1").fetchone()
+        return int(row[0]) if row else None
 
     def add_scenarios(self, run_id: int, scenarios: list[Scenario]) -> dict[str, int]:
         """Register scenarios (idempotent) and return their ids by key."""

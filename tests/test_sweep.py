@@ -1,0 +1,118 @@
+"""A small real sweep against the embedded OpenSSH server, recommendations from it, exports, and emulation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import private_dirs, sshbench
+from sshbench.errors import ExitCode
+
+pytestmark = pytest.mark.integration
+GCM, CHACHA, CTR = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com", "aes128-ctr"
+SMALL_SWEEP = (
+    "--cipher", f"{GCM},{CHACHA},{CTR}",
+    "--mac", "umac-64-etm@openssh.com,hmac-sha2-256-etm@openssh.com",
+    "--kex", "curve25519-sha256,diffie-hellman-group14-sha256",
+    "--hostkey", "ssh-ed25519,rsa-sha2-512",
+    "--rounds", "2", "--max-rounds", "2", "--size", "8M", "--warmup", "0",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], dict[str, object]]:
+    """Run one small sweep; return the CLI environment and its JSON document."""
+    home = tmp_path_factory.mktemp("sweep")
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSHBENCH_DB")}
+    (home / "home").mkdir()
+    env.update(HOME=str(home / "home"), XDG_DATA_HOME=str(home / "data"), COLUMNS="200")
+    before = private_dirs()
+    done = sshbench(env, "sweep", *SMALL_SWEEP, "--json")
+    assert done.returncode == 0, done.stderr
+    assert private_dirs() - before == set()
+    return env, json.loads(done.stdout)
+
+
+def test_sweep_stores_per_dimension_aggregates(swept: tuple[dict[str, str], dict[str, object]]) -> None:
+    _, doc = swept
+    analysis = doc["analysis"]
+    assert isinstance(analysis, dict) and analysis["design"] == "factorised"
+    dims = {(d["kind"], d["algorithm"], d["direction"]): d for d in analysis["dimensions"]}
+    for cipher in (GCM, CHACHA, CTR):
+        for direction in ("down", "up"):
+            est = dims[("cipher", cipher, direction)]["estimate"]
+            assert est["n"] == 2 and est["low"] <= est["median"] <= est["high"] and est["median"] > 1
+    assert ("mac", "hmac-sha2-256-etm@openssh.com", "up") in dims
+    assert ("mac", GCM, "up") not in dims  # AEAD ciphers have no MAC dimension
+    for kex in ("curve25519-sha256", "diffie-hellman-group14-sha256"):
+        assert 0.005 < dims[("kex", kex, None)]["estimate"]["median"] < 5
+    assert ("hostkey", "rsa-sha2-512", None) in dims
+    assert analysis["top"] and analysis["top"][0]["both_ways"]["median"] > 1
+    rec = analysis["recommendation"]
+    assert rec["within_policy"]["cipher"] in (GCM, CHACHA, CTR)
+    assert all(reason for _, _, reason in rec["excluded"])
+    # throughput transfers pin a quick kex for their untimed handshake
+    assert {r["scenario"].get("kex") for r in doc["results"]["download"]} == {"curve25519-sha256"}
+
+
+def test_sweep_tables_and_recommend(swept: tuple[dict[str, str], dict[str, object]], tmp_path: Path) -> None:
+    env, doc = swept
+    run_id = str(doc["run"]["id"])  # type: ignore[index]
+    shown = sshbench(env, "show", run_id)
+    assert shown.returncode == 0, shown.stderr
+    for title in ("per key exchange", "per host key", "per cipher", "per MAC", "Top", "Fastest within policy modern"):
+        assert title in shown.stdout
+    rec = sshbench(env, "recommend", "--policy", "compatible", "--host", "backup-host")
+    assert rec.returncode == 0, rec.stderr
+    assert "Host backup-host" in rec.stdout and "Fastest within policy compatible" in rec.stdout
+    block = rec.stdout.split("Fastest within policy compatible")[1].split("sshd_config:")[0]
+    config = tmp_path / "ssh_config"
+    config.write_text("\n".join(line for line in block.splitlines() if not line.startswith("  ")) + "\n")
+    parsed = subprocess.run(["ssh", "-G", "-F", str(config), "backup-host"], capture_output=True, text=True)
+    assert parsed.returncode == 0, parsed.stderr
+    assert "ciphers " in parsed.stdout
+    policy = tmp_path / "p.toml"
+    policy.write_text(f'base = "any"\n[deny.cipher]\n"{GCM}" = "not on our FIPS list"\n')
+    rec = sshbench(env, "recommend", run_id, "--policy", str(policy), "--json")
+    assert rec.returncode == 0, rec.stderr
+    data = json.loads(rec.stdout)["recommendation"]
+    assert data["within_policy"]["cipher"] != GCM
+    assert ["cipher", GCM, "denied by policy file p.toml: not on our FIPS list"] in data["excluded"]
+
+
+def test_shell_csv_export(swept: tuple[dict[str, str], dict[str, object]], tmp_path: Path) -> None:
+    env, doc = swept
+    out = tmp_path / "csv"
+    done = sshbench(env, "export", str(doc["run"]["id"]), "--format", "shell-csv", "-o", str(out))  # type: ignore[index]
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["cipher-receive.csv", "cipher-send.csv", "kex.csv", "mac-receive.csv", "mac-send.csv"]
+    rows = (out / "cipher-send.csv").read_text().splitlines()
+    assert rows[0] == "algorithm,time" and len(rows) == 4
+    assert all(float(r.split(",")[1]) > 0 for r in rows[1:])
+
+
+def test_recommend_and_policy_errors(cli_env: dict[str, str], tmp_path: Path) -> None:
+    done = sshbench(cli_env, "recommend")
+    assert done.returncode == ExitCode.USAGE and "sshbench sweep" in done.stderr
+    done = sshbench(cli_env, "sweep", "--policy", "paranoid")
+    assert done.returncode == ExitCode.USAGE and "post-quantum" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_emulation_is_recorded_with_evidence(cli_env: dict[str, str]) -> None:
+    args = ("--cipher", GCM, "--rounds", "1", "--max-rounds", "1", "--warmup", "0", "--size", "16M")
+    done = sshbench(cli_env, "throughput", *args, "--emulate", "no-aesni", "--json")
+    assert done.returncode == 0, done.stderr
+    emulation = json.loads(done.stdout)["run"]["environment"]["emulation"]
+    assert emulation["variables"] == {"OPENSSL_ia32cap": "~0x200000200000000:~0x0"}
+    assert emulation["applies_to"] == ["ssh client", "embedded OpenSSH server"]
+    evidence = emulation["evidence"]
+    assert evidence["native_MBps"] > 3 * evidence["emulated_MBps"] > 0  # AES-NI masked: GCM much slower
+    shown = sshbench(cli_env, "show", "1")
+    assert "emulation: no-aesni" in shown.stdout
