@@ -153,6 +153,12 @@ def sampling_options(f: Callable[..., Any]) -> Callable[..., Any]:
             ),
             click.option("--max-time", help="Time budget for the measurement, e.g. 90s, 5m (default: none)."),
             click.option(
+                "--pin/--no-pin",
+                default=None,
+                help="Embedded servers: run the ssh client on one CPU and the server on another (less noise, "
+                "like two hosts) [default: on for sweep, off otherwise].",
+            ),
+            click.option(
                 "--emulate",
                 type=click.Choice(sorted(EMULATIONS)),
                 help="Emulate hardware: no-aesni masks AES-NI/PCLMUL from OpenSSL in ssh and the embedded "
@@ -217,6 +223,7 @@ def build_options(command: str, kw: dict[str, Any], latency: bool, throughput: b
         emulate=kw.get("emulate"),
         policy=kw.get("policy") or "modern",
         sample_seconds=kw.get("sample_seconds", 1.0),
+        pin=bool(kw.get("pin")),
     )
 
 
@@ -439,7 +446,8 @@ def sweep_cmd(**kw: Any) -> None:
     kw["policy"] = spec if spec in policy.LEVELS else str(Path(spec).resolve())
     kw["max_time"] = kw["max_time"] or "3m"
     kw["mac_mode"] = "all" if kw["full"] else "each"
-    kw["sample_seconds"] = 0.3
+    kw["sample_seconds"] = 0.2
+    kw["pin"] = True if kw["pin"] is None else kw["pin"]
     opts = build_options("sweep", kw, True, True)
     execute(opts, kw["db"], kw["as_json"])
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sshbench import analysis, emulation, envinfo, policy, scenarios
+from sshbench import analysis, emulation, envinfo, pinning, policy, scenarios
 from sshbench.discover import Discovery, discover
 from sshbench.embedded import LocalServer
 from sshbench.errors import ExitCode, SshbenchError
@@ -59,6 +59,7 @@ class JobOptions:
     servers: tuple[str, ...] = ()  # `servers` command: local:NAME specs
     emulate: str | None = None  # e.g. no-aesni (see emulation.py)
     policy: str = "modern"  # security policy for recommendations: a level or a TOML file
+    pin: bool = False  # embedded servers: ssh client on one CPU, server on another
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
@@ -247,6 +248,7 @@ def run_job(
         open_target(opts.target, ssh, opts.ssh_config) as (target, server),
         tempfile.TemporaryDirectory(prefix="sshbench-payload-") as tmp,
     ):
+        pinned = pinning.apply(pinning.plan(opts.pin, server is not None), [server] if server else [])
         disc = discover(ssh, target)
         if resume is None:
             env = {
@@ -255,6 +257,7 @@ def run_job(
                 "target": target.describe(),
                 **server_info(server),
                 "emulation": emulated,
+                "pinning": pinned or pinning.describe(opts.pin, server is not None),
             }
             run_id = store.create_run(opts.command, opts.target, opts.to_dict(), env)
             on_run(run_id)

@@ -1,15 +1,21 @@
 """Take one sample: a connection (spawn -> authenticated -> `true` -> exit) or a verified transfer.
 
-Throughput is payload bytes over the time from `Sending command:` (ssh has connected, authenticated
-and asked for the command) to process exit, so the handshake is excluded. The payload is produced
-and consumed by the real binaries: remote `head -c N /dev/zero` into the client's /dev/null for
-download; a local file into remote `wc -c` for upload, which also counts the bytes exactly.
-"""
+Throughput is the steady rate of a transfer: the payload after its first 20 % (at least 8 MiB, at
+most half) over the time it took, up to process exit. Progress comes from the ssh client's own I/O
+counters (/proc/PID/io: bytes written to /dev/null when downloading, bytes read from the file when
+uploading), read every 5 ms. The handshake and the start of the stream (the channel window ramp:
+~90 ms for uploads on loopback here, see docs/BENCHMARKS.md) are excluded, so short and long samples
+measure the same thing. Without readable counters the rate falls back to the payload over the time
+from `Sending command:` to exit. Payload bytes are produced and consumed by the real binaries:
+remote `head -c N /dev/zero` into the client's /dev/null for download; a local file into remote
+`wc -c` for upload, which also counts the bytes exactly."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +32,9 @@ from sshbench.target import Target
 
 COMMAND_MARKER = "Sending command:"
 MB = 1_000_000
+STEADY_FROM = 0.2  # the first 20 % of the payload is not timed ...
+STEADY_BYTES = 8 * 2**20  # ... nor the first 8 MiB (window ramp; an uploading client reads ahead of the server)
+PROBE_INTERVAL = 0.005
 _REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{1,200}$")
 
 
@@ -112,27 +121,53 @@ def throughput_sample(
     timeout = 30 + size / (2 * MB)  # generous: 2 MB/s is far below any cipher here
     if scenario.direction is Direction.DOWN:
         argv = target.argv(ssh, scenario.ssh_options(), payload.download_command(size))
-        done = run_timed(argv, timeout=timeout)
+        done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL)
     else:
         with open(payload.upload_source(size), "rb") as source:
             argv = target.argv(ssh, scenario.ssh_options(), "wc -c")
-            done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout)
+            done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL)
     problem = _transfer_problem(done, scenario.direction, size)
     if problem:
         return _failed(scenario, rnd, warmup, done, problem)
     started = first_time(done.lines, COMMAND_MARKER)
     assert started is not None
-    seconds = done.ended - started
+    column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file
+    rate = steady_rate(done.progress, column, size, started, done.ended)
     return Sample(
         scenario,
         rnd,
         warmup,
         ok=True,
-        value=size / seconds / MB,
+        value=rate if rate is not None else size / (done.ended - started) / MB,
         wall=done.wall,
         nbytes=size,
         client_cpu=done.cpu_user + done.cpu_system,
     )
+
+
+def steady_rate(
+    progress: Sequence[tuple[float, int, int]], column: int, size: int, command_at: float, end: float
+) -> float | None:
+    """Return MB/s over the payload after its start (see STEADY_*), from I/O counter probes (None if unknown).
+
+    The counter's value at the last probe before the command was sent is its baseline (handshake,
+    config files, log lines); the payload is assumed complete at process exit. The time the first
+    STEADY_FROM of the payload had passed is interpolated linearly between probes.
+    """
+    before = [p for p in progress if p[0] <= command_at]
+    after = [p for p in progress if command_at < p[0] < end]
+    if not after:
+        return None
+    base = (before[-1] if before else after[0])[column]
+    points = [(command_at, 0.0)] + [(p[0], float(p[column] - base)) for p in after] + [(end, float(size))]
+    threshold = max(STEADY_FROM * size, min(STEADY_BYTES, size / 2))
+    for (t0, b0), (t1, b1) in itertools.pairwise(points):
+        if b1 >= threshold > b0 or (b1 >= threshold and b0 >= threshold):
+            crossed = t0 if b0 >= threshold else t0 + (threshold - b0) / (b1 - b0) * (t1 - t0)
+            if end - crossed <= 0:
+                return None
+            return (size - threshold) / (end - crossed) / MB
+    return None
 
 
 def _transfer_problem(done: Finished, direction: Direction | None, size: int) -> str | None:

@@ -35,6 +35,7 @@ class Finished:
     cpu_user: float
     cpu_system: float
     timed_out: bool = False
+    progress: tuple[tuple[float, int, int], ...] = ()  # (time, bytes read, bytes written) from /proc/PID/io
 
     @property
     def wall(self) -> float:
@@ -95,8 +96,13 @@ def run_timed(
     timeout: float = 600.0,
     env: dict[str, str] | None = None,
     clock: Clock = time.perf_counter,
+    probe: float | None = None,
 ) -> Finished:
-    """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most)."""
+    """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most).
+
+    probe: every `probe` seconds, read the process's I/O counters (/proc/PID/io rchar, wchar) so that a
+    transfer's progress over time is known without touching its data.
+    """
     started = clock()
     proc = subprocess.Popen(
         list(argv),
@@ -106,18 +112,34 @@ def run_timed(
         env=env,
     )
     try:
-        return _collect(proc, tuple(argv), started, timeout, clock)
+        return _collect(proc, tuple(argv), started, timeout, clock, probe)
     except BaseException:
         _kill(proc)
         raise
 
 
+def read_io(pid: int) -> tuple[int, int] | None:
+    """Return (rchar, wchar) of a process: bytes it has read and written so far through any file."""
+    try:
+        with open(f"/proc/{pid}/io", "rb") as f:
+            fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
+        return int(fields[b"rchar"]), int(fields[b"wchar"])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
 def _collect(
-    proc: subprocess.Popen[bytes], argv: tuple[str, ...], started: float, timeout: float, clock: Clock
+    proc: subprocess.Popen[bytes],
+    argv: tuple[str, ...],
+    started: float,
+    timeout: float,
+    clock: Clock,
+    probe: float | None = None,
 ) -> Finished:
     """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
     assert proc.stderr is not None
     splitter, stdout = _LineSplitter(), bytearray()
+    progress: list[tuple[float, int, int]] = []
     pidfd = os.pidfd_open(proc.pid)
     sel = selectors.DefaultSelector()
     sel.register(proc.stderr.fileno(), selectors.EVENT_READ, "err")
@@ -132,6 +154,11 @@ def _collect(
             if remaining <= 0:
                 _kill(proc)
                 break
+            if probe is not None and ended is None:
+                counters = read_io(proc.pid)
+                if counters is not None:
+                    progress.append((clock(), *counters))
+                remaining = min(remaining, probe)
             for key, _ in sel.select(remaining):
                 now = clock()
                 if key.data == "exit":
@@ -168,6 +195,7 @@ def _collect(
         cpu_user=cpu_user,
         cpu_system=cpu_system,
         timed_out=ended is None,
+        progress=tuple(progress),
     )
 
 

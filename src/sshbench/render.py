@@ -234,6 +234,11 @@ def print_environment(console: Console, run: RunRecord) -> None:
     if env.get("server_cpu_accounting") or env.get("server_cpu_unavailable"):
         cpu = env.get("server_cpu_accounting") or f"not measured ({env.get('server_cpu_unavailable')})"
         lines.append(f"  server CPU: {cpu}")
+    pin = env.get("pinning")
+    if isinstance(pin, dict):
+        lines.append(f"  CPU pinning: ssh client on CPU {pin['client_cpu']}, server on CPU {pin['server_cpu']}")
+    elif pin:
+        lines.append(f"  CPU pinning: {pin}")
     emu = env.get("emulation")
     if emu:
         ev = emu.get("evidence", {})

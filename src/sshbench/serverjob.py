@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sshbench import emulation, envinfo, servers
+from sshbench import emulation, envinfo, pinning, servers
 from sshbench.discover import Discovery, discover
 from sshbench.embedded import LocalServer
 from sshbench.errors import ExitCode, SshbenchError
@@ -152,8 +152,9 @@ def run_servers(
         running, info = _start_all(ssh, specs, stack, progress)
         if not running:
             _none_started(info)
+        pinned = pinning.apply(pinning.plan(opts.pin, True), [r.server for r in running.values()])
         if resume is None:
-            env = {**envinfo.collect(ssh), "emulation": emulated}
+            env = {**envinfo.collect(ssh), "emulation": emulated, "pinning": pinned or pinning.describe(opts.pin, True)}
             run_id = store.create_run(opts.command, " ".join(specs), opts.to_dict(), env)
             on_run(run_id)
         else:
