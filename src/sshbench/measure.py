@@ -3,7 +3,7 @@
 Throughput is the steady rate of a transfer: the payload after its first 20 % (at least 8 MiB, at
 most half) over the time it took, up to process exit. Progress comes from the ssh client's own I/O
 counters (/proc/PID/io: bytes written to /dev/null when downloading, bytes read from the file when
-uploading), read every 5 ms. The handshake and the start of the stream (the channel window ramp:
+uploading), read every 10 ms. The handshake and the start of the stream (the channel window ramp:
 ~90 ms for uploads on loopback here, see docs/BENCHMARKS.md) are excluded, so short and long samples
 measure the same thing. Without readable counters the rate falls back to the payload over the time
 from `Sending command:` to exit. Payload bytes are produced and consumed by the real binaries:
@@ -34,7 +34,7 @@ COMMAND_MARKER = "Sending command:"
 MB = 1_000_000
 STEADY_FROM = 0.2  # the first 20 % of the payload is not timed ...
 STEADY_BYTES = 8 * 2**20  # ... nor the first 8 MiB (window ramp; an uploading client reads ahead of the server)
-PROBE_INTERVAL = 0.005
+PROBE_INTERVAL = 0.01
 _REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{1,200}$")
 
 

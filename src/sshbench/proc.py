@@ -118,13 +118,20 @@ def run_timed(
         raise
 
 
-def read_io(pid: int) -> tuple[int, int] | None:
-    """Return (rchar, wchar) of a process: bytes it has read and written so far through any file."""
+def open_io(pid: int) -> int | None:
+    """Open /proc/PID/io once (reads are repeated with pread); None when it is not readable."""
     try:
-        with open(f"/proc/{pid}/io", "rb") as f:
-            fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
-        return int(fields[b"rchar"]), int(fields[b"wchar"])
-    except (OSError, KeyError, ValueError):
+        return os.open(f"/proc/{pid}/io", os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def read_io(fd: int) -> tuple[int, int] | None:
+    """Return (rchar, wchar): bytes the process has read and written so far through any file."""
+    try:
+        fields = os.pread(fd, 512, 0).split()
+        return int(fields[1]), int(fields[3])  # "rchar: N wchar: N ..."
+    except (OSError, IndexError, ValueError):
         return None
 
 
@@ -140,6 +147,7 @@ def _collect(
     assert proc.stderr is not None
     splitter, stdout = _LineSplitter(), bytearray()
     progress: list[tuple[float, int, int]] = []
+    io_fd = open_io(proc.pid) if probe is not None else None
     pidfd = os.pidfd_open(proc.pid)
     sel = selectors.DefaultSelector()
     sel.register(proc.stderr.fileno(), selectors.EVENT_READ, "err")
@@ -154,8 +162,8 @@ def _collect(
             if remaining <= 0:
                 _kill(proc)
                 break
-            if probe is not None and ended is None:
-                counters = read_io(proc.pid)
+            if probe is not None and io_fd is not None and ended is None:
+                counters = read_io(io_fd)
                 if counters is not None:
                     progress.append((clock(), *counters))
                 remaining = min(remaining, probe)
@@ -175,6 +183,8 @@ def _collect(
     finally:
         sel.close()
         os.close(pidfd)
+        if io_fd is not None:
+            os.close(io_fd)
     cpu_user = cpu_system = 0.0
     if proc.returncode is None:
         _, status, usage = os.wait4(proc.pid, 0)
