@@ -23,6 +23,8 @@ from rich.progress import (
 )
 
 from sshbench import __version__, analysis, policy
+from sshbench.compare import Change, environment_differences, parse_fail_if, regressions
+from sshbench.compare import compare as compare_runs
 from sshbench.emulation import EMULATIONS
 from sshbench.errors import ExitCode, SshbenchError, Terminated
 from sshbench.export import run_document, to_csv, to_json, to_shell_csv
@@ -36,6 +38,7 @@ from sshbench.render import (
     print_negotiation,
     print_results,
 )
+from sshbench.render_compare import print_compare
 from sshbench.render_servers import print_servers
 from sshbench.render_sweep import (
     latency_dimension_table,
@@ -547,6 +550,127 @@ def servers_cmd(**kw: Any) -> None:
             )
     opts = build_options("servers", kw, not kw["no_latency"], not kw["no_throughput"])
     execute(opts, kw["db"], kw["as_json"])
+
+
+@cli.command("compare")
+@click.argument("run_a", type=int, metavar="RUN_A")
+@click.argument("run_b", type=int, metavar="RUN_B")
+@click.option(
+    "--fail-if",
+    "fail_if",
+    metavar="slower:PCT",
+    help="Exit with status 10 when any scenario of RUN_B is significantly slower than in RUN_A by more "
+    "than PCT (e.g. slower:5%). For CI pipelines.",
+)
+@db_option
+def compare_cmd(run_a: int, run_b: int, fail_if: str | None, db: Path | None, as_json: bool) -> None:
+    """Per scenario, the change from RUN_A to RUN_B in %, with significance.
+
+    Overlapping 95% confidence intervals of the medians mean "no change". Differences in the
+    environment (CPU, crypto flags, versions, emulation, pinning) are printed as warnings.
+    """
+    threshold = parse_fail_if(fail_if) if fail_if else None
+    store = open_store(db)
+    a, b = store.run(run_a), store.run(run_b)
+    changes = compare_runs(store.scenarios(run_a), store.scenarios(run_b))
+    diffs = environment_differences(a.environment, b.environment)
+    failing = regressions(changes, threshold) if threshold is not None else None
+    if as_json:
+        click.echo(json.dumps(compare_document(a, b, changes, diffs, failing), indent=2))
+    else:
+        print_compare(out, a, b, changes, diffs, failing, threshold)
+    if failing:
+        raise SshbenchError(
+            f"{len(failing)} scenario(s) of run {run_b} are slower than run {run_a} by more than {threshold:g}%",
+            place="--fail-if",
+            fix="see the table above; rerun both to rule out noise (`sshbench show`)",
+            code=ExitCode.REGRESSION,
+        )
+
+
+def compare_document(
+    a: RunRecord, b: RunRecord, changes: list[Change], diffs: list[str], failing: list[Change] | None
+) -> dict[str, Any]:
+    """Return the comparison as JSON-ready data."""
+    return {
+        "run_a": a.id,
+        "run_b": b.id,
+        "environment_differences": diffs,
+        "changes": [
+            {
+                "scenario": c.scenario.to_dict(),
+                "label": c.scenario.label,
+                "a_median": c.a.median if c.a else None,
+                "b_median": c.b.median if c.b else None,
+                "percent": c.percent,
+                "verdict": c.verdict,
+            }
+            for c in changes
+        ],
+        "failing": None if failing is None else [c.scenario.label for c in failing],
+    }
+
+
+@cli.command("report")
+@click.argument("run_ids", nargs=-1, type=int, metavar="[RUN]...")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="HTML file [default: sshbench-report.html]; for png/svg a directory [default: sshbench-charts].",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "png", "svg"]),
+    default="html",
+    show_default=True,
+    help="html: one self-contained interactive file (offline, light/dark, printable); png/svg: one file per chart.",
+)
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), envvar="SSHBENCH_DB")
+def report_cmd(run_ids: tuple[int, ...], output: Path | None, fmt: str, db: Path | None) -> None:
+    """Charts of stored runs: an offline HTML report, or PNG/SVG files.
+
+    \b
+    Throughput per cipher (x MAC) both ways with CI error bars, connection time per kex and host
+    key with its phases stacked, per-server comparisons (latency, throughput, CPU/GiB, memory), a
+    sweep's per-dimension aggregates, the recommendation with its config snippets, and the
+    environment. Two runs also get a comparison. Default: the newest run.
+
+    \b
+    Examples:
+      sshbench report -o report.html
+      sshbench report 3 7 -o before-after.html
+      sshbench report 3 --format svg -o charts/
+    """
+    from sshbench import report  # altair and vl-convert load only when a report is asked for
+
+    store = open_store(db)
+    ids = list(run_ids)
+    if not ids:
+        latest = store.latest_run(with_throughput=False)
+        if latest is None:
+            raise SshbenchError(
+                "there are no stored runs", place=str(store.path), fix="run `sshbench` first", code=ExitCode.USAGE
+            )
+        ids = [latest]
+    runs = [report.RunData(store.run(i), store.scenarios(i), store.memory(i)) for i in ids]
+    try:
+        if fmt == "html":
+            path = output or Path("sshbench-report.html")
+            path.write_text(report.render_html(runs), encoding="utf-8")
+            err.print(f"wrote {path} ({path.stat().st_size // 1024} KiB, self-contained: open it from disk)")
+            return
+        outdir = output or Path("sshbench-charts")
+        paths = report.write_images(report.all_figures(runs), outdir, fmt)
+        err.print(f"wrote {len(paths)} {fmt.upper()} file(s) in {outdir}: {', '.join(p.name for p in paths)}")
+    except OSError as exc:
+        raise SshbenchError(
+            f"cannot write the report: {exc.strerror or exc}",
+            place=str(output or "."),
+            fix="choose a writable path with -o",
+            code=ExitCode.STORAGE,
+        ) from None
 
 
 @cli.command("history")

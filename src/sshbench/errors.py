@@ -18,6 +18,7 @@ class ExitCode(enum.IntEnum):
     STORAGE = 7
     SERVER_START = 8
     MEASUREMENT_FAILED = 9
+    REGRESSION = 10  # `compare --fail-if`: B is significantly slower than allowed
     INTERRUPTED = 130
     TERMINATED = 143
 

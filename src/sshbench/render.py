@@ -62,6 +62,14 @@ def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[Row], str]]]:
     return [(title, cell) for title, cell in cols if any(cell(r) != "-" for r in rows if r.summary is not None)]
 
 
+def inline_bar(value: float, best: float, width: int = 16) -> str:
+    """Return a bar of block characters proportional to value / best."""
+    if best <= 0:
+        return ""
+    eighths = round(max(0.0, min(value / best, 1.0)) * width * 8)
+    return "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
+
+
 def result_table(name: str, rows: Sequence[Row]) -> Table:
     """Return the table of one result group."""
     kind = rows[0].scenario.kind
@@ -79,6 +87,8 @@ def result_table(name: str, rows: Sequence[Row]) -> Table:
     extra = cost_columns(rows)
     for title, _ in extra:
         table.add_column(title, justify="right")
+    table.add_column("", no_wrap=True)  # inline bar: the ranking at a glance
+    best = max((r.summary.median for r in rows if r.summary), default=0.0)
     if kind is Kind.LATENCY:
         table.add_column("phases: tcp/ver/kex/auth/session ms")
     notes = any(r.summary is None for r in rows)
@@ -90,10 +100,10 @@ def result_table(name: str, rows: Sequence[Row]) -> Table:
         s = row.summary
         if s is None:
             status = "[red]failed[/]" if row.failure else "[dim]pending[/]"
-            blanks = ["" for _ in extra] + ([""] if kind is Kind.LATENCY else [])
+            blanks = ["" for _ in extra] + [""] + ([""] if kind is Kind.LATENCY else [])
             table.add_row("-", *names, status, "", "", "", *blanks, row.failure or "not measured yet")
             continue
-        cells = [cell(row) for _, cell in extra]
+        cells = [cell(row) for _, cell in extra] + [inline_bar(s.median, best)]
         if kind is Kind.LATENCY:
             cells.append("/".join(f"{v * 1000:.0f}" for k, v in row.phases if k != "startup"))
         ci = f"{_fmt(kind, s.ci_low)}-{_fmt(kind, s.ci_high)}"
