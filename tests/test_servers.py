@@ -129,7 +129,7 @@ def test_custom_sshd_by_path_and_cpu_columns_in_throughput(cli_env: dict[str, st
         costs = doc["results"][group][0]["costs"]
         assert costs["server_cpu_gib"] > 0 and costs["client_cpu_gib"] > 0 and costs["server_rss"] > 0
     table = sshbench(cli_env, "show", str(doc["run"]["id"]))
-    assert "server CPU s/GiB" in table.stdout and "server settings:" in table.stdout
+    assert "CPU s/GiB client / server" in table.stdout and "server settings:" in table.stdout
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="creating cgroups needs root here")

@@ -46,16 +46,26 @@ def _mib(value: int | None) -> str:
     return "-" if value is None else f"{value / 2**20:.1f}"
 
 
+def _pair(row: Row, client: str, server: str, fmt: Callable[[float | None, str], str] | None) -> str:
+    """Format a client / server pair of cost medians ('-' when neither was measured)."""
+    if row.costs is None:
+        return "-"
+    a, b = getattr(row.costs, client), getattr(row.costs, server)
+    if a is None and b is None:
+        return "-"
+    if fmt is None:
+        return f"{_mib(a)} / {_mib(b)}"
+    return f"{fmt(a, '.2f')} / {fmt(b, '.2f')}"
+
+
 def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[Row], str]]]:
     """Return the CPU/memory columns that have data in these rows, as (title, cell) pairs."""
     kind = rows[0].scenario.kind
     cols: list[tuple[str, Callable[[Row], str]]] = []
     if kind is Kind.THROUGHPUT:
         cols = [
-            ("client CPU s/GiB", lambda r: _num(r.costs.client_cpu_gib if r.costs else None, ".2f")),
-            ("server CPU s/GiB", lambda r: _num(r.costs.server_cpu_gib if r.costs else None, ".2f")),
-            ("client RSS MiB", lambda r: _mib(r.costs.client_rss if r.costs else None)),
-            ("server RSS MiB", lambda r: _mib(r.costs.server_rss if r.costs else None)),
+            ("CPU s/GiB client / server", lambda r: _pair(r, "client_cpu_gib", "server_cpu_gib", _num)),
+            ("peak RSS MiB client / server", lambda r: _pair(r, "client_rss", "server_rss", None)),
         ]
     else:
         cols = [("server CPU ms", lambda r: _num(_ms(r.costs.server_cpu if r.costs else None), ".1f"))]
@@ -76,12 +86,13 @@ def result_table(name: str, rows: Sequence[Row]) -> Table:
     u = "ms" if kind is Kind.LATENCY else "MB/s"
     table = Table(title=TITLES[name], title_justify="left", expand=False)
     table.add_column("#", justify="right")
-    if kind is Kind.LATENCY:
-        table.add_column("key exchange")
-        table.add_column("host key")
-    else:
-        table.add_column("cipher")
-        table.add_column("MAC")
+    first, second = ("key exchange", "host key") if kind is Kind.LATENCY else ("cipher", "MAC")
+    for col, field in (
+        (first, "kex" if kind is Kind.LATENCY else "cipher"),
+        (second, "hostkey" if kind is Kind.LATENCY else "mac"),
+    ):
+        longest = max((len(getattr(r.scenario, field) or "") for r in rows), default=8)
+        table.add_column(col, no_wrap=True, min_width=min(max(longest, len(col)), 40))
     for col in (f"median {u}", "95% CI", "IQR", "n"):
         table.add_column(col, justify="right")
     extra = cost_columns(rows)
@@ -157,10 +168,17 @@ def fastest_line(ranked: dict[str, list[Row]], discovery: dict[str, Any] | None)
         parts.append(
             f"quickest connection {r.scenario.kex} / {r.scenario.hostkey} ({r.summary.median * 1000:.0f} ms"
             f"{', tied with ' + str(len(best_lat) - 1) + ' more' if len(best_lat) > 1 else ''})"
+            + _rating_note(discovery, "kex", r.scenario.kex)
         )
     if not parts:
         return ""
-    return "[bold]Fastest here:[/] " + "; ".join(parts)
+    return "[bold]Fastest here:[/] " + "; ".join(parts) + " - `sshbench recommend` applies a security policy"
+
+
+def _rating_note(discovery: dict[str, Any] | None, kind: str, name: str | None) -> str:
+    """Return ' (ssh-audit: fail)' when the algorithm is rated fail or warn, else ''."""
+    rating = ((discovery or {}).get("ratings", {}).get(kind, {}).get(name or "") or {}).get("rating")
+    return f" (ssh-audit: {rating})" if rating in ("fail", "warn") else ""
 
 
 def print_discovery(console: Console, disc: dict[str, Any]) -> None:
