@@ -44,10 +44,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=7)
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="sshbench-bench-"))
-    payload = Payload("zero", workdir)
     server = make_server("local:openssh")
-    with server as target:
+    with tempfile.TemporaryDirectory(prefix="sshbench-bench-") as tmp, server as target:
+        payload = Payload("zero", Path(tmp))
         opts = ["-o", f"Ciphers={CIPHER}", "-o", "KexAlgorithms=curve25519-sha256"]
         print("| direction | size MiB | naive ms (command -> exit) | steady MB/s (sshbench) |")
         print("|---|---|---|---|")
