@@ -522,13 +522,15 @@ def servers_cmd(**kw: Any) -> None:
     """SSH servers side by side: OpenSSH, Dropbear, TinySSH, or any OpenSSH-compatible sshd.
 
     \b
-    SERVER is local:openssh, local:dropbear, local:tinyssh or local:sshd=/path/to/sshd
-    [default: every one installed]. Each starts on 127.0.0.1 with fresh keys and is removed
-    afterwards. Per server: what it offers and what the default and strict client profiles
-    negotiate; connection time per host-key type and profile; throughput down and up per cipher
-    with client and server CPU seconds per GiB (server CPU from a cgroup per server, so every
-    process is counted) and peak memory; memory per process role idle, in a session and in a
-    transfer. The settings used for each server are printed with the results.
+    SERVER: local:openssh, local:dropbear, local:tinyssh, local:sshd=/path/to/sshd
+    [default: all three; one that cannot run here is listed as skipped, with the fix]
+
+    Each starts on 127.0.0.1 with fresh keys and is removed afterwards. Per server: what it offers
+    and what the default and strict client profiles negotiate; connection time per host-key type
+    and profile; throughput down and up per cipher with client and server CPU seconds per GiB
+    (server CPU from a cgroup per server, so every process is counted) and peak memory; memory per
+    process role idle, in a session and in a transfer. The settings used for each server are
+    printed with the results.
 
     \b
     Examples:

@@ -145,7 +145,7 @@ def run_servers(
 ) -> int:
     """Run (or resume) the side-by-side comparison; return the run id."""
     ssh = require_binary("ssh", "openssh-client")
-    specs = tuple(servers.validate(s) for s in (opts.servers or servers.installed()))
+    specs = tuple(servers.validate(s) for s in (opts.servers or servers.every()))
     emulated = emulation.apply(opts.emulate, remote=False)  # before any server starts
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sshbench-payload-")))

@@ -44,11 +44,15 @@ KNOWN = tuple(REQUIREMENTS)
 def private_home(home: Path, argv: Sequence[str], user_home: str) -> list[str]:
     """Wrap argv to run in a private mount namespace with `home` bind-mounted over the user's home."""
     unshare = require_binary("unshare", "util-linux")
-    ns = [unshare, "--mount", "--propagation", "private"]
-    if os.geteuid() != 0:
-        ns = [unshare, "--user", "--map-current-user", "--mount", "--propagation", "private"]
     script = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
-    return [*ns, "/bin/sh", "-c", script, "sh", str(home), user_home, *argv]
+    mount = ["/bin/sh", "-c", script, "sh", str(home), user_home]
+    if os.geteuid() == 0:
+        return [unshare, "--mount", "--propagation", "private", *mount, *argv]
+    # Not root: mount as root of a user namespace, then map back to our own uid/gid in a nested one,
+    # so the server runs as us (it can only log us in) and sees the private home.
+    back = [unshare, "--user", f"--map-user={os.getuid()}", f"--map-group={os.getgid()}"]
+    outer = [unshare, "--user", "--map-root-user", "--mount", "--propagation", "private"]
+    return [*outer, *mount, *back, *argv]
 
 
 class _HomeServer(LocalServer):
@@ -215,11 +219,15 @@ def server_name(spec: str) -> str:
 
 
 def missing(spec: str) -> str | None:
-    """Return a one-line hint when a local server's binaries are not installed, else None."""
+    """Return a one-line hint when a local server cannot run here (binaries missing, or needs root), else None."""
     name = server_name(spec)
     if name.startswith("sshd="):
         path = name[len("sshd=") :]
         return None if os.access(path, os.X_OK) else f"{path} is not an executable file"
+    if name == "tinyssh" and os.geteuid() != 0:
+        # tinysshd checks that every directory above authorized_keys belongs to root or the user; in the
+        # user namespace sshbench needs without root, root-owned directories appear unowned (nobody).
+        return "TinySSH needs root here (its authorized_keys path check fails inside a user namespace)"
     needs, package = REQUIREMENTS[name]
     for binary, _ in needs:
         if shutil.which(binary) is None and shutil.which(binary, path="/usr/sbin:/usr/bin:/sbin:/bin") is None:
@@ -270,3 +278,8 @@ def make_server(spec: str) -> LocalServer:
 def installed() -> list[str]:
     """Return the specs of every embedded server whose binaries are installed."""
     return [f"{LOCAL_PREFIX}{name}" for name in KNOWN if missing(f"{LOCAL_PREFIX}{name}") is None]
+
+
+def every() -> list[str]:
+    """Return the specs of every known embedded server (unavailable ones are reported as skipped)."""
+    return [f"{LOCAL_PREFIX}{name}" for name in KNOWN]
