@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sshbench.model import Direction, Kind, MemoryRecord
-from sshbench.render import _mib, _num, cost_columns
+from sshbench.render import _mib, _num, cost_columns, inline_bar
 from sshbench.results import Row, build_rows
 from sshbench.stats import REMEDY
 from sshbench.store import RunRecord, StoredScenario
@@ -112,6 +112,8 @@ def throughput_table(direction: str, rows: Sequence[Row], defaults: dict[str, st
     extra = cost_columns(rows) if any(r.summary for r in rows) else []
     for title_, _ in extra:
         table.add_column(title_, justify="right")
+    table.add_column("", no_wrap=True)
+    best = max((r.summary.median for r in rows if r.summary), default=0.0)
     order = list(dict.fromkeys(r.scenario.server for r in rows))
     for server in order:
         for row in (r for r in rows if r.scenario.server == server):
@@ -128,6 +130,7 @@ def throughput_table(direction: str, rows: Sequence[Row], defaults: dict[str, st
                     "",
                     "",
                     *("" for _ in extra),
+                    "",
                 )
                 continue
             flag = " [yellow]![/]" if row.warning else ""
@@ -139,6 +142,7 @@ def throughput_table(direction: str, rows: Sequence[Row], defaults: dict[str, st
                 f"{s.ci_low:.0f}-{s.ci_high:.0f}",
                 str(s.n),
                 *(cell(row) for _, cell in extra),
+                inline_bar(s.median, best),
             )
     return table
 

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from sshbench.analysis import Choice, Combo, DimensionRow, Estimate, Recommendation
 from sshbench.policy import Policy
+from sshbench.render import inline_bar
 from sshbench.snippets import gain_text, ssh_config, sshd_config
 
 
@@ -35,12 +36,18 @@ def latency_dimension_table(rows: Sequence[DimensionRow], kind: str, policy: Pol
     """Return connection time per kex or per host key."""
     title = "key exchange" if kind == "kex" else "host key"
     table = Table(title=f"Connection time per {title}, ms: median (95% CI), lower is better", title_justify="left")
-    for col in (title, "ms", "n", "measured", "policy"):
+    for col in (title, "ms", "n", "", "measured", "policy"):
         table.add_column(col, justify="right" if col in ("ms", "n") else "left")
+    longest = max((r.estimate.median for r in rows if r.kind == kind), default=0.0)
     for r in rows:
         if r.kind == kind:
             table.add_row(
-                r.algorithm, _est(r.estimate, 1000, 1), str(r.estimate.n), r.basis, _verdict(policy, kind, r.algorithm)
+                r.algorithm,
+                _est(r.estimate, 1000, 1),
+                str(r.estimate.n),
+                inline_bar(r.estimate.median, longest),
+                r.basis,
+                _verdict(policy, kind, r.algorithm),
             )
     return table
 
@@ -76,8 +83,9 @@ def top_table(combos: Sequence[Combo], policy: Policy, top: int) -> Table:
         "intervals of predicted and combined values are conservative)",
         title_justify="left",
     )
-    for col in ("#", "cipher + MAC", "download", "upload", "both ways", "how", "policy"):
+    for col in ("#", "cipher + MAC", "download", "upload", "both ways", "", "how", "policy"):
         table.add_column(col, justify="right" if col in ("#", "download", "upload", "both ways") else "left")
+    best = max((c.combined.median for c in combos[:top]), default=0.0)
     for i, c in enumerate(combos[:top], 1):
         ok = policy.check("cipher", c.cipher).allowed and (c.mac is None or policy.check("mac", c.mac).allowed)
         table.add_row(
@@ -86,6 +94,7 @@ def top_table(combos: Sequence[Combo], policy: Policy, top: int) -> Table:
             _est(c.rates.get("down")),
             _est(c.rates.get("up")),
             _est(c.combined),
+            inline_bar(c.combined.median, best),
             "[yellow]predicted[/]" if c.predicted else "measured",
             "[green]allowed[/]" if ok else "[red]excluded[/]",
         )
