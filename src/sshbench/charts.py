@@ -67,7 +67,7 @@ def ci_bars(
         tooltip.append(f"{group}:N")
     bars = base.mark_bar().encode(x=alt.X("median:Q", title=x_title), tooltip=tooltip, **enc)
     positions = {k: v for k, v in enc.items() if k != "color"}
-    rules = base.mark_rule(color="#555").encode(x="low:Q", x2="high:Q", **positions)
+    rules = base.mark_rule(color="#888", strokeWidth=1.5).encode(x="low:Q", x2="high:Q", **positions)
     rows = len(order) * (len({d[group] for d in data}) if group else 1)
     chart = alt.layer(bars, rules).properties(width=WIDTH, height=_height(rows), title=title)
     return _spec(chart)
@@ -123,7 +123,7 @@ def latency_figures(rows: Sequence[Row], prefix: str) -> list[Figure]:
             tooltip=["label:N", "phase:N", alt.Tooltip("ms:Q", format=".1f")],
         )
     )
-    rules = alt.Chart(_data(totals)).mark_rule(color="#555").encode(y=y, x="low:Q", x2="high:Q")
+    rules = alt.Chart(_data(totals)).mark_rule(color="#888", strokeWidth=1.5).encode(y=y, x="low:Q", x2="high:Q")
     title = "Connection time per key exchange and host key, by phase"
     chart = alt.layer(stacked, rules).properties(width=WIDTH, height=_height(len(totals)), title=title)
     return [Figure(f"{prefix}latency", title, _spec(chart))]
