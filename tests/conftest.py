@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,3 +63,35 @@ def embedded() -> Iterator[tuple[EmbeddedServer, Target]]:
     server = EmbeddedServer()
     with server as target:
         yield server, target
+
+
+def interrupt_after_samples(
+    env: dict[str, str], args: list[str], db: Path, minimum: int, sig: int = signal.SIGINT, timeout: float = 120
+) -> tuple[int, str]:
+    """Start the CLI, send `sig` once `minimum` samples are stored in `db`; return (exit status, stderr)."""
+    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + timeout
+    try:
+        while not _stored(db, minimum):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise AssertionError(f"fewer than {minimum} samples were stored in time")
+            time.sleep(0.2)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err
+
+
+def _stored(db: Path, minimum: int) -> bool:
+    """Return True once the database holds at least `minimum` samples."""
+    if not db.exists():
+        return False
+    with sqlite3.connect(db) as con:
+        try:
+            return bool(con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] >= minimum)
+        except sqlite3.OperationalError:
+            return False

@@ -6,13 +6,12 @@ import json
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import private_dirs, sshbench, sshbench_processes
+from conftest import interrupt_after_samples, private_dirs, sshbench, sshbench_processes
 from sshbench.embedded import EmbeddedServer
 from sshbench.errors import ExitCode
 from sshbench.target import Target
@@ -69,21 +68,6 @@ def test_run_measures_latency_and_both_directions(cli_env: dict[str, str], tmp_p
     assert env["openssh_client"].startswith("OpenSSH") and "aes" in env["cpu_flags"]
 
 
-def _wait_for_samples(db: Path, minimum: int, timeout: float = 120) -> None:
-    """Poll the database until at least `minimum` samples are stored."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if db.exists():
-            with sqlite3.connect(db) as con:
-                try:
-                    if con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] >= minimum:
-                        return
-                except sqlite3.OperationalError:
-                    pass
-        time.sleep(0.2)
-    raise AssertionError("no samples were stored in time")
-
-
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_cleans_up_and_resume_completes(
     cli_env: dict[str, str], tmp_path: Path, sig: signal.Signals, code: int
@@ -91,12 +75,8 @@ def test_interrupt_cleans_up_and_resume_completes(
     db = tmp_path / "runs.db"
     before_dirs, before_procs = private_dirs(), sshbench_processes()
     args = ["run", "--db", str(db), *ONE_KEX, "--cipher", "aes128-ctr", "--size", "32M", "--rounds", "4"]
-    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
-    _wait_for_samples(db, 3)
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == code, err
+    returncode, err = interrupt_after_samples(cli_env, args, db, 3, sig)
+    assert returncode == code, err
     assert "--resume 1" in err
     time.sleep(0.5)
     assert sshbench_processes() - before_procs == set()

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import private_dirs, sshbench
+from conftest import interrupt_after_samples, private_dirs, sshbench
 from sshbench import cgroups, servers
 from sshbench.errors import ExitCode
 from sshbench.proc import run_timed
@@ -164,23 +160,8 @@ def test_interrupted_servers_run_cleans_up_and_resumes(cli_env: dict[str, str], 
     before = (server_processes(), private_dirs(), cgroup_dirs())
     args = ["servers", "local:openssh", "local:dropbear", "--cipher", CHACHA, "--db", str(db)]
     args += ["--rounds", "3", "--max-rounds", "3", "--size", "16M", "--no-latency"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sshbench", *args],
-        env=cli_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        time.sleep(0.3)
-        if db.exists():
-            with sqlite3.connect(db) as con:
-                if con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] >= 3:
-                    break
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == ExitCode.INTERRUPTED, err
+    returncode, err = interrupt_after_samples(cli_env, args, db, 3)
+    assert returncode == ExitCode.INTERRUPTED, err
     assert "--resume 1" in err
     time.sleep(0.5)
     assert server_processes() - before[0] == set()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import private_dirs, sshbench
+from conftest import interrupt_after_samples, private_dirs, sshbench
 from sshbench.errors import ExitCode
 
 pytestmark = pytest.mark.integration
@@ -119,26 +119,11 @@ def test_emulation_is_recorded_with_evidence(cli_env: dict[str, str]) -> None:
 
 
 def test_interrupted_sweep_resumes_and_stores_its_analysis(cli_env: dict[str, str], tmp_path: Path) -> None:
-    import signal
-    import sqlite3
-    import sys
-    import time
-
     db = tmp_path / "s.db"
     args = [*SMALL_SWEEP, "--db", str(db)]
     args[args.index("--rounds") + 1] = args[args.index("--max-rounds") + 1] = "4"
-    proc = subprocess.Popen([sys.executable, "-m", "sshbench", "sweep", *args], env=cli_env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        time.sleep(0.3)
-        if db.exists():
-            with sqlite3.connect(db) as con:
-                if con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] >= 12:
-                    break
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == ExitCode.INTERRUPTED, err
+    returncode, err = interrupt_after_samples(cli_env, ["sweep", *args], db, 12)
+    assert returncode == ExitCode.INTERRUPTED, err
     done = sshbench(cli_env, "sweep", "--resume", "1", "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)

@@ -14,7 +14,7 @@ import altair as alt
 
 from sshbench.analysis import DimensionRow
 from sshbench.compare import Change
-from sshbench.model import PHASES, Kind, MemoryRecord
+from sshbench.model import PHASES, MemoryRecord, Scenario
 from sshbench.results import Row
 
 WIDTH = 560
@@ -73,6 +73,12 @@ def ci_bars(
     return _spec(chart)
 
 
+def _transfer_label(sc: Scenario) -> str:
+    """Return `[server: ]cipher[ + MAC]` for a transfer scenario."""
+    label = sc.cipher if sc.mac is None else f"{sc.cipher} + {sc.mac}"
+    return f"{sc.server}: {label}" if sc.server else str(label)
+
+
 def throughput_figures(rows_by_direction: Mapping[str, Sequence[Row]], prefix: str, by_server: bool) -> list[Figure]:
     """Throughput per cipher (x MAC), download and upload side by side, with CI error bars."""
     data = []
@@ -80,11 +86,7 @@ def throughput_figures(rows_by_direction: Mapping[str, Sequence[Row]], prefix: s
         for r in rows:
             if r.summary is None:
                 continue
-            sc = r.scenario
-            label = sc.cipher if sc.mac is None else f"{sc.cipher} + {sc.mac}"
-            if by_server:
-                label = f"{sc.server}: {label}"
-            data.append({"label": label, "direction": DIRECTION_NAMES.get(direction, direction),
+            data.append({"label": _transfer_label(r.scenario), "direction": DIRECTION_NAMES.get(direction, direction),
                          "median": r.summary.median, "low": r.summary.ci_low, "high": r.summary.ci_high})  # fmt: skip
     if not data:
         return []
@@ -136,8 +138,7 @@ def cost_figures(rows_by_direction: Mapping[str, Sequence[Row]], prefix: str) ->
         for r in rows:
             if r.costs is None:
                 continue
-            sc = r.scenario
-            label = f"{sc.server + ': ' if sc.server else ''}{sc.cipher} {DIRECTION_NAMES.get(direction, direction)}"
+            label = f"{_transfer_label(r.scenario)} {DIRECTION_NAMES.get(direction, direction)}"
             for side, value in (("client", r.costs.client_cpu_gib), ("server", r.costs.server_cpu_gib)):
                 if value is not None:
                     data.append({"label": label, "side": side, "median": value, "low": value, "high": value})
@@ -210,11 +211,3 @@ def compare_figure(changes: Sequence[Change], a: int, b: int) -> list[Figure]:
         .properties(width=WIDTH, height=_height(len(data)), title=title)
     )
     return [Figure("compare", title, _spec(chart))]
-
-
-def kind_groups(rows: Sequence[Row]) -> dict[str, list[Row]]:
-    """Split rows by kind name (latency/throughput) for callers that need it."""
-    out: dict[str, list[Row]] = {}
-    for r in rows:
-        out.setdefault("latency" if r.scenario.kind is Kind.LATENCY else "throughput", []).append(r)
-    return out

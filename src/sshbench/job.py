@@ -26,7 +26,7 @@ from sshbench.parsers import ssh_failure_reason
 from sshbench.proc import require_binary, run_timed
 from sshbench.scheduler import Progress, Sampler, Scheduler
 from sshbench.servers import is_local, make_server
-from sshbench.store import Store
+from sshbench.store import Store, StoredScenario
 from sshbench.target import LOCAL, Target, resolve_remote
 
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
@@ -234,6 +234,38 @@ def require_connectable(disc: Discovery, target: Target) -> None:
     raise SshbenchError(f"cannot log in: {reason}", place=target.describe(), fix=fix, code=code)
 
 
+def open_run(
+    store: Store,
+    opts: JobOptions,
+    target: str,
+    env: dict[str, Any],
+    ssh: str,
+    resume: int | None,
+    on_run: Callable[[int], None],
+) -> int:
+    """Create the run with its environment, or mark the resumed run running; return its id."""
+    if resume is not None:
+        store.set_status(resume, "running")
+        return resume
+    run_id = store.create_run(opts.command, target, opts.to_dict(), {**envinfo.collect(ssh), **env})
+    on_run(run_id)
+    return run_id
+
+
+@contextlib.contextmanager
+def recording_status(store: Store, run_id: int) -> Iterator[None]:
+    """Give the run its final status: complete, failed, or interrupted (Ctrl-C, SIGTERM; --resume finishes it)."""
+    try:
+        yield
+    except Exception:
+        store.set_status(run_id, "failed")
+        raise
+    except BaseException:
+        store.set_status(run_id, "interrupted")
+        raise
+    store.set_status(run_id, "complete")
+
+
 def run_job(
     store: Store,
     opts: JobOptions,
@@ -248,38 +280,25 @@ def run_job(
         open_target(opts.target, ssh, opts.ssh_config) as (target, server),
         tempfile.TemporaryDirectory(prefix="sshbench-payload-") as tmp,
     ):
-        pinned = pinning.apply(pinning.plan(opts.pin, server is not None), [server] if server else [])
+        pinned = pinning.apply(opts.pin, [server] if server else [])
         disc = discover(ssh, target)
-        if resume is None:
-            env = {
-                **envinfo.collect(ssh),
-                "server_banner": disc.server.banner if disc.server else None,
-                "target": target.describe(),
-                **server_info(server),
-                "emulation": emulated,
-                "pinning": pinned or pinning.describe(opts.pin, server is not None),
-            }
-            run_id = store.create_run(opts.command, opts.target, opts.to_dict(), env)
-            on_run(run_id)
-        else:
-            run_id = resume
-            store.set_status(run_id, "running")
+        env = {
+            "server_banner": disc.server.banner if disc.server else None,
+            "target": target.describe(),
+            **server_info(server),
+            "emulation": emulated,
+            "pinning": pinned,
+        }
+        run_id = open_run(store, opts, opts.target, env, ssh, resume, on_run)
         store.set_discovery(run_id, disc.to_dict())
-        try:
+        with recording_status(store, run_id):
             if opts.measure_latency or opts.measure_throughput:
                 require_connectable(disc, target)
                 _measure(store, run_id, opts, disc, ssh, (target, server), Path(tmp), progress)
-        except Exception:
-            store.set_status(run_id, "failed")
-            raise
-        except BaseException:  # Ctrl-C or SIGTERM: every sample so far is stored; --resume finishes it
-            store.set_status(run_id, "interrupted")
-            raise
-        if opts.command == "sweep":
-            pol = policy.resolve(opts.policy)
-            stored = store.scenarios(run_id)
-            store.set_analysis(run_id, analysis.to_document(stored, disc.to_dict(), pol, opts.full_latency))
-        store.set_status(run_id, "complete")
+            if opts.command == "sweep":
+                stored = store.scenarios(run_id)
+                document = analysis.to_document(stored, disc.to_dict(), policy.resolve(opts.policy), opts.full_latency)
+                store.set_analysis(run_id, document)
         return run_id
 
 
@@ -302,25 +321,41 @@ def _measure(
     sink = StoreSink(store, ids)
     if lat:
         take = metered(lambda sc, r, w: latency_sample(ssh, target, sc, r, w), server, watch_memory=False)
-        sched = Scheduler(opts.plan, take, sink, progress)
-        for sc in lat:
-            if sc.key in stored:
-                sched.resume_from(sc, stored[sc.key].samples, stored[sc.key].failure)
-        sched.run(lat, "latency")
+        schedule(opts.plan, lat, take, sink, progress, stored, "latency")
     if thr:
-        plan = opts.plan
-        if plan.max_time is not None:  # one budget for the whole job: what latency used is gone
-            plan = dataclasses.replace(plan, max_time=max(plan.max_time - (time.monotonic() - started), 0.0))
         sampler = ThroughputSampler(ssh, target, opts, workdir)
-        sched = Scheduler(plan, metered(sampler, server, watch_memory=True), sink, progress)
         for sc in thr:
             if sc.key in stored:
                 sampler.prime(sc, stored[sc.key].samples)
-                sched.resume_from(sc, stored[sc.key].samples, stored[sc.key].failure)
+        take = metered(sampler, server, watch_memory=True)
         try:
-            sched.run(thr, "throughput")
+            schedule(remaining(opts.plan, started), thr, take, sink, progress, stored, "throughput")
         finally:
             sampler.cleanup()
+
+
+def remaining(plan: Plan, started: float) -> Plan:
+    """Return the plan with what is left of its --max-time budget (one budget for the whole job)."""
+    if plan.max_time is None:
+        return plan
+    return dataclasses.replace(plan, max_time=max(plan.max_time - (time.monotonic() - started), 0.0))
+
+
+def schedule(
+    plan: Plan,
+    scenarios: list[Scenario],
+    take: Sampler,
+    sink: StoreSink,
+    progress: Progress,
+    stored: dict[str, StoredScenario],
+    label: str,
+) -> None:
+    """Run one interleaved schedule, continuing from the samples an interrupted run stored."""
+    sched = Scheduler(plan, take, sink, progress)
+    for sc in scenarios:
+        if sc.key in stored:
+            sched.resume_from(sc, stored[sc.key].samples, stored[sc.key].failure)
+    sched.run(scenarios, label)
 
 
 def server_info(server: LocalServer | None) -> dict[str, Any]:

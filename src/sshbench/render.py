@@ -31,7 +31,7 @@ def _fmt(kind: Kind, value: float) -> str:
     return f"{value * 1000:.1f}" if kind is Kind.LATENCY else f"{value:.0f}"
 
 
-def _num(value: float | None, fmt: str) -> str:
+def fmt_num(value: float | None, fmt: str) -> str:
     """Format an optional number ('-' when not measured)."""
     return "-" if value is None else format(value, fmt)
 
@@ -41,7 +41,7 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1000
 
 
-def _mib(value: int | None) -> str:
+def fmt_mib(value: int | None) -> str:
     """Format optional bytes as MiB."""
     return "-" if value is None else f"{value / 2**20:.1f}"
 
@@ -54,7 +54,7 @@ def _pair(row: Row, client: str, server: str, fmt: Callable[[float | None, str],
     if a is None and b is None:
         return "-"
     if fmt is None:
-        return f"{_mib(a)} / {_mib(b)}"
+        return f"{fmt_mib(a)} / {fmt_mib(b)}"
     return f"{fmt(a, '.2f')} / {fmt(b, '.2f')}"
 
 
@@ -64,11 +64,11 @@ def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[Row], str]]]:
     cols: list[tuple[str, Callable[[Row], str]]] = []
     if kind is Kind.THROUGHPUT:
         cols = [
-            ("CPU s/GiB client / server", lambda r: _pair(r, "client_cpu_gib", "server_cpu_gib", _num)),
+            ("CPU s/GiB client / server", lambda r: _pair(r, "client_cpu_gib", "server_cpu_gib", fmt_num)),
             ("peak RSS MiB client / server", lambda r: _pair(r, "client_rss", "server_rss", None)),
         ]
     else:
-        cols = [("server CPU ms", lambda r: _num(_ms(r.costs.server_cpu if r.costs else None), ".1f"))]
+        cols = [("server CPU ms", lambda r: fmt_num(_ms(r.costs.server_cpu if r.costs else None), ".1f"))]
     return [(title, cell) for title, cell in cols if any(cell(r) != "-" for r in rows if r.summary is not None)]
 
 

@@ -15,7 +15,7 @@ from sshbench.store import RunRecord
 VERDICT_STYLE = {"faster": "green", "slower": "red", "no change": "dim"}
 
 
-def _value(kind: Kind, s: Summary | None) -> str:
+def format_value(kind: Kind, s: Summary | None) -> str:
     """Format a median with its CI in the scenario's unit."""
     if s is None:
         return "-"
@@ -33,7 +33,9 @@ def compare_table(changes: Sequence[Change], a: int, b: int) -> Table:
         kind = c.scenario.kind
         change = "" if c.percent is None else f"{c.percent:+.1f}%"
         style = VERDICT_STYLE.get(c.verdict, "yellow")
-        table.add_row(c.scenario.label, _value(kind, c.a), _value(kind, c.b), change, f"[{style}]{c.verdict}[/]")
+        table.add_row(
+            c.scenario.label, format_value(kind, c.a), format_value(kind, c.b), change, f"[{style}]{c.verdict}[/]"
+        )
     return table
 
 

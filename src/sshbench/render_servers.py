@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sshbench.model import Direction, Kind, MemoryRecord
-from sshbench.render import _mib, _num, cost_columns, inline_bar
+from sshbench.render import cost_columns, fmt_mib, fmt_num, inline_bar
 from sshbench.results import Row, build_rows
 from sshbench.stats import REMEDY
 from sshbench.store import RunRecord, StoredScenario
@@ -66,7 +66,7 @@ def _cell(row: Row | None, failure: str | None) -> str:
 def _cpu_ms(row: Row | None) -> str:
     """Return a row's median server CPU per connection in ms, or '-'."""
     cpu = row.costs.server_cpu if row and row.costs else None
-    return _num(None if cpu is None else cpu * 1000, ".1f")
+    return fmt_num(None if cpu is None else cpu * 1000, ".1f")
 
 
 def latency_table(rows: Sequence[Row], order: Sequence[str]) -> Table:
@@ -164,7 +164,7 @@ def memory_table(records: Sequence[MemoryRecord]) -> Table:
     servers = list(dict.fromkeys(m.server for m in records))
     for server in servers:
         for m in sorted((m for m in records if m.server == server), key=order):
-            table.add_row(server, m.state, m.role, str(m.processes), _mib(m.vsz), _mib(m.rss), _mib(m.pss))
+            table.add_row(server, m.state, m.role, str(m.processes), fmt_mib(m.vsz), fmt_mib(m.rss), fmt_mib(m.pss))
         table.add_section()
     return table
 

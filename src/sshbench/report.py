@@ -24,7 +24,7 @@ from sshbench import __version__, analysis, charts, policy
 from sshbench.charts import Figure
 from sshbench.compare import Change, compare, environment_differences
 from sshbench.model import Direction, Kind, MemoryRecord
-from sshbench.render_compare import _value
+from sshbench.render_compare import format_value
 from sshbench.results import build_rows
 from sshbench.snippets import gain_text, ssh_config, sshd_config
 from sshbench.store import RunRecord, StoredScenario
@@ -110,8 +110,8 @@ def _comparison(a: RunData, b: RunData) -> dict[str, Any]:
     rows = [
         {
             "label": c.scenario.label,
-            "a": _value(c.scenario.kind, c.a),
-            "b": _value(c.scenario.kind, c.b),
+            "a": format_value(c.scenario.kind, c.a),
+            "b": format_value(c.scenario.kind, c.b),
             "change": "" if c.percent is None else f"{c.percent:+.1f}%",
             "verdict": c.verdict,
             "verdict_class": c.verdict if c.verdict in ("faster", "slower") else "",

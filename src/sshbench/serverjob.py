@@ -10,7 +10,6 @@ it is taken; `--resume` continues with freshly started servers.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import tempfile
 import time
 from collections.abc import Callable
@@ -18,16 +17,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sshbench import emulation, envinfo, pinning, servers
+from sshbench import emulation, pinning, servers
 from sshbench.discover import Discovery, discover
 from sshbench.embedded import LocalServer
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.job import JobOptions, StoreSink, ThroughputSampler, metered, server_info
+from sshbench.job import (
+    JobOptions,
+    StoreSink,
+    ThroughputSampler,
+    metered,
+    open_run,
+    recording_status,
+    remaining,
+    schedule,
+    server_info,
+)
 from sshbench.measure import latency_sample
 from sshbench.memory import measure_states
-from sshbench.model import STRICT_PROFILE, Kind, Plan, Sample, Scenario, is_aead
+from sshbench.model import STRICT_PROFILE, Kind, Sample, Scenario, is_aead
 from sshbench.proc import require_binary
-from sshbench.scheduler import Progress, Sampler, Scheduler
+from sshbench.scheduler import Progress, Sampler
 from sshbench.store import Store
 from sshbench.target import Target
 
@@ -152,25 +161,12 @@ def run_servers(
         running, info = _start_all(ssh, specs, stack, progress)
         if not running:
             _none_started(info)
-        pinned = pinning.apply(pinning.plan(opts.pin, True), [r.server for r in running.values()])
-        if resume is None:
-            env = {**envinfo.collect(ssh), "emulation": emulated, "pinning": pinned or pinning.describe(opts.pin, True)}
-            run_id = store.create_run(opts.command, " ".join(specs), opts.to_dict(), env)
-            on_run(run_id)
-        else:
-            run_id = resume
-            store.set_status(run_id, "running")
+        env = {"emulation": emulated, "pinning": pinning.apply(opts.pin, [r.server for r in running.values()])}
+        run_id = open_run(store, opts, " ".join(specs), env, ssh, resume, on_run)
         store.set_discovery(run_id, {"servers": info})
-        try:
+        with recording_status(store, run_id):
             _memory(store, run_id, ssh, running, info, progress)
             _measure(store, run_id, opts, ssh, running, tmp, progress)
-        except Exception:
-            store.set_status(run_id, "failed")
-            raise
-        except BaseException:  # Ctrl-C or SIGTERM: every sample so far is stored; --resume finishes it
-            store.set_status(run_id, "interrupted")
-            raise
-        store.set_status(run_id, "complete")
         return run_id
 
 
@@ -229,17 +225,14 @@ def _measure(
     sink = StoreSink(store, ids)
     if lat:
         takers = {name: metered(_latency_taker(ssh, r), r.server, watch_memory=False) for name, r in running.items()}
-        _schedule(opts.plan, lat, _dispatch(takers), sink, progress, stored, "latency")
+        schedule(opts.plan, lat, _dispatch(takers), sink, progress, stored, "latency")
     if thr:
         samplers = {name: ThroughputSampler(ssh, r.target, opts, workdir) for name, r in running.items()}
         for sc in thr:
             if sc.key in stored and sc.server is not None:
                 samplers[sc.server].prime(sc, stored[sc.key].samples)
         takers = {name: metered(samplers[name], r.server, watch_memory=True) for name, r in running.items()}
-        plan = opts.plan
-        if plan.max_time is not None:  # one budget for the whole job: what latency used is gone
-            plan = dataclasses.replace(plan, max_time=max(plan.max_time - (time.monotonic() - started), 0.0))
-        _schedule(plan, thr, _dispatch(takers), sink, progress, stored, "throughput")
+        schedule(remaining(opts.plan, started), thr, _dispatch(takers), sink, progress, stored, "throughput")
 
 
 def _latency_taker(ssh: str, r: Running) -> Sampler:
@@ -256,20 +249,3 @@ def _dispatch(takers: dict[str, Sampler]) -> Sampler:
         return takers[sc.server](sc, rnd, warmup)
 
     return take
-
-
-def _schedule(
-    plan: Plan,
-    scenarios: list[Scenario],
-    take: Sampler,
-    sink: StoreSink,
-    progress: Progress,
-    stored: dict[str, Any],
-    label: str,
-) -> None:
-    """Run one interleaved schedule over every server's scenarios."""
-    sched = Scheduler(plan, take, sink, progress)
-    for sc in scenarios:
-        if sc.key in stored:
-            sched.resume_from(sc, stored[sc.key].samples, stored[sc.key].failure)
-    sched.run(scenarios, label)

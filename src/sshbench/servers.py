@@ -6,7 +6,8 @@ sessions find no shell rc files, and the user's real ~/.ssh is never read or wri
 
 Fair settings, shown with every result:
 - Dropbear: `-W 2097152`, a 2 MiB receive window like OpenSSH's session window. Dropbear's default
-  (24576 bytes) throttles uploads: ~98 vs ~249 MB/s measured on the development machine.
+  (24576 bytes) throttles uploads: 123 vs 262 MB/s up, 240 vs 245 down (chacha20-poly1305,
+  benchmarks/bench_dropbear_window.py, docs/BENCHMARKS.md).
 - TinySSH: run by `tcpserver -D` (TCP_NODELAY, as OpenSSH and Dropbear set for sessions), `-HRl0` (no DNS
   or ident lookups). TinySSH supports ed25519 host keys only.
 """
@@ -19,6 +20,7 @@ import re
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import psutil
 
@@ -58,6 +60,47 @@ def private_home(home: Path, argv: Sequence[str], user_home: str) -> list[str]:
 class _HomeServer(LocalServer):
     """A server that reads ~/.ssh/authorized_keys: give it a private home in a mount namespace."""
 
+    session_process: ClassVar[str] = ""  # name of the per-connection server process
+    home_setting = "HOME of sessions: an empty directory mounted over your home (no ~/.ssh, no rc files)"
+
+    def __init__(self, name: str, spec: str, tools: Tools | None) -> None:
+        super().__init__(name, spec)
+        self.tools = tools or Tools.find()
+        self.home = ""
+
+    def prepare(self, workdir: Path) -> None:
+        """Check the home, create keys and server files, authorize the client key."""
+        self.home = self._user_home(workdir)
+        self.make_keys(workdir)
+        ssh_dir = workdir / "home" / ".ssh"
+        ssh_dir.mkdir(mode=0o700)
+        shutil.copyfile(workdir / "client_ed25519.pub", ssh_dir / "authorized_keys")
+        os.chmod(ssh_dir / "authorized_keys", 0o600)
+
+    def make_keys(self, workdir: Path) -> None:
+        """Create the client key and the server's host keys."""
+        raise NotImplementedError
+
+    def _setup_tool(self, argv: list[str], what: str) -> None:
+        """Run a key tool of the server's package, or fail naming it."""
+        done = run_quick(argv)
+        if done.returncode != 0:
+            raise SshbenchError(
+                f"{what} failed: {done.stderr.strip()}",
+                place=str(self.workdir),
+                fix=f"check that {Path(argv[0]).name} works (package {self.package})",
+                code=ExitCode.SERVER_START,
+            )
+
+    def role(self, proc: psutil.Process) -> str:
+        """Listener, the per-connection server process (session), or the command it runs."""
+        if proc.pid == self.pid:
+            return "listener"
+        try:
+            return "session" if proc.name() == self.session_process else "command"
+        except psutil.Error:
+            return "command"
+
     def _user_home(self, workdir: Path) -> str:
         """Return the user's home directory, checking that hiding it does not hide the server's files."""
         home = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
@@ -77,48 +120,38 @@ class _HomeServer(LocalServer):
             )
         return str(home)
 
-    def _authorize(self, workdir: Path) -> None:
-        """Put the client key in the private home's .ssh/authorized_keys."""
-        ssh_dir = workdir / "home" / ".ssh"
-        ssh_dir.mkdir(mode=0o700)
-        shutil.copyfile(workdir / "client_ed25519.pub", ssh_dir / "authorized_keys")
-        os.chmod(ssh_dir / "authorized_keys", 0o600)
-
 
 class DropbearServer(_HomeServer):
     """Dropbear, with a receive window as large as OpenSSH's."""
 
     product = "Dropbear"
     package = "dropbear-bin"
+    session_process = "dropbear"
 
-    def __init__(self, tools: Tools | None = None, name: str = "dropbear", spec: str = "local:dropbear") -> None:
-        super().__init__(name, spec)
-        self.tools = tools or Tools.find()
+    def __init__(
+        self,
+        tools: Tools | None = None,
+        name: str = "dropbear",
+        spec: str = "local:dropbear",
+        window: int | None = None,
+    ) -> None:
+        super().__init__(name, spec, tools)
         self.dropbear = require_binary("dropbear", self.package)
         self.convert = require_binary("dropbearconvert", self.package)
-        self.home = ""
+        self.window = DROPBEAR_WINDOW if window is None else window
+        fair = ": 2 MiB receive window like OpenSSH's (the default 24576 throttles uploads, docs/BENCHMARKS.md)"
+        self.settings = (
+            f"-W {self.window}" + (fair if self.window == DROPBEAR_WINDOW else ""),
+            "-s -j -k: keys only, no forwarding",
+            self.home_setting,
+        )
 
-    def prepare(self, workdir: Path) -> None:
+    def make_keys(self, workdir: Path) -> None:
         """Generate OpenSSH keys and convert the host keys to Dropbear's format."""
-        self.home = self._user_home(workdir)
         generate_keys(self.tools.keygen, workdir, self.host_key_types)
         for t in self.host_key_types:
-            source, dest = workdir / f"host_{t}", workdir / f"db_{t}"
-            done = run_quick([self.convert, "openssh", "dropbear", str(source), str(dest)])
-            if done.returncode != 0:
-                raise SshbenchError(
-                    f"dropbearconvert failed for the {t} host key: {done.stderr.strip()}",
-                    place=str(workdir),
-                    fix="check that dropbearconvert works (package dropbear-bin)",
-                    code=ExitCode.SERVER_START,
-                )
-        self._authorize(workdir)
-        self.settings = (
-            f"-W {DROPBEAR_WINDOW}: {DROPBEAR_WINDOW // 2**20} MiB receive window like OpenSSH's "
-            "(default 24576 throttles uploads)",
-            "-s -j -k: keys only, no forwarding",
-            "HOME of sessions: an empty directory mounted over your home (no ~/.ssh, no rc files)",
-        )
+            argv = [self.convert, "openssh", "dropbear", str(workdir / f"host_{t}"), str(workdir / f"db_{t}")]
+            self._setup_tool(argv, f"dropbearconvert of the {t} host key")
 
     def host_public_keys(self, workdir: Path) -> list[str]:
         """Return the OpenSSH form of the converted host keys."""
@@ -134,7 +167,7 @@ class DropbearServer(_HomeServer):
             "-j",
             "-k",
             "-W",
-            str(DROPBEAR_WINDOW),
+            str(self.window),
             "-P",
             str(workdir / "dropbear.pid"),
             "-p",
@@ -143,15 +176,6 @@ class DropbearServer(_HomeServer):
         ]
         return private_home(workdir / "home", argv, self.home)
 
-    def role(self, proc: psutil.Process) -> str:
-        """Listener, or a forked per-connection dropbear (session), or the command it runs."""
-        if proc.pid == self.pid:
-            return "listener"
-        try:
-            return "session" if proc.name() == "dropbear" else "command"
-        except psutil.Error:
-            return "command"
-
 
 class TinySSHServer(_HomeServer):
     """TinySSH, started per connection by tcpserver (inetd-style); ed25519 host keys only."""
@@ -159,34 +183,24 @@ class TinySSHServer(_HomeServer):
     product = "TinySSH"
     package = "tinysshd"
     host_key_types = ("ed25519",)
+    session_process = "tinysshd"
 
     def __init__(self, tools: Tools | None = None, name: str = "tinyssh", spec: str = "local:tinyssh") -> None:
-        super().__init__(name, spec)
-        self.tools = tools or Tools.find()
+        super().__init__(name, spec, tools)
         self.tinysshd = require_binary("tinysshd", "tinysshd")
         self.makekey = require_binary("tinysshd-makekey", "tinysshd")
         self.printkey = require_binary("tinysshd-printkey", "tinysshd")
         self.tcpserver = require_binary("tcpserver", "ucspi-tcp")
-        self.home = ""
-
-    def prepare(self, workdir: Path) -> None:
-        """Create TinySSH's key directory and a client key."""
-        self.home = self._user_home(workdir)
-        generate_keys(self.tools.keygen, workdir, ())
-        done = run_quick([self.makekey, str(workdir / "tinyssh_keys")])
-        if done.returncode != 0:
-            raise SshbenchError(
-                f"tinysshd-makekey failed: {done.stderr.strip()}",
-                place=str(workdir),
-                fix="check that tinysshd-makekey works (package tinysshd)",
-                code=ExitCode.SERVER_START,
-            )
-        self._authorize(workdir)
         self.settings = (
             "tcpserver -HRDl0: TCP_NODELAY, no DNS/ident lookups; one tinysshd per connection",
             "host keys: ed25519 only (TinySSH supports no other)",
-            "HOME of sessions: an empty directory mounted over your home (no ~/.ssh, no rc files)",
+            self.home_setting,
         )
+
+    def make_keys(self, workdir: Path) -> None:
+        """Create TinySSH's key directory and a client key."""
+        generate_keys(self.tools.keygen, workdir, ())
+        self._setup_tool([self.makekey, str(workdir / "tinyssh_keys")], "tinysshd-makekey")
 
     def host_public_keys(self, workdir: Path) -> list[str]:
         """Return the ed25519 host key from tinysshd-printkey."""
@@ -197,15 +211,6 @@ class TinySSHServer(_HomeServer):
         """Return tcpserver running tinysshd per connection, inside the private-home namespace."""
         argv = [self.tcpserver, "-HRDl0", "127.0.0.1", str(port), self.tinysshd, str(workdir / "tinyssh_keys")]
         return private_home(workdir / "home", argv, self.home)
-
-    def role(self, proc: psutil.Process) -> str:
-        """Listener (tcpserver), session (tinysshd), or the command it runs."""
-        if proc.pid == self.pid:
-            return "listener"
-        try:
-            return "session" if proc.name() == "tinysshd" else "command"
-        except psutil.Error:
-            return "command"
 
 
 def is_local(spec: str) -> bool:
