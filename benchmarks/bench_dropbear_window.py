@@ -15,10 +15,10 @@ import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from sshbench.measure import Payload, throughput_sample
+from sshbench.cli.options import parse_size
+from sshbench.measure.samplers import Payload, throughput_sample
 from sshbench.model import Direction, Kind, Scenario
-from sshbench.options import parse_size
-from sshbench.servers import DROPBEAR_WINDOW, DropbearServer
+from sshbench.targets.dropbear import DROPBEAR_WINDOW, DropbearServer
 
 DEFAULT_WINDOW = 24576
 

@@ -22,11 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from sshbench.embedded import EmbeddedServer
-from sshbench.measure import MB, Payload, latency_sample, throughput_sample
+from sshbench.cli.options import parse_size
+from sshbench.measure.samplers import MB, Payload, latency_sample, throughput_sample
 from sshbench.model import Direction, Kind, Scenario
-from sshbench.options import parse_size
-from sshbench.target import COMMON_OPTIONS, Target
+from sshbench.ssh.destination import COMMON_OPTIONS, Target
+from sshbench.targets.openssh import OpenSSHServer
 
 CONFIGS = [("aes128-gcm@openssh.com", None), ("chacha20-poly1305@openssh.com", None),
            ("aes128-ctr", "umac-64-etm@openssh.com")]  # fmt: skip
@@ -110,7 +110,7 @@ def main() -> None:
     size = parse_size(args.size) or 512 * 2**20
     if shutil.which("hyperfine") is None:
         raise SystemExit("hyperfine is needed: apt-get install hyperfine")
-    with EmbeddedServer() as target, tempfile.TemporaryDirectory() as tmp:
+    with OpenSSHServer() as target, tempfile.TemporaryDirectory() as tmp:
         rows = throughput(target, args.rounds, size, Path(tmp))
         lat = latency(target, max(args.rounds // 2, 3), Path(tmp))
     print(f"Throughput, download, {args.size} per transfer, {args.rounds} interleaved rounds (MB/s, medians)\n")

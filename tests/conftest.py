@@ -14,8 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from sshbench.embedded import EmbeddedServer
-from sshbench.target import Target
+from sshbench.ssh.destination import Target
+from sshbench.targets.openssh import OpenSSHServer
 
 
 @pytest.fixture
@@ -58,9 +58,9 @@ def private_dirs() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def embedded() -> Iterator[tuple[EmbeddedServer, Target]]:
+def embedded() -> Iterator[tuple[OpenSSHServer, Target]]:
     """A real embedded OpenSSH server for the module's tests."""
-    server = EmbeddedServer()
+    server = OpenSSHServer()
     with server as target:
         yield server, target
 

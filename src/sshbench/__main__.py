@@ -1,5 +1,5 @@
 """Allow `python -m sshbench`."""
 
-from sshbench.cli import main
+from sshbench.cli.main import main
 
 main()

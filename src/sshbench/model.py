@@ -1,9 +1,16 @@
-"""The data model: scenarios to measure, samples taken, and the plan that schedules them."""
+"""What is measured: kinds of measurement and their metrics, scenarios, samples, plans, run kinds, job options.
+
+A `Metric` per `Kind` says everything that depends on the kind of value: its unit and scale, whether higher
+is better, which scenario fields name a row, and which result groups it falls into. Results, comparisons,
+exports, tables and charts look it up instead of branching on the kind. Adding a kind of measurement means:
+a `Kind`, a `Metric` in `METRICS`, a sampler in `measure/samplers.py` and a planner in `measure/plan.py`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +21,7 @@ STRICT_PROFILE = {
     "KexAlgorithms": "curve25519-sha256",
 }
 PHASES = ("startup", "tcp", "version", "kex", "auth", "session")
+SCENARIO_FIELDS = ("server", "profile", "kex", "hostkey", "cipher", "mac", "direction")
 
 
 class Kind(enum.StrEnum):
@@ -30,9 +38,103 @@ class Direction(enum.StrEnum):
     UP = "up"  # client -> server
 
 
+def is_local(spec: str) -> bool:
+    """Return True for the target specs of embedded servers: `local` and `local:NAME`."""
+    return spec == "local" or spec.startswith("local:")
+
+
 def is_aead(cipher: str) -> bool:
     """Return True when the cipher authenticates itself and ignores the negotiated MAC."""
     return cipher in AEAD_CIPHERS
+
+
+@dataclass(frozen=True)
+class ResultGroup:
+    """A table of results: the scenarios of one kind (and direction) ranked together."""
+
+    name: str  # latency, download, upload
+    title: str
+
+
+@dataclass(frozen=True)
+class Labels:
+    """How a kind's rows are named: the two scenario fields that tell them apart, and how to show them."""
+
+    fields: tuple[str, str]  # e.g. ("cipher", "mac")
+    titles: tuple[str, str]  # their column titles
+    blanks: tuple[str, str]  # a table cell for an unset field, e.g. "(AEAD)" for an AEAD cipher's MAC
+    missing: tuple[str, str]  # a label's word for an unset field ("" leaves it out)
+    join: str  # between the two in a label
+
+    def name(self, scenario: Scenario) -> str:
+        """Return what a scenario measures: its fields joined (e.g. `aes128-ctr + umac-64-etm@openssh.com`)."""
+        names = (getattr(scenario, f) or missing for f, missing in zip(self.fields, self.missing, strict=True))
+        return self.join.join(n for n in names if n)
+
+    def cells(self, scenario: Scenario) -> list[str]:
+        """Return the fields as table cells."""
+        return [getattr(scenario, f) or blank for f, blank in zip(self.fields, self.blanks, strict=True)]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How the values of one kind read: unit, scale, which way is better, row labels, result groups, costs."""
+
+    kind: Kind
+    stored_unit: str  # unit of Sample.value
+    unit: str  # unit shown to people
+    scale: float  # shown value = stored value * scale
+    digits: int  # decimals shown
+    higher_is_better: bool
+    labels: Labels
+    groups: Mapping[Direction | None, ResultGroup]
+    costs_per_gib: bool  # CPU per GiB moved (transfers), else per sample (connections)
+    phases: bool  # samples carry a connection phase breakdown
+    untimed: tuple[str, ...] = ()  # scenario fields pinned for the run but outside the timed part
+
+    def format(self, value: float) -> str:
+        """Format a stored value in the shown unit (no unit text)."""
+        return f"{value * self.scale:.{self.digits}f}"
+
+    def group(self, scenario: Scenario) -> ResultGroup:
+        """Return the result group a scenario belongs to."""
+        return self.groups[scenario.direction]
+
+    def label(self, scenario: Scenario) -> str:
+        """Return the row label: the name, then the direction."""
+        name = self.labels.name(scenario)
+        return name if scenario.direction is None else f"{name} {scenario.direction}"
+
+    def better(self, a: float, b: float) -> bool:
+        """Return True when value a is better than value b."""
+        return a > b if self.higher_is_better else a < b
+
+
+LATENCY_SAMPLE = "spawn -> authenticated -> `true` -> exit"
+TRANSFER_NOTE = "handshake excluded, higher is better"
+METRICS: dict[Kind, Metric] = {
+    Kind.LATENCY: Metric(
+        kind=Kind.LATENCY, stored_unit="s", unit="ms", scale=1000.0, digits=1, higher_is_better=False,
+        labels=Labels(
+            fields=("kex", "hostkey"), titles=("key exchange", "host key"), blanks=("", ""),
+            missing=("default kex", "default host key"), join=" / ",
+        ),
+        groups={None: ResultGroup("latency", f"Connection time ({LATENCY_SAMPLE}), lower is better")},
+        costs_per_gib=False, phases=True,
+    ),
+    Kind.THROUGHPUT: Metric(
+        kind=Kind.THROUGHPUT, stored_unit="MB/s", unit="MB/s", scale=1.0, digits=0, higher_is_better=True,
+        labels=Labels(fields=("cipher", "mac"), titles=("cipher", "MAC"), blanks=("", "(AEAD)"), missing=("", ""),
+                      join=" + "),
+        groups={
+            Direction.DOWN: ResultGroup("download", f"Throughput, download (server -> client), {TRANSFER_NOTE}"),
+            Direction.UP: ResultGroup("upload", f"Throughput, upload (client -> server), {TRANSFER_NOTE}"),
+        },
+        costs_per_gib=True, phases=False,
+        untimed=("kex",),  # a sweep pins a quick kex for the handshake before each (untimed) transfer
+    ),
+}  # fmt: skip
+GROUP_ORDER = tuple(g.name for m in METRICS.values() for g in m.groups.values())
 
 
 @dataclass(frozen=True)
@@ -49,25 +151,28 @@ class Scenario:
     profile: str | None = None  # client profile (default / strict) a `servers` latency scenario stands for
 
     @property
+    def metric(self) -> Metric:
+        """Return how this scenario's values read."""
+        return METRICS[self.kind]
+
+    @property
     def key(self) -> str:
         """Return a stable identifier, unique within a run."""
         parts = [self.kind.value]
-        for name in ("server", "profile", "kex", "hostkey", "cipher", "mac", "direction"):
-            value = getattr(self, name)
-            if value is not None:
-                parts.append(f"{name}={value}")
+        parts += [f"{name}={getattr(self, name)}" for name in SCENARIO_FIELDS if getattr(self, name) is not None]
         return " ".join(parts)
 
     @property
     def label(self) -> str:
         """Return a short human label."""
         where = "" if self.server is None else f"{self.server}: "
-        if self.kind is Kind.LATENCY:
-            if self.profile is not None:
-                return f"{where}{self.profile} profile, host key {self.hostkey}"
-            return f"{where}{self.kex or 'default kex'} / {self.hostkey or 'default host key'}"
-        mac = "" if self.mac is None else f" + {self.mac}"
-        return f"{where}{self.cipher}{mac} {self.direction}"
+        if self.profile is not None:
+            return f"{where}{self.profile} profile, host key {self.hostkey}"
+        return where + self.metric.label(self)
+
+    def match_key(self) -> tuple[Any, ...]:
+        """Return what this scenario measures, for matching across runs (untimed pinned fields left out)."""
+        return (self.kind, *(None if f in self.metric.untimed else getattr(self, f) for f in SCENARIO_FIELDS))
 
     def ssh_options(self) -> list[str]:
         """Return the `-o` options that pin this scenario's algorithms."""
@@ -84,7 +189,7 @@ class Scenario:
         return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Scenario:
+    def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
         """Rebuild a scenario stored with `to_dict`."""
         direction = data.get("direction")
         return cls(
@@ -99,6 +204,7 @@ class Scenario:
         )
 
 
+
 @dataclass(frozen=True)
 class Sample:
     """One measurement of one scenario, successful or not; every sample is stored."""
@@ -107,7 +213,7 @@ class Sample:
     round: int  # 0 for warm-up
     warmup: bool
     ok: bool
-    value: float | None  # seconds (latency) or MB/s (throughput)
+    value: float | None  # in the scenario's Metric.stored_unit: seconds (latency) or MB/s (throughput)
     wall: float  # seconds from spawn to exit
     nbytes: int | None = None
     client_cpu: float | None = None  # user + system seconds of the ssh client
@@ -117,16 +223,10 @@ class Sample:
     client_rss: int | None = None  # peak RSS of the ssh client, bytes
     server_rss: int | None = None  # peak RSS of the server's per-connection processes during the sample, bytes
 
-
-@dataclass(frozen=True)
-class Plan:
-    """How many samples to take and when to stop."""
-
-    warmup: int = 1
-    min_rounds: int = 6
-    max_rounds: int = 20
-    ci_target: float = 0.05  # relative half-width of the median's 95 % CI
-    max_time: float | None = None  # seconds for the whole measurement
+    @property
+    def measured(self) -> bool:
+        """Return True for a successful, non-warm-up sample with a value (what statistics are taken from)."""
+        return self.ok and not self.warmup and self.value is not None
 
 
 @dataclass(frozen=True)
@@ -140,3 +240,109 @@ class MemoryRecord:
     vsz: int  # bytes
     rss: int  # bytes
     pss: int | None  # bytes (None when /proc/PID/smaps_rollup is not readable)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many samples to take and when to stop."""
+
+    warmup: int = 1
+    min_rounds: int = 6
+    max_rounds: int = 20
+    ci_target: float = 0.05  # relative half-width of the median's 95 % CI
+    max_time: float | None = None  # seconds for the whole measurement
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        """Rebuild a plan stored with its job options (missing fields take their defaults)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+class RunKind(enum.StrEnum):
+    """Which command made a run; decides how the run is measured, shown and resumed."""
+
+    RUN = "run"
+    ALGOS = "algos"
+    LATENCY = "latency"
+    THROUGHPUT = "throughput"
+    SWEEP = "sweep"
+    SERVERS = "servers"
+
+    @property
+    def side_by_side(self) -> bool:
+        """Return True for runs of several embedded servers at once (scenarios carry the server name)."""
+        return self is RunKind.SERVERS
+
+    @property
+    def sweep(self) -> bool:
+        """Return True for runs read per dimension (cipher, MAC, kex, host key) with predicted pairs."""
+        return self is RunKind.SWEEP
+
+    @property
+    def recommends(self) -> bool:
+        """Return True when the run's measurements can back a configuration recommendation."""
+        return not self.side_by_side
+
+    @property
+    def resume_command(self) -> str:
+        """Return the command whose `--resume` finishes this kind of run."""
+        return self.value if self in (RunKind.SWEEP, RunKind.SERVERS) else RunKind.RUN.value
+
+
+class RunStatus(enum.StrEnum):
+    """Where a stored run stands."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM: `--resume` finishes it
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """Everything that defines a job; stored with the run so that `--resume` can finish it."""
+
+    command: RunKind
+    target: str = "local"
+    ssh_config: str | None = None  # -F for remote targets (default: ~/.ssh/config)
+    measure_latency: bool = True
+    measure_throughput: bool = True
+    kex: tuple[str, ...] = ()
+    hostkeys: tuple[str, ...] = ()
+    ciphers: tuple[str, ...] = ()
+    macs: tuple[str, ...] = ()
+    mac_mode: str = "default"  # default | each | all (with `macs` given: those MACs)
+    full_latency: bool = False
+    directions: tuple[Direction, ...] = (Direction.DOWN, Direction.UP)
+    size: int | None = None  # bytes; None = about `sample_seconds` per sample
+    sample_seconds: float = 1.0
+    payload: str = "zero"
+    plan: Plan = dataclasses.field(default_factory=Plan)
+    servers: tuple[str, ...] = ()  # `servers` command: local:NAME specs
+    emulate: str | None = None  # e.g. no-aesni (see targets/emulation.py)
+    policy: str = "modern"  # security policy for recommendations: a level or a TOML file
+    pin: bool = False  # embedded servers: ssh client on one CPU, server on another
+
+    @property
+    def measures(self) -> bool:
+        """Return True when the job measures anything (not discovery alone)."""
+        return self.measure_latency or self.measure_throughput
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], command: str | None = None) -> JobOptions:
+        """Rebuild options stored with `to_dict`; fields a run did not store take their defaults."""
+        declared = {f.name: f for f in dataclasses.fields(cls)}
+        # a field stored as null keeps its default unless None is a value it can take by default
+        fields = {k: v for k, v in data.items() if k in declared and (v is not None or declared[k].default is None)}
+        fields["command"] = RunKind(command or fields.get("command", RunKind.RUN))
+        fields["plan"] = Plan.from_dict(fields.get("plan") or {})
+        if "directions" in fields:
+            fields["directions"] = tuple(Direction(d) for d in fields["directions"])
+        for name in ("kex", "hostkeys", "ciphers", "macs", "servers"):
+            fields[name] = tuple(fields.get(name, ()))
+        return cls(**fields)

@@ -1,9 +1,12 @@
 """SQLite storage: every sample is committed the moment it is taken, with the run's metadata.
 
+Rows come back as typed records (`records.RunRecord`, `StoredScenario`, `StoredRun`), never as dicts.
+Only raw measurements are stored; everything derived (summaries, a sweep's analysis) is computed on read.
+
 Schema history (SCHEMA_VERSION):
   1 - runs, scenarios, samples.
   2 - samples.server_cpu, client_rss, server_rss; memory (per server, state and process role);
-      runs.analysis (a sweep's per-dimension aggregates, top combinations and recommendation).
+      runs.analysis (a sweep's derived results: no longer written or read, computed on read instead).
 """
 
 from __future__ import annotations
@@ -12,16 +15,24 @@ import datetime as dt
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.model import MemoryRecord, Sample, Scenario
+from sshbench.model import JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
+from sshbench.records import (
+    SCHEMA_VERSION,
+    Discovery,
+    RunRecord,
+    ServerReport,
+    StoredRun,
+    StoredScenario,
+    read_discovery,
+    servers_to_dict,
+)
 
-SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -68,32 +79,6 @@ def default_db_path() -> Path:
 def _now() -> str:
     """Return the current UTC time in ISO 8601."""
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """A stored run's header."""
-
-    id: int
-    started_at: str
-    updated_at: str
-    status: str
-    command: str
-    target: str
-    options: dict[str, Any]
-    environment: dict[str, Any]
-    discovery: dict[str, Any] | None
-
-
-@dataclass(frozen=True)
-class StoredScenario:
-    """A stored scenario with its samples in the order they were taken."""
-
-    id: int
-    position: int
-    scenario: Scenario
-    failure: str | None
-    samples: tuple[Sample, ...]
 
 
 class Store:
@@ -145,46 +130,54 @@ class Store:
                 code=ExitCode.STORAGE,
             ) from None
 
-    def create_run(self, command: str, target: str, options: dict[str, Any], environment: dict[str, Any]) -> int:
+    def create_run(self, options: JobOptions, target: str, environment: Environment) -> int:
         """Insert a new run in status 'running' and return its id."""
         with self._writing() as db:
             cur = db.execute(
                 "INSERT INTO runs (started_at, updated_at, status, command, target, options, environment)"
-                " VALUES (?, ?, 'running', ?, ?, ?, ?)",
-                (_now(), _now(), command, target, json.dumps(options), json.dumps(environment)),
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    _now(),
+                    _now(),
+                    RunStatus.RUNNING.value,
+                    options.command.value,
+                    target,
+                    json.dumps(options.to_dict()),
+                    json.dumps(environment.to_dict()),
+                ),
             )
         assert cur.lastrowid is not None
         return cur.lastrowid
 
-    def set_status(self, run_id: int, status: str) -> None:
-        """Set a run's status: running, interrupted, failed or complete."""
+    def set_status(self, run_id: int, status: RunStatus) -> None:
+        """Set a run's status."""
         with self._writing() as db:
-            db.execute("UPDATE runs SET status=?, updated_at=? WHERE id=?", (status, _now(), run_id))
+            db.execute("UPDATE runs SET status=?, updated_at=? WHERE id=?", (status.value, _now(), run_id))
 
-    def set_discovery(self, run_id: int, discovery: dict[str, Any]) -> None:
-        """Store the discovery results of a run."""
+    def set_discovery(self, run_id: int, discovery: Discovery) -> None:
+        """Store what discovery found about a run's target."""
+        self._set_discovery(run_id, json.dumps(discovery.to_dict()))
+
+    def set_servers(self, run_id: int, reports: Sequence[ServerReport]) -> None:
+        """Store what a `servers` run found about each of its servers."""
+        self._set_discovery(run_id, json.dumps(servers_to_dict(reports)))
+
+    def _set_discovery(self, run_id: int, text: str) -> None:
+        """Write a run's discovery column."""
         with self._writing() as db:
-            db.execute("UPDATE runs SET discovery=?, updated_at=? WHERE id=?", (json.dumps(discovery), _now(), run_id))
+            db.execute("UPDATE runs SET discovery=?, updated_at=? WHERE id=?", (text, _now(), run_id))
 
-    def set_analysis(self, run_id: int, analysis: dict[str, Any]) -> None:
-        """Store a run's derived results (sweep aggregates and recommendation)."""
-        with self._writing() as db:
-            db.execute("UPDATE runs SET analysis=?, updated_at=? WHERE id=?", (json.dumps(analysis), _now(), run_id))
-
-    def analysis(self, run_id: int) -> dict[str, Any] | None:
-        """Return a run's stored analysis, if any."""
-        row = self.db.execute("SELECT analysis FROM runs WHERE id=?", (run_id,)).fetchone()
-        return json.loads(row[0]) if row and row[0] else None
-
-    def latest_run(self, with_throughput: bool = True) -> int | None:
-        """Return the newest run that has throughput scenarios (or any run)."""
-        sql = "SELECT id FROM runs ORDER BY id DESC"
-        if with_throughput:
-            sql = (
-                "SELECT DISTINCT runs.id FROM runs JOIN scenarios ON scenarios.run_id=runs.id"
-                " WHERE scenarios.key LIKE 'throughput%' AND runs.command != 'servers' ORDER BY runs.id DESC"
-            )
-        row = self.db.execute(sql + " LIMIT 1").fetchone()
+    def latest_run(self, kinds: Iterable[RunKind] | None = None, measured: Kind | None = None) -> int | None:
+        """Return the newest run (of these kinds, with scenarios of that kind when given), or None."""
+        sql, params = "SELECT DISTINCT runs.id FROM runs", []
+        if measured is not None:
+            sql += " JOIN scenarios ON scenarios.run_id=runs.id AND scenarios.key LIKE ?"
+            params.append(f"{measured.value} %")
+        if kinds is not None:
+            wanted = [k.value for k in kinds]
+            sql += f" WHERE runs.command IN ({', '.join('?' * len(wanted))})"
+            params += wanted
+        row = self.db.execute(sql + " ORDER BY runs.id DESC LIMIT 1", params).fetchone()
         return int(row[0]) if row else None
 
     def add_scenarios(self, run_id: int, scenarios: list[Scenario]) -> dict[str, int]:
@@ -257,6 +250,10 @@ class Store:
             )
         return _run_record(row)
 
+    def load(self, run_id: int) -> StoredRun:
+        """Return everything stored about a run, or fail naming the id."""
+        return StoredRun(self.run(run_id), tuple(self.scenarios(run_id)), tuple(self.memory(run_id)))
+
     def runs(self, limit: int = 50) -> list[tuple[RunRecord, int]]:
         """Return the newest runs with their sample counts."""
         rows = self.db.execute(
@@ -281,16 +278,18 @@ class Store:
 
 def _run_record(row: sqlite3.Row) -> RunRecord:
     """Build a RunRecord from a row."""
+    discovery, servers = read_discovery(json.loads(row["discovery"]) if row["discovery"] else None)
     return RunRecord(
         id=row["id"],
         started_at=row["started_at"],
         updated_at=row["updated_at"],
-        status=row["status"],
-        command=row["command"],
+        status=RunStatus(row["status"]),
+        kind=RunKind(row["command"]),
         target=row["target"],
-        options=json.loads(row["options"]),
-        environment=json.loads(row["environment"]),
-        discovery=json.loads(row["discovery"]) if row["discovery"] else None,
+        options=JobOptions.from_dict(json.loads(row["options"]), row["command"]),
+        environment=Environment.from_dict(json.loads(row["environment"])),
+        discovery=discovery,
+        servers=servers,
     )
 
 

@@ -1,0 +1,80 @@
+"""The command line's spine: the `sshbench` group, its commands, and `main`, the one error boundary."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import traceback
+from types import FrameType
+
+import click
+
+from sshbench import __version__
+from sshbench.cli import measuring, stored
+from sshbench.cli.common import Session, err
+from sshbench.errors import ExitCode, SshbenchError, Terminated
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sshbench")
+@click.option("--traceback", is_flag=True, help="Show Python tracebacks on errors (for bug reports).")
+@click.pass_context
+def cli(ctx: click.Context, traceback: bool) -> None:
+    """Measure which SSH cipher, MAC, key exchange and server is fastest here, and what it costs.
+
+    With no command, `sshbench` runs the main job (`sshbench run`) against a private, throw-away
+    OpenSSH server on 127.0.0.1. TARGET can instead be any ssh destination or ~/.ssh/config alias
+    (user@host, host:port, alias): your own keys, agent and host-key checking are used.
+
+    \b
+    Examples:
+      sshbench                          discovery, latency and throughput on the embedded server
+      sshbench algos myserver           what client and server offer and negotiate, with ratings
+      sshbench latency --kex curve25519-sha256,sntrup761x25519-sha512@openssh.com
+      sshbench throughput --cipher aes128-gcm@openssh.com,chacha20-poly1305@openssh.com
+      sshbench history; sshbench show 3; sshbench export 3 --format csv
+    """
+    ctx.ensure_object(Session).traceback = traceback
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(measuring.run_cmd)
+
+
+for command in (*measuring.COMMANDS, *stored.COMMANDS):
+    cli.add_command(command)
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """Turn SIGTERM into an exception so that servers and files are cleaned up."""
+    raise Terminated()
+
+
+def _interrupted(state: Session, code: ExitCode, what: str) -> int:
+    """Report an interruption and how to resume; return the exit code."""
+    msg = f"sshbench: {what}"
+    if state.run_id is not None:
+        how = f"sshbench {state.resume_command} --resume {state.run_id}"
+        msg += f"; every sample so far is stored in run {state.run_id}: finish it with `{how}`"
+    err().print(msg, highlight=False)
+    return int(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; the only place that turns exceptions into exit statuses."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    state = Session()
+    try:
+        cli.main(args=argv, prog_name="sshbench", standalone_mode=False, obj=state)
+        code = 0
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        code = _interrupted(state, ExitCode.INTERRUPTED, "interrupted")
+    except Terminated:
+        code = _interrupted(state, ExitCode.TERMINATED, "terminated")
+    except click.ClickException as exc:
+        exc.show()
+        code = ExitCode.USAGE if exc.exit_code == 2 else exc.exit_code
+    except SshbenchError as exc:
+        if state.traceback:
+            traceback.print_exc()
+        err().print(f"sshbench: error: {exc.render()}", highlight=False, markup=False)
+        code = int(exc.code)
+    sys.exit(code)

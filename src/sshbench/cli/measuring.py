@@ -1,0 +1,305 @@
+"""The measuring commands: run, algos, latency, throughput, sweep, servers. Each turns its options into
+`JobOptions` and hands them to `common.execute`, which runs the job and shows what it stored.
+
+The data model is imported inside the commands: `--help` reads this module and needs none of it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from sshbench.cli.common import Decorator, apply, db_option, execute, resume_run, ssh_config_option
+from sshbench.cli.options import parse_duration, parse_list, parse_percent, parse_size
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.targets.emulation import EMULATIONS
+from sshbench.targets.registry import KNOWN, SERVER_TYPES
+
+if TYPE_CHECKING:
+    from sshbench.model import JobOptions, RunKind
+
+DIRECTIONS = {"both": ("down", "up"), "down": ("down",), "up": ("up",)}
+POLICY_HELP = (
+    "Security policy: any, compatible (drops what ssh-audit fails), modern (also drops its warnings; "
+    "curve25519 stays: not post-quantum is not weak), post-quantum, or a TOML file (base/allow/deny)."
+)
+SERVERS_HELP = f"""SSH servers side by side: {", ".join(t.product for t in SERVER_TYPES if not t.by_path)}, or any
+{" or any ".join(t.product for t in SERVER_TYPES if t.by_path)}.
+
+\b
+SERVER: {", ".join(t.spec for t in SERVER_TYPES)}
+[default: the first {len(KNOWN)}; one that cannot run here is listed as skipped, with the fix]
+
+Each starts on 127.0.0.1 with fresh keys and is removed afterwards. Per server: what it offers
+and what the default and strict client profiles negotiate; connection time per host-key type
+and profile; throughput down and up per cipher with client and server CPU seconds per GiB
+(server CPU from a cgroup per server, so every process is counted) and peak memory; memory per
+process role idle, in a session and in a transfer. The settings used for each server are
+printed with the results.
+
+\b
+Examples:
+  sshbench servers
+  sshbench servers local:openssh local:dropbear --cipher chacha20-poly1305@openssh.com
+  sshbench servers local:openssh local:sshd=/opt/hpnssh/sbin/sshd --max-time 5m
+"""
+SAMPLING_OPTIONS: list[Decorator] = [
+    click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True),
+    click.option(
+        "--size",
+        default="auto",
+        show_default=True,
+        help="Bytes per transfer (512M, 1G) or auto (about 1 s per sample).",
+    ),
+    click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
+    click.option(
+        "--warmup",
+        default=1,
+        show_default=True,
+        type=click.IntRange(0, 10),
+        help="Warm-up samples per scenario (discarded; calibrates --size auto).",
+    ),
+    click.option(
+        "--rounds",
+        default=6,
+        show_default=True,
+        type=click.IntRange(1, 1000),
+        help="Minimum interleaved rounds per scenario.",
+    ),
+    click.option(
+        "--max-rounds",
+        default=20,
+        show_default=True,
+        type=click.IntRange(1, 1000),
+        help="Stop adding rounds here even if the CI target is not reached.",
+    ),
+    click.option(
+        "--ci",
+        "ci",
+        default="5%",
+        show_default=True,
+        help="Adaptive stopping: target half-width of the median's 95% CI.",
+    ),
+    click.option("--max-time", help="Time budget for the measurement, e.g. 90s, 5m (default: none)."),
+    click.option(
+        "--pin/--no-pin",
+        default=None,
+        help="Embedded servers: run the ssh client on one CPU and the server on another (less noise, "
+        "like two hosts) [default: on for sweep, off otherwise].",
+    ),
+    click.option(
+        "--emulate",
+        type=click.Choice(sorted(EMULATIONS)),
+        help="Emulate hardware: no-aesni masks AES-NI/PCLMUL from OpenSSL in ssh and the embedded "
+        "OpenSSH server (recorded with the run, with `openssl speed` evidence).",
+    ),
+]
+ALGORITHM_OPTIONS: list[Decorator] = [
+    click.argument("target", default="local", metavar="[TARGET]"),
+    ssh_config_option,
+    click.option("--kex", help="Key exchanges to measure, comma-separated [default: all shared]."),
+    click.option("--hostkey", help="Host-key algorithms to measure [default: all shared]."),
+    click.option("--cipher", help="Ciphers to measure [default: all shared]."),
+    click.option("--mac", help="MACs to measure with every non-AEAD cipher [default: see --macs]."),
+    click.option(
+        "--macs",
+        "mac_mode",
+        type=click.Choice(["default", "each", "all"]),
+        help="default: each cipher with the default MAC; each: also every MAC once with "
+        "aes128-ctr; all: every non-AEAD cipher x every MAC.",
+    ),
+    click.option("--full", is_flag=True, help="Latency: every kex x every host key (default for `latency`)."),
+]
+
+
+def sampling_options(f: Any) -> Any:
+    """Add the transfer and sampling options shared by every measuring command."""
+    return apply(f, SAMPLING_OPTIONS)
+
+
+def measure_options(f: Any) -> Any:
+    """Add the target, algorithm and sampling options shared by measuring commands."""
+    return apply(f, [*ALGORITHM_OPTIONS, sampling_options])
+
+
+def build_options(
+    kind: RunKind, kw: dict[str, Any], *, latency: bool, throughput: bool, mac_mode: str = "default", full: bool = False
+) -> JobOptions:
+    """Turn validated CLI values into JobOptions (mac_mode and full: this command's defaults)."""
+    from sshbench.model import Direction, JobOptions, Plan
+
+    rounds, max_rounds = kw["rounds"], max(kw["max_rounds"], kw["rounds"])
+    plan = Plan(
+        warmup=kw["warmup"],
+        min_rounds=rounds,
+        max_rounds=max_rounds,
+        ci_target=parse_percent(kw["ci"]),
+        max_time=parse_duration(kw["max_time"]) if kw["max_time"] else None,
+    )
+    return JobOptions(
+        command=kind,
+        target=kw.get("target", "local"),
+        ssh_config=kw.get("ssh_config"),
+        measure_latency=latency,
+        measure_throughput=throughput,
+        kex=parse_list(kw.get("kex")),
+        hostkeys=parse_list(kw.get("hostkey")),
+        ciphers=parse_list(kw.get("cipher")),
+        macs=parse_list(kw.get("mac")),
+        mac_mode=kw.get("mac_mode") or mac_mode,
+        full_latency=kw.get("full", False) or full,
+        directions=tuple(Direction(d) for d in DIRECTIONS[kw["direction"]]),
+        size=parse_size(kw["size"]),
+        payload=kw["payload"],
+        plan=plan,
+        servers=tuple(kw.get("servers") or ()),
+        emulate=kw.get("emulate"),
+        policy=kw.get("policy") or "modern",
+        sample_seconds=kw.get("sample_seconds", 1.0),
+        pin=bool(kw.get("pin")),
+    )
+
+
+def _defaults(command: click.Command) -> dict[str, Any]:
+    """Return a command's option defaults (used when `sshbench` runs `run` with no arguments)."""
+    ctx = click.Context(command)
+    return {p.name: p.get_default(ctx) for p in command.params if p.name}
+
+
+@click.command("run")
+@measure_options
+@db_option
+@click.option("--resume", type=int, metavar="RUN", help="Finish an interrupted run (same target and options).")
+def run_cmd(**kw: Any) -> None:
+    """Discovery, then connection latency, then throughput, then a ranked summary.
+
+    Latency is measured per key exchange (with the default host key) and per host key (with the
+    default key exchange); throughput per cipher in both directions. Every sample is stored as it
+    is taken; Ctrl-C keeps them and `--resume RUN` completes the run.
+    """
+    from sshbench.model import RunKind
+
+    kw = {**_defaults(run_cmd), **kw}
+    if kw["resume"] is not None:
+        resume_run(kw["resume"], kw["db"], kw["as_json"])
+        return
+    execute(build_options(RunKind.RUN, kw, latency=True, throughput=True), kw["db"], kw["as_json"])
+
+
+@click.command("algos")
+@click.argument("target", default="local", metavar="[TARGET]")
+@ssh_config_option
+@db_option
+def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | None) -> None:
+    """What the client offers, what the server offers (its KEXINIT, no login), what they negotiate.
+
+    Each algorithm is rated with ssh-audit's database; "ok, not post-quantum" is kept apart from
+    real weaknesses. The default and a strict profile (chacha20-poly1305 / ssh-ed25519 /
+    curve25519-sha256) are tried; a server that rejects one shows "fails to connect" and why.
+    """
+    from sshbench.model import JobOptions, RunKind
+
+    opts = JobOptions(
+        command=RunKind.ALGOS, target=target, ssh_config=ssh_config, measure_latency=False, measure_throughput=False
+    )
+    execute(opts, db, as_json)
+
+
+@click.command("latency")
+@measure_options
+@db_option
+def latency_cmd(**kw: Any) -> None:
+    """Connection time per key exchange x host key, with a phase breakdown.
+
+    A sample is one `ssh TARGET true`: spawn, TCP connect, version exchange, key exchange,
+    authentication, session and exit, each phase timed from ssh's own -v lines as they arrive.
+    """
+    from sshbench.model import RunKind
+
+    execute(build_options(RunKind.LATENCY, kw, latency=True, throughput=False, full=True), kw["db"], kw["as_json"])
+
+
+@click.command("throughput")
+@measure_options
+@db_option
+def throughput_cmd(**kw: Any) -> None:
+    """MB/s per cipher (and per MAC for non-AEAD ciphers), download and upload.
+
+    Compression and connection sharing are off; the handshake is excluded from the rate; the byte
+    count is verified (a short transfer is a failed sample). Bytes flow between the real binaries:
+    remote `head -c N /dev/zero` into /dev/null, or a local file into remote `wc -c`.
+    """
+    from sshbench.model import RunKind
+
+    opts = build_options(RunKind.THROUGHPUT, kw, latency=False, throughput=True, mac_mode="each")
+    execute(opts, kw["db"], kw["as_json"])
+
+
+@click.command("sweep")
+@measure_options
+@click.option("--policy", "policy_spec", default="modern", show_default=True, help=POLICY_HELP)
+@click.option("--top", default=10, show_default=True, type=click.IntRange(1, 1000), help="Combinations to list.")
+@db_option
+@click.option("--resume", type=int, metavar="RUN", help="Finish an interrupted sweep.")
+def sweep_cmd(**kw: Any) -> None:
+    """Every cipher (x MAC), both directions, and every kex x host key; then recommend.
+
+    \b
+    Factorised design (default): each cipher with the default MAC, each MAC with aes128-ctr,
+    each kex with the default host key, each host key with the default kex. Kex only affects the
+    handshake and MACs only matter for non-AEAD ciphers; unmeasured cipher x MAC pairs are
+    predicted from per-byte costs and marked. --full measures every cipher x every MAC and every
+    kex x every host key (kex is not crossed with ciphers: the steady transfer rate excludes the
+    handshake, so the kex cannot change it).
+    Samples are short (about 0.2 s, steady rate), client and server are pinned to different CPUs
+    (--no-pin to disable), and the budget defaults to --max-time 3m; extra rounds go to the
+    scenarios whose confidence intervals are widest. Prints per-cipher, per-MAC, per-kex and
+    per-host-key tables, the top combinations, and recommendations as ssh_config/sshd_config lines.
+    """
+    from sshbench.analyse import policy
+    from sshbench.model import RunKind
+
+    if kw["resume"] is not None:
+        resume_run(kw["resume"], kw["db"], kw["as_json"])
+        return
+    policy.resolve(kw["policy_spec"])  # a bad level or policy file fails before measuring
+    spec = kw["policy_spec"]
+    kw["policy"] = spec if spec in policy.LEVELS else str(Path(spec).resolve())
+    kw["max_time"] = kw["max_time"] or "3m"
+    kw["sample_seconds"] = 0.2
+    kw["pin"] = True if kw["pin"] is None else kw["pin"]
+    opts = build_options(RunKind.SWEEP, kw, latency=True, throughput=True, mac_mode="all" if kw["full"] else "each")
+    execute(opts, kw["db"], kw["as_json"])
+
+
+@click.command("servers", help=SERVERS_HELP)
+@click.argument("servers", nargs=-1, metavar="[SERVER]...")
+@click.option("--hostkey", help="Host-key algorithms [default: one each of ed25519, ecdsa, rsa].")
+@click.option("--cipher", help="Ciphers [default: every cipher each server supports].")
+@click.option("--no-latency", is_flag=True, help="Skip connection latency.")
+@click.option("--no-throughput", is_flag=True, help="Skip throughput.")
+@sampling_options
+@db_option
+@click.option("--resume", type=int, metavar="RUN", help="Finish an interrupted servers run.")
+def servers_cmd(**kw: Any) -> None:
+    """SSH servers side by side (help: SERVERS_HELP, from the server registry)."""
+    from sshbench.model import RunKind
+
+    if kw["resume"] is not None:
+        resume_run(kw["resume"], kw["db"], kw["as_json"])
+        return
+    for spec in kw["servers"]:
+        if not spec.startswith("local"):
+            raise SshbenchError(
+                f"{spec!r} is not an embedded server",
+                place="SERVER argument",
+                fix=f"use local:NAME with NAME one of {', '.join(KNOWN)}, or {SERVER_TYPES[-1].spec}",
+                code=ExitCode.USAGE,
+            )
+    opts = build_options(RunKind.SERVERS, kw, latency=not kw["no_latency"], throughput=not kw["no_throughput"])
+    execute(opts, kw["db"], kw["as_json"])
+
+
+COMMANDS = (run_cmd, algos_cmd, latency_cmd, throughput_cmd, sweep_cmd, servers_cmd)

@@ -1,0 +1,72 @@
+"""Parse and validate option values before anything is measured."""
+
+from __future__ import annotations
+
+import re
+
+from sshbench.errors import ExitCode, SshbenchError
+
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?$", re.IGNORECASE)
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$")
+_SIZE_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+_DURATION_UNITS = {"ms": 0.001, "s": 1, "": 1, "m": 60, "h": 3600}
+MIN_SIZE, MAX_SIZE = 2**20, 64 * 2**30
+
+
+def _usage(option: str, value: str, fix: str) -> SshbenchError:
+    """Return a usage error naming the option and the expected form."""
+    return SshbenchError(f"bad {option} {value!r}", place=option, fix=fix, code=ExitCode.USAGE)
+
+
+def parse_size(value: str) -> int | None:
+    """Parse `auto` or a byte count with optional binary suffix (512M, 1G, 1GiB) into bytes."""
+    if value.strip().lower() == "auto":
+        return None
+    m = _SIZE.match(value.strip())
+    fix = "use `auto` or a size from 1M to 64G, e.g. --size 512M"
+    if not m:
+        raise _usage("--size", value, fix)
+    size = int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise _usage("--size", value, fix)
+    return size
+
+
+def parse_duration(value: str, option: str = "--max-time") -> float:
+    """Parse a duration such as 90, 90s, 3m or 1h into seconds."""
+    m = _DURATION.match(value.strip().lower())
+    if not m or float(m.group(1)) <= 0:
+        raise _usage(option, value, "use a positive duration such as 90s, 3m or 1h")
+    return float(m.group(1)) * _DURATION_UNITS[m.group(2) or ""]
+
+
+def parse_percent(value: str, option: str = "--ci") -> float:
+    """Parse `5%` or `0.05` into a fraction."""
+    text = value.strip()
+    try:
+        number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise _usage(option, value, "use a percentage such as 5% or 2.5%") from None
+    if not 0 < number < 1:
+        raise _usage(option, value, "use a percentage between 0% and 100%, such as 5%")
+    return number
+
+
+def parse_list(value: str | None) -> tuple[str, ...]:
+    """Split a comma-separated option value."""
+    if not value:
+        return ()
+    return tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+
+
+def parse_fail_if(spec: str) -> float:
+    """Parse `slower:5%` into 5.0 (percent)."""
+    kind, _, amount = spec.partition(":")
+    if kind != "slower" or not amount:
+        raise SshbenchError(
+            f"bad --fail-if {spec!r}",
+            place="--fail-if",
+            fix="use slower:PERCENT, e.g. --fail-if slower:5%",
+            code=ExitCode.USAGE,
+        )
+    return parse_percent(amount, "--fail-if") * 100

@@ -1,0 +1,15 @@
+"""Measuring jobs: each opens its targets, discovers, plans and schedules through one `Recording` (the run's
+life cycle in the store). `run` picks the job for a run kind."""
+
+from __future__ import annotations
+
+from sshbench.jobs.recording import Job
+from sshbench.jobs.servers import run_servers
+from sshbench.jobs.single import run_job
+
+__all__ = ["Job", "run"]
+
+
+def run(job: Job) -> int:
+    """Run (or resume) the job; return the run id."""
+    return run_servers(job) if job.opts.command.side_by_side else run_job(job)

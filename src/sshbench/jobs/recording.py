@@ -1,0 +1,99 @@
+"""The one run life cycle shared by every measuring job: the run row, its status, the sink that stores each
+sample as it is taken, what an interrupted run already stored (for --resume), and the --max-time budget."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from sshbench.environment import Environment
+from sshbench.measure.scheduler import Progress, Sampler, Scheduler
+from sshbench.model import JobOptions, Plan, RunStatus, Sample, Scenario
+from sshbench.records import StoredScenario
+from sshbench.store import Store
+
+
+def _ignore(run_id: int) -> None:
+    """Hear nothing about a new run."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job to run: what it measures, where its run is stored, who sees its progress, and which run it resumes."""
+
+    store: Store
+    opts: JobOptions
+    progress: Progress
+    resume: int | None = None  # the id of an interrupted run to finish
+    on_run: Callable[[int], None] = _ignore  # told the new run's id as soon as it exists
+
+    def record(self, target: str, environment: Environment) -> Recording:
+        """Create the run with its environment, or mark the resumed run running again."""
+        if self.resume is not None:
+            self.store.set_status(self.resume, RunStatus.RUNNING)
+            return Recording(self.store, self.resume, self.opts.plan)
+        run_id = self.store.create_run(self.opts, target, environment)
+        self.on_run(run_id)
+        return Recording(self.store, run_id, self.opts.plan)
+
+
+class Recording:
+    """One run being measured; also the scheduler's sink, so every sample is stored the moment it is taken."""
+
+    def __init__(self, store: Store, run_id: int, plan: Plan) -> None:
+        self.store, self.run_id, self.plan = store, run_id, plan
+        self.ids: dict[str, int] = {}
+        self.stored: dict[str, StoredScenario] = {}
+        self.started = time.monotonic()
+
+    @contextlib.contextmanager
+    def status(self) -> Iterator[None]:
+        """Give the run its final status: complete, failed, or interrupted (Ctrl-C, SIGTERM; --resume finishes it)."""
+        try:
+            yield
+        except Exception:
+            self.store.set_status(self.run_id, RunStatus.FAILED)
+            raise
+        except BaseException:
+            self.store.set_status(self.run_id, RunStatus.INTERRUPTED)
+            raise
+        self.store.set_status(self.run_id, RunStatus.COMPLETE)
+
+    def register(self, scenarios: Sequence[Scenario], unsupported: Sequence[tuple[Scenario, str]] = ()) -> None:
+        """Store the planned scenarios (idempotent on resume), mark unsupported ones, start the time budget."""
+        self.ids = self.store.add_scenarios(self.run_id, [*scenarios, *(sc for sc, _ in unsupported)])
+        for sc, reason in unsupported:
+            self.store.mark_failed(self.ids[sc.key], reason)
+        self.stored = {s.scenario.key: s for s in self.store.scenarios(self.run_id)}
+        self.started = time.monotonic()
+
+    def samples(self, scenario: Scenario) -> tuple[Sample, ...]:
+        """Return what an interrupted invocation stored for a scenario."""
+        found = self.stored.get(scenario.key)
+        return () if found is None else found.samples
+
+    def remaining(self) -> Plan:
+        """Return the plan with what is left of its --max-time budget (one budget for the whole job)."""
+        if self.plan.max_time is None:
+            return self.plan
+        spent = time.monotonic() - self.started
+        return dataclasses.replace(self.plan, max_time=max(self.plan.max_time - spent, 0.0))
+
+    def schedule(self, scenarios: Sequence[Scenario], take: Sampler, progress: Progress, label: str) -> None:
+        """Run one interleaved schedule, continuing from the samples an interrupted run stored."""
+        sched = Scheduler(self.remaining(), take, self, progress)
+        for sc in scenarios:
+            if sc.key in self.stored:
+                sched.resume_from(sc, self.stored[sc.key].samples, self.stored[sc.key].failure)
+        sched.run(scenarios, label)
+
+    def sample(self, sample: Sample) -> None:
+        """Store one sample now."""
+        self.store.add_sample(self.ids[sample.scenario.key], sample)
+
+    def failed(self, scenario: Scenario, reason: str) -> None:
+        """Record an unmeasurable scenario."""
+        self.store.mark_failed(self.ids[scenario.key], reason)

@@ -1,0 +1,107 @@
+"""One measuring job against one target (run, algos, latency, throughput, sweep): target, discovery, planning,
+scheduling. The job writes to the store as it goes and never prints; the CLI renders what was stored."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.jobs.recording import Job, Recording
+from sshbench.measure.costs import metered
+from sshbench.measure.plan import plan_scenarios
+from sshbench.measure.samplers import ThroughputSampler, latency_sampler
+from sshbench.measure.scheduler import Progress
+from sshbench.model import JobOptions, is_local
+from sshbench.records import Discovery
+from sshbench.ssh import envinfo
+from sshbench.ssh.destination import Target, resolve_remote
+from sshbench.ssh.discover import discover
+from sshbench.ssh.proc import require_binary
+from sshbench.targets import emulation, pinning
+from sshbench.targets.base import LocalServer
+from sshbench.targets.registry import make_server
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a job connects: the target, and the embedded server behind it (None for a remote host)."""
+
+    ssh: str
+    target: Target
+    server: LocalServer | None
+
+
+@contextlib.contextmanager
+def open_target(spec: str, ssh: str, ssh_config: str | None = None) -> Iterator[Endpoint]:
+    """Yield a fresh embedded server's endpoint for `local[:NAME]`, else a remote destination's."""
+    if is_local(spec):
+        server = make_server(spec)
+        with server as target:
+            yield Endpoint(ssh, target, server)
+    else:
+        yield Endpoint(ssh, resolve_remote(ssh, spec, ssh_config), None)
+
+
+def require_connectable(disc: Discovery, target: Target) -> None:
+    """Fail before measuring when even the default client profile cannot log in."""
+    profile = disc.profiles[0]
+    if profile.negotiated is not None:
+        return
+    reason = profile.failure or "unknown"
+    code, fix = ExitCode.CONNECTION_FAILED, "check that the host is reachable: ssh -v " + target.spec
+    if "Permission denied" in reason:
+        code, fix = ExitCode.AUTH_FAILED, "sshbench logs in with your keys or agent: ssh-copy-id or ssh-add"
+    elif "Host key verification failed" in reason:
+        fix = "connect once with plain ssh to check and accept the host key (sshbench never skips that check)"
+    raise SshbenchError(f"cannot log in: {reason}", place=target.describe(), fix=fix, code=code)
+
+
+def run_job(job: Job) -> int:
+    """Run (or resume) a job against one target; every sample is stored as it is taken. Return the run id."""
+    opts = job.opts
+    ssh = require_binary("ssh", "openssh-client")
+    emulated = emulation.apply(opts.emulate, remote=not is_local(opts.target))  # before any ssh/sshd starts
+    with (
+        open_target(opts.target, ssh, opts.ssh_config) as where,
+        tempfile.TemporaryDirectory(prefix="sshbench-payload-") as tmp,
+    ):
+        pinned = pinning.apply(opts.pin, [where.server] if where.server else [])
+        disc = discover(ssh, where.target)
+        env = dataclasses.replace(
+            envinfo.collect(ssh),
+            server_banner=disc.server.banner if disc.server else None,
+            target=where.target.describe(),
+            embedded=where.server.info() if where.server else None,
+            emulation=emulated,
+            pinning=pinned,
+        )
+        rec = job.record(opts.target, env)
+        job.store.set_discovery(rec.run_id, disc)
+        with rec.status():
+            if opts.measures:
+                require_connectable(disc, where.target)
+                measure(rec, opts, disc, where, Path(tmp), job.progress)
+        return rec.run_id
+
+
+def measure(
+    rec: Recording, opts: JobOptions, disc: Discovery, where: Endpoint, workdir: Path, progress: Progress
+) -> None:
+    """Schedule latency, then throughput, resuming from what the run already stored."""
+    lat, thr = plan_scenarios(opts, disc)
+    rec.register([*lat, *thr])
+    if lat:
+        rec.schedule(lat, metered(latency_sampler(where.ssh, where.target), where.server, False), progress, "latency")
+    if thr:
+        sampler = ThroughputSampler(where.ssh, where.target, opts, workdir)
+        for sc in thr:
+            sampler.prime(sc, rec.samples(sc))
+        try:
+            rec.schedule(thr, metered(sampler, where.server, watch_memory=True), progress, "throughput")
+        finally:
+            sampler.cleanup()

@@ -1,0 +1,131 @@
+"""Costs of each sample: the embedded server's CPU seconds and the peak memory of client and server.
+
+Measuring sees an embedded server only through `ServerView` (its processes, their roles, its CPU counter),
+so nothing here depends on how servers are started. `metered` wraps any sampler: server CPU is the
+server's cgroup reading after the connection's processes have exited minus the reading before; during
+transfers a light watcher reads, every 100 ms, the peak RSS (VmHWM) of the ssh client and the summed
+peaks of the server's per-connection processes (not the listener).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from typing import Protocol
+
+import psutil
+
+from sshbench.measure.scheduler import Sampler
+from sshbench.model import Sample, Scenario
+
+
+class ServerView(Protocol):
+    """What measuring needs of an embedded server."""
+
+    name: str
+
+    @property
+    def pid(self) -> int | None:
+        """Return the listener's PID while it runs."""
+
+    def processes(self) -> list[psutil.Process]:
+        """Return the server's live processes."""
+
+    def connection_processes(self) -> list[psutil.Process]:
+        """Return the processes serving connections (everything but the listener)."""
+
+    def role(self, proc: psutil.Process) -> str:
+        """Return the role of one of the server's processes (listener, session, command...)."""
+
+    def cpu_seconds(self) -> float | None:
+        """Return CPU seconds used by every server process so far (None when not counted)."""
+
+    def wait_idle(self, timeout: float = ...) -> bool:
+        """Wait until no connection is being served; return True if so."""
+
+
+def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sampler:
+    """Add peak client/server RSS (when watching memory) and the embedded server's CPU seconds to each sample."""
+
+    def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take one sample between two readings of the server's CPU counter."""
+        before = server.cpu_seconds() if server else None
+        watcher = PeakWatcher(server)
+        if watch_memory:
+            with watcher:
+                taken = take(sc, rnd, warmup)
+        else:
+            taken = take(sc, rnd, warmup)
+        if server is None:
+            return dataclasses.replace(taken, client_rss=watcher.client_peak)
+        server.wait_idle()  # the session's last processes exit: their CPU is counted too
+        after = server.cpu_seconds()
+        cpu = None if before is None or after is None else after - before
+        return dataclasses.replace(
+            taken, server_cpu=cpu, client_rss=watcher.client_peak, server_rss=watcher.server_peak
+        )
+
+    return sample
+
+
+def peak_rss(pid: int) -> int | None:
+    """Return a process's peak resident set size so far (VmHWM, bytes), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _own_children() -> list[int]:
+    """Return the PIDs of processes started by this program's main thread (the ssh client)."""
+    main = threading.main_thread().native_id
+    try:
+        with open(f"/proc/{os.getpid()}/task/{main}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+class PeakWatcher:
+    """Poll, in a thread, the peak RSS (VmHWM) of the ssh client and of the server's connection processes.
+
+    The client's figure cannot come from wait4's ru_maxrss: a child forked from this Python process
+    inherits the parent's high-water mark across exec. VmHWM belongs to the client's own address space.
+    """
+
+    def __init__(self, server: ServerView | None, interval: float = 0.1) -> None:
+        self.server, self.interval = server, interval
+        self.client_peak: int | None = None
+        self.server_peak: int | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sshbench-rss", daemon=True)
+
+    def _poll(self) -> None:
+        """Read the peaks once."""
+        for pid in _own_children():
+            peak = peak_rss(pid)
+            if peak is not None:
+                self.client_peak = max(self.client_peak or 0, peak)
+        if self.server is not None:
+            peaks = [peak_rss(p.pid) for p in self.server.connection_processes()]
+            known = [p for p in peaks if p is not None]
+            if known:
+                self.server_peak = max(self.server_peak or 0, sum(known))
+
+    def _run(self) -> None:
+        """Poll until stopped."""
+        while not self._stop.wait(self.interval):
+            self._poll()
+
+    def __enter__(self) -> PeakWatcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)

@@ -1,0 +1,264 @@
+"""Take one sample: a connection (spawn -> authenticated -> `true` -> exit) or a verified transfer.
+
+Throughput is the steady rate of a transfer: the payload after its first 20 % (at least 8 MiB, at
+most half) over the time it took, up to process exit. Progress comes from the ssh client's own I/O
+counters (/proc/PID/io: bytes written to /dev/null when downloading, bytes read from the file when
+uploading), read every 10 ms. The handshake and the start of the stream (the channel window ramp:
+~90 ms for uploads on loopback here, see docs/BENCHMARKS.md) are excluded, so short and long samples
+measure the same thing. Without readable counters the rate falls back to the payload over the time
+from `Sending command:` to exit. Payload bytes are produced and consumed by the real binaries:
+remote `head -c N /dev/zero` into the client's /dev/null for download; a local file into remote
+`wc -c` for upload, which also counts the bytes exactly.
+
+`ThroughputSampler` sizes each scenario's transfers from its warm-up (about `sample_seconds` per sample);
+`latency_sampler` times connections. Both are `Sampler`s for the scheduler."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.measure.scheduler import Sampler
+from sshbench.model import Direction, JobOptions, Kind, Sample, Scenario
+from sshbench.ssh.destination import Target
+from sshbench.ssh.proc import Finished, run_timed
+from sshbench.ssh.text import (
+    first_time,
+    parse_exit_status,
+    parse_transferred,
+    phase_breakdown,
+    ssh_failure_reason,
+)
+
+COMMAND_MARKER = "Sending command:"
+MB = 1_000_000
+STEADY_FROM = 0.2  # the first 20 % of the payload is not timed ...
+STEADY_BYTES = 8 * 2**20  # ... nor the first 8 MiB (window ramp; an uploading client reads ahead of the server)
+PROBE_INTERVAL = 0.01
+_REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{1,200}$")
+CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
+RANDOM_BLOCK = 16 * 2**20
+STAGE_COMMAND = 'f=$(mktemp "${TMPDIR:-/tmp}/sshbench-payload.XXXXXX") && cat > "$f" && echo "$f"'
+MIN_SIZE, MAX_SIZE = 4 * 2**20, 8 * 2**30
+
+
+@dataclass(frozen=True)
+class Payload:
+    """Where transfer bytes come from: zeros, or a random file (with its copy on the server)."""
+
+    kind: str  # "zero" or "random"
+    local_dir: Path
+    remote_file: str | None = None  # random payload staged on the server
+
+    def download_command(self, size: int) -> str:
+        """Return the fixed remote command that writes `size` payload bytes to stdout."""
+        if self.kind == "zero" or self.remote_file is None:
+            return f"head -c {int(size)} /dev/zero"
+        if not _REMOTE_PATH.match(self.remote_file):
+            raise ValueError(f"unsafe remote path {self.remote_file!r}")
+        return f"while cat {self.remote_file}; do :; done | head -c {int(size)}"
+
+    def upload_source(self, size: int) -> Path:
+        """Return a local file of exactly `size` bytes (sparse zeros, or random data)."""
+        path = self.local_dir / f"payload-{self.kind}-{size}"
+        if not path.exists() or path.stat().st_size != size:
+            with open(path, "wb") as f:
+                if self.kind == "zero":
+                    f.truncate(size)
+                else:
+                    _write_random(f.fileno(), size)
+            _read_through(path)
+        return path
+
+
+def _read_through(path: Path) -> None:
+    """Read a new payload file once, before timing, so the first sample does not pay to fill the page cache."""
+    with open(path, "rb", buffering=0) as f:
+        while f.read(1 << 20):
+            pass
+
+
+def _write_random(fd: int, size: int) -> None:
+    """Fill a file with random bytes before measuring (repeating one 16 MiB random block)."""
+    block = os.urandom(min(size, 16 << 20))
+    written = 0
+    while written < size:
+        written += os.write(fd, block[: size - written])
+
+
+def _failed(scenario: Scenario, rnd: int, warmup: bool, done: Finished, why: str) -> Sample:
+    """Return a failed sample carrying ssh's own reason."""
+    return Sample(
+        scenario,
+        rnd,
+        warmup,
+        ok=False,
+        value=None,
+        wall=done.wall,
+        error=why,
+        client_cpu=done.cpu_user + done.cpu_system,
+    )
+
+
+def latency_sample(ssh: str, target: Target, scenario: Scenario, rnd: int, warmup: bool) -> Sample:
+    """Time one full connection running `true`, with its phase breakdown."""
+    done = run_timed(target.argv(ssh, scenario.ssh_options(), "true"), timeout=120)
+    if done.returncode != 0 or done.timed_out:
+        return _failed(scenario, rnd, warmup, done, ssh_failure_reason(done.texts))
+    return Sample(
+        scenario,
+        rnd,
+        warmup,
+        ok=True,
+        value=done.wall,
+        wall=done.wall,
+        client_cpu=done.cpu_user + done.cpu_system,
+        phases=phase_breakdown(done.lines, done.started, done.ended),
+    )
+
+
+def latency_sampler(ssh: str, target: Target) -> Sampler:
+    """Return the sampler that times connections to one target."""
+    return lambda sc, rnd, warmup: latency_sample(ssh, target, sc, rnd, warmup)
+
+
+def throughput_sample(
+    ssh: str, target: Target, scenario: Scenario, size: int, payload: Payload, rnd: int, warmup: bool
+) -> Sample:
+    """Transfer `size` bytes one way, verify the count, and return MB/s without the handshake."""
+    assert scenario.kind is Kind.THROUGHPUT
+    timeout = 30 + size / (2 * MB)  # generous: 2 MB/s is far below any cipher here
+    if scenario.direction is Direction.DOWN:
+        argv = target.argv(ssh, scenario.ssh_options(), payload.download_command(size))
+        done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL)
+    else:
+        with open(payload.upload_source(size), "rb") as source:
+            argv = target.argv(ssh, scenario.ssh_options(), "wc -c")
+            done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL)
+    problem = _transfer_problem(done, scenario.direction, size)
+    if problem:
+        return _failed(scenario, rnd, warmup, done, problem)
+    started = first_time(done.lines, COMMAND_MARKER)
+    assert started is not None
+    column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file
+    rate = steady_rate(done.progress, column, size, started, done.ended)
+    return Sample(
+        scenario,
+        rnd,
+        warmup,
+        ok=True,
+        value=rate if rate is not None else size / (done.ended - started) / MB,
+        wall=done.wall,
+        nbytes=size,
+        client_cpu=done.cpu_user + done.cpu_system,
+    )
+
+
+def steady_rate(
+    progress: Sequence[tuple[float, int, int]], column: int, size: int, command_at: float, end: float
+) -> float | None:
+    """Return MB/s over the payload after its start (see STEADY_*), from I/O counter probes (None if unknown).
+
+    The counter's value at the last probe before the command was sent is its baseline (handshake,
+    config files, log lines); the payload is assumed complete at process exit. The time the first
+    STEADY_FROM of the payload had passed is interpolated linearly between probes.
+    """
+    before = [p for p in progress if p[0] <= command_at]
+    after = [p for p in progress if command_at < p[0] < end]
+    if not after:
+        return None
+    base = (before[-1] if before else after[0])[column]
+    points = [(command_at, 0.0)] + [(p[0], float(p[column] - base)) for p in after] + [(end, float(size))]
+    threshold = max(STEADY_FROM * size, min(STEADY_BYTES, size / 2))
+    for (t0, b0), (t1, b1) in itertools.pairwise(points):
+        if b1 >= threshold > b0 or (b1 >= threshold and b0 >= threshold):
+            crossed = t0 if b0 >= threshold else t0 + (threshold - b0) / (b1 - b0) * (t1 - t0)
+            if end - crossed <= 0:
+                return None
+            return (size - threshold) / (end - crossed) / MB
+    return None
+
+
+def _transfer_problem(done: Finished, direction: Direction | None, size: int) -> str | None:
+    """Return why a transfer sample is not valid, or None when the full payload was moved."""
+    if done.timed_out:
+        return f"transfer did not finish within {done.wall:.0f} s"
+    if done.returncode != 0:
+        return ssh_failure_reason(done.texts)
+    if first_time(done.lines, COMMAND_MARKER) is None:
+        return "ssh did not report sending the command (is LogLevel forced to QUIET in ssh_config?)"
+    status = parse_exit_status(done.texts)
+    if status not in (0, None):
+        return f"remote command exited with status {status}"
+    if direction is Direction.UP:
+        counted = done.stdout.decode(errors="replace").strip()
+        if counted != str(size):
+            return f"short transfer: the server counted {counted or 'nothing'} of {size} bytes"
+        return None
+    moved = parse_transferred(done.texts)
+    if moved is None or moved[1] < size:
+        got = "unknown" if moved is None else str(moved[1])
+        return f"short transfer: received {got} bytes on the wire for a {size}-byte payload"
+    return None
+
+
+class ThroughputSampler:
+    """Take throughput samples, sizing each scenario's transfer for about `sample_seconds` after warm-up."""
+
+    def __init__(self, ssh: str, target: Target, opts: JobOptions, workdir: Path) -> None:
+        self.ssh, self.target, self.opts = ssh, target, opts
+        self.payload = Payload(opts.payload, workdir)
+        if opts.payload == "random" and Direction.DOWN in opts.directions:
+            self.payload = dataclasses.replace(self.payload, remote_file=stage_random(ssh, target, self.payload))
+        self.sizes: dict[str, int] = {}
+
+    def prime(self, sc: Scenario, samples: Sequence[Sample]) -> None:
+        """Reuse the size chosen by an interrupted run."""
+        for s in samples:
+            if s.ok and s.nbytes:
+                self.sizes[sc.key] = s.nbytes if not s.warmup else self._size_for(s.value)
+
+    def _size_for(self, rate: float | None) -> int:
+        """Return the payload size for about `sample_seconds` at `rate` MB/s (whole MiB)."""
+        wanted = (rate or 1.0) * MB * self.opts.sample_seconds
+        return int(min(max(wanted, MIN_SIZE), MAX_SIZE)) // 2**20 * 2**20
+
+    def cleanup(self) -> None:
+        """Remove the random payload staged on a remote server."""
+        remote = self.payload.remote_file
+        if remote is not None and not self.target.embedded:
+            run_timed(self.target.argv(self.ssh, [], f"rm -f -- {shlex.quote(remote)}"), timeout=60)
+
+    def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take one sample; the warm-up sample calibrates the size."""
+        calibration = int(CALIBRATION_SIZE * min(1.0, self.opts.sample_seconds)) // 2**20 * 2**20
+        size = self.opts.size or self.sizes.get(sc.key, calibration)
+        sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup)
+        if warmup and sample.ok and self.opts.size is None:
+            self.sizes[sc.key] = self._size_for(sample.value)
+        return sample
+
+
+def stage_random(ssh: str, target: Target, payload: Payload) -> str:
+    """Put a 16 MiB random file on the server for random downloads and return its path there."""
+    source = payload.upload_source(RANDOM_BLOCK)
+    if target.embedded:
+        return str(source)  # the embedded server runs on this machine, as this user
+    with open(source, "rb") as f:
+        done = run_timed(target.argv(ssh, [], STAGE_COMMAND), stdin=f, capture_stdout=True, timeout=300)
+    path = done.stdout.decode(errors="replace").strip()
+    if done.returncode != 0 or not path.startswith("/"):
+        raise SshbenchError(
+            f"could not stage the random payload on the server: {ssh_failure_reason(done.texts)}",
+            place=target.describe(),
+            fix="use --payload zero, or free space in the server's temp dir",
+            code=ExitCode.MEASUREMENT_FAILED,
+        )
+    return path

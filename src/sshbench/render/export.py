@@ -1,0 +1,181 @@
+"""Exporters: a stored run as JSON (self-describing), CSV (one row per sample) or the shell-script layout.
+
+Each writer takes a `StoredRun` and returns {file name: text} ("" for a single file); the table of formats
+that names them is render/formats.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from typing import Any
+
+from sshbench.analyse import policy, sweep
+from sshbench.analyse.results import ranked
+from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun
+
+CSV_COLUMNS = (
+    "run",
+    "kind",
+    "server",
+    "profile",
+    "kex",
+    "hostkey",
+    "cipher",
+    "mac",
+    "direction",
+    "round",
+    "warmup",
+    "ok",
+    "value",
+    "unit",
+    "wall_s",
+    "bytes",
+    "client_cpu_s",
+    "server_cpu_s",
+    "client_peak_rss_bytes",
+    "server_peak_rss_bytes",
+    "phases",
+    "error",
+)
+
+
+def analysis(stored: StoredRun) -> dict[str, Any] | None:
+    """Return a sweep's derived results under the run's policy (computed on read), else None."""
+    run = stored.run
+    if not run.kind.sweep:
+        return None
+    pol = policy.resolve(run.options.policy)
+    return sweep.to_document(stored.scenarios, run.discovery, pol, run.options.full_latency)
+
+
+def run_document(stored: StoredRun) -> dict[str, Any]:
+    """Return the whole run, raw samples and summaries, as one JSON-ready document."""
+    run = stored.run
+    results = {}
+    for name, rows in ranked(stored.scenarios, run.options.plan.ci_target).items():
+        results[name] = [
+            {
+                "scenario": row.scenario.to_dict(),
+                "summary": None if row.summary is None else dataclasses.asdict(row.summary),
+                "rank": row.rank,
+                "tied": row.tied,
+                "failure": row.failure,
+                "warning": row.warning,
+                "phases_median_s": dict(row.phases),
+                "client_cpu_median_s": row.client_cpu,
+                "costs": None if row.costs is None else dataclasses.asdict(row.costs),
+            }
+            for row in rows
+        ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": run.to_dict(),
+        "discovery": run.discovery_dict(),
+        "results": results,
+        "memory": [dataclasses.asdict(m) for m in stored.memory],
+        "analysis": analysis(stored),
+        "samples": [
+            {"scenario": st.scenario.to_dict(), "failure": st.failure, "samples": [_sample_dict(s) for s in st.samples]}
+            for st in stored.scenarios
+        ],
+    }
+
+
+def _sample_dict(s: Any) -> dict[str, Any]:
+    """Return a sample's fields without the repeated scenario."""
+    d = dataclasses.asdict(s)
+    d.pop("scenario")
+    d["phases"] = dict(s.phases)
+    return d
+
+
+def to_json(stored: StoredRun) -> dict[str, str]:
+    """Return the run document as indented JSON (one file)."""
+    return {"": json.dumps(run_document(stored), indent=2)}
+
+
+def to_csv(stored: StoredRun) -> dict[str, str]:
+    """Return every sample of the run as CSV rows (one file)."""
+    run = stored.run
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for st in stored.scenarios:
+        sc = st.scenario
+        for s in st.samples:
+            writer.writerow(
+                [
+                    run.id,
+                    sc.kind.value,
+                    sc.server or "",
+                    sc.profile or "",
+                    sc.kex or "",
+                    sc.hostkey or "",
+                    sc.cipher or "",
+                    sc.mac or "",
+                    sc.direction.value if sc.direction else "",
+                    s.round,
+                    int(s.warmup),
+                    int(s.ok),
+                    "" if s.value is None else repr(s.value),
+                    sc.metric.stored_unit,
+                    repr(s.wall),
+                    s.nbytes or "",
+                    "" if s.client_cpu is None else repr(s.client_cpu),
+                    "" if s.server_cpu is None else repr(s.server_cpu),
+                    "" if s.client_rss is None else s.client_rss,
+                    "" if s.server_rss is None else s.server_rss,
+                    ";".join(f"{k}={v:.6f}" for k, v in s.phases),
+                    s.error or "",
+                ]
+            )
+    return {"": buf.getvalue()}
+
+
+SHELL_FILES = {
+    "kex.csv": ("kex", None),
+    "cipher-send.csv": ("cipher", "up"),
+    "cipher-receive.csv": ("cipher", "down"),
+    "mac-send.csv": ("mac", "up"),
+    "mac-receive.csv": ("mac", "down"),
+}
+
+
+def to_shell_csv(stored: StoredRun) -> dict[str, str]:
+    """Return the layout of the common shell benchmark scripts: one `algorithm,time` file per test.
+
+    time is seconds: per connection for kex.csv; to move 1 GiB at the median rate (handshake excluded)
+    for the cipher and MAC files. send = client -> server (upload), receive = server -> client.
+    """
+    dims = sweep.dimensions(stored.scenarios, stored.run.options.full_latency)
+    files = {}
+    for name, (kind, direction) in SHELL_FILES.items():
+        rows = [r for r in dims if r.kind == kind and r.direction == direction]
+        if not rows:
+            continue
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(("algorithm", "time"))
+        for r in rows:
+            seconds = r.estimate.median if kind == "kex" else 2**30 / (r.estimate.median * 1_000_000)
+            writer.writerow((r.algorithm, f"{seconds:.4f}"))
+        files[name] = buf.getvalue()
+    return files
+
+
+def history_document(runs: list[tuple[RunRecord, int]]) -> list[dict[str, Any]]:
+    """Return the stored runs as listed by `history --json`."""
+    return [
+        {
+            "id": r.id,
+            "started_at": r.started_at,
+            "command": r.kind.value,
+            "target": r.target,
+            "status": r.status.value,
+            "samples": n,
+        }
+        for r, n in runs
+    ]

@@ -1,0 +1,48 @@
+"""The one table of export formats: `export --format` offers its names and help, and writes through it.
+
+A row names its writer in render/export.py, which is imported only when a run is exported (the table is
+read by `--help`, so it stays light). Adding a format is a writer there and a row here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sshbench.records import StoredRun
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One way to write a stored run: its name, what it holds, and the writer that makes its files."""
+
+    name: str
+    help: str
+    directory: bool  # writes several files, so it needs -o DIR
+    writer: str  # function of render/export.py: StoredRun -> {file name: text}, one file named ""
+
+    def write(self, stored: StoredRun) -> dict[str, str]:
+        """Return the files of this format for a run."""
+        write: Callable[[StoredRun], dict[str, str]] = getattr(
+            importlib.import_module("sshbench.render.export"), self.writer
+        )
+        return write(stored)
+
+
+FORMATS = {
+    f.name: f
+    for f in (
+        ExportFormat("csv", "one row per sample", False, "to_csv"),
+        ExportFormat("json", "samples, summaries, metadata", False, "to_json"),
+        ExportFormat(
+            "shell-csv",
+            "one `algorithm,time` file per test (kex, cipher-send, cipher-receive, mac-send, mac-receive) like the "
+            "common shell scripts (time: s per connection, or s per GiB at the median rate) - needs -o DIR",
+            True,
+            "to_shell_csv",
+        ),
+    )
+}

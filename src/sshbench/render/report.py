@@ -1,0 +1,200 @@
+"""Reports: one self-contained offline HTML file (jinja2 + inlined Vega bundle), or charts as PNG/SVG files.
+
+The Vega, Vega-Lite and Vega-Embed JavaScript comes from vl-convert's bundler and is inlined, the chart
+data is inlined in each spec, and no spec carries a URL: the file opens from disk with no network.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import jinja2
+import vl_convert as vlc
+from markupsafe import Markup
+
+from sshbench import __version__
+from sshbench.analyse import policy, sweep
+from sshbench.analyse.compare import Change, compare, environment_differences
+from sshbench.analyse.results import build_rows
+from sshbench.model import Direction, Kind
+from sshbench.records import RunRecord, StoredRun
+from sshbench.render import charts
+from sshbench.render.charts import Figure
+from sshbench.render.compare import format_value
+from sshbench.render.snippets import gain_text, ssh_config, sshd_config
+
+
+def run_figures(data: StoredRun) -> list[Figure]:
+    """Return every chart that has data in this run (ids prefixed with the run id)."""
+    run, stored = data.run, data.scenarios
+    prefix = f"run{run.id}-"
+    ci_target = run.options.plan.ci_target
+    lat = [st for st in stored if st.scenario.kind is Kind.LATENCY]
+    by_dir = {
+        d.value: build_rows([st for st in stored if st.scenario.direction is d], ci_target)
+        for d in Direction
+        if any(st.scenario.direction is d for st in stored)
+    }
+    figures = []
+    if lat:
+        figures += charts.latency_figures(build_rows(lat, ci_target), prefix)
+    figures += charts.throughput_figures(by_dir, prefix, by_server=run.kind.side_by_side)
+    figures += charts.cost_figures(by_dir, prefix)
+    figures += charts.memory_figures(data.memory, prefix)
+    if run.kind.sweep:
+        figures += charts.dimension_figures(sweep.dimensions(stored, run.options.full_latency), prefix)
+    return figures
+
+
+def _recommendation(data: StoredRun) -> tuple[str, list[dict[str, str]], list[str]]:
+    """Return (policy name, choices with snippets, caveats) for runs with throughput results."""
+    run = data.run
+    if not run.kind.recommends or not any(st.scenario.kind is Kind.THROUGHPUT for st in data.scenarios):
+        return "", [], []
+    pol = policy.resolve(run.options.policy)
+    rec = sweep.recommend(data.scenarios, run.discovery, pol, run.options.full_latency)
+    source = run.source
+    items = []
+    for choice in (rec.overall, rec.within_policy, rec.handshake):
+        if choice is None:
+            continue
+        what = [choice.cipher or "", gain_text(choice.gain, "throughput") if choice.cipher else ""]
+        items.append(
+            {
+                "title": choice.title,
+                "summary": "; ".join(w for w in what if w) or f"{choice.kex}",
+                "ssh_config": ssh_config(choice, "your-server", source),
+                "sshd_config": sshd_config(choice, source),
+            }
+        )
+    return pol.name, items, rec.caveats
+
+
+def _environment(run: RunRecord) -> list[tuple[str, str]]:
+    """Return the run's environment and options as table rows."""
+    env = run.environment
+    rows = [
+        ("CPU", f"{env.cpu_model} x{env.cpus}"),
+        ("CPU crypto flags", ", ".join(env.flags_on()) or "none"),
+        ("kernel", str(env.kernel)),
+        ("OpenSSH client", str(env.openssh_client)),
+        ("OpenSSL", str(env.openssl)),
+        ("server", str(env.server_banner or run.target)),
+    ]
+    stored = env.to_dict()
+    for key, name in (("server_settings", "server settings"), ("emulation", "emulation"), ("pinning", "CPU pinning")):
+        value = stored.get(key)
+        if value:
+            rows.append((name, value if isinstance(value, str) else json.dumps(value)))
+    rows.append(("options", json.dumps(run.options.to_dict(), sort_keys=True)))
+    return rows
+
+
+def _comparison(a: StoredRun, b: StoredRun) -> dict[str, Any]:
+    """Return the template data comparing two runs."""
+    changes: list[Change] = compare(a.scenarios, b.scenarios)
+    rows = [
+        {
+            "label": c.scenario.label,
+            "a": format_value(c.scenario.metric, c.a),
+            "b": format_value(c.scenario.metric, c.b),
+            "change": "" if c.percent is None else f"{c.percent:+.1f}%",
+            "verdict": c.verdict,
+            "verdict_class": c.verdict if c.verdict in ("faster", "slower") else "",
+        }
+        for c in changes
+    ]
+    return {
+        "a": a.run.id,
+        "b": b.run.id,
+        "warnings": environment_differences(a.run.environment, b.run.environment),
+        "figures": charts.compare_figure(changes, a.run.id, b.run.id),
+        "rows": rows,
+    }
+
+
+@functools.cache
+def javascript_bundle() -> str:
+    """Return Vega + Vega-Lite + Vega-Embed as one script matching altair's Vega-Lite version."""
+    version = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    snippet = "window.vegaEmbed = vegaEmbed; window.vegaLite = vegaLite; window.vega = vega;"
+    return vlc.javascript_bundle(snippet, vl_version=version)
+
+
+def _inline_json(text: str) -> Markup:
+    """Make JSON safe inside a <script> element: `<\\/` is the same JSON string and cannot close the element."""
+    return Markup(text.replace("</", "<\\/"))
+
+
+def _inline_js(code: str) -> Markup:
+    """Make JavaScript safe inside a <script> element (only the sequences the HTML parser reacts to)."""
+    for bad, good in (("</script", "<\\/script"), ("</SCRIPT", "<\\/SCRIPT"), ("<!--", "<\\!--")):
+        code = code.replace(bad, good)
+    return Markup(code)
+
+
+def render_html(runs: Sequence[StoredRun]) -> str:
+    """Return the whole report as one self-contained HTML document."""
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    template = env.from_string(resources.files("sshbench.render").joinpath("templates/report.html.j2").read_text())
+    sections, every = [], []
+    for data in runs:
+        figures = run_figures(data)
+        every += figures
+        policy_name, items, caveats = _recommendation(data)
+        sections.append(
+            {
+                "id": data.run.id,
+                "command": data.run.kind.value,
+                "target": data.run.target,
+                "status": data.run.status,
+                "started": data.run.started_at[:19].replace("T", " ") + " UTC",
+                "figures": figures,
+                "recommendation": items,
+                "policy": policy_name,
+                "caveats": caveats,
+                "environment": _environment(data.run),
+            }
+        )
+    comparison = _comparison(runs[0], runs[1]) if len(runs) == 2 else None
+    if comparison:
+        every += comparison["figures"]
+    return template.render(
+        title=", ".join(f"run {d.run.id} ({d.run.kind})" for d in runs),
+        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__,
+        runs=sections,
+        comparison=comparison,
+        all_figures=[{"id": f.id, "json": _inline_json(json.dumps(f.spec))} for f in every],
+        bundle=_inline_js(javascript_bundle()),
+    )
+
+
+def all_figures(runs: Sequence[StoredRun]) -> list[Figure]:
+    """Return every chart of the report (for image export)."""
+    figures = [f for data in runs for f in run_figures(data)]
+    if len(runs) == 2:
+        figures += _comparison(runs[0], runs[1])["figures"]
+    return figures
+
+
+def write_images(figures: Sequence[Figure], outdir: Path, fmt: str) -> list[Path]:
+    """Write each chart as PNG or SVG into outdir; return the paths."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    version = "_".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    for fig in figures:
+        path = outdir / f"{fig.id}.{fmt}"
+        if fmt == "png":
+            path.write_bytes(vlc.vegalite_to_png(fig.spec, vl_version=version, scale=2))
+        else:
+            path.write_text(vlc.vegalite_to_svg(fig.spec, vl_version=version))
+        paths.append(path)
+    return paths

@@ -1,0 +1,208 @@
+"""Terminal presentation of a `servers` run: overview, latency, throughput with CPU/memory, memory per role."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from sshbench.analyse.results import Row, build_rows
+from sshbench.model import Direction, Kind, MemoryRecord
+from sshbench.records import Profile, RunRecord, ServerReport, StoredScenario
+from sshbench.render.console import cost_columns, fmt_mib, fmt_num, inline_bar, print_unfinished, rank_cell
+from sshbench.stats import REMEDY
+
+STATE_ORDER = ("idle", "session", "transfer")
+ROLE_ORDER = ("listener", "monitor", "pre-auth", "session", "command", "client")
+
+
+def _negotiated(profile: Profile | None) -> str:
+    """Return one profile's negotiation as a short multi-line cell."""
+    n = None if profile is None else profile.negotiated
+    if n is None:
+        return f"[red]fails to connect[/]: {None if profile is None else profile.failure}"
+    return f"{n.kex}\n{n.hostkey}\n{n.cipher}\n{n.mac or '(AEAD)'}"
+
+
+def overview_table(servers: Sequence[ServerReport]) -> Table:
+    """Return one row per server: software, settings, CPU accounting, offer size, negotiation."""
+    table = Table(title="Servers (kex / host key / cipher / MAC negotiated)", title_justify="left", show_lines=True)
+    for col in ("server", "software", "settings used", "offers", "default profile", "strict profile"):
+        table.add_column(col)
+    for report in servers:
+        disc = report.discovery
+        if report.skipped or report.failed or disc is None:
+            state = "[yellow]skipped[/]" if report.skipped else "[red]did not start[/]"
+            table.add_row(report.name, state, report.skipped or report.failed, "", "", "")
+            continue
+        offers = disc.server_lists()
+        counts = ", ".join(f"{len(offers.get(k, ()))} {k}" for k in ("kex", "hostkey", "cipher", "mac"))
+        info = report.embedded
+        accounting = info.cpu_accounting if info else None
+        cpu = accounting.split(" (")[0] if accounting else f"not measured: {info.cpu_unavailable if info else None}"
+        table.add_row(
+            report.name,
+            disc.server.banner if disc.server else "?",
+            "\n".join([*(info.settings if info else ()), f"server CPU: {cpu}"]),
+            counts,
+            _negotiated(disc.profile("default")),
+            _negotiated(disc.profile("strict")),
+        )
+    return table
+
+
+def _cell(row: Row | None, failure: str | None) -> str:
+    """Return a latency cell: median ms with CI, or why it is missing."""
+    if row is None or row.summary is None:
+        reason = failure or (row.failure if row else None)
+        return "[dim]unsupported[/]" if reason and reason.startswith("unsupported") else (reason or "-")
+    s, fmt = row.summary, row.scenario.metric.format
+    flag = " [yellow]![/]" if row.warning else ""
+    return f"{fmt(s.median)}{flag} ({fmt(s.ci_low)}-{fmt(s.ci_high)}) n={s.n}"
+
+
+def _cpu_ms(row: Row | None) -> str:
+    """Return a row's median server CPU per connection in ms, or '-'."""
+    cpu = row.costs.server_cpu if row and row.costs else None
+    return fmt_num(None if cpu is None else cpu * 1000, ".1f")
+
+
+def latency_table(rows: Sequence[Row], order: Sequence[str]) -> Table:
+    """Return connection time per server x host key, default and strict profile side by side."""
+    table = Table(title="Connection time per host key, ms: median (95% CI), lower is better", title_justify="left")
+    for col in ("server", "host key", "default profile", "strict profile", "server CPU ms (default/strict)"):
+        table.add_column(col, justify="left" if col in ("server", "host key") else "right")
+    cells: dict[tuple[str, str], dict[str, Row]] = {}
+
+    def position(r: Row) -> tuple[int, int, str]:
+        """Sort key: server in run order, then ed25519, ecdsa, rsa."""
+        sc = r.scenario
+        family = next((i for i, f in enumerate(("ed25519", "ecdsa", "rsa")) if f in (sc.hostkey or "")), 3)
+        return (order.index(sc.server) if sc.server in order else 99, family, sc.hostkey or "")
+
+    for row in sorted(rows, key=position):
+        sc = row.scenario
+        cells.setdefault((sc.server or "", sc.hostkey or ""), {})[sc.profile or "default"] = row
+    for (server, hostkey), by_profile in cells.items():
+        default, strict = by_profile.get("default"), by_profile.get("strict")
+        table.add_row(
+            server,
+            hostkey,
+            _cell(default, default.failure if default else None),
+            _cell(strict, strict.failure if strict else None),
+            f"{_cpu_ms(default)} / {_cpu_ms(strict)}",
+        )
+    return table
+
+
+def throughput_table(direction: str, rows: Sequence[Row], defaults: dict[str, str]) -> Table:
+    """Return MB/s per server x cipher with CPU per GiB and peak RSS; * marks the negotiated cipher."""
+    title = "download (server -> client)" if direction == "down" else "upload (client -> server)"
+    table = Table(
+        title=f"Throughput, {title}, MB/s, higher is better (* = what the default profile negotiates)",
+        title_justify="left",
+    )
+    table.add_column("#", justify="right")
+    for col in ("server", "cipher", "MAC"):
+        table.add_column(col)
+    for col in ("median MB/s", "95% CI", "n"):
+        table.add_column(col, justify="right")
+    extra = cost_columns(rows) if any(r.summary for r in rows) else []
+    for title_, _ in extra:
+        table.add_column(title_, justify="right")
+    table.add_column("", no_wrap=True)
+    best = max((r.summary.median for r in rows if r.summary), default=0.0)
+    order = list(dict.fromkeys(r.scenario.server for r in rows))
+    for server in order:
+        for row in (r for r in rows if r.scenario.server == server):
+            sc = row.scenario
+            mark = " *" if defaults.get(server or "") == sc.cipher else ""
+            names = [server or "", f"{sc.cipher}{mark}", sc.mac or "(AEAD)"]
+            s = row.summary
+            if s is None:
+                reason = row.failure or "not measured yet"
+                table.add_row(
+                    "-",
+                    *names,
+                    "[dim]unsupported[/]" if reason.startswith("unsupported") else reason,
+                    "",
+                    "",
+                    *("" for _ in extra),
+                    "",
+                )
+                continue
+            flag, fmt = " [yellow]![/]" if row.warning else "", sc.metric.format
+            table.add_row(
+                rank_cell(row),
+                *names,
+                f"{fmt(s.median)}{flag}",
+                f"{fmt(s.ci_low)}-{fmt(s.ci_high)}",
+                str(s.n),
+                *(cell(row) for _, cell in extra),
+                inline_bar(s.median, best),
+            )
+    return table
+
+
+def memory_table(records: Sequence[MemoryRecord]) -> Table:
+    """Return memory per server, state and process role."""
+    table = Table(
+        title="Memory per process role (PSS shares common pages fairly; RSS counts them in full)",
+        title_justify="left",
+    )
+    for col in ("server", "state", "role", "processes", "VSZ MiB", "RSS MiB", "PSS MiB"):
+        table.add_column(col, justify="right" if col.endswith("MiB") or col == "processes" else "left")
+
+    def order(m: MemoryRecord) -> tuple[int, int]:
+        """Sort key: state, then role."""
+        role = ROLE_ORDER.index(m.role) if m.role in ROLE_ORDER else len(ROLE_ORDER)
+        return (STATE_ORDER.index(m.state) if m.state in STATE_ORDER else 9, role)
+
+    servers = list(dict.fromkeys(m.server for m in records))
+    for server in servers:
+        for m in sorted((m for m in records if m.server == server), key=order):
+            table.add_row(server, m.state, m.role, str(m.processes), fmt_mib(m.vsz), fmt_mib(m.rss), fmt_mib(m.pss))
+        table.add_section()
+    return table
+
+
+def _default_ciphers(servers: Sequence[ServerReport]) -> dict[str, str]:
+    """Return the cipher each server's default profile negotiates."""
+    out = {}
+    for report in servers:
+        default = report.discovery.default() if report.discovery else None
+        if default is not None and default.cipher:
+            out[report.name] = default.cipher
+    return out
+
+
+def print_servers(
+    console: Console, run: RunRecord, stored: Sequence[StoredScenario], memory: Sequence[MemoryRecord]
+) -> None:
+    """Print a servers run: overview, latency, throughput both ways, memory, warnings."""
+    console.print(overview_table(run.servers))
+    ci_target = run.options.plan.ci_target
+    lat = [st for st in stored if st.scenario.kind is Kind.LATENCY]
+    warnings: list[Row] = []
+    if lat:
+        rows = build_rows(lat, ci_target)
+        console.print(latency_table(rows, [r.name for r in run.servers]))
+        warnings += [r for r in rows if r.warning]
+    defaults = _default_ciphers(run.servers)
+    for direction in (Direction.DOWN, Direction.UP):
+        members = [st for st in stored if st.scenario.direction is direction]
+        if members:
+            rows = build_rows(members, ci_target)
+            console.print(throughput_table(direction.value, rows, defaults))
+            warnings += [r for r in rows if r.warning]
+    if memory:
+        console.print(memory_table(memory))
+    for report in run.servers:
+        for problem in report.memory_problems:
+            console.print(f"  [yellow]![/] {problem}", highlight=False)
+    for row in warnings:
+        console.print(f"  [yellow]![/] {row.scenario.label}: {row.warning}", highlight=False)
+    if warnings:
+        console.print(f"  [yellow]![/] {REMEDY}", highlight=False)
+    print_unfinished(console, run)

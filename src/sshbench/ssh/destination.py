@@ -1,0 +1,91 @@
+"""Targets: the embedded loopback server or any ssh destination resolved through `ssh -G`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.ssh.proc import run_quick
+from sshbench.ssh.text import parse_config_dump
+
+LOCAL = "local"
+# Options every measured connection uses: no compression, no connection sharing, no prompts, no tty.
+COMMON_OPTIONS = (
+    "-T",
+    "-x",
+    "-a",
+    "-o",
+    "Compression=no",
+    "-o",
+    "ControlMaster=no",
+    "-o",
+    "ControlPath=none",
+    "-o",
+    "BatchMode=yes",
+)
+_DESTINATION = re.compile(r"^[A-Za-z0-9_.%+\[\]:@-]{1,255}$")
+_HOST_PORT = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^:@\[\]\s]+):(?P<port>\d{1,5})$")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to connect and how: the destination and the ssh options that reach it."""
+
+    spec: str
+    destination: str
+    options: tuple[str, ...]
+    host: str
+    port: int
+    embedded: bool
+    proxied: bool = False
+    user: str = ""
+    server: str = ""  # embedded server name (openssh, dropbear, tinyssh, sshd=PATH)
+
+    def argv(self, ssh: str, extra: Sequence[str], command: str) -> list[str]:
+        """Return the ssh command line for one connection running a fixed remote command."""
+        return [ssh, "-v", *COMMON_OPTIONS, *self.options, *extra, self.destination, command]
+
+    def describe(self) -> str:
+        """Return where this target is, for messages."""
+        kind = f"embedded {self.server or 'openssh'} server" if self.embedded else "remote host"
+        return f"{kind} {self.host}:{self.port}"
+
+
+def normalize_destination(spec: str) -> str:
+    """Validate a destination and turn `host:port` into the `ssh://host:port` form ssh understands."""
+    if not _DESTINATION.match(spec) or spec.startswith("-"):
+        raise SshbenchError(
+            f"{spec!r} is not a valid ssh destination",
+            place="TARGET argument",
+            fix="use `local`, `user@host`, `host:port`, or a Host alias from ~/.ssh/config",
+            code=ExitCode.USAGE,
+        )
+    return f"ssh://{spec}" if _HOST_PORT.match(spec) else spec
+
+
+def resolve_remote(ssh: str, spec: str, ssh_config: str | None = None) -> Target:
+    """Resolve a destination or ~/.ssh/config alias with `ssh -G` (the user's own configuration)."""
+    destination = normalize_destination(spec)
+    config = ("-F", ssh_config) if ssh_config else ()
+    done = run_quick([ssh, *config, "-G", destination])
+    if done.returncode != 0:
+        raise SshbenchError(
+            f"ssh -G could not resolve {spec!r}: {done.stderr.strip() or 'no reason given'}",
+            place="~/.ssh/config",
+            fix="check the destination and your ssh configuration",
+            code=ExitCode.USAGE,
+        )
+    options = parse_config_dump(done.stdout)
+    proxied = any(options.get(k, "none") not in ("none", "") for k in ("proxyjump", "proxycommand"))
+    return Target(
+        spec=spec,
+        destination=destination,
+        options=config,
+        host=options.get("hostname", spec),
+        port=int(options.get("port", "22")),
+        embedded=False,
+        proxied=proxied,
+        user=options.get("user", ""),
+    )

@@ -1,0 +1,248 @@
+"""The subprocess seam: run a real binary, timestamp its stderr lines as they arrive, account its CPU.
+
+Python only reads ssh's short debug lines here; payload bytes never pass through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from sshbench.errors import ExitCode, SshbenchError
+
+Clock = Callable[[], float]
+STDOUT_CAP = 1 << 16  # upload verification output is one short line; keep at most this much
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What a finished process did: exit code, timestamped stderr lines, a little stdout, CPU."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    started: float
+    ended: float
+    lines: tuple[tuple[float, str], ...]
+    stdout: bytes
+    cpu_user: float
+    cpu_system: float
+    timed_out: bool = False
+    progress: tuple[tuple[float, int, int], ...] = ()  # (time, bytes read, bytes written) from /proc/PID/io
+
+    @property
+    def wall(self) -> float:
+        """Return seconds from spawn to exit."""
+        return self.ended - self.started
+
+    @property
+    def texts(self) -> list[str]:
+        """Return the stderr lines without their timestamps."""
+        return [text for _, text in self.lines]
+
+
+def require_binary(name: str, package: str) -> str:
+    """Return the absolute path of a binary, or fail naming the package that provides it."""
+    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/bin:/sbin:/bin")
+    if path is None:
+        raise SshbenchError(
+            f"`{name}` was not found",
+            place="PATH and /usr/sbin",
+            fix=f"install it: sudo apt-get install {package} (or run scripts/setup)",
+            code=ExitCode.MISSING_BINARY,
+        )
+    return os.path.abspath(path)
+
+
+def run_quick(argv: Sequence[str], timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    """Run a short helper command (ssh -Q, ssh -G, ssh-keygen) and capture its text output."""
+    return subprocess.run(
+        list(argv), capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+    )
+
+
+class _LineSplitter:
+    """Split a byte stream into lines, stamping each with the time its last chunk arrived."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+        self.lines: list[tuple[float, str]] = []
+
+    def feed(self, t: float, chunk: bytes) -> None:
+        """Add a chunk that arrived at time t."""
+        self.pending += chunk
+        *complete, self.pending = self.pending.split(b"\n")
+        self.lines.extend((t, raw.decode("utf-8", "replace").rstrip("\r")) for raw in complete)
+
+    def close(self, t: float) -> None:
+        """Flush a last unterminated line."""
+        if self.pending:
+            self.lines.append((t, self.pending.decode("utf-8", "replace")))
+            self.pending = b""
+
+
+def run_timed(
+    argv: Sequence[str],
+    *,
+    stdin: IO[bytes] | int = subprocess.DEVNULL,
+    capture_stdout: bool = False,
+    timeout: float = 600.0,
+    env: dict[str, str] | None = None,
+    clock: Clock = time.perf_counter,
+    probe: float | None = None,
+) -> Finished:
+    """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most).
+
+    probe: every `probe` seconds, read the process's I/O counters (/proc/PID/io rchar, wchar) so that a
+    transfer's progress over time is known without touching its data.
+    """
+    started = clock()
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=stdin,
+        stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        return _collect(proc, tuple(argv), started, timeout, clock, probe)
+    except BaseException:
+        _kill(proc)
+        raise
+
+
+def open_io(pid: int) -> int | None:
+    """Open /proc/PID/io once (reads are repeated with pread); None when it is not readable."""
+    try:
+        return os.open(f"/proc/{pid}/io", os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def read_io(fd: int) -> tuple[int, int] | None:
+    """Return (rchar, wchar): bytes the process has read and written so far through any file."""
+    try:
+        fields = os.pread(fd, 512, 0).split()
+        return int(fields[1]), int(fields[3])  # "rchar: N wchar: N ..."
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class _Watch:
+    """Read a running process's stderr (timestamped lines), a little stdout and its I/O counters until it exits."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], clock: Clock, probe: float | None) -> None:
+        assert proc.stderr is not None
+        self.proc, self.clock, self.probe = proc, clock, probe
+        self.lines, self.stdout = _LineSplitter(), bytearray()
+        self.progress: list[tuple[float, int, int]] = []
+        self.ended: float | None = None  # the exit instant, from the pidfd
+        self.pidfd = os.pidfd_open(proc.pid)
+        self.io_fd = open_io(proc.pid) if probe is not None else None
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, "err")
+        if proc.stdout is not None:
+            self.sel.register(proc.stdout.fileno(), selectors.EVENT_READ, "out")
+        self.sel.register(self.pidfd, selectors.EVENT_READ, "exit")
+
+    def run(self, deadline: float) -> None:
+        """Read until the process has exited and closed its pipes, or kill it at the deadline."""
+        try:
+            while len(self.sel.get_map()) > 0:
+                remaining = deadline - self.clock()
+                if remaining <= 0:
+                    _kill(self.proc)
+                    break
+                if self.probe is not None and self.io_fd is not None and self.ended is None:
+                    self._read_counters()
+                    remaining = min(remaining, self.probe)
+                for key, _ in self.sel.select(remaining):
+                    self._handle(key.fd, key.data)
+        finally:
+            self.sel.close()
+            os.close(self.pidfd)
+            if self.io_fd is not None:
+                os.close(self.io_fd)
+
+    def _read_counters(self) -> None:
+        """Record the process's I/O counters now."""
+        assert self.io_fd is not None
+        counters = read_io(self.io_fd)
+        if counters is not None:
+            self.progress.append((self.clock(), *counters))
+
+    def _handle(self, fd: int, what: str) -> None:
+        """Take what became readable: the exit, a chunk of stderr or stdout, or the end of a pipe."""
+        now = self.clock()
+        if what == "exit":
+            self.ended = now
+            self.sel.unregister(self.pidfd)
+            return
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            self.sel.unregister(fd)
+        elif what == "err":
+            self.lines.feed(now, chunk)
+        elif len(self.stdout) < STDOUT_CAP:
+            self.stdout += chunk
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> tuple[float, float]:
+    """Wait for the process and return its (user, system) CPU seconds (0, 0 if it was already reaped)."""
+    cpu_user = cpu_system = 0.0
+    if proc.returncode is None:
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        cpu_user, cpu_system = usage.ru_utime, usage.ru_stime
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    return cpu_user, cpu_system
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    argv: tuple[str, ...],
+    started: float,
+    timeout: float,
+    clock: Clock,
+    probe: float | None = None,
+) -> Finished:
+    """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
+    watch = _Watch(proc, clock, probe)
+    watch.run(started + timeout)
+    cpu_user, cpu_system = _reap(proc)
+    end = watch.ended if watch.ended is not None else clock()
+    watch.lines.close(end)
+    return Finished(
+        argv=argv,
+        returncode=proc.returncode,
+        started=started,
+        ended=end,
+        lines=tuple(watch.lines.lines),
+        stdout=bytes(watch.stdout),
+        cpu_user=cpu_user,
+        cpu_system=cpu_system,
+        timed_out=watch.ended is None,
+        progress=tuple(watch.progress),
+    )
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a process we started, by PID, and reap it."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, 0)
+        proc.returncode = -signal.SIGKILL
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()

@@ -1,0 +1,117 @@
+"""Pure parsers for what ssh prints: `ssh -Q`, `ssh -G`, and `ssh -v` debug lines."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from sshbench.model import PHASES
+from sshbench.records import Negotiated
+
+ALGORITHM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}$")
+_TRANSFERRED = re.compile(r"Transferred: sent (\d+), received (\d+) bytes")
+_KEX = re.compile(r"kex: algorithm: (\S+)")
+_HOSTKEY = re.compile(r"kex: host key algorithm: (\S+)")
+_CIPHER = re.compile(r"kex: server->client cipher: (\S+) MAC: (\S+) compression: (\S+)")
+_REMOTE_VERSION = re.compile(r"remote software version (.+)$")
+_EXIT_STATUS = re.compile(r"Exit status (-?\d+)")
+
+# Phase boundaries: each phase starts at the first line containing its marker.
+PHASE_MARKERS = (
+    ("tcp", "Connecting to "),
+    ("version", "Connection established."),
+    ("kex", "Remote protocol version"),
+    ("auth", "SSH2_MSG_NEWKEYS received"),
+    ("session", "Authenticated to "),
+)
+
+
+def parse_query(text: str) -> tuple[str, ...]:
+    """Parse `ssh -Q KIND` output into algorithm names, in the client's order, without duplicates."""
+    names: list[str] = []
+    for line in text.splitlines():
+        name = line.strip()
+        if name and ALGORITHM_NAME.match(name) and name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def parse_config_dump(text: str) -> dict[str, str]:
+    """Parse `ssh -G` output (`keyword value` lines) into a dict; repeated keywords keep the first value."""
+    options: dict[str, str] = {}
+    for line in text.splitlines():
+        keyword, _, value = line.strip().partition(" ")
+        if keyword and keyword.lower() not in options:
+            options[keyword.lower()] = value.strip()
+    return options
+
+
+def is_valid_algorithm(name: str) -> bool:
+    """Return True when a name is shaped like an SSH algorithm name (safe to pass to ssh)."""
+    return bool(ALGORITHM_NAME.match(name))
+
+
+def parse_negotiated(lines: Iterable[str]) -> Negotiated:
+    """Extract the negotiated kex, host key, server->client cipher and MAC from `ssh -v` lines."""
+    kex = hostkey = cipher = mac = version = None
+    for line in lines:
+        if m := _KEX.search(line):
+            kex = kex or m.group(1)
+        elif m := _HOSTKEY.search(line):
+            hostkey = hostkey or m.group(1)
+        elif m := _CIPHER.search(line):
+            cipher, mac = cipher or m.group(1), mac or m.group(2)
+        elif m := _REMOTE_VERSION.search(line):
+            version = version or m.group(1).strip()
+    if mac == "<implicit>":
+        mac = None
+    return Negotiated(kex, hostkey, cipher, mac, version)
+
+
+def parse_transferred(lines: Iterable[str]) -> tuple[int, int] | None:
+    """Return (sent, received) bytes from ssh's closing `Transferred:` line, if present."""
+    for line in lines:
+        if m := _TRANSFERRED.search(line):
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def parse_exit_status(lines: Iterable[str]) -> int | None:
+    """Return the remote command's exit status reported by `ssh -v`, if present."""
+    for line in lines:
+        if m := _EXIT_STATUS.search(line):
+            return int(m.group(1))
+    return None
+
+
+def first_time(lines: Sequence[tuple[float, str]], marker: str) -> float | None:
+    """Return the arrival time of the first line containing `marker`."""
+    for t, text in lines:
+        if marker in text:
+            return t
+    return None
+
+
+def phase_breakdown(lines: Sequence[tuple[float, str]], start: float, end: float) -> tuple[tuple[str, float], ...]:
+    """Split [start, end] into connection phases using timestamped `ssh -v` lines; () if a marker is missing."""
+    bounds = [start]
+    for _, marker in PHASE_MARKERS:
+        t = first_time(lines, marker)
+        if t is None or t < bounds[-1]:
+            return ()
+        bounds.append(t)
+    bounds.append(end)
+    if end < bounds[-2]:
+        return ()
+    return tuple((name, bounds[i + 1] - bounds[i]) for i, name in enumerate(PHASES))
+
+
+def ssh_failure_reason(lines: Iterable[str]) -> str:
+    """Return ssh's own words for a failure: the last non-debug line it printed."""
+    reasons = [
+        text.strip()
+        for text in lines
+        if text.strip()
+        and not text.startswith(("debug", "OpenSSH_", "Transferred:", "Bytes per second", "Authenticated to"))
+    ]
+    return reasons[-1] if reasons else "ssh exited without saying why"

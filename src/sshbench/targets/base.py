@@ -1,0 +1,317 @@
+"""Embedded servers: private SSH servers on 127.0.0.1 with fresh keys, torn down on every exit path.
+
+`LocalServer` holds what every embedded server shares: one 0700 directory created for the run (keys,
+configs, an empty HOME, the server's log), a client ssh_config and known_hosts of its own, a CPU cgroup
+that counts every server process, process roles for memory figures, and teardown. The user's ~/.ssh
+is never read or written: the client runs with `-F <private ssh_config>` and its own known_hosts.
+
+Each server type (openssh.py, dropbear.py, tinyssh.py) provides keys, its command line and process
+roles. `wrap(argv)` applies the server's wrappers to that command line, in order: the private home
+of namespace.py today; a network namespace, link shaping or a CPU limit can be added the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar
+
+import psutil
+
+from sshbench.environment import EmbeddedInfo
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.ssh.destination import Target
+from sshbench.ssh.proc import require_binary
+from sshbench.targets import cgroups
+
+HOST_KEY_TYPES = ("ed25519", "ecdsa", "rsa")
+ALIAS = "sshbench-local"
+START_TIMEOUT = 10.0
+IDLE_TIMEOUT = 3.0
+Wrapper = Callable[[list[str]], list[str]]  # turns a server command line into the one that runs it
+
+
+@dataclass(frozen=True)
+class Tools:
+    """Absolute paths of the OpenSSH binaries used for the embedded server."""
+
+    ssh: str
+    sshd: str
+    keygen: str
+
+    @classmethod
+    def find(cls, sshd: str | None = None) -> Tools:
+        """Locate ssh, sshd (or use the given one) and ssh-keygen, or fail naming the package."""
+        return cls(
+            ssh=require_binary("ssh", "openssh-client"),
+            sshd=sshd or require_binary("sshd", "openssh-server"),
+            keygen=require_binary("ssh-keygen", "openssh-client"),
+        )
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago (chosen by the kernel)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def generate_keys(keygen: str, workdir: Path, host_types: Sequence[str]) -> None:
+    """Generate OpenSSH-format host keys of the given types and one ed25519 client key, in parallel."""
+    jobs = [(f"host_{t}", t) for t in host_types] + [("client_ed25519", "ed25519")]
+    procs = [
+        subprocess.Popen(
+            [keygen, "-q", "-t", kind, "-N", "", "-C", "sshbench", "-f", str(workdir / name)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for name, kind in jobs
+    ]
+    for proc, (name, _) in zip(procs, jobs, strict=True):
+        _, err = proc.communicate(timeout=60)
+        if proc.returncode != 0:
+            raise SshbenchError(
+                f"ssh-keygen failed for {name}: {err.decode(errors='replace').strip()}",
+                place=str(workdir),
+                fix="check that ssh-keygen works and the temporary directory is writable",
+                code=ExitCode.SERVER_START,
+            )
+
+
+def public_key(path: Path) -> str:
+    """Return `type base64` of an OpenSSH public key file (without its comment)."""
+    return " ".join(path.read_text().split()[:2])
+
+
+class LocalServer:
+    """A throw-away SSH server on 127.0.0.1 for the duration of a `with` block."""
+
+    product: ClassVar[str] = "SSH server"
+    package: ClassVar[str] = ""
+    host_key_types: ClassVar[tuple[str, ...]] = HOST_KEY_TYPES
+
+    def __init__(self, spec: str, name: str = "", tools: Tools | None = None) -> None:
+        self.spec, self.name = spec, name or spec
+        self.tools = tools or Tools.find()  # ssh-keygen makes every server's keys
+        self.user = pwd.getpwuid(os.getuid()).pw_name
+        self.workdir: Path | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.port = 0
+        self.group: cgroups.CpuGroup | None = None
+        self.cpu_note = ""  # why server CPU is not measured, when it is not
+        self.settings: tuple[str, ...] = ()  # the settings used, shown with the results
+        self.wrappers: list[Wrapper] = []  # applied to the command line by `wrap`, in order
+
+    def __enter__(self) -> Target:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # --- what each server type provides -------------------------------------------------------------
+    def prepare(self, workdir: Path) -> None:
+        """Create the server's keys and files in its private directory."""
+        raise NotImplementedError
+
+    def command(self, workdir: Path, port: int) -> list[str]:
+        """Return the argv that runs the server in the foreground on 127.0.0.1:port."""
+        raise NotImplementedError
+
+    def host_public_keys(self, workdir: Path) -> list[str]:
+        """Return the server's public host keys as `type base64`."""
+        raise NotImplementedError
+
+    def role(self, proc: psutil.Process) -> str:
+        """Return the role of one of the server's processes (listener, session, command...)."""
+        raise NotImplementedError
+
+    def retry_plainer(self) -> bool:
+        """Drop optional settings after a failed start; return False when there is nothing left to drop."""
+        return False
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """Return the command line as it runs: each wrapper (private home, namespace, limit) applied in order."""
+        for wrapper in self.wrappers:
+            argv = wrapper(argv)
+        return argv
+
+    def info(self) -> EmbeddedInfo:
+        """Return what the results must say about this server: its settings and CPU accounting."""
+        accounting = f"cgroup {self.group.version} ({self.group.path})" if self.group else None
+        return EmbeddedInfo(self.name, self.product, self.settings, accounting, self.cpu_note or None)
+
+    # --- shared life cycle --------------------------------------------------------------------------
+    def start(self) -> Target:
+        """Create keys and configs, start the server, and wait until it listens."""
+        self.workdir = Path(tempfile.mkdtemp(prefix="sshbench-"))
+        os.chmod(self.workdir, 0o700)
+        (self.workdir / "home").mkdir(mode=0o700)
+        self.prepare(self.workdir)
+        self.group, self.cpu_note = cgroups.create(self.workdir.name)
+        last_error = ""
+        for _attempt in range(4):  # a free port can be taken between choosing and binding it
+            self.port = free_port()
+            self._write_client_config(self.workdir)
+            last_error = self._launch(self.wrap(self.command(self.workdir, self.port)))
+            if not last_error:
+                return self._target()
+            if "Address already in use" not in last_error and not self.retry_plainer():
+                break
+        raise SshbenchError(
+            f"the embedded {self.product} server did not start: {last_error}",
+            place=f"{self.name} in {self.workdir}",
+            fix=f"check that {self.product} runs on this machine ({self.package}), or use a remote TARGET",
+            code=ExitCode.SERVER_START,
+        )
+
+    def _write_client_config(self, d: Path) -> None:
+        """Write the client's ssh_config and known_hosts for the chosen port."""
+        client = [
+            f"Host {ALIAS}",
+            "  HostName 127.0.0.1",
+            f"  Port {self.port}",
+            f"  User {self.user}",
+            f"  IdentityFile {d}/client_ed25519",
+            "  IdentitiesOnly yes",
+            "  IdentityAgent none",
+            f"  UserKnownHostsFile {d}/known_hosts",
+            "  GlobalKnownHostsFile /dev/null",
+            "  StrictHostKeyChecking yes",
+            "  UpdateHostKeys no",
+            "  CheckHostIP no",
+            "  ConnectTimeout 10",
+            "  LogLevel INFO",
+        ]
+        (d / "ssh_config").write_text("\n".join(client) + "\n")
+        known = [f"[127.0.0.1]:{self.port} {key}" for key in self.host_public_keys(d)]
+        (d / "known_hosts").write_text("\n".join(known) + "\n")
+
+    def _launch(self, argv: list[str]) -> str:
+        """Start the server and wait for it to listen; return '' on success or the reason it failed."""
+        assert self.workdir is not None
+        log = self.workdir / "server.log"
+        with open(log, "wb") as sink:
+            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
+        if self.group is not None:
+            try:
+                self.group.add(self.process.pid)  # before any connection: every later fork is counted
+            except OSError as exc:
+                self.cpu_note = f"cannot place the server in cgroup {self.group.path}: {exc.strerror}"
+                self.group = None
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self._listening():
+                return ""
+            if self.process.poll() is not None:
+                text = log.read_text(errors="replace").strip()
+                return " / ".join(text.splitlines()[-3:]) or f"exit status {self.process.returncode}"
+            time.sleep(0.02)
+        self._stop_processes()
+        return f"not listening on 127.0.0.1:{self.port} after {START_TIMEOUT:.0f} s"
+
+    def _listening(self) -> bool:
+        """Return True once one of the server's processes listens on the chosen port."""
+        for p in self.processes():
+            with contextlib.suppress(psutil.Error):
+                for c in p.net_connections(kind="tcp"):
+                    if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port:
+                        return True
+        return False
+
+    def _target(self) -> Target:
+        """Return the Target that reaches this server."""
+        assert self.workdir is not None
+        return Target(
+            spec=self.spec,
+            destination=ALIAS,
+            options=("-F", str(self.workdir / "ssh_config")),
+            host="127.0.0.1",
+            port=self.port,
+            embedded=True,
+            user=self.user,
+            server=self.name,
+        )
+
+    @property
+    def pid(self) -> int | None:
+        """Return the listener's PID while it runs."""
+        return self.process.pid if self.process is not None and self.process.poll() is None else None
+
+    def processes(self) -> list[psutil.Process]:
+        """Return the server's live processes: its cgroup's, else the listener and its descendants."""
+        pids: set[int] = set(self.group.pids()) if self.group is not None else set()
+        if self.group is None and self.pid is not None:  # scanning /proc is costlier and misses orphans
+            with contextlib.suppress(psutil.Error):
+                listener = psutil.Process(self.pid)
+                pids |= {listener.pid, *(c.pid for c in listener.children(recursive=True))}
+        procs = []
+        for pid in sorted(pids):
+            with contextlib.suppress(psutil.Error):
+                p = psutil.Process(pid)
+                if p.status() != psutil.STATUS_ZOMBIE:
+                    procs.append(p)
+        return procs
+
+    def connection_processes(self) -> list[psutil.Process]:
+        """Return the processes serving connections (everything but the listener)."""
+        return [p for p in self.processes() if p.pid != self.pid]
+
+    def cpu_seconds(self) -> float | None:
+        """Return CPU seconds used by every server process so far (None without a cgroup)."""
+        if self.group is None:
+            return None
+        try:
+            return self.group.cpu_seconds()
+        except OSError:
+            return None
+
+    def wait_idle(self, timeout: float = IDLE_TIMEOUT) -> bool:
+        """Wait until no connection is being served (only the listener is left); return True if so."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.connection_processes():
+                return True
+            time.sleep(0.01)
+        return False
+
+    def _stop_processes(self) -> None:
+        """Terminate the listener and every process it spawned, by PID, then reap the listener."""
+        if self.process is None:
+            return
+        procs = self.processes()
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                p.terminate()
+        _, alive = psutil.wait_procs(procs, timeout=3)
+        for p in alive:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=3)
+        self.process = None
+
+    def stop(self) -> None:
+        """Stop the server, remove its cgroup and its private directory."""
+        self._stop_processes()
+        if self.group is not None:
+            self.group.remove()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None

@@ -1,0 +1,117 @@
+"""OpenSSH's sshd as an embedded server: the system's, or any OpenSSH-compatible build given by path.
+
+Every algorithm the ssh client supports is enabled (CBC, 3DES and SHA-1 too, so that they can be measured),
+and `SetEnv HOME=<empty dir>` keeps shell start-up files out of the numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import psutil
+
+from sshbench.ssh.discover import client_algorithms
+from sshbench.targets.base import HOST_KEY_TYPES, LocalServer, Tools, generate_keys, public_key
+
+ALGORITHM_OPTIONS = {"Ciphers": "cipher", "MACs": "mac", "KexAlgorithms": "kex", "HostKeyAlgorithms": "hostkey"}
+
+
+def _algorithm_lines(ssh: str) -> list[str]:
+    """Return sshd_config lines enabling every algorithm this OpenSSH supports (CBC, 3DES, SHA-1 too)."""
+    supported = client_algorithms(ssh)
+    return [f"{option} {','.join(supported[kind])}" for option, kind in ALGORITHM_OPTIONS.items() if supported[kind]]
+
+
+class OpenSSHServer(LocalServer):
+    """OpenSSH sshd (the system's, or any OpenSSH-compatible build given by path)."""
+
+    product = "OpenSSH"
+    package = "openssh-server"
+
+    def __init__(self, spec: str = "local", name: str = "openssh", tools: Tools | None = None) -> None:
+        super().__init__(spec, name, tools)
+        self.algorithms: list[str] = []
+
+    def prepare(self, workdir: Path) -> None:
+        """Generate keys, create the privilege-separation directory, list every algorithm."""
+        generate_keys(self.tools.keygen, workdir, HOST_KEY_TYPES)
+        shutil.copyfile(workdir / "client_ed25519.pub", workdir / "authorized_keys")
+        if os.geteuid() == 0:
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        self.algorithms = _algorithm_lines(self.tools.ssh)
+        self._describe()
+
+    def _describe(self) -> None:
+        """Record the settings shown with the results."""
+        self.settings = (
+            "every algorithm the ssh client supports enabled"
+            if self.algorithms
+            else "the server's default algorithms (this build rejected the client's full lists)",
+            "UsePAM no, StrictModes no (throw-away server)",
+            "HOME of sessions: an empty directory (no shell rc files)",
+        )
+
+    def retry_plainer(self) -> bool:
+        """A custom sshd may not know every algorithm the client knows: retry with its defaults."""
+        if not self.algorithms:
+            return False
+        self.algorithms = []
+        self._describe()
+        return True
+
+    def host_public_keys(self, workdir: Path) -> list[str]:
+        """Return the ed25519, ecdsa and rsa host keys."""
+        return [public_key(workdir / f"host_{t}.pub") for t in HOST_KEY_TYPES]
+
+    def command(self, workdir: Path, port: int) -> list[str]:
+        """Write sshd_config for the port and return the sshd command line."""
+        d = workdir
+        server = [
+            f"Port {port}",
+            "ListenAddress 127.0.0.1",
+            *(f"HostKey {d}/host_{t}" for t in HOST_KEY_TYPES),
+            f"AuthorizedKeysFile {d}/authorized_keys",
+            f"PidFile {d}/sshd.pid",
+            f"AllowUsers {self.user}",
+            "PermitRootLogin prohibit-password",
+            # Keys live in a private 0700 dir under the temp dir, whose sticky world-writable
+            # parent StrictModes would reject.
+            "StrictModes no",
+            "UsePAM no",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "PubkeyAuthentication yes",
+            "UseDNS no",
+            "PrintMotd no",
+            "PrintLastLog no",
+            "Banner none",
+            "X11Forwarding no",
+            "AllowTcpForwarding no",
+            "AllowAgentForwarding no",
+            "PermitTTY no",
+            "MaxStartups 100:30:200",
+            "LoginGraceTime 30",
+            "LogLevel VERBOSE",
+            f"SetEnv HOME={d}/home",
+            *self.algorithms,
+        ]
+        (d / "sshd_config").write_text("\n".join(server) + "\n")
+        return [self.tools.sshd, "-D", "-e", "-f", str(d / "sshd_config")]
+
+    def role(self, proc: psutil.Process) -> str:
+        """Listener, privileged monitor ([priv]), pre-auth child ([net]/[preauth]), session (user@notty)."""
+        if proc.pid == self.pid:
+            return "listener"
+        try:
+            title = " ".join(proc.cmdline())
+        except psutil.Error:
+            return "command"
+        if title.startswith("sshd:"):
+            if "[priv]" in title:
+                return "monitor"
+            if "[net]" in title or "[preauth]" in title or "[accepted]" in title:
+                return "pre-auth"
+            return "session"
+        return "command"

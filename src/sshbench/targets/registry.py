@@ -1,0 +1,136 @@
+"""The embedded servers sshbench knows: one row each, from which target specs, checks and help are derived.
+
+A target spec `local:NAME` (or `local`, meaning OpenSSH) names a row; `local:sshd=PATH` runs any
+OpenSSH-compatible sshd given by path. Adding a server is one file in this package with its `LocalServer`
+subclass, and one row in `SERVER_TYPES`: its name, product, the Debian packages with its binaries, what
+else it needs, and where its class lives (imported only when such a server is made, to keep start-up quick).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sshbench.errors import ExitCode, SshbenchError
+
+if TYPE_CHECKING:
+    from sshbench.targets.base import LocalServer
+
+LOCAL = "local"
+LOCAL_PREFIX = "local:"
+_PATH = re.compile(r"^/[A-Za-z0-9_./+@-]{1,400}$")
+SEARCH_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@dataclass(frozen=True)
+class ServerType:
+    """One kind of embedded server: what it is, what it needs here, and which class runs it."""
+
+    name: str  # NAME in local:NAME
+    product: str
+    packages: str  # Debian packages that provide its binaries
+    binaries: tuple[str, ...]  # must be on PATH or in /usr/sbin
+    module: str  # module of sshbench.targets with its class
+    cls: str
+    root_only: str = ""  # why it cannot run without root here ("" when it can)
+    by_path: bool = False  # local:NAME=PATH: the server binary is given by path
+
+    @property
+    def spec(self) -> str:
+        """Return the target spec that chooses this server."""
+        return f"{LOCAL_PREFIX}{self.name}=/path/to/{self.name}" if self.by_path else f"{LOCAL_PREFIX}{self.name}"
+
+    def missing(self, path: str = "") -> str | None:
+        """Return a one-line hint when this server cannot run here (binary missing, needs root), else None."""
+        if self.by_path:
+            return None if os.access(path, os.X_OK) else f"{path} is not an executable file"
+        if self.root_only and os.geteuid() != 0:
+            return self.root_only
+        for binary in self.binaries:
+            if shutil.which(binary) is None and shutil.which(binary, path=SEARCH_PATH) is None:
+                return f"`{binary}` not found: sudo apt-get install {self.packages} (or run scripts/setup)"
+        return None
+
+    def make(self, spec: str, path: str = "") -> LocalServer:
+        """Return a (not yet started) server of this type."""
+        cls: type[LocalServer] = getattr(importlib.import_module(f"sshbench.targets.{self.module}"), self.cls)
+        if not self.by_path:
+            return cls(spec)
+        from sshbench.targets.base import Tools
+
+        return cls(spec, f"{self.name}={path}", Tools.find(sshd=os.path.abspath(path)))
+
+
+SERVER_TYPES = (
+    ServerType("openssh", "OpenSSH", "openssh-server", ("sshd", "ssh-keygen"), "openssh", "OpenSSHServer"),
+    ServerType("dropbear", "Dropbear", "dropbear-bin", ("dropbear", "dropbearconvert"), "dropbear", "DropbearServer"),
+    ServerType(
+        "tinyssh",
+        "TinySSH",
+        "tinysshd ucspi-tcp",
+        ("tinysshd", "tinysshd-makekey", "tcpserver"),
+        "tinyssh",
+        "TinySSHServer",
+        # tinysshd checks that every directory above authorized_keys belongs to root or the user; in the
+        # user namespace sshbench needs without root, root-owned directories appear unowned (nobody).
+        root_only="TinySSH needs root here (its authorized_keys path check fails inside a user namespace)",
+    ),
+    ServerType("sshd", "OpenSSH-compatible sshd", "", (), "openssh", "OpenSSHServer", by_path=True),
+)
+KNOWN = tuple(t.name for t in SERVER_TYPES if not t.by_path)
+SPECS_HELP = ", ".join([LOCAL, *(LOCAL_PREFIX + n for n in KNOWN)]) + f" or {LOCAL_PREFIX}sshd=/absolute/path/to/sshd"
+
+
+def server_name(spec: str) -> str:
+    """Return the server name of a local spec: openssh, dropbear, tinyssh or sshd=PATH."""
+    return "openssh" if spec == LOCAL else spec[len(LOCAL_PREFIX) :]
+
+
+def lookup(spec: str) -> tuple[ServerType, str]:
+    """Return the server type a local spec names and its path (local:sshd=PATH), or fail naming the forms."""
+    name, _, path = server_name(spec).partition("=")
+    for server_type in SERVER_TYPES:
+        safe = not path or (_PATH.match(path) and ".." not in path.split("/"))
+        if server_type.name == name and server_type.by_path == bool(path) and safe:
+            return server_type, path
+    raise SshbenchError(
+        f"{spec!r} is not an embedded server",
+        place="TARGET / SERVER argument",
+        fix=f"use {SPECS_HELP}",
+        code=ExitCode.USAGE,
+    )
+
+
+def validate(spec: str) -> str:
+    """Check a local spec's form; return it or fail naming the accepted forms."""
+    lookup(spec)
+    return spec
+
+
+def missing(spec: str) -> str | None:
+    """Return a one-line hint when a local server cannot run here, else None."""
+    server_type, path = lookup(spec)
+    return server_type.missing(path)
+
+
+def make_server(spec: str) -> LocalServer:
+    """Return the (not yet started) embedded server for a local spec."""
+    server_type, path = lookup(spec)
+    hint = server_type.missing(path)
+    if hint:
+        raise SshbenchError(
+            f"the {server_name(spec)} server is not available: {hint}",
+            place=spec,
+            fix="install it, or choose another server",
+            code=ExitCode.MISSING_BINARY,
+        )
+    return server_type.make(spec, path)
+
+
+def every() -> list[str]:
+    """Return the specs of every known embedded server (unavailable ones are reported as skipped)."""
+    return [f"{LOCAL_PREFIX}{name}" for name in KNOWN]

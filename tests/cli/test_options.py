@@ -1,0 +1,26 @@
+"""Option values are parsed and validated before anything is measured."""
+
+import pytest
+
+from sshbench.cli.options import parse_duration, parse_fail_if, parse_percent, parse_size
+from sshbench.errors import ExitCode, SshbenchError
+
+
+def test_parse_size_duration_percent() -> None:
+    assert parse_size("auto") is None
+    assert parse_size("512M") == 512 * 2**20 and parse_size("1GiB") == 2**30
+    assert parse_duration("3m") == 180 and parse_duration("90") == 90
+    assert parse_percent("5%") == pytest.approx(0.05)
+    for bad in ("abc", "0", "100T", "-5M"):
+        with pytest.raises(SshbenchError):
+            parse_size(bad)
+    with pytest.raises(SshbenchError):
+        parse_percent("150%")
+
+
+def test_parse_fail_if() -> None:
+    assert parse_fail_if("slower:5%") == pytest.approx(5.0)
+    for bad in ("faster:5%", "slower:", "slower:lots"):
+        with pytest.raises(SshbenchError) as err:
+            parse_fail_if(bad)
+        assert err.value.code is ExitCode.USAGE and err.value.place == "--fail-if"

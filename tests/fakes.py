@@ -1,0 +1,201 @@
+"""Test doubles and hand-made data: a fake clock and sampler (like hyperfine's mock executor), a progress
+recorder, and stored scenarios with chosen values, so that scheduling, statistics and rendering are exact."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sshbench.environment import Emulation, Environment
+from sshbench.model import Direction, JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
+from sshbench.records import Discovery, Negotiated, Profile, RunRecord, StoredScenario
+from sshbench.store import Store
+
+CHACHA, GCM, CTR = "chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes128-ctr"
+SNTRUP = "sntrup761x25519-sha512@openssh.com"
+
+
+def stored_values(sc: Scenario, values: list[float]) -> StoredScenario:
+    """Return a stored scenario with the given measured values (plus one warm-up)."""
+    samples = [Sample(sc, 0, True, True, values[0] * 0.5, 1.0)]
+    samples += [Sample(sc, i, False, True, v, 1.0, nbytes=2**28) for i, v in enumerate(values, 1)]
+    return StoredScenario(0, 0, sc, None, tuple(samples))
+
+
+def transfer(cipher: str, mac: str | None, rate: float, d: Direction) -> StoredScenario:
+    """Return a throughput scenario around `rate` MB/s (+-1 %)."""
+    sc = Scenario(Kind.THROUGHPUT, cipher=cipher, mac=mac, direction=d)
+    return stored_values(sc, [rate * f for f in (0.99, 1.0, 1.01, 0.995, 1.005, 1.0)])
+
+
+def connection(kex: str, hostkey: str, seconds: float) -> StoredScenario:
+    """Return a latency scenario around `seconds`."""
+    values = [seconds * f for f in (0.99, 1, 1.01, 1, 1, 1)]
+    return stored_values(Scenario(Kind.LATENCY, kex=kex, hostkey=hostkey), values)
+
+
+def factorised_sweep() -> list[StoredScenario]:
+    """A small factorised sweep: AEAD ciphers, CBC and CTR with the default MAC, MACs with aes128-ctr."""
+    rates = {
+        (GCM, None): 1000,
+        (CHACHA, None): 600,
+        ("aes128-cbc", "umac-64-etm@openssh.com"): 1200,
+        (CTR, "umac-64-etm@openssh.com"): 500,
+        (CTR, "hmac-sha2-256-etm@openssh.com"): 400,
+        (CTR, "hmac-sha1"): 450,
+    }
+    stored = [transfer(c, m, r, d) for (c, m), r in rates.items() for d in Direction]
+    stored += [
+        connection("sntrup761x25519-sha512@openssh.com", "ssh-ed25519", 0.200),
+        connection("curve25519-sha256", "ssh-ed25519", 0.130),
+        connection("ecdh-sha2-nistp256", "ssh-ed25519", 0.120),
+        connection("sntrup761x25519-sha512@openssh.com", "rsa-sha2-512", 0.210),
+    ]
+    return stored
+
+
+DISCOVERY = Discovery(
+    client={},
+    defaults={},
+    server=None,
+    server_error=None,
+    profiles=(Profile("default", Negotiated(SNTRUP, "ssh-ed25519", CHACHA, None, None), None),),
+)
+ENVIRONMENT = Environment(
+    cpu_model="Test CPU",
+    cpus=2,
+    cpu_flags={"aes": True, "pclmulqdq": True},
+    kernel="6.1",
+    openssh_client="OpenSSH_9.2p1",
+    openssl="OpenSSL 3.0",
+    server_banner="SSH-2.0-OpenSSH_9.2p1",
+    target="embedded openssh server 127.0.0.1:2222",
+)
+
+
+def stored_run_record(kind: RunKind = RunKind.SWEEP, run_id: int = 1) -> RunRecord:
+    """Return a complete run's header with test values."""
+    opts = JobOptions(command=kind)
+    when = "2026-11-22T10:00:00.000+00:00"
+    return RunRecord(run_id, when, when, RunStatus.COMPLETE, kind, "local", opts, ENVIRONMENT, DISCOVERY)
+
+
+class FakeClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, start: float = 100.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Let time pass."""
+        self.now += seconds
+
+
+@dataclass
+class FakeSampler:
+    """A sampler returning chosen values (None: a failed sample) and taking `seconds` of fake time per sample."""
+
+    values: Callable[[Scenario, int], float | None]
+    clock: FakeClock = field(default_factory=FakeClock)
+    seconds: float = 1.0
+    calls: list[tuple[str, int, bool]] = field(default_factory=list)  # (label, round, warm-up) in order
+
+    def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take one fake sample."""
+        self.calls.append((sc.label, rnd, warmup))
+        self.clock.advance(self.seconds)
+        value = self.values(sc, rnd)
+        if value is None:
+            return Sample(sc, rnd, warmup, ok=False, value=None, wall=self.seconds, error="fake: no such cipher")
+        nbytes = 2**28 if sc.kind is Kind.THROUGHPUT else None
+        phases = () if nbytes else (("startup", 0.002), ("tcp", 0.001), ("version", 0.004), ("kex", value / 2),
+                                    ("auth", value / 4), ("session", value / 4 - 0.007))  # fmt: skip
+        return Sample(sc, rnd, warmup, True, value, self.seconds, nbytes=nbytes, client_cpu=0.25, phases=phases)
+
+
+@dataclass
+class ListSink:
+    """A scheduler sink that keeps what it is given."""
+
+    samples: list[Sample] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def sample(self, sample: Sample) -> None:
+        """Keep a sample."""
+        self.samples.append(sample)
+
+    def failed(self, scenario: Scenario, reason: str) -> None:
+        """Keep a failure."""
+        self.failures[scenario.label] = reason
+
+
+@dataclass
+class ListProgress:
+    """A progress receiver that keeps every update."""
+
+    updates: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def update(self, description: str, done: int, total: int) -> None:
+        """Keep an update."""
+        self.updates.append((description, done, total))
+
+
+# A database of hand-made runs for reading commands (compare, report): runs 1 and 2 differ only in GCM's rate
+# (and run 2's environment says it was emulated); run 3 is a servers run with memory snapshots.
+OPTIONS = JobOptions(command=RunKind.RUN)
+
+
+def _samples(sc: Scenario, center: float, spread: float = 0.01, **extra: object) -> list[Sample]:
+    """Return one warm-up and eight samples around `center`."""
+    factors = (1 - spread, 1, 1 + spread, 1 - spread / 2, 1 + spread / 2, 1, 1 - spread / 3, 1 + spread / 3)
+    out = [Sample(sc, 0, True, True, center, 1.0)]
+    for i, f in enumerate(factors, 1):
+        out.append(Sample(sc, i, False, True, center * f, 1.0, **extra))  # type: ignore[arg-type]
+    return out
+
+
+def _add_run(store: Store, env: Environment, rates: dict[str, float], conn: float) -> int:
+    """Store a run with connection and transfer scenarios (values chosen by the test)."""
+    run_id = store.create_run(OPTIONS, "local", env)
+    phases = (("tcp", 0.001), ("version", 0.004), ("kex", conn * 0.5), ("auth", conn * 0.3), ("session", 0.01))
+    lat = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")
+    scenarios = {lat.key: (lat, _samples(lat, conn, phases=phases))}
+    for cipher, rate in rates.items():
+        for d in Direction:
+            sc = Scenario(Kind.THROUGHPUT, cipher=cipher, direction=d)
+            extra = {"nbytes": 2**28, "client_cpu": 0.2, "server_cpu": 0.25}
+            extra |= {"client_rss": 9 << 20, "server_rss": 15 << 20}
+            scenarios[sc.key] = (sc, _samples(sc, rate, **extra))
+    ids = store.add_scenarios(run_id, [sc for sc, _ in scenarios.values()])
+    for key, (_, samples) in scenarios.items():
+        for s in samples:
+            store.add_sample(ids[key], s)
+    default = Negotiated("curve25519-sha256", "ssh-ed25519", CHACHA, None, None)
+    store.set_discovery(run_id, dataclasses.replace(DISCOVERY, profiles=(Profile("default", default, None),)))
+    store.set_status(run_id, RunStatus.COMPLETE)
+    return run_id
+
+
+def runs_db(path: Path) -> Path:
+    """Write a database with run 1, run 2 (GCM 20 % slower, emulated) and run 3 (a servers run with memory)."""
+    store = Store(path)
+    _add_run(store, ENVIRONMENT, {GCM: 1000.0, CHACHA: 600.0}, 0.130)
+    emulated = dataclasses.replace(ENVIRONMENT, emulation=Emulation("no-aesni", {}, (), ""))
+    _add_run(store, emulated, {GCM: 800.0, CHACHA: 603.0}, 0.131)
+    machine = dataclasses.replace(ENVIRONMENT, target=None)  # a servers run has no single target
+    servers = store.create_run(JobOptions(command=RunKind.SERVERS), "local:openssh local:dropbear", machine)
+    sc = Scenario(Kind.THROUGHPUT, cipher=CHACHA, direction=Direction.DOWN, server="dropbear")
+    ids = store.add_scenarios(servers, [sc])
+    for s in _samples(sc, 230.0, nbytes=2**27, client_cpu=0.3, server_cpu=0.6):
+        store.add_sample(ids[sc.key], s)
+    memory = [MemoryRecord("dropbear", state, role, 1, 4 << 20, 3 << 20, 1 << 20)
+              for state, role in (("idle", "listener"), ("session", "session"))]  # fmt: skip
+    store.add_memory(servers, memory)
+    store.set_status(servers, RunStatus.COMPLETE)
+    store.close()
+    return path

@@ -1,0 +1,79 @@
+"""The data model: a Metric per Kind decides units, order and labels; run kinds; job options round trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sshbench.model import METRICS, Direction, JobOptions, Kind, Plan, RunKind, Scenario
+
+LAT = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")
+THR = Scenario(Kind.THROUGHPUT, kex="curve25519-sha256", cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.UP)
+
+
+def test_every_kind_has_a_metric() -> None:
+    assert set(METRICS) == set(Kind)
+    for kind, metric in METRICS.items():
+        assert metric.kind is kind and metric.groups and metric.labels.fields
+
+
+def test_metrics_format_order_and_group() -> None:
+    lat, thr = LAT.metric, THR.metric
+    assert (lat.format(0.1234), lat.unit, lat.stored_unit) == ("123.4", "ms", "s")
+    assert (thr.format(987.6), thr.unit, thr.stored_unit) == ("988", "MB/s", "MB/s")
+    assert lat.better(0.1, 0.2) and thr.better(200.0, 100.0)
+    assert lat.group(LAT).name == "latency" and thr.group(THR).name == "upload"
+
+
+def test_labels_come_from_the_metric() -> None:
+    assert LAT.label == "curve25519-sha256 / ssh-ed25519"
+    assert Scenario(Kind.LATENCY).label == "default kex / default host key"
+    assert THR.label == "aes128-ctr + hmac-sha1 up"
+    on_dropbear = Scenario(Kind.THROUGHPUT, cipher="x", direction=Direction.DOWN, server="dropbear")
+    assert on_dropbear.label == "dropbear: x down"
+    assert THR.metric.labels.cells(Scenario(Kind.THROUGHPUT, cipher="chacha20-poly1305@openssh.com")) == [
+        "chacha20-poly1305@openssh.com",
+        "(AEAD)",
+    ]
+
+
+def test_match_key_ignores_untimed_fields_only() -> None:
+    other_kex = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.UP)
+    assert THR.match_key() == other_kex.match_key()  # the kex before a transfer is not timed
+    assert LAT.match_key() != Scenario(Kind.LATENCY, kex="sntrup", hostkey="ssh-ed25519").match_key()
+
+
+def test_scenario_round_trip_and_key() -> None:
+    assert Scenario.from_dict(THR.to_dict()) == THR
+    assert THR.key == "throughput kex=curve25519-sha256 cipher=aes128-ctr mac=hmac-sha1 direction=up"
+
+
+def test_run_kinds() -> None:
+    assert [k for k in RunKind if k.side_by_side] == [RunKind.SERVERS]
+    assert [k for k in RunKind if not k.recommends] == [RunKind.SERVERS]
+    assert {k.resume_command for k in RunKind} == {"run", "sweep", "servers"}
+    assert RunKind.LATENCY.resume_command == "run" and RunKind.SWEEP.sweep
+
+
+def test_job_options_round_trip_through_json() -> None:
+    opts = JobOptions(
+        command=RunKind.SWEEP,
+        ciphers=("aes128-ctr",),
+        directions=(Direction.UP,),
+        plan=Plan(min_rounds=3, max_time=60.0),
+        pin=True,
+    )
+    assert JobOptions.from_dict(json.loads(json.dumps(opts.to_dict()))) == opts
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        ({}, JobOptions(command=RunKind.RUN)),
+        ({"plan": {"ci_target": 0.1}, "policy": None}, JobOptions(RunKind.RUN, plan=Plan(ci_target=0.1))),
+        ({"command": "servers", "colour": "red", "emulate": None}, JobOptions(command=RunKind.SERVERS)),
+    ],
+)
+def test_job_options_from_older_or_partial_runs(stored: dict[str, object], expected: JobOptions) -> None:
+    assert JobOptions.from_dict(stored) == expected

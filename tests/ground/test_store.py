@@ -1,0 +1,70 @@
+"""SQLite storage: typed records in, the same typed records out; every sample kept; newest-run queries."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from fakes import DISCOVERY, ENVIRONMENT
+from sshbench.model import Direction, JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
+from sshbench.records import ServerReport
+from sshbench.store import Store
+
+SC = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.DOWN)
+
+
+def test_a_run_comes_back_as_it_was_stored(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.db")
+    opts = JobOptions(command=RunKind.THROUGHPUT, ciphers=("aes128-ctr",))
+    run_id = store.create_run(opts, "local", ENVIRONMENT)
+    store.set_discovery(run_id, DISCOVERY)
+    ids = store.add_scenarios(run_id, [SC])
+    taken = [
+        Sample(SC, 0, True, True, 400.0, 1.0, nbytes=2**27),
+        Sample(SC, 1, False, True, 500.0, 1.0, nbytes=2**27, client_cpu=0.2, server_cpu=0.3, phases=(("tcp", 0.1),)),
+        Sample(SC, 2, False, False, None, 1.0, error="Connection reset"),
+    ]
+    for s in taken:
+        store.add_sample(ids[SC.key], s)
+    store.add_memory(run_id, [MemoryRecord("openssh", "idle", "listener", 1, 10, 5, None)])
+    store.set_status(run_id, RunStatus.COMPLETE)
+    loaded = store.load(run_id)
+    assert (loaded.run.kind, loaded.run.status, loaded.run.options) == (RunKind.THROUGHPUT, RunStatus.COMPLETE, opts)
+    assert loaded.run.environment == ENVIRONMENT and loaded.run.discovery == DISCOVERY
+    assert loaded.scenarios[0].samples == tuple(taken) and loaded.scenarios[0].values() == [500.0]
+    assert loaded.memory == (MemoryRecord("openssh", "idle", "listener", 1, 10, 5, None),)
+
+
+def test_a_servers_run_keeps_its_reports(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.db")
+    run_id = store.create_run(JobOptions(command=RunKind.SERVERS), "local:openssh local:tinyssh", ENVIRONMENT)
+    reports = [ServerReport("openssh", "local:openssh", discovery=DISCOVERY), ServerReport("t", "x", skipped="why")]
+    store.set_servers(run_id, reports)
+    run = store.run(run_id)
+    assert run.servers == tuple(reports) and run.discovery is None
+
+
+def test_newest_run_by_kind_and_measurement(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.db")
+    assert store.latest_run() is None
+    first = store.create_run(JobOptions(command=RunKind.RUN), "local", ENVIRONMENT)
+    store.add_scenarios(first, [SC])
+    servers = store.create_run(JobOptions(command=RunKind.SERVERS), "local:openssh", ENVIRONMENT)
+    store.add_scenarios(servers, [SC])
+    latency_only = store.create_run(JobOptions(command=RunKind.LATENCY), "local", ENVIRONMENT)
+    store.add_scenarios(latency_only, [Scenario(Kind.LATENCY)])
+    assert store.latest_run() == latency_only
+    assert store.latest_run([k for k in RunKind if k.recommends], Kind.THROUGHPUT) == first
+
+
+def test_runs_of_older_versions_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    Store(path).close()
+    with sqlite3.connect(path) as db:  # a run as session 1 stored it: options of that time, no newer fields
+        db.execute(
+            "INSERT INTO runs (started_at, updated_at, status, command, target, options, environment)"
+            " VALUES ('2026-11-01', '2026-11-01', 'interrupted', 'run', 'local', ?, ?)",
+            ('{"command": "run", "plan": {"warmup": 1, "min_rounds": 6}}', '{"cpu_model": "x"}'),
+        )
+    run = Store(path).run(1)
+    assert run.status is RunStatus.INTERRUPTED and run.options.plan.min_rounds == 6 and run.environment.cpu_model == "x"

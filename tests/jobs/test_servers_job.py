@@ -1,0 +1,147 @@
+"""The servers job: real OpenSSH, Dropbear and TinySSH side by side on 127.0.0.1, their CPU and memory, cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import interrupt_after_samples, private_dirs, sshbench
+from sshbench.errors import ExitCode
+from sshbench.ssh.proc import require_binary
+
+pytestmark = pytest.mark.integration
+ALL = ("local:openssh", "local:dropbear", "local:tinyssh")
+QUICK = ("--rounds", "1", "--max-rounds", "1", "--warmup", "0", "--size", "16M")
+CHACHA = "chacha20-poly1305@openssh.com"
+CGROUPS = os.geteuid() == 0  # server CPU needs a cgroup, which needs root here
+
+
+def server_cpu_ok(value: float | None) -> bool:
+    """Server CPU is measured (positive) with cgroups, and honestly missing (None) without."""
+    return value is not None and value > 0 if CGROUPS else value is None
+
+
+def server_processes() -> set[int]:
+    """Return PIDs of sshd/dropbear/tcpserver/tinysshd processes running from an sshbench private directory."""
+    found = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "sshbench-" in cmd and any(n in cmd for n in ("sshd", "dropbear", "tcpserver", "tinysshd")):
+            found.add(int(pid))
+    return found
+
+
+def cgroup_dirs() -> set[str]:
+    """Return sshbench cgroups left in the v1 cpuacct and v2 hierarchies."""
+    found: set[str] = set()
+    for root in ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        found |= {str(p) for p in Path(root).glob("sshbench-*")} if Path(root).is_dir() else set()
+    return found
+
+
+def test_three_servers_side_by_side(cli_env: dict[str, str]) -> None:
+    before = (server_processes(), private_dirs(), cgroup_dirs())
+    done = sshbench(cli_env, "servers", *ALL, "--cipher", CHACHA, *QUICK, "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    info = doc["discovery"]["servers"]
+    assert set(info) == {"openssh", "dropbear", "tinyssh"}
+    for name, server in info.items():
+        profiles = {p["name"]: p for p in server["discovery"]["profiles"]}
+        assert profiles["default"]["negotiated"]["cipher"], name
+        strict = profiles["strict"]["negotiated"]
+        assert (strict["kex"], strict["hostkey"], strict["cipher"], strict["mac"]) == (
+            "curve25519-sha256",
+            "ssh-ed25519",
+            CHACHA,
+            None,
+        ), name
+        assert server["server_settings"], name
+    assert "-W 2097152" in " ".join(info["dropbear"]["server_settings"])
+    latency = doc["results"]["latency"]
+    measured = {(r["scenario"]["server"], r["scenario"]["profile"]) for r in latency if r["summary"]}
+    assert measured == {(n, p) for n in info for p in ("default", "strict")}
+    for row in latency:
+        if row["summary"]:
+            assert 0.001 < row["summary"]["median"] < 5
+            assert server_cpu_ok(row["costs"]["server_cpu"])
+    for group in ("download", "upload"):
+        rows = doc["results"][group]
+        assert {r["scenario"]["server"] for r in rows} == set(info)
+        for row in rows:
+            assert row["summary"]["n"] == 1 and row["summary"]["median"] > 1  # MB/s
+            costs = row["costs"]
+            assert 0 < costs["client_cpu_gib"] < 100 and server_cpu_ok(costs["server_cpu_gib"])
+            assert 1 << 20 < costs["client_rss"] < 1 << 30 and 1 << 19 < costs["server_rss"] < 1 << 30
+    memory = doc["memory"]
+    for name in info:
+        mine = [m for m in memory if m["server"] == name]
+        assert {m["state"] for m in mine} == {"idle", "session", "transfer"}
+        roles = {(m["state"], m["role"]) for m in mine}
+        assert {("idle", "listener"), ("session", "session"), ("transfer", "session"), ("transfer", "client")} <= roles
+        assert all(m["rss"] > 100_000 and m["vsz"] >= m["rss"] and (m["pss"] or 1) > 0 for m in mine)
+    time.sleep(0.5)
+    assert server_processes() - before[0] == set()
+    assert private_dirs() - before[1] == set()
+    assert cgroup_dirs() - before[2] == set()
+
+
+def test_tables_show_settings_and_unsupported_host_keys(cli_env: dict[str, str]) -> None:
+    done = sshbench(cli_env, "servers", "local:tinyssh", "--hostkey", "rsa-sha2-512", "--no-throughput")
+    assert done.returncode == ExitCode.UNSUPPORTED_ALGORITHM, done.stderr
+    assert "unsupported" in done.stdout and "tinyssh offers host keys ssh-ed25519" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "ed25519 only" in done.stdout  # the settings used are shown
+
+
+def test_missing_and_bad_servers_are_explained(cli_env: dict[str, str], tmp_path: Path) -> None:
+    done = sshbench(cli_env, "servers", f"local:sshd={tmp_path}/no-such-sshd")
+    assert done.returncode == ExitCode.MISSING_BINARY
+    assert "is not an executable file" in done.stderr and "scripts/setup" in done.stderr
+    done = sshbench(cli_env, "servers", "local:telnetd")
+    assert done.returncode == ExitCode.USAGE and "local:dropbear" in done.stderr
+    done = sshbench(cli_env, "servers", "myhost")
+    assert done.returncode == ExitCode.USAGE and "not an embedded server" in done.stderr
+
+
+def test_custom_sshd_by_path_and_cpu_columns_in_throughput(cli_env: dict[str, str]) -> None:
+    sshd = require_binary("sshd", "openssh-server")
+    done = sshbench(cli_env, "throughput", f"local:sshd={sshd}", "--cipher", CHACHA, *QUICK, "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["run"]["environment"]["server_name"] == f"sshd={sshd}"
+    for group in ("download", "upload"):
+        costs = doc["results"][group][0]["costs"]
+        assert server_cpu_ok(costs["server_cpu_gib"]) and costs["client_cpu_gib"] > 0 and costs["server_rss"] > 0
+    table = sshbench(cli_env, "show", str(doc["run"]["id"]))
+    assert "CPU s/GiB client / server" in table.stdout and "server settings:" in table.stdout
+
+
+def test_interrupted_servers_run_cleans_up_and_resumes(cli_env: dict[str, str], tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    before = (server_processes(), private_dirs(), cgroup_dirs())
+    args = ["servers", "local:openssh", "local:dropbear", "--cipher", CHACHA, "--db", str(db)]
+    args += ["--rounds", "3", "--max-rounds", "3", "--size", "16M", "--no-latency"]
+    returncode, err = interrupt_after_samples(cli_env, args, db, 3)
+    assert returncode == ExitCode.INTERRUPTED, err
+    assert "--resume 1" in err
+    time.sleep(0.5)
+    assert server_processes() - before[0] == set()
+    assert private_dirs() - before[1] == set()
+    assert cgroup_dirs() - before[2] == set()
+    done = sshbench(cli_env, "servers", "--db", str(db), "--resume", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["run"]["status"] == "complete"
+    assert all(r["summary"]["n"] == 3 for g in ("download", "upload") for r in doc["results"][g])
+    assert len({m["server"] for m in doc["memory"]}) == 2  # snapshots taken once, not again on resume
+    assert len(doc["memory"]) == len({(m["server"], m["state"], m["role"]) for m in doc["memory"]})

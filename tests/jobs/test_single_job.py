@@ -1,0 +1,139 @@
+"""The single-target job end to end against real OpenSSH servers on 127.0.0.1 (no mocks of ssh): run,
+interrupt and resume, a remote target through ssh_config, login failures."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import interrupt_after_samples, private_dirs, sshbench, sshbench_processes
+from sshbench.errors import ExitCode
+from sshbench.ssh.destination import Target
+from sshbench.targets.openssh import OpenSSHServer
+
+pytestmark = pytest.mark.integration
+SMALL = ["--size", "8M", "--warmup", "0", "--rounds", "2", "--max-rounds", "2"]
+ONE_KEX = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]
+
+
+def test_algos_lists_both_sides_profiles_and_ratings(cli_env: dict[str, str]) -> None:
+    done = sshbench(cli_env, "algos", "--json")
+    assert done.returncode == 0, done.stderr
+    disc = json.loads(done.stdout)["discovery"]
+    assert "aes128-ctr" in disc["client"]["cipher"] and "aes128-ctr" in disc["server"]["cipher"]
+    assert disc["server"]["banner"].startswith("SSH-2.0-OpenSSH")
+    profiles = {p["name"]: p for p in disc["profiles"]}
+    assert profiles["strict"]["negotiated"]["cipher"] == "chacha20-poly1305@openssh.com"
+    assert profiles["strict"]["negotiated"]["kex"] == "curve25519-sha256"
+    assert profiles["default"]["negotiated"]["kex"]
+    assert disc["ratings"]["kex"]["curve25519-sha256"]["rating"] == "ok, not post-quantum"
+    assert disc["ratings"]["cipher"]["3des-cbc"]["rating"] == "fail"
+
+
+def test_run_measures_latency_and_both_directions(cli_env: dict[str, str], tmp_path: Path) -> None:
+    ciphers = "aes128-ctr,aes128-gcm@openssh.com"
+    done = sshbench(cli_env, "run", "--json", *ONE_KEX, "--cipher", ciphers, *SMALL)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["run"]["status"] == "complete"
+    latency = doc["results"]["latency"][0]
+    assert 0.001 < latency["summary"]["median"] < 10
+    assert set(latency["phases_median_s"]) == {"startup", "tcp", "version", "kex", "auth", "session"}
+    for direction in ("download", "upload"):
+        rows = doc["results"][direction]
+        assert {r["scenario"]["cipher"] for r in rows} == set(ciphers.split(","))
+        assert all(r["summary"]["median"] > 1 for r in rows)  # MB/s
+        ctr = next(r for r in rows if r["scenario"]["cipher"] == "aes128-ctr")
+        assert ctr["scenario"]["mac"] == "umac-64-etm@openssh.com"  # the client's default MAC
+        gcm = next(r for r in rows if r["scenario"]["cipher"] == "aes128-gcm@openssh.com")
+        assert "mac" not in gcm["scenario"]  # AEAD: no MAC dimension
+    samples = [s for sc in doc["samples"] for s in sc["samples"]]
+    assert samples and all(s["ok"] for s in samples)
+    assert all(s["nbytes"] == 8 * 2**20 for s in samples if s["nbytes"])
+    run_id = doc["run"]["id"]
+    # Storage round trip: the same samples come back through show/export.
+    csv_text = sshbench(cli_env, "export", str(run_id), "--format", "csv").stdout
+    assert len(csv_text.strip().splitlines()) == 1 + len(samples)
+    shown = sshbench(cli_env, "show", str(run_id))
+    assert shown.returncode == 0 and "Fastest here" in shown.stdout
+    assert "aes128-gcm@openssh.com" in shown.stdout
+    history = json.loads(sshbench(cli_env, "history", "--json").stdout)
+    assert history[0]["id"] == run_id and history[0]["samples"] == len(samples)
+    env = doc["run"]["environment"]
+    assert env["openssh_client"].startswith("OpenSSH") and "aes" in env["cpu_flags"]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_cleans_up_and_resume_completes(
+    cli_env: dict[str, str], tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    db = tmp_path / "runs.db"
+    before_dirs, before_procs = private_dirs(), sshbench_processes()
+    args = ["run", "--db", str(db), *ONE_KEX, "--cipher", "aes128-ctr", "--size", "32M", "--rounds", "4"]
+    returncode, err = interrupt_after_samples(cli_env, args, db, 3, sig)
+    assert returncode == code, err
+    assert "--resume 1" in err
+    time.sleep(0.5)
+    assert sshbench_processes() - before_procs == set()
+    assert private_dirs() - before_dirs == set()
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT status FROM runs WHERE id=1").fetchone()[0] == "interrupted"
+        kept = con.execute("SELECT id, value FROM samples ORDER BY id").fetchall()
+    assert len(kept) >= 3
+    done = sshbench(cli_env, "run", "--db", str(db), "--resume", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["run"]["status"] == "complete"
+    with sqlite3.connect(db) as con:
+        after = con.execute("SELECT id, value FROM samples ORDER BY id").fetchall()
+    assert after[: len(kept)] == kept and len(after) > len(kept)
+    assert all(r["summary"]["n"] >= 4 for group in doc["results"].values() for r in group)
+
+
+def _remote_config(tmp_path: Path, server: OpenSSHServer, key: Path, known_hosts: bool) -> Path:
+    """Write an ssh_config that reaches the embedded server as a *remote* host with the given key."""
+    assert server.workdir is not None
+    known = tmp_path / "known_hosts"
+    known.write_text((server.workdir / "known_hosts").read_text() if known_hosts else "")
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        f"Host testhost\n  HostName 127.0.0.1\n  Port {server.port}\n  User {server.user}\n"
+        f"  IdentityFile {key}\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {known}\n"
+        "  GlobalKnownHostsFile /dev/null\n"
+    )
+    return config
+
+
+def test_remote_target_through_ssh_config(
+    cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
+) -> None:
+    server, _ = embedded
+    assert server.workdir is not None
+    config = _remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
+    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), "--json", *ONE_KEX, *SMALL)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["results"]["latency"][0]["summary"]["n"] == 2
+    assert doc["discovery"]["server"]["banner"].startswith("SSH-2.0-OpenSSH")
+
+
+def test_auth_failure_and_unknown_host_key(
+    cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
+) -> None:
+    server, _ = embedded
+    stranger = tmp_path / "stranger"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
+    config = _remote_config(tmp_path, server, stranger, known_hosts=True)
+    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), *SMALL)
+    assert done.returncode == ExitCode.AUTH_FAILED, done.stderr
+    assert "Permission denied" in done.stderr and "ssh-copy-id" in done.stderr
+    config = _remote_config(tmp_path, server, stranger, known_hosts=False)
+    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), *SMALL)
+    assert done.returncode == ExitCode.CONNECTION_FAILED
+    assert "Host key verification failed" in done.stderr and "never skips" in done.stderr

@@ -1,0 +1,132 @@
+"""Reports from stored runs: the offline HTML report, PNG/SVG files, and a headless Chromium that opens the
+report with networking disabled."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from conftest import sshbench
+from fakes import runs_db
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """The hand-made runs of fakes.runs_db."""
+    return runs_db(tmp_path / "runs.db")
+
+
+def _html(cli_env: dict[str, str], db: Path, tmp_path: Path, *runs: str) -> str:
+    """Render a report and return its text."""
+    out = tmp_path / "report.html"
+    done = sshbench(cli_env, "report", *runs, "--db", str(db), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    return out.read_text()
+
+
+def test_report_has_every_chart_and_no_external_resource(cli_env: dict[str, str], db: Path, tmp_path: Path) -> None:
+    html = _html(cli_env, db, tmp_path, "1", "2")
+    for chart in ("run1-latency", "run1-throughput", "run1-cpu", "run2-throughput", "compare"):
+        assert f'id="{chart}"' in html and f'id="{chart}-spec"' in html
+    assert "Fastest within policy modern" in html and "Host your-server" in html  # recommendation + snippet
+    assert "emulation" in html and "Test CPU" in html  # environment
+    assert "prefers-color-scheme: dark" in html and "@media print" in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "@import" not in html and not re.search(r"url\(\s*['\"]?https?:", html)
+    for spec in re.findall(r'<script type="application/json" id="[^"]+">(.*?)</script>', html, re.S):
+        assert "http" not in spec  # inline data only, no schema or data URL
+    servers = _html(cli_env, db, tmp_path, "3")
+    for chart in ("run3-throughput", "run3-cpu", "run3-memory"):
+        assert f'id="{chart}"' in servers
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_chart_files(cli_env: dict[str, str], db: Path, tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / "charts"
+    done = sshbench(cli_env, "report", "1", "--db", str(db), "--format", fmt, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    files = sorted(out.iterdir())
+    assert {f.stem for f in files} >= {"run1-latency", "run1-throughput", "run1-cpu"}
+    for f in files:
+        head = f.read_bytes()[:8]
+        assert head == b"\x89PNG\r\n\x1a\n" if fmt == "png" else b"<svg" in f.read_bytes()[:200]
+
+
+def _png_colours(path: Path) -> int:
+    """Return how many distinct pixel values an 8-bit RGB/RGBA PNG has (a blank page has one)."""
+    data = path.read_bytes()
+    pos, idat, width, height, channels = 8, b"", 0, 0, 4
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and colour in (2, 6)
+            channels = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, prev, seen = zlib.decompress(idat), width * channels, bytearray(width * channels), set()
+    for y in range(height):
+        line = raw[y * (stride + 1) : (y + 1) * (stride + 1)]
+        ftype, row = line[0], bytearray(line[1:])
+        for i in range(stride):
+            left = row[i - channels] if i >= channels else 0
+            up, ul = prev[i], prev[i - channels] if i >= channels else 0
+            if ftype == 1:
+                row[i] = (row[i] + left) & 255
+            elif ftype == 2:
+                row[i] = (row[i] + up) & 255
+            elif ftype == 3:
+                row[i] = (row[i] + (left + up) // 2) & 255
+            elif ftype == 4:
+                p = left + up - ul
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - ul)
+                row[i] = (row[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else ul)) & 255
+        if y % 8 == 0:
+            seen |= {bytes(row[i : i + channels]) for i in range(0, stride, channels * 4)}
+        prev = row
+    return len(seen)
+
+
+def _chromium() -> str | None:
+    """Return the Chromium binary (Debian package `chromium`), if installed."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (scripts/setup installs it)")
+def test_report_renders_offline_in_headless_chromium(cli_env: dict[str, str], db: Path, tmp_path: Path) -> None:
+    _html(cli_env, db, tmp_path, "1", "2")
+    page = f"file://{tmp_path / 'report.html'}"
+    no_network = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--net"]
+    browser = [
+        *no_network,
+        str(_chromium()),
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1100,2600",
+        "--virtual-time-budget=15000",
+    ]
+    env = {**cli_env, "HOME": str(tmp_path)}
+    dom = subprocess.run([*browser, "--dump-dom", page], capture_output=True, text=True, timeout=180, env=env)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    charts = re.findall(r'<div class="chart[^"]*" data-spec="([^"]+)"[^>]*>(.*?)</div>\s*</div>', dom.stdout, re.S)
+    assert len(charts) >= 5
+    blank = [name for name, body in charts if "<svg" not in body or "marks" not in body]
+    assert not blank, f"charts did not render: {blank}"
+    assert ">chart failed:" not in dom.stdout  # the error text vegaEmbed failures would show
+    shot = tmp_path / "shot.png"
+    argv = [*browser, f"--screenshot={shot}", page]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=180, env=env)
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    assert _png_colours(shot) > 20  # charts, text and colours: not a blank page

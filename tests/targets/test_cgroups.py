@@ -1,0 +1,33 @@
+"""A cgroup per embedded server counts the CPU of every process it forks (v1 and v2), and is removed after."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from sshbench.ssh.proc import run_timed
+from sshbench.targets import cgroups, registry
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creating cgroups needs root here")
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_server_cpu_is_counted_by_cgroup(version: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cgroups.ENV, version)
+    group, why = cgroups.create("sshbench-probe")
+    if group is None:
+        pytest.skip(f"cgroup {version} unavailable: {why}")
+    group.remove()
+    server = registry.make_server("local:dropbear")
+    with server as target:
+        assert server.group is not None and server.group.version == version
+        path = server.group.path
+        before = server.cpu_seconds()
+        done = run_timed(target.argv("ssh", [], "head -c 50000000 /dev/zero"), timeout=60)
+        assert done.returncode == 0
+        assert server.wait_idle()
+        used = server.cpu_seconds()
+        assert before is not None and used is not None and used - before > 0.01
+    assert not path.exists()

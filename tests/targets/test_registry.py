@@ -1,0 +1,41 @@
+"""The server registry: target specs, availability hints and factories all come from its rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.targets import registry
+from sshbench.targets.base import LocalServer
+
+
+def test_missing_binary_hint_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry.shutil, "which", lambda name, path=None: None if name == "tcpserver" else "/x")
+    monkeypatch.setattr(registry.os, "geteuid", lambda: 0)
+    hint = registry.missing("local:tinyssh")
+    assert hint is not None and "apt-get install tinysshd ucspi-tcp" in hint
+
+
+@pytest.mark.parametrize("row", registry.SERVER_TYPES, ids=lambda r: r.name)
+def test_every_row_makes_its_server(row: registry.ServerType, tmp_path: Path) -> None:
+    path = "/usr/sbin/sshd" if row.by_path else ""
+    if row.missing(path):
+        pytest.skip(f"{row.name} cannot run here: {row.missing(path)}")
+    server = row.make(row.spec.split("=")[0] + (f"={path}" if path else ""), path)
+    assert isinstance(server, LocalServer) and server.product
+    assert server.name == (f"{row.name}={path}" if row.by_path else row.name)
+
+
+def test_specs_are_checked_against_the_rows(tmp_path: Path) -> None:
+    assert registry.validate("local") == "local" and registry.server_name("local") == "openssh"
+    assert registry.every() == [f"local:{name}" for name in registry.KNOWN]
+    assert registry.missing(f"local:sshd={tmp_path}/none") == f"{tmp_path}/none is not an executable file"
+    for bad in ("local:telnetd", "local:sshd=relative/sshd", "local:sshd=/a/../b", "local:openssh=/usr/sbin/sshd"):
+        with pytest.raises(SshbenchError) as err:
+            registry.validate(bad)
+        assert err.value.code is ExitCode.USAGE and registry.SPECS_HELP in err.value.fix
+    with pytest.raises(SshbenchError) as err:
+        registry.make_server(f"local:sshd={tmp_path}/none")
+    assert err.value.code is ExitCode.MISSING_BINARY
