@@ -25,6 +25,11 @@ POLICY_HELP = (
     "Security policy: any, compatible (drops what ssh-audit fails), modern (also drops its warnings; "
     "curve25519 stays: not post-quantum is not weak), post-quantum, or a TOML file (base/allow/deny)."
 )
+def count_option(name: str, default: int, low: int, high: int, text: str) -> Decorator:
+    """Return an option taking a whole number from low to high, showing its default."""
+    return click.option(name, default=default, show_default=True, type=click.IntRange(low, high), help=text)
+
+
 SERVERS_HELP = f"""SSH servers side by side: {", ".join(t.product for t in SERVER_TYPES if not t.by_path)}, or any
 {" or any ".join(t.product for t in SERVER_TYPES if t.by_path)}.
 
@@ -54,27 +59,9 @@ SAMPLING_OPTIONS: list[Decorator] = [
         help="Bytes per transfer (512M, 1G) or auto (about 1 s per sample).",
     ),
     click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
-    click.option(
-        "--warmup",
-        default=1,
-        show_default=True,
-        type=click.IntRange(0, 10),
-        help="Warm-up samples per scenario (discarded; calibrates --size auto).",
-    ),
-    click.option(
-        "--rounds",
-        default=6,
-        show_default=True,
-        type=click.IntRange(1, 1000),
-        help="Minimum interleaved rounds per scenario.",
-    ),
-    click.option(
-        "--max-rounds",
-        default=20,
-        show_default=True,
-        type=click.IntRange(1, 1000),
-        help="Stop adding rounds here even if the CI target is not reached.",
-    ),
+    count_option("--warmup", 1, 0, 10, "Warm-up samples per scenario (discarded; calibrates --size auto)."),
+    count_option("--rounds", 6, 1, 1000, "Minimum interleaved rounds per scenario."),
+    count_option("--max-rounds", 20, 1, 1000, "Stop adding rounds here even if the CI target is not reached."),
     click.option(
         "--ci",
         "ci",
