@@ -204,7 +204,6 @@ class Scenario:
         )
 
 
-
 @dataclass(frozen=True)
 class Sample:
     """One measurement of one scenario, successful or not; every sample is stored."""
@@ -217,6 +216,7 @@ class Sample:
     wall: float  # seconds from spawn to exit
     nbytes: int | None = None
     client_cpu: float | None = None  # user + system seconds of the ssh client
+    client_system: float | None = None  # of which system seconds (None in runs stored before schema 3)
     phases: tuple[tuple[str, float], ...] = ()
     error: str | None = None
     server_cpu: float | None = None  # user + system seconds of every embedded-server process (cgroup)
@@ -287,7 +287,7 @@ class RunKind(enum.StrEnum):
     @property
     def resume_command(self) -> str:
         """Return the command whose `--resume` finishes this kind of run."""
-        return self.value if self in (RunKind.SWEEP, RunKind.SERVERS) else RunKind.RUN.value
+        return RunKind.RUN.value if self is RunKind.ALGOS else self.value
 
 
 class RunStatus(enum.StrEnum):
@@ -296,6 +296,7 @@ class RunStatus(enum.StrEnum):
     RUNNING = "running"
     COMPLETE = "complete"
     INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM: `--resume` finishes it
+    INCOMPLETE = "incomplete"  # the --max-time budget ran out before every row had enough samples
     FAILED = "failed"
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 OUTLIER_Z = 3.5
 CONFIDENCE = 0.95
+MIN_RANKED = 3  # fewest samples a rank, a winner or a --fail-if verdict is drawn from
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,11 @@ class Summary:
     minimum: float
     maximum: float
     outliers: int
+
+    @property
+    def rankable(self) -> bool:
+        """Return True when there are enough samples to rank this result or declare it a winner."""
+        return self.n >= MIN_RANKED
 
     @property
     def rel_halfwidth(self) -> float:

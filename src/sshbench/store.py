@@ -7,6 +7,7 @@ Schema history (SCHEMA_VERSION):
   1 - runs, scenarios, samples.
   2 - samples.server_cpu, client_rss, server_rss; memory (per server, state and process role);
       runs.analysis (a sweep's derived results: no longer written or read, computed on read instead).
+  3 - samples.client_system (the ssh client's system CPU seconds, for hyperfine's user/system split).
 """
 
 from __future__ import annotations
@@ -63,9 +64,15 @@ CREATE TABLE IF NOT EXISTS memory (
     taken_at TEXT NOT NULL
 );
 """
+BUSY_TIMEOUT_MS = 5000  # wait this long for another sshbench's write before reporting the database locked
 # Columns added after version 1 (ALTER TABLE on older databases).
 ADDED_COLUMNS = {
-    "samples": (("server_cpu", "REAL"), ("client_rss", "INTEGER"), ("server_rss", "INTEGER")),
+    "samples": (
+        ("server_cpu", "REAL"),
+        ("client_rss", "INTEGER"),
+        ("server_rss", "INTEGER"),
+        ("client_system", "REAL"),
+    ),
     "runs": (("analysis", "TEXT"),),
 }
 
@@ -81,31 +88,75 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-class Store:
-    """One SQLite database of runs."""
+def _open_error(path: Path, exc: Exception) -> SshbenchError:
+    """Return the storage error for a database that cannot be opened, with the fix that fits its cause."""
+    name = getattr(exc, "sqlite_errorname", "")
+    cause, fix = f"cannot open the results database: {exc}", "choose a writable location with --db PATH"
+    if name == "SQLITE_BUSY":
+        cause, fix = "the results database is locked: another sshbench is using it", "wait for it, or use another --db"
+    elif name == "SQLITE_NOTADB":
+        cause, fix = "this file is not an SQLite database", "point --db (or SSHBENCH_DB) at an sshbench database"
+    elif name == "SQLITE_READONLY":
+        cause = "the results database is read-only"
+        fix = "make it writable, or choose another --db (reading commands such as `history` still work)"
+    return SshbenchError(cause, place=str(path), fix=fix, code=ExitCode.STORAGE)
 
-    def __init__(self, path: Path) -> None:
+
+class Store:
+    """One SQLite database of runs; read-only for the commands that only read."""
+
+    def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, isolation_level=None)  # autocommit: each write is durable
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(SCHEMA)
-            self._check_version()
-        except (OSError, sqlite3.Error) as exc:
+        if read_only and not path.exists():
             raise SshbenchError(
-                f"cannot open the results database: {exc}",
+                "there is no results database yet",
                 place=str(path),
-                fix="choose a writable location with --db PATH",
-                code=ExitCode.STORAGE,
-            ) from None
+                fix="run `sshbench` first, or point --db (or SSHBENCH_DB) at a database",
+                code=ExitCode.USAGE,
+            )
+        try:
+            if read_only:
+                self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite3.connect(path, isolation_level=None)  # autocommit: each write is durable
+            self.db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            self._check_format()
+            if not read_only:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.executescript(SCHEMA)
+                self._migrate()
+        except (OSError, sqlite3.Error) as exc:
+            raise _open_error(path, exc) from None
         self.db.row_factory = sqlite3.Row
 
-    def _check_version(self) -> None:
-        """Record the schema version, or refuse a database written by a newer sshbench."""
-        row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is not None and int(row[0]) > SCHEMA_VERSION:
-            raise sqlite3.Error(f"schema version {row[0]} is newer than this sshbench ({SCHEMA_VERSION})")
+    def _check_format(self) -> None:
+        """Refuse another program's database, and one written by a newer sshbench."""
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            return  # a new, empty database
+        version = None
+        if "meta" in tables:
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            version = int(row[0]) if row and str(row[0]).isdigit() else None
+        if version is None or not {"runs", "scenarios", "samples"} <= tables:
+            raise SshbenchError(
+                f"this SQLite database is not sshbench's (it has tables {', '.join(sorted(tables)[:5])})",
+                place=str(self.path),
+                fix="choose another --db: sshbench never adds its tables to another program's database",
+                code=ExitCode.STORAGE,
+            )
+        if version > SCHEMA_VERSION:
+            raise SshbenchError(
+                f"the results database was written by a newer sshbench (schema {version}; this one reads up to "
+                f"{SCHEMA_VERSION})",
+                place=str(self.path),
+                fix="upgrade sshbench (git pull && scripts/setup), or use another --db",
+                code=ExitCode.STORAGE,
+            )
+
+    def _migrate(self) -> None:
+        """Add the columns newer versions store, and record the schema version."""
         for table, columns in ADDED_COLUMNS.items():
             have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
             for name, sqltype in columns:
@@ -123,12 +174,7 @@ class Store:
         try:
             yield self.db
         except sqlite3.Error as exc:
-            raise SshbenchError(
-                f"could not write to the results database: {exc}",
-                place=str(self.path),
-                fix="free disk space or choose another --db",
-                code=ExitCode.STORAGE,
-            ) from None
+            raise _write_error(self.path, exc) from None
 
     def create_run(self, options: JobOptions, target: str, environment: Environment) -> int:
         """Insert a new run in status 'running' and return its id."""
@@ -201,8 +247,8 @@ class Store:
         with self._writing() as db:
             db.execute(
                 "INSERT INTO samples (scenario_id, round, warmup, ok, value, wall, nbytes, client_cpu,"
-                " phases, error, taken_at, server_cpu, client_rss, server_rss)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " phases, error, taken_at, server_cpu, client_rss, server_rss, client_system)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     scenario_id,
                     s.round,
@@ -218,6 +264,7 @@ class Store:
                     s.server_cpu,
                     s.client_rss,
                     s.server_rss,
+                    s.client_system,
                 ),
             )
 
@@ -276,6 +323,18 @@ class Store:
         return result
 
 
+def _write_error(path: Path, exc: sqlite3.Error) -> SshbenchError:
+    """Return the storage error for a failed write, with the fix that fits its cause."""
+    name = getattr(exc, "sqlite_errorname", "")
+    fix = "free disk space or choose another --db"
+    if name == "SQLITE_BUSY":
+        fix = "another sshbench is writing to it: wait for it, or use another --db"
+    elif name == "SQLITE_READONLY":
+        fix = "make the database writable, or choose another --db"
+    return SshbenchError(f"could not write to the results database: {exc}", place=str(path), fix=fix,
+                         code=ExitCode.STORAGE)  # fmt: skip
+
+
 def _run_record(row: sqlite3.Row) -> RunRecord:
     """Build a RunRecord from a row."""
     discovery, servers = read_discovery(json.loads(row["discovery"]) if row["discovery"] else None)
@@ -310,4 +369,5 @@ def _sample(sc: Scenario, row: sqlite3.Row) -> Sample:
         server_cpu=row["server_cpu"],
         client_rss=row["client_rss"],
         server_rss=row["server_rss"],
+        client_system=row["client_system"],
     )

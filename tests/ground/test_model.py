@@ -52,8 +52,9 @@ def test_scenario_round_trip_and_key() -> None:
 def test_run_kinds() -> None:
     assert [k for k in RunKind if k.side_by_side] == [RunKind.SERVERS]
     assert [k for k in RunKind if not k.recommends] == [RunKind.SERVERS]
-    assert {k.resume_command for k in RunKind} == {"run", "sweep", "servers"}
-    assert RunKind.LATENCY.resume_command == "run" and RunKind.SWEEP.sweep
+    assert {k.resume_command for k in RunKind} == {"run", "latency", "throughput", "sweep", "servers"}
+    assert RunKind.LATENCY.resume_command == "latency" and RunKind.ALGOS.resume_command == "run"
+    assert RunKind.SWEEP.sweep
 
 
 def test_job_options_round_trip_through_json() -> None:

@@ -48,16 +48,27 @@ def measure(store: Store, sampler: FakeSampler, resume: int | None = None) -> in
     return rec.run_id
 
 
-def test_tables_are_exact(tmp_path: Path) -> None:
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_tables_are_exact_and_fit(tmp_path: Path, width: int) -> None:
     store = Store(tmp_path / "runs.db")
     run_id = measure(store, FakeSampler(value))
-    console = Console(file=io.StringIO(), width=200, color_system=None, force_terminal=False)
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
     print_run(console, store.load(run_id), Path("runs.db"))
     text = console.file.getvalue()  # type: ignore[attr-defined]
-    golden = GOLDEN / "pipeline-run.txt"
+    golden = GOLDEN / ("pipeline-run.txt" if width == 200 else f"pipeline-run-{width}.txt")
     if os.environ.get("SSHBENCH_UPDATE_GOLDEN"):
         golden.write_text(text)
     assert text == golden.read_text()
+    doc = run_document(store.load(run_id))
+    for rows in doc["results"].values():
+        for row in rows:
+            if row["summary"]:
+                metric = Scenario.from_dict(row["scenario"]).metric
+                assert metric.format(row["summary"]["median"]) in text  # every median, at every width
+    table_lines = [line for line in text.splitlines() if "─" in line or line[:3].strip().lstrip("=").isdigit()]
+    assert all(len(line) <= width for line in table_lines)
+    assert "…" not in text
+    assert ("hidden at this width" in text) is (width == 80)
 
 
 def test_statistics_are_exact(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ from sshbench.ssh.destination import Target
 from sshbench.targets.openssh import OpenSSHServer
 
 pytestmark = pytest.mark.integration
-SMALL = ["--size", "8M", "--warmup", "0", "--rounds", "2", "--max-rounds", "2"]
+SMALL = ["--size", "8M", "--warmup", "0", "--rounds", "3", "--max-rounds", "3"]
+LATENCY_SMALL = ["--warmup", "0", "--rounds", "3", "--max-rounds", "3"]
 ONE_KEX = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]
 
 
@@ -116,10 +117,10 @@ def test_remote_target_through_ssh_config(
     server, _ = embedded
     assert server.workdir is not None
     config = _remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
-    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), "--json", *ONE_KEX, *SMALL)
+    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), "--json", *ONE_KEX, *LATENCY_SMALL)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert doc["results"]["latency"][0]["summary"]["n"] == 2
+    assert doc["results"]["latency"][0]["summary"]["n"] == 3
     assert doc["discovery"]["server"]["banner"].startswith("SSH-2.0-OpenSSH")
 
 
@@ -130,10 +131,10 @@ def test_auth_failure_and_unknown_host_key(
     stranger = tmp_path / "stranger"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
     config = _remote_config(tmp_path, server, stranger, known_hosts=True)
-    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), *SMALL)
+    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), *LATENCY_SMALL)
     assert done.returncode == ExitCode.AUTH_FAILED, done.stderr
     assert "Permission denied" in done.stderr and "ssh-copy-id" in done.stderr
     config = _remote_config(tmp_path, server, stranger, known_hosts=False)
-    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), *SMALL)
+    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), *LATENCY_SMALL)
     assert done.returncode == ExitCode.CONNECTION_FAILED
     assert "Host key verification failed" in done.stderr and "never skips" in done.stderr

@@ -38,3 +38,28 @@ def test_every_row_names_a_writer() -> None:
     from sshbench.render import export
 
     assert all(callable(getattr(export, f.writer, None)) for f in FORMATS.values())
+
+
+def test_hyperfine_export_follows_hyperfines_schema() -> None:
+    import json
+
+    doc = json.loads(FORMATS["hyperfine"].write(StoredRun(stored_run_record(), tuple(factorised_sweep())))[""])
+    keys = {"command", "mean", "stddev", "median", "user", "system", "min", "max", "times", "exit_codes"}
+    assert doc["results"] and all(keys <= set(r) for r in doc["results"])
+    gcm = next(
+        r for r in doc["results"] if r["parameters"].get("cipher") == GCM and r["parameters"]["direction"] == "down"
+    )
+    assert gcm["median"] == pytest.approx(2**28 / 1e9, rel=0.02)  # 256 MiB at 1000 MB/s, in seconds
+    assert gcm["min"] <= gcm["median"] <= gcm["max"] and len(gcm["times"]) == len(gcm["exit_codes"]) == 6
+    assert "Ciphers=aes128-gcm@openssh.com" in gcm["command"] and "head -c" in gcm["command"]
+    kex = next(r for r in doc["results"] if r["parameters"].get("kex") == "curve25519-sha256")
+    assert kex["median"] == pytest.approx(0.130) and kex["command"].endswith(" true")
+
+
+def test_json_carries_units() -> None:
+    from sshbench.render.export import run_document
+
+    doc = run_document(StoredRun(stored_run_record(), tuple(factorised_sweep())))
+    assert doc["units"]["wall"] == "s" and "MB/s" in doc["units"]["value"]
+    units = {r["unit"] for rows in doc["results"].values() for r in rows}
+    assert units == {"s", "MB/s"}

@@ -39,7 +39,7 @@ class Change:
     a: Summary | None
     b: Summary | None
     percent: float | None  # change of the measured value, B against A
-    verdict: str  # faster | slower | no change | only in A | only in B
+    verdict: str  # faster | slower | no change | too few samples | only in A | only in B
 
     @property
     def slower_by(self) -> float:
@@ -56,7 +56,9 @@ def _summary(st: StoredScenario) -> Summary | None:
 
 
 def _verdict(scenario: Scenario, a: Summary, b: Summary) -> str:
-    """Return faster/slower/no change for B against A."""
+    """Return faster/slower/no change for B against A (no verdict from fewer than MIN_RANKED samples)."""
+    if not (a.rankable and b.rankable):
+        return "too few samples"
     if a.overlaps(b):
         return "no change"
     return "faster" if scenario.metric.better(b.median, a.median) else "slower"

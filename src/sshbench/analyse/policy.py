@@ -81,6 +81,11 @@ def level_verdict(level: str, kind: str, algorithm: str) -> Verdict:
     return Verdict(True)
 
 
+def is_post_quantum(kex: str) -> bool:
+    """Return True for a key exchange ssh-audit rates as post-quantum (a hybrid such as sntrup761x25519)."""
+    return audit.rate("kex", kex).rating is Rating.OK
+
+
 def builtin(level: str) -> Policy:
     """Return a built-in level as a policy."""
     if level not in LEVELS:
@@ -105,6 +110,13 @@ def _entries(data: Any, section: str, path: Path) -> dict[str, dict[str, str]]:
             raise _file_error(path, f"[{section}.{kind}]: kind must be one of {', '.join(KINDS)}")
         if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
             raise _file_error(path, f'[{section}.{kind}] must map algorithm names to reasons ("name" = "why")')
+        unknown = [name for name in entries if audit.rate(kind, name).rating is Rating.UNKNOWN]
+        if unknown:
+            raise _file_error(
+                path,
+                f"[{section}.{kind}]: unknown {kind} {', '.join(map(repr, unknown))} (not in ssh-audit's "
+                "database; `sshbench algos` lists the names)",
+            )
         out[kind] = dict(entries)
     return out
 

@@ -74,7 +74,8 @@ def _phase_medians(stored: StoredScenario) -> tuple[tuple[str, float], ...]:
 
 
 def build_rows(stored: Sequence[StoredScenario], ci_target: float) -> list[Row]:
-    """Summarize and rank scenarios of one kind and direction (best first, failures last)."""
+    """Summarize and rank scenarios of one kind and direction: ranked rows best first, then rows with too few
+    samples to rank (rank 0), then rows with no samples."""
     prepared = []
     for st in stored:
         values = st.values()
@@ -82,30 +83,21 @@ def build_rows(stored: Sequence[StoredScenario], ci_target: float) -> list[Row]:
         failed = sum(1 for s in st.samples if not s.ok)
         summary = summarize(values) if values else None
         prepared.append((st, summary, failed, statistics.median(cpu) if cpu else None))
-    measured = [p for p in prepared if p[1] is not None]
+    measured = [p for p in prepared if p[1] is not None and p[1].rankable]
     higher = bool(stored) and stored[0].scenario.metric.higher_is_better
     ranks = rank_with_ties([p[1] for p in measured if p[1] is not None], higher_is_better=higher)
-    rows = [
-        Row(
-            st.scenario,
-            summary,
-            rank,
-            tied,
-            failed,
-            st.failure,
-            instability(summary, ci_target) if summary else None,
-            _phase_medians(st),
-            cpu,
-            costs(st),
-        )
-        for (st, summary, failed, cpu), (rank, tied) in zip(measured, ranks, strict=True)
-    ]
-    rows.sort(key=lambda r: r.rank)
-    rows += [
-        Row(st.scenario, None, 0, False, failed, st.failure, None, (), None)
-        for st, summary, failed, _ in prepared
-        if summary is None
-    ]
+
+    def row(p: tuple[StoredScenario, Summary | None, int, float | None], rank: int = 0, tied: bool = False) -> Row:
+        """Return the result row of one prepared scenario."""
+        st, summary, failed, cpu = p
+        warning = instability(summary, ci_target) if summary else None
+        return Row(st.scenario, summary, rank, tied, failed, st.failure, warning, _phase_medians(st), cpu, costs(st))
+
+    rows = sorted((row(p, rank, tied) for p, (rank, tied) in zip(measured, ranks, strict=True)), key=lambda r: r.rank)
+    few = [p for p in prepared if p[1] is not None and not p[1].rankable]
+    few.sort(key=lambda p: -p[1].median if higher and p[1] else (p[1].median if p[1] else 0.0))
+    rows += [row(p) for p in few]
+    rows += [Row(p[0].scenario, None, 0, False, p[2], p[0].failure, None, (), None) for p in prepared if p[1] is None]
     return rows
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sshbench.analyse.policy import Policy
+from sshbench.analyse.caveats import caveats
+from sshbench.analyse.policy import Policy, is_post_quantum
+from sshbench.analyse.winners import pq_loss, tie_first
 from sshbench.model import METRICS, Direction, Kind, Scenario, is_aead
 from sshbench.records import Discovery, Negotiated, StoredScenario
 from sshbench.stats import summarize
@@ -215,6 +217,8 @@ class Choice:
     latency_gain: Gain | None
     lists: dict[str, list[str]] = field(default_factory=dict)  # ssh_config lines: kind -> algorithms, best first
     predicted: bool = False
+    tied: tuple[str, ...] = ()  # combinations tied for fastest (the pick was made within them by the policy)
+    tied_kex: tuple[str, ...] = ()  # key exchanges tied for quickest
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,11 @@ class _Baseline:
     default: Negotiated | None
     combo: Combo | None  # today's cipher (+ MAC), if it was measured
     kexes: list[DimensionRow]  # every measured kex, to find today's
+    ok: Callable[[str, str | None], bool]  # the policy's verdict, to pick within a tie
+
+    def allowed(self, c: Combo) -> bool:
+        """Return True when the policy allows a combination."""
+        return self.ok("cipher", c.cipher) and self.ok("mac", c.mac)
 
 
 def _lists(pool: list[Combo], ks: list[DimensionRow], hs: list[DimensionRow], ranked: bool) -> dict[str, list[str]]:
@@ -262,9 +271,11 @@ def _lists(pool: list[Combo], ks: list[DimensionRow], hs: list[DimensionRow], ra
 def _choice(
     title: str, pool: list[Combo], ks: list[DimensionRow], hs: list[DimensionRow], ranked: bool, base: _Baseline
 ) -> Choice | None:
-    """Build one Choice from the best combination and handshake in the pools."""
+    """Build one Choice from the pools: the pick within the group tied for fastest comes first."""
     if not pool and not ks:
         return None
+    pool, tied = tie_first(pool, lambda c: c.combined, lambda c: (not base.allowed(c), c is not base.combo))
+    ks, tied_kex = tie_first(ks, lambda r: r.estimate, lambda r: _kex_preference(r, base))
     best = pool[0] if pool else None
     return Choice(
         title=title,
@@ -278,7 +289,15 @@ def _choice(
         latency_gain=_latency_gain(ks, base.kexes, base.default),
         lists=_lists(pool, ks, hs, ranked),
         predicted=bool(best and best.predicted),
+        tied=tuple(c.label for c in tied) if len(tied) > 1 else (),
+        tied_kex=tuple(r.algorithm for r in tied_kex) if len(tied_kex) > 1 else (),
     )
+
+
+def _kex_preference(r: DimensionRow, base: _Baseline) -> tuple[bool, bool, bool]:
+    """Within a tie: allowed by the policy, the kex used today, post-quantum."""
+    today = base.default.kex if base.default else None
+    return (not base.ok("kex", r.algorithm), r.algorithm != today, not is_post_quantum(r.algorithm))
 
 
 def recommend(
@@ -302,18 +321,21 @@ def recommend(
     pkexes = _best_latency(dims, "kex", ok)
     phostkeys, phk_note = _worth_changing(_best_latency(dims, "hostkey", ok), default)
     allowed_combos = [c for c in combos if ok("cipher", c.cipher) and ok("mac", c.mac)]
-    caveats = _caveats(excluded, combos, allowed_combos) + sorted({n for n in (hk_note, phk_note) if n})
-    base = _Baseline(default, _find_default(combos, default), kexes)
+    notes = caveats(excluded, combos, allowed_combos) + sorted({n for n in (hk_note, phk_note) if n})
+    base = _Baseline(default, _find_default(combos, default), kexes, ok)
     handshake = None
     if kexes:
         handshake = _choice(f"Fastest handshake within {policy.name}", [], pkexes, phostkeys, True, base)
+    overall = _choice("Fastest overall (any algorithm)", combos, kexes, hostkeys, False, base)
+    within = _choice(f"Fastest within {policy.name}", allowed_combos, pkexes, phostkeys, True, base)
+    notes += sorted({loss for c in (overall, within) if c and (loss := pq_loss(default, c.kex))})
     return Recommendation(
-        overall=_choice("Fastest overall (any algorithm)", combos, kexes, hostkeys, False, base),
-        within_policy=_choice(f"Fastest within {policy.name}", allowed_combos, pkexes, phostkeys, True, base),
+        overall=overall,
+        within_policy=within,
         handshake=handshake,
         policy=policy.to_dict(),
         excluded=excluded,
-        caveats=caveats,
+        caveats=notes,
     )
 
 
@@ -359,29 +381,6 @@ def _latency_gain(
         return None
     base = next((r for r in all_kex if r.algorithm == default.kex), None)
     return gain(ks[0].estimate, base.estimate, base.algorithm) if base else None
-
-
-def _caveats(excluded: Sequence[tuple[str, str, str]], combos: Sequence[Combo], allowed: Sequence[Combo]) -> list[str]:
-    """Return what the user should know about these recommendations."""
-    out = []
-    cbc = [a for k, a, _ in excluded if k == "cipher" and a.endswith("-cbc")]
-    if cbc:
-        out.append(f"CBC excluded by policy ({', '.join(cbc)})")
-    if combos and allowed and combos[0] is not allowed[0]:
-        best, ok = combos[0].combined, allowed[0].combined
-        out.append(
-            f"the policy costs {100 * (1 - ok.median / best.median):.0f} % of the fastest rate "
-            f"({allowed[0].label} vs {combos[0].label})"
-        )
-    if combos and len(combos) > 1 and combos[0].combined.low <= combos[1].combined.high:
-        out.append(f"{combos[0].label} and {combos[1].label} are statistically tied: either is a fine choice")
-    if any(c.predicted for c in combos[:3]):
-        out.append(
-            "predicted combinations (not measured together) are marked; "
-            "confirm with `sshbench throughput --cipher C --mac M`"
-        )
-    out.append("rates are for this machine and link; on a slow link the cipher matters less than the link")
-    return out
 
 
 def to_document(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from sshbench.errors import ExitCode, SshbenchError
 
@@ -33,6 +34,7 @@ class Session:
     run_id: int | None = None
     resume_command: str = "run"
     traceback: bool = False
+    wide: bool = False  # --wide: tables at full width whatever the terminal's
 
 
 def session() -> Session:
@@ -42,12 +44,24 @@ def session() -> Session:
     return found
 
 
-@functools.cache
+WIDE = 10_000  # "no limit": piped output and --wide are plain and complete, never cut to a terminal's width
+
+
 def out() -> Console:
-    """Return the console for results (stdout)."""
+    """Return the console for results (stdout): the terminal's width, or no limit when piped or --wide."""
+    import sys
+
+    context = click.get_current_context(silent=True)
+    state = context.find_object(Session) if context else None
+    return _console(bool(state and state.wide) or not sys.stdout.isatty())
+
+
+@functools.cache
+def _console(wide: bool) -> Console:
+    """Return the results console, wide (no width limit) or fitted to the terminal."""
     from rich.console import Console
 
-    return Console()
+    return Console(width=WIDE) if wide else Console()
 
 
 @functools.cache
@@ -75,10 +89,31 @@ def db_only(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
+def _set_wide(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """Remember --wide for the results console."""
+    if value:
+        ctx.ensure_object(Session).wide = True
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --json."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of tables.")(f)
+
+
+def wide_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --wide (tables at full width; a narrow terminal otherwise hides bars, costs and IQR)."""
+    return click.option(
+        "--wide",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_wide,
+        help="Tables at full width with every column (a narrow terminal hides bars, CPU/memory and IQR).",
+    )(f)
+
+
 def db_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --db and --json to a command."""
-    f = click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of tables.")(f)
-    return db_only(f)
+    """Add --db, --json and --wide to a command that prints tables."""
+    return db_only(json_option(wide_option(f)))
 
 
 def ssh_config_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -90,11 +125,11 @@ def ssh_config_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-def open_store(db: Path | None) -> Store:
-    """Open the results database."""
+def open_store(db: Path | None, read_only: bool = False) -> Store:
+    """Open the results database (read-only for commands that only read it)."""
     from sshbench.store import Store, default_db_path
 
-    return Store(db or default_db_path())
+    return Store(db or default_db_path(), read_only)
 
 
 class RichProgress:
@@ -119,6 +154,7 @@ class RichProgress:
             TimeRemainingColumn(),
             console=err(),
             transient=True,
+            disable=not err().is_terminal,  # nothing on a log or pipe: no bar, no blank line left behind
         )
         self.task = self.bar.add_task("starting", total=None)
 
@@ -135,24 +171,55 @@ class RichProgress:
 
 
 def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None = None) -> None:
-    """Run a job with a progress bar, then print what was stored."""
+    """Run a job with a progress bar, then print what was stored; a run the budget cut short exits 9."""
     from sshbench import jobs
 
     store = open_store(db)
     state = session()
     state.run_id, state.resume_command = resume, opts.command.resume_command
     with RichProgress() as progress:
-        run_id = jobs.run(jobs.Job(store, opts, progress, resume, lambda rid: setattr(state, "run_id", rid)))
+        job = jobs.Job(store, opts, progress, resume, lambda rid: setattr(state, "run_id", rid), _plan_noted)
+        run_id = jobs.run(job)
     show(store, run_id, as_json, discovery_only=not opts.measures)
+    _check_finished(store, run_id, opts)
+
+
+def _plan_noted(estimate: Any) -> None:
+    """Show the plan's time estimate on stderr, then refuse it if it cannot fit its budget."""
+    from sshbench.measure.budget import check
+
+    if estimate is not None:
+        err().print(estimate.describe(), highlight=False, soft_wrap=True)
+    check(estimate)
+
+
+def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
+    """Fail (after the tables) when nothing was measured, or when the budget left rows too short to rank."""
+    from sshbench.model import RunStatus
+    from sshbench.stats import MIN_RANKED
+
     stored = store.scenarios(run_id)
     if stored and not any(s.ok for st in stored for s in st.samples):
-        reasons = sorted({st.failure for st in stored if st.failure})
+        reasons = sorted({st.failure for st in stored if st.failure}) or ["the --max-time budget ran out first"]
         unsupported = all(r.startswith("unsupported") for r in reasons)
+        resume = f"sshbench {opts.command.resume_command} --resume {run_id}"
         raise SshbenchError(
             "nothing could be measured: " + "; ".join(reasons[:3]),
             place=f"run {run_id}",
-            fix="choose algorithms the server supports (see `sshbench algos` or the table above)",
+            fix="choose algorithms the server supports (see `sshbench algos`)"
+            if unsupported
+            else f"raise --max-time or narrow the plan, then `{resume}`",
             code=ExitCode.UNSUPPORTED_ALGORITHM if unsupported else ExitCode.MEASUREMENT_FAILED,
+        )
+    if store.run(run_id).status is RunStatus.INCOMPLETE:
+        short = sum(1 for st in stored if st.failure is None and len(st.values()) < MIN_RANKED)
+        budget = opts.plan.max_time or 0
+        raise SshbenchError(
+            f"run {run_id} is incomplete: the {budget:g} s budget (--max-time) ran out with {short} of "
+            f"{len(stored)} rows below {MIN_RANKED} samples, too few to rank",
+            place=f"run {run_id}",
+            fix=f"finish it with `sshbench {opts.command.resume_command} --resume {run_id}`, or raise --max-time",
+            code=ExitCode.MEASUREMENT_FAILED,
         )
 
 
@@ -171,11 +238,38 @@ def show(store: Store, run_id: int, as_json: bool, discovery_only: bool = False)
     print_run(out(), stored, store.path, discovery_only)
 
 
+OUTPUT_ONLY = {"resume", "db", "as_json", "wide"}
+
+
+def resuming(kw: dict[str, Any]) -> bool:
+    """Finish the run named by --resume (refusing other options) and return True, or return False."""
+    if kw.get("resume") is None:
+        return False
+    ctx = click.get_current_context()
+    given = [
+        p for p in ctx.command.params
+        if p.name not in OUTPUT_ONLY and ctx.get_parameter_source(p.name or "") is ParameterSource.COMMANDLINE
+    ]  # fmt: skip
+    if given:
+        names = ", ".join(p.opts[0] if isinstance(p, click.Option) else p.human_readable_name for p in given)
+        raise SshbenchError(
+            f"--resume finishes run {kw['resume']} with the options it was started with; {names} cannot change them",
+            place="--resume",
+            fix=f"drop {names}, or start a new run without --resume",
+            code=ExitCode.USAGE,
+        )
+    resume_run(kw["resume"], kw["db"], kw["as_json"])
+    return True
+
+
 def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
     """Finish an interrupted run with its stored options."""
+    from sshbench.cli.completion import LAST
     from sshbench.model import RunStatus
 
     store = open_store(db)
+    if run_id == LAST:
+        run_id = store.latest_run() or 0
     record = store.run(run_id)
     if record.status is RunStatus.COMPLETE:
         raise SshbenchError(

@@ -10,8 +10,8 @@ from types import FrameType
 import click
 
 from sshbench import __version__
-from sshbench.cli import measuring, stored
-from sshbench.cli.common import Session, err
+from sshbench.cli import completion, measuring, stored
+from sshbench.cli.common import Session
 from sshbench.errors import ExitCode, SshbenchError, Terminated
 
 
@@ -39,7 +39,7 @@ def cli(ctx: click.Context, traceback: bool) -> None:
         ctx.invoke(measuring.run_cmd)
 
 
-for command in (*measuring.COMMANDS, *stored.COMMANDS):
+for command in (*measuring.COMMANDS, *stored.COMMANDS, completion.completion_cmd):
     cli.add_command(command)
 
 
@@ -54,8 +54,21 @@ def _interrupted(state: Session, code: ExitCode, what: str) -> int:
     if state.run_id is not None:
         how = f"sshbench {state.resume_command} --resume {state.run_id}"
         msg += f"; every sample so far is stored in run {state.run_id}: finish it with `{how}`"
-    err().print(msg, highlight=False)
+    _say(msg)
     return int(code)
+
+
+def _say(line: str) -> None:
+    """Write one message line to stderr, never wrapped."""
+    sys.stderr.write(line.replace("\n", " ") + "\n")
+
+
+def usage_error(exc: click.ClickException) -> str:
+    """Return click's usage error in sshbench's one-line style: cause (place). Fix: ..."""
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "sshbench"
+    message = exc.format_message().rstrip(".")
+    return f"sshbench: error: {message} ({where}). Fix: see `{where} --help`"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -70,11 +83,11 @@ def main(argv: list[str] | None = None) -> None:
     except Terminated:
         code = _interrupted(state, ExitCode.TERMINATED, "terminated")
     except click.ClickException as exc:
-        exc.show()
+        _say(usage_error(exc))
         code = ExitCode.USAGE if exc.exit_code == 2 else exc.exit_code
     except SshbenchError as exc:
         if state.traceback:
             traceback.print_exc()
-        err().print(f"sshbench: error: {exc.render()}", highlight=False, markup=False)
+        _say(f"sshbench: error: {exc.render()}")
         code = int(exc.code)
     sys.exit(code)

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
-from sshbench.cli.common import Decorator, apply, db_option, execute, resume_run, ssh_config_option
-from sshbench.cli.options import parse_duration, parse_list, parse_percent, parse_size
+from sshbench.cli.common import Decorator, apply, db_option, execute, resuming, ssh_config_option
+from sshbench.cli.completion import RunRef, algorithms
+from sshbench.cli.options import parse_budget, parse_list, parse_percent, parse_size
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.targets.emulation import EMULATIONS
 from sshbench.targets.registry import KNOWN, SERVER_TYPES
@@ -25,6 +27,8 @@ POLICY_HELP = (
     "Security policy: any, compatible (drops what ssh-audit fails), modern (also drops its warnings; "
     "curve25519 stays: not post-quantum is not weak), post-quantum, or a TOML file (base/allow/deny)."
 )
+
+
 def count_option(name: str, default: int, low: int, high: int, text: str) -> Decorator:
     """Return an option taking a whole number from low to high, showing its default."""
     return click.option(name, default=default, show_default=True, type=click.IntRange(low, high), help=text)
@@ -50,17 +54,80 @@ Examples:
   sshbench servers local:openssh local:dropbear --cipher chacha20-poly1305@openssh.com
   sshbench servers local:openssh local:sshd=/opt/hpnssh/sbin/sshd --max-time 5m
 """
+SAMPLE_SECONDS = 0.2  # --size auto: short samples; the steady rate excludes the start, so length does not bias it
+DEFAULT_BUDGET = "3m"
+
+
+def target_options(f: Any) -> Any:
+    """Add TARGET and --ssh-config."""
+    return apply(f, [click.argument("target", default="local", metavar="[TARGET]"), ssh_config_option])
+
+
+def latency_options(full: bool) -> Decorator:
+    """Return the options that choose connection scenarios (full: this command's default for --full)."""
+    return lambda f: apply(
+        f,
+        [
+            click.option(
+                "--kex",
+                shell_complete=algorithms("kex"),
+                help="Key exchanges to measure, comma-separated [default: all shared].",
+            ),
+            click.option(
+                "--hostkey",
+                shell_complete=algorithms("hostkey"),
+                help="Host-key algorithms to measure [default: all shared].",
+            ),
+            click.option(
+                "--full/--factorised",
+                default=full,
+                show_default=True,
+                help="Connections: every kex x every host key, or each kex with the default host key and "
+                "each host key with the default kex.",
+            ),
+        ],
+    )
+
+
+def throughput_options(macs: str) -> Decorator:
+    """Return the options that choose transfer scenarios (macs: this command's default for --macs)."""
+    return lambda f: apply(
+        f,
+        [
+            click.option(
+                "--cipher",
+                shell_complete=algorithms("cipher"),
+                help="Ciphers to measure, comma-separated [default: all shared].",
+            ),
+            click.option(
+                "--mac",
+                shell_complete=algorithms("mac"),
+                help="MACs to pair with every non-AEAD cipher [default: see --macs].",
+            ),
+            click.option(
+                "--macs",
+                "mac_mode",
+                type=click.Choice(["default", "each", "all"]),
+                default=macs,
+                show_default=True,
+                help="default: each cipher with the default MAC; each: also every MAC once with "
+                "aes128-ctr; all: every non-AEAD cipher x every MAC.",
+            ),
+            click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True),
+            click.option(
+                "--size",
+                default="auto",
+                show_default=True,
+                help=f"Bytes per transfer (512M, 1G) or auto (about {SAMPLE_SECONDS:g} s of steady transfer).",
+            ),
+            click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
+        ],
+    )
+
+
 SAMPLING_OPTIONS: list[Decorator] = [
-    click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True),
-    click.option(
-        "--size",
-        default="auto",
-        show_default=True,
-        help="Bytes per transfer (512M, 1G) or auto (about 1 s per sample).",
-    ),
-    click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
-    count_option("--warmup", 1, 0, 10, "Warm-up samples per scenario (discarded; calibrates --size auto)."),
-    count_option("--rounds", 6, 1, 1000, "Minimum interleaved rounds per scenario."),
+    count_option("--warmup", 1, 0, 10, "Warm-up samples per scenario (discarded; a transfer's sizes the next ones)."),
+    count_option("--rounds", 8, 1, 1000, "Minimum interleaved rounds per scenario."),
     count_option("--max-rounds", 20, 1, 1000, "Stop adding rounds here even if the CI target is not reached."),
     click.option(
         "--ci",
@@ -69,12 +136,18 @@ SAMPLING_OPTIONS: list[Decorator] = [
         show_default=True,
         help="Adaptive stopping: target half-width of the median's 95% CI.",
     ),
-    click.option("--max-time", help="Time budget for the measurement, e.g. 90s, 5m (default: none)."),
+    click.option(
+        "--max-time",
+        default=DEFAULT_BUDGET,
+        show_default=True,
+        help="Time budget shared by every row (90s, 5m, or none). A plan that cannot fit is refused before "
+        "measuring; a run the budget cuts short ends incomplete (exit 9, --resume finishes it).",
+    ),
     click.option(
         "--pin/--no-pin",
-        default=None,
-        help="Embedded servers: run the ssh client on one CPU and the server on another (less noise, "
-        "like two hosts) [default: on for sweep, off otherwise].",
+        default=True,
+        show_default=True,
+        help="Embedded servers: run the ssh client on one CPU and the server on another (less noise, like two hosts).",
     ),
     click.option(
         "--emulate",
@@ -83,38 +156,25 @@ SAMPLING_OPTIONS: list[Decorator] = [
         "OpenSSH server (recorded with the run, with `openssl speed` evidence).",
     ),
 ]
-ALGORITHM_OPTIONS: list[Decorator] = [
-    click.argument("target", default="local", metavar="[TARGET]"),
-    ssh_config_option,
-    click.option("--kex", help="Key exchanges to measure, comma-separated [default: all shared]."),
-    click.option("--hostkey", help="Host-key algorithms to measure [default: all shared]."),
-    click.option("--cipher", help="Ciphers to measure [default: all shared]."),
-    click.option("--mac", help="MACs to measure with every non-AEAD cipher [default: see --macs]."),
-    click.option(
-        "--macs",
-        "mac_mode",
-        type=click.Choice(["default", "each", "all"]),
-        help="default: each cipher with the default MAC; each: also every MAC once with "
-        "aes128-ctr; all: every non-AEAD cipher x every MAC.",
-    ),
-    click.option("--full", is_flag=True, help="Latency: every kex x every host key (default for `latency`)."),
-]
 
 
 def sampling_options(f: Any) -> Any:
-    """Add the transfer and sampling options shared by every measuring command."""
+    """Add the sampling options shared by every measuring command."""
     return apply(f, SAMPLING_OPTIONS)
 
 
-def measure_options(f: Any) -> Any:
-    """Add the target, algorithm and sampling options shared by measuring commands."""
-    return apply(f, [*ALGORITHM_OPTIONS, sampling_options])
+def resume_option(f: Any) -> Any:
+    """Add --resume RUN."""
+    return click.option(
+        "--resume",
+        type=RunRef(),
+        metavar="RUN",
+        help="Finish an interrupted or incomplete run with its stored options (give no other options).",
+    )(f)
 
 
-def build_options(
-    kind: RunKind, kw: dict[str, Any], *, latency: bool, throughput: bool, mac_mode: str = "default", full: bool = False
-) -> JobOptions:
-    """Turn validated CLI values into JobOptions (mac_mode and full: this command's defaults)."""
+def build_options(kind: RunKind, kw: dict[str, Any], *, latency: bool, throughput: bool) -> JobOptions:
+    """Turn validated CLI values into JobOptions."""
     from sshbench.model import Direction, JobOptions, Plan
 
     rounds, max_rounds = kw["rounds"], max(kw["max_rounds"], kw["rounds"])
@@ -123,7 +183,7 @@ def build_options(
         min_rounds=rounds,
         max_rounds=max_rounds,
         ci_target=parse_percent(kw["ci"]),
-        max_time=parse_duration(kw["max_time"]) if kw["max_time"] else None,
+        max_time=parse_budget(kw["max_time"]),
     )
     return JobOptions(
         command=kind,
@@ -135,16 +195,16 @@ def build_options(
         hostkeys=parse_list(kw.get("hostkey")),
         ciphers=parse_list(kw.get("cipher")),
         macs=parse_list(kw.get("mac")),
-        mac_mode=kw.get("mac_mode") or mac_mode,
-        full_latency=kw.get("full", False) or full,
-        directions=tuple(Direction(d) for d in DIRECTIONS[kw["direction"]]),
-        size=parse_size(kw["size"]),
-        payload=kw["payload"],
+        mac_mode=kw.get("mac_mode") or "default",
+        full_latency=bool(kw.get("full")),
+        directions=tuple(Direction(d) for d in DIRECTIONS[kw.get("direction", "both")]),
+        size=parse_size(kw.get("size", "auto")),
+        payload=kw.get("payload", "zero"),
         plan=plan,
         servers=tuple(kw.get("servers") or ()),
         emulate=kw.get("emulate"),
         policy=kw.get("policy") or "modern",
-        sample_seconds=kw.get("sample_seconds", 1.0),
+        sample_seconds=SAMPLE_SECONDS,
         pin=bool(kw.get("pin")),
     )
 
@@ -156,28 +216,35 @@ def _defaults(command: click.Command) -> dict[str, Any]:
 
 
 @click.command("run")
-@measure_options
+@target_options
+@latency_options(full=False)
+@throughput_options(macs="default")
+@sampling_options
 @db_option
-@click.option("--resume", type=int, metavar="RUN", help="Finish an interrupted run (same target and options).")
+@resume_option
 def run_cmd(**kw: Any) -> None:
-    """Discovery, then connection latency, then throughput, then a ranked summary.
+    """Discovery, then connection latency and throughput, then ranked tables and the fastest here.
 
     Latency is measured per key exchange (with the default host key) and per host key (with the
-    default key exchange); throughput per cipher in both directions. Every sample is stored as it
-    is taken; Ctrl-C keeps them and `--resume RUN` completes the run.
+    default key exchange); throughput per cipher in both directions. Both share one time budget,
+    interleaved, so every row gets a fair share of samples. Every sample is stored as it is taken;
+    Ctrl-C keeps them and `--resume RUN` completes the run.
+
+    \b
+    Examples:
+      sshbench run
+      sshbench run myserver --max-time 10m
+      sshbench run --cipher aes128-gcm@openssh.com,chacha20-poly1305@openssh.com --kex curve25519-sha256
     """
     from sshbench.model import RunKind
 
     kw = {**_defaults(run_cmd), **kw}
-    if kw["resume"] is not None:
-        resume_run(kw["resume"], kw["db"], kw["as_json"])
-        return
-    execute(build_options(RunKind.RUN, kw, latency=True, throughput=True), kw["db"], kw["as_json"])
+    if not resuming(kw):
+        execute(build_options(RunKind.RUN, kw, latency=True, throughput=True), kw["db"], kw["as_json"])
 
 
 @click.command("algos")
-@click.argument("target", default="local", metavar="[TARGET]")
-@ssh_config_option
+@target_options
 @db_option
 def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | None) -> None:
     """What the client offers, what the server offers (its KEXINIT, no login), what they negotiate.
@@ -185,6 +252,7 @@ def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | Non
     Each algorithm is rated with ssh-audit's database; "ok, not post-quantum" is kept apart from
     real weaknesses. The default and a strict profile (chacha20-poly1305 / ssh-ed25519 /
     curve25519-sha256) are tried; a server that rejects one shows "fails to connect" and why.
+    Exits 4 when the server cannot be reached.
     """
     from sshbench.model import JobOptions, RunKind
 
@@ -195,8 +263,11 @@ def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | Non
 
 
 @click.command("latency")
-@measure_options
+@target_options
+@latency_options(full=True)
+@sampling_options
 @db_option
+@resume_option
 def latency_cmd(**kw: Any) -> None:
     """Connection time per key exchange x host key, with a phase breakdown.
 
@@ -205,12 +276,16 @@ def latency_cmd(**kw: Any) -> None:
     """
     from sshbench.model import RunKind
 
-    execute(build_options(RunKind.LATENCY, kw, latency=True, throughput=False, full=True), kw["db"], kw["as_json"])
+    if not resuming(kw):
+        execute(build_options(RunKind.LATENCY, kw, latency=True, throughput=False), kw["db"], kw["as_json"])
 
 
 @click.command("throughput")
-@measure_options
+@target_options
+@throughput_options(macs="default")
+@sampling_options
 @db_option
+@resume_option
 def throughput_cmd(**kw: Any) -> None:
     """MB/s per cipher (and per MAC for non-AEAD ciphers), download and upload.
 
@@ -220,16 +295,26 @@ def throughput_cmd(**kw: Any) -> None:
     """
     from sshbench.model import RunKind
 
-    opts = build_options(RunKind.THROUGHPUT, kw, latency=False, throughput=True, mac_mode="each")
-    execute(opts, kw["db"], kw["as_json"])
+    if not resuming(kw):
+        opts = build_options(RunKind.THROUGHPUT, kw, latency=False, throughput=True)
+        execute(opts, kw["db"], kw["as_json"])
 
 
 @click.command("sweep")
-@measure_options
+@target_options
+@click.option(
+    "--kex", shell_complete=algorithms("kex"), help="Key exchanges to measure, comma-separated [default: all shared]."
+)
+@click.option(
+    "--hostkey", shell_complete=algorithms("hostkey"), help="Host-key algorithms to measure [default: all shared]."
+)
+@throughput_options(macs="each")
+@click.option("--full", is_flag=True, help="Measure every cipher x every MAC and every kex x every host key.")
+@sampling_options
 @click.option("--policy", "policy_spec", default="modern", show_default=True, help=POLICY_HELP)
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 1000), help="Combinations to list.")
 @db_option
-@click.option("--resume", type=int, metavar="RUN", help="Finish an interrupted sweep.")
+@resume_option
 def sweep_cmd(**kw: Any) -> None:
     """Every cipher (x MAC), both directions, and every kex x host key; then recommend.
 
@@ -240,42 +325,47 @@ def sweep_cmd(**kw: Any) -> None:
     predicted from per-byte costs and marked. --full measures every cipher x every MAC and every
     kex x every host key (kex is not crossed with ciphers: the steady transfer rate excludes the
     handshake, so the kex cannot change it).
-    Samples are short (about 0.2 s, steady rate), client and server are pinned to different CPUs
-    (--no-pin to disable), and the budget defaults to --max-time 3m; extra rounds go to the
-    scenarios whose confidence intervals are widest. Prints per-cipher, per-MAC, per-kex and
-    per-host-key tables, the top combinations, and recommendations as ssh_config/sshd_config lines.
+    Samples are short (about 0.2 s, steady rate); extra rounds go to the scenarios whose confidence
+    intervals are widest. Prints per-cipher, per-MAC, per-kex and per-host-key tables, the top
+    combinations, and recommendations as ssh_config/sshd_config lines.
     """
     from sshbench.analyse import policy
     from sshbench.model import RunKind
 
-    if kw["resume"] is not None:
-        resume_run(kw["resume"], kw["db"], kw["as_json"])
+    if resuming(kw):
         return
     policy.resolve(kw["policy_spec"])  # a bad level or policy file fails before measuring
     spec = kw["policy_spec"]
     kw["policy"] = spec if spec in policy.LEVELS else str(Path(spec).resolve())
-    kw["max_time"] = kw["max_time"] or "3m"
-    kw["sample_seconds"] = 0.2
-    kw["pin"] = True if kw["pin"] is None else kw["pin"]
-    opts = build_options(RunKind.SWEEP, kw, latency=True, throughput=True, mac_mode="all" if kw["full"] else "each")
+    if kw["full"] and click.get_current_context().get_parameter_source("mac_mode") is not ParameterSource.COMMANDLINE:
+        kw["mac_mode"] = "all"
+    opts = build_options(RunKind.SWEEP, kw, latency=True, throughput=True)
     execute(opts, kw["db"], kw["as_json"])
 
 
 @click.command("servers", help=SERVERS_HELP)
 @click.argument("servers", nargs=-1, metavar="[SERVER]...")
-@click.option("--hostkey", help="Host-key algorithms [default: one each of ed25519, ecdsa, rsa].")
-@click.option("--cipher", help="Ciphers [default: every cipher each server supports].")
+@click.option(
+    "--hostkey",
+    shell_complete=algorithms("hostkey"),
+    help="Host-key algorithms [default: one each of ed25519, ecdsa, rsa].",
+)
+@click.option(
+    "--cipher", shell_complete=algorithms("cipher"), help="Ciphers [default: every cipher each server supports]."
+)
+@click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
+@click.option("--size", default="auto", show_default=True, help="Bytes per transfer (512M, 1G) or auto.")
+@click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True)
 @click.option("--no-latency", is_flag=True, help="Skip connection latency.")
 @click.option("--no-throughput", is_flag=True, help="Skip throughput.")
 @sampling_options
 @db_option
-@click.option("--resume", type=int, metavar="RUN", help="Finish an interrupted servers run.")
+@resume_option
 def servers_cmd(**kw: Any) -> None:
     """SSH servers side by side (help: SERVERS_HELP, from the server registry)."""
     from sshbench.model import RunKind
 
-    if kw["resume"] is not None:
-        resume_run(kw["resume"], kw["db"], kw["as_json"])
+    if resuming(kw):
         return
     for spec in kw["servers"]:
         if not spec.startswith("local"):

@@ -40,6 +40,13 @@ def parse_duration(value: str, option: str = "--max-time") -> float:
     return float(m.group(1)) * _DURATION_UNITS[m.group(2) or ""]
 
 
+def parse_budget(value: str | None) -> float | None:
+    """Parse --max-time: a duration, or `none` for no budget."""
+    if value is None or value.strip().lower() in ("none", "off", "0"):
+        return None
+    return parse_duration(value)
+
+
 def parse_percent(value: str, option: str = "--ci") -> float:
     """Parse `5%` or `0.05` into a fraction."""
     text = value.strip()

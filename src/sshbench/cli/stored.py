@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
-from sshbench.cli.common import db_only, db_option, err, open_store, out, show, write_files
+from sshbench.cli.common import db_only, db_option, err, json_option, open_store, out, show, write_files
+from sshbench.cli.completion import LAST, RunRef
 from sshbench.cli.measuring import POLICY_HELP
 from sshbench.cli.options import parse_fail_if
 from sshbench.errors import ExitCode, SshbenchError
@@ -23,7 +25,12 @@ if TYPE_CHECKING:
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10000))
 def history_cmd(db: Path | None, as_json: bool, limit: int) -> None:
     """List stored runs, newest first."""
-    runs = open_store(db).runs(limit)
+    from sshbench.store import default_db_path
+
+    if not (db or default_db_path()).exists() and not as_json:
+        out().print("No runs stored yet: run `sshbench` to make one.")
+        return
+    runs = open_store(db, read_only=True).runs(limit) if (db or default_db_path()).exists() else []
     if as_json:
         from sshbench.render.export import history_document
 
@@ -37,18 +44,19 @@ def history_cmd(db: Path | None, as_json: bool, limit: int) -> None:
 
 
 @click.command("show")
-@click.argument("run_id", type=int, metavar="RUN")
+@click.argument("run_id", type=RunRef(), default="last", metavar="[RUN]")
 @db_option
 def show_cmd(run_id: int, db: Path | None, as_json: bool) -> None:
-    """Show a stored run (complete or partial) as tables or JSON."""
+    """Show a stored run (complete or partial) as tables or JSON. RUN: an id, or `last` (the default)."""
     from sshbench.model import RunKind
 
-    store = open_store(db)
+    store = open_store(db, read_only=True)
+    run_id = resolve(store, run_id)
     show(store, run_id, as_json, discovery_only=store.run(run_id).kind is RunKind.ALGOS)
 
 
 @click.command("export")
-@click.argument("run_id", type=int, metavar="RUN")
+@click.argument("run_id", type=RunRef(), default="last", metavar="[RUN]")
 @click.option(
     "--format",
     "fmt",
@@ -61,14 +69,25 @@ def show_cmd(run_id: int, db: Path | None, as_json: bool) -> None:
     "-o", "--output", type=click.Path(path_type=Path), help="File (directory for shell-csv) [default: stdout]."
 )
 @db_only
-def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None) -> None:
-    """Export a run: every sample (CSV/JSON), or the shell-script layout (shell-csv)."""
+@json_option
+def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None, as_json: bool) -> None:
+    """Export a run: every sample (CSV/JSON), hyperfine's JSON, or the shell-script layout (shell-csv).
+
+    RUN: an id, or `last` (the default). --json is --format json.
+    """
+    if as_json:
+        if click.get_current_context().get_parameter_source("fmt") is ParameterSource.COMMANDLINE and fmt != "json":
+            raise SshbenchError(
+                f"--json and --format {fmt} ask for two formats", place="--json", fix="give one", code=ExitCode.USAGE
+            )
+        fmt = "json"
     export = FORMATS[fmt]
     if export.directory and output is None:
         raise SshbenchError(
             f"{fmt} writes several files", place=f"--format {fmt}", fix="give a directory: -o DIR", code=ExitCode.USAGE
         )
-    files = export.write(open_store(db).load(run_id))
+    store = open_store(db, read_only=True)
+    files = export.write(store.load(resolve(store, run_id)))
     if output is None:
         click.echo(files[""], nl=False)
         return
@@ -77,7 +96,7 @@ def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None) -> N
 
 
 @click.command("report")
-@click.argument("run_ids", nargs=-1, type=int, metavar="[RUN]...")
+@click.argument("run_ids", nargs=-1, type=RunRef(), metavar="[RUN]...")
 @click.option(
     "-o",
     "--output",
@@ -93,14 +112,16 @@ def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None) -> N
     help="html: one self-contained interactive file (offline, light/dark, printable); png/svg: one file per chart.",
 )
 @db_only
-def report_cmd(run_ids: tuple[int, ...], output: Path | None, fmt: str, db: Path | None) -> None:
+@json_option
+def report_cmd(run_ids: tuple[int, ...], output: Path | None, fmt: str, db: Path | None, as_json: bool) -> None:
     """Charts of stored runs: an offline HTML report, or PNG/SVG files.
 
     \b
     Throughput per cipher (x MAC) both ways with CI error bars, connection time per kex and host
     key with its phases stacked, per-server comparisons (latency, throughput, CPU/GiB, memory), a
     sweep's per-dimension aggregates, the recommendation with its config snippets, and the
-    environment. Two runs also get a comparison. Default: the newest run.
+    environment. Two runs also get a comparison. RUN: ids, or `last` (the default).
+    --json prints what was written (files, sizes, runs) as JSON on stdout.
 
     \b
     Examples:
@@ -110,25 +131,19 @@ def report_cmd(run_ids: tuple[int, ...], output: Path | None, fmt: str, db: Path
     """
     from sshbench.render import report  # altair and vl-convert load only when a report is asked for
 
-    store = open_store(db)
-    ids = list(run_ids)
-    if not ids:
-        latest = store.latest_run()
-        if latest is None:
-            raise SshbenchError(
-                "there are no stored runs", place=str(store.path), fix="run `sshbench` first", code=ExitCode.USAGE
-            )
-        ids = [latest]
+    store = open_store(db, read_only=True)
+    ids = [resolve(store, i) for i in (run_ids or (LAST,))]
     runs = [store.load(i) for i in ids]
     try:
         if fmt == "html":
             path = output or Path("sshbench-report.html")
             path.write_text(report.render_html(runs), encoding="utf-8")
+            paths = [path]
             err().print(f"wrote {path} ({path.stat().st_size // 1024} KiB, self-contained: open it from disk)")
-            return
-        outdir = output or Path("sshbench-charts")
-        paths = report.write_images(report.all_figures(runs), outdir, fmt)
-        err().print(f"wrote {len(paths)} {fmt.upper()} file(s) in {outdir}: {', '.join(p.name for p in paths)}")
+        else:
+            outdir = output or Path("sshbench-charts")
+            paths = report.write_images(report.all_figures(runs), outdir, fmt)
+            err().print(f"wrote {len(paths)} {fmt.upper()} file(s) in {outdir}: {', '.join(p.name for p in paths)}")
     except OSError as exc:
         raise SshbenchError(
             f"cannot write the report: {exc.strerror or exc}",
@@ -136,11 +151,14 @@ def report_cmd(run_ids: tuple[int, ...], output: Path | None, fmt: str, db: Path
             fix="choose a writable path with -o",
             code=ExitCode.STORAGE,
         ) from None
+    if as_json:
+        files = [{"path": str(p), "bytes": p.stat().st_size} for p in paths]
+        click.echo(json.dumps({"runs": ids, "format": fmt, "files": files}, indent=2))
 
 
 @click.command("compare")
-@click.argument("run_a", type=int, metavar="RUN_A")
-@click.argument("run_b", type=int, metavar="RUN_B")
+@click.argument("run_a", type=RunRef(), metavar="RUN_A")
+@click.argument("run_b", type=RunRef(), default="last", metavar="[RUN_B]")
 @click.option(
     "--fail-if",
     "fail_if",
@@ -150,16 +168,18 @@ def report_cmd(run_ids: tuple[int, ...], output: Path | None, fmt: str, db: Path
 )
 @db_option
 def compare_cmd(run_a: int, run_b: int, fail_if: str | None, db: Path | None, as_json: bool) -> None:
-    """Per scenario, the change from RUN_A to RUN_B in %, with significance.
+    """Per scenario, the change from RUN_A to RUN_B (default: `last`) in %, with significance.
 
-    Overlapping 95% confidence intervals of the medians mean "no change". Differences in the
+    Overlapping 95% confidence intervals of the medians mean "no change"; no verdict (and no
+    --fail-if) is drawn from a scenario with fewer than 3 samples in either run. Differences in the
     environment (CPU, crypto flags, versions, emulation, pinning) are printed as warnings.
     """
     from sshbench.analyse.compare import compare, environment_differences, regressions
     from sshbench.render.compare import compare_document, print_compare
 
     threshold = parse_fail_if(fail_if) if fail_if else None
-    store = open_store(db)
+    store = open_store(db, read_only=True)
+    run_a, run_b = resolve(store, run_a), resolve(store, run_b)
     a, b = store.run(run_a), store.run(run_b)
     changes = compare(store.scenarios(run_a), store.scenarios(run_b))
     diffs = environment_differences(a.environment, b.environment)
@@ -178,7 +198,7 @@ def compare_cmd(run_a: int, run_b: int, fail_if: str | None, db: Path | None, as
 
 
 @click.command("recommend")
-@click.argument("run_id", type=int, required=False, metavar="[RUN]")
+@click.argument("run_id", type=RunRef(), required=False, metavar="[RUN]")
 @click.option("--policy", "policy_spec", help=POLICY_HELP + " [default: the run's, else modern]")
 @click.option("--host", help="Host pattern for the ssh_config block [default: the run's remote target].")
 @db_option
@@ -203,9 +223,12 @@ def recommend_cmd(
     from sshbench.render.console import print_environment
     from sshbench.render.snippets import host_for, valid_host
     from sshbench.render.sweep import print_recommendation
+    from sshbench.store import default_db_path
 
-    store = open_store(db)
-    run_id = run_id if run_id is not None else _latest_with_throughput(store)
+    if not (db or default_db_path()).exists():
+        raise _no_throughput(db or default_db_path())
+    store = open_store(db, read_only=True)
+    run_id = resolve(store, run_id) if run_id is not None else _latest_with_throughput(store)
     run, stored = store.run(run_id), store.scenarios(run_id)
     if host is not None and not valid_host(host):
         raise SshbenchError(
@@ -228,19 +251,36 @@ def recommend_cmd(
     print_recommendation(out(), rec, host or host_for(run), run.source)
 
 
+def resolve(store: Store, run_id: int) -> int:
+    """Return a run id, turning `last` into the newest run."""
+    if run_id != LAST:
+        return run_id
+    latest = store.latest_run()
+    if latest is None:
+        raise SshbenchError(
+            "there are no stored runs", place=str(store.path), fix="run `sshbench` first", code=ExitCode.USAGE
+        )
+    return latest
+
+
 def _latest_with_throughput(store: Store) -> int:
     """Return the newest run whose throughput results can back a recommendation, or fail."""
     from sshbench.model import Kind, RunKind
 
     run_id = store.latest_run([k for k in RunKind if k.recommends], Kind.THROUGHPUT)
     if run_id is None:
-        raise SshbenchError(
-            "no stored run has throughput results",
-            place=str(store.path),
-            fix="run `sshbench sweep` (or `sshbench`) first",
-            code=ExitCode.USAGE,
-        )
+        raise _no_throughput(store.path)
     return run_id
+
+
+def _no_throughput(path: Path) -> SshbenchError:
+    """Return the error for a database without a run to recommend from."""
+    return SshbenchError(
+        "no stored run has throughput results",
+        place=str(path),
+        fix="run `sshbench sweep` (or `sshbench`) first",
+        code=ExitCode.USAGE,
+    )
 
 
 COMMANDS = (history_cmd, show_cmd, export_cmd, report_cmd, compare_cmd, recommend_cmd)

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sshbench.environment import Environment
-from sshbench.measure.scheduler import Progress, Sampler, Scheduler
+from sshbench.measure.budget import Estimate, check
+from sshbench.measure.scheduler import Outcome, Progress, Sampler, Scheduler
 from sshbench.model import JobOptions, Plan, RunStatus, Sample, Scenario
 from sshbench.records import StoredScenario
 from sshbench.store import Store
@@ -18,6 +19,11 @@ from sshbench.store import Store
 
 def _ignore(run_id: int) -> None:
     """Hear nothing about a new run."""
+
+
+def _check_only(estimate: Estimate | None) -> None:
+    """Refuse a plan the budget cannot fit, and tell nobody about one that fits."""
+    check(estimate)
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,11 @@ class Job:
     progress: Progress
     resume: int | None = None  # the id of an interrupted run to finish
     on_run: Callable[[int], None] = _ignore  # told the new run's id as soon as it exists
+    on_plan: Callable[[Estimate | None], None] = _check_only  # told the plan's estimate before a run is stored
+
+    def plan_ready(self, estimate: Estimate | None) -> None:
+        """Hand the plan's time estimate over (the default refuses a plan that does not fit its budget)."""
+        self.on_plan(estimate)
 
     def record(self, target: str, environment: Environment) -> Recording:
         """Create the run with its environment, or mark the resumed run running again."""
@@ -48,10 +59,12 @@ class Recording:
         self.ids: dict[str, int] = {}
         self.stored: dict[str, StoredScenario] = {}
         self.started = time.monotonic()
+        self.short = 0  # rows the budget left with too few samples to rank: the run ends incomplete
 
     @contextlib.contextmanager
     def status(self) -> Iterator[None]:
-        """Give the run its final status: complete, failed, or interrupted (Ctrl-C, SIGTERM; --resume finishes it)."""
+        """Give the run its final status: complete, incomplete (budget), failed, or interrupted (--resume finishes
+        the last two)."""
         try:
             yield
         except Exception:
@@ -60,7 +73,7 @@ class Recording:
         except BaseException:
             self.store.set_status(self.run_id, RunStatus.INTERRUPTED)
             raise
-        self.store.set_status(self.run_id, RunStatus.COMPLETE)
+        self.store.set_status(self.run_id, RunStatus.INCOMPLETE if self.short else RunStatus.COMPLETE)
 
     def register(self, scenarios: Sequence[Scenario], unsupported: Sequence[tuple[Scenario, str]] = ()) -> None:
         """Store the planned scenarios (idempotent on resume), mark unsupported ones, start the time budget."""
@@ -82,13 +95,18 @@ class Recording:
         spent = time.monotonic() - self.started
         return dataclasses.replace(self.plan, max_time=max(self.plan.max_time - spent, 0.0))
 
-    def schedule(self, scenarios: Sequence[Scenario], take: Sampler, progress: Progress, label: str) -> None:
+    def schedule(
+        self, scenarios: Sequence[Scenario], take: Sampler, progress: Progress, label: str | None = None
+    ) -> Outcome:
         """Run one interleaved schedule, continuing from the samples an interrupted run stored."""
         sched = Scheduler(self.remaining(), take, self, progress)
         for sc in scenarios:
             if sc.key in self.stored:
                 sched.resume_from(sc, self.stored[sc.key].samples, self.stored[sc.key].failure)
-        sched.run(scenarios, label)
+        outcome = sched.run(scenarios, label)
+        if outcome.stopped_by_time:
+            self.short += outcome.short
+        return outcome
 
     def sample(self, sample: Sample) -> None:
         """Store one sample now."""

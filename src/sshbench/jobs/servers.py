@@ -17,12 +17,13 @@ from pathlib import Path
 
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job, Recording
+from sshbench.measure import budget
 from sshbench.measure.costs import metered
 from sshbench.measure.memory import measure_states
-from sshbench.measure.plan import plan_server
+from sshbench.measure.plan import ServerPlan, plan_server
 from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
-from sshbench.model import JobOptions, Sample, Scenario
+from sshbench.model import JobOptions, Kind, Sample, Scenario
 from sshbench.records import Discovery, ServerReport
 from sshbench.ssh import envinfo
 from sshbench.ssh.destination import Target
@@ -78,12 +79,18 @@ def run_servers(job: Job) -> int:
         if not running:
             _none_started(reports)
         pinned = pinning.apply(opts.pin, [r.server for r in running.values()])
+        plans = {name: plan_server(name, r.discovery, opts) for name, r in running.items() if r.discovery.default()}
+        if job.resume is None and opts.measures:
+            progress.update("probing what a connection and a transfer cost", 0, 1)
+            probes = {name: budget.probe(ssh, running[name].target, opts, tmp) for name in plans}
+            planned = [sc for p in plans.values() for sc in (*p.latency, *p.throughput)]
+            job.plan_ready(budget.estimate(planned, opts, lambda sc: probes[sc.server or ""]))
         env = dataclasses.replace(envinfo.collect(ssh), emulation=emulated, pinning=pinned)
         rec = job.record(" ".join(specs), env)
         job.store.set_servers(rec.run_id, list(reports.values()))
         with rec.status():
             _memory(rec, ssh, running, reports, progress)
-            _measure(rec, opts, ssh, running, tmp, progress)
+            _measure(rec, opts, ssh, running, plans, tmp, progress)
         return rec.run_id
 
 
@@ -116,31 +123,36 @@ def _memory(
 
 
 def _measure(
-    rec: Recording, opts: JobOptions, ssh: str, running: dict[str, Running], workdir: Path, progress: Progress
+    rec: Recording,
+    opts: JobOptions,
+    ssh: str,
+    running: dict[str, Running],
+    plans: dict[str, ServerPlan],
+    workdir: Path,
+    progress: Progress,
 ) -> None:
-    """Interleave latency across servers, then throughput, resuming from stored samples."""
-    plans = {name: plan_server(name, r.discovery, opts) for name, r in running.items() if r.discovery.default()}
+    """Interleave latency and throughput across servers in one budget, resuming from stored samples."""
     lat = [sc for p in plans.values() for sc in p.latency]
     thr = [sc for p in plans.values() for sc in p.throughput]
     rec.register([*lat, *thr], [u for p in plans.values() for u in p.unsupported])
-    if lat:
-        takers = {n: metered(latency_sampler(ssh, r.target), r.server, False) for n, r in running.items()}
-        rec.schedule(lat, _dispatch(takers), progress, "latency")
-    if thr:
-        samplers = {name: ThroughputSampler(ssh, r.target, opts, workdir) for name, r in running.items()}
-        for sc in thr:
-            if sc.server is not None:
-                samplers[sc.server].prime(sc, rec.samples(sc))
-        takers = {name: metered(samplers[name], r.server, watch_memory=True) for name, r in running.items()}
-        rec.schedule(thr, _dispatch(takers), progress, "throughput")
+    samplers = {name: ThroughputSampler(ssh, r.target, opts, workdir) for name, r in running.items()}
+    for sc in thr:
+        if sc.server is not None:
+            samplers[sc.server].prime(sc, rec.samples(sc))
+    takers = {
+        (name, kind): metered(taker, r.server, watch_memory=kind is Kind.THROUGHPUT)
+        for name, r in running.items()
+        for kind, taker in ((Kind.LATENCY, latency_sampler(ssh, r.target)), (Kind.THROUGHPUT, samplers[name]))
+    }
+    rec.schedule([*lat, *thr], _dispatch(takers), progress)
 
 
-def _dispatch(takers: dict[str, Sampler]) -> Sampler:
-    """Route each scenario to its server's sampler."""
+def _dispatch(takers: dict[tuple[str, Kind], Sampler]) -> Sampler:
+    """Route each scenario to its server's sampler of its kind."""
 
     def take(sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take a sample on the scenario's server."""
         assert sc.server is not None
-        return takers[sc.server](sc, rnd, warmup)
+        return takers[(sc.server, sc.kind)](sc, rnd, warmup)
 
     return take

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job, Recording
+from sshbench.measure import budget
 from sshbench.measure.costs import metered
 from sshbench.measure.plan import plan_scenarios
 from sshbench.measure.samplers import ThroughputSampler, latency_sampler
-from sshbench.measure.scheduler import Progress
-from sshbench.model import JobOptions, is_local
+from sshbench.measure.scheduler import Progress, Sampler
+from sshbench.model import JobOptions, Kind, Scenario, is_local
 from sshbench.records import Discovery
 from sshbench.ssh import envinfo
 from sshbench.ssh.destination import Target, resolve_remote
@@ -53,12 +54,18 @@ def require_connectable(disc: Discovery, target: Target) -> None:
     if profile.negotiated is not None:
         return
     reason = profile.failure or "unknown"
-    code, fix = ExitCode.CONNECTION_FAILED, "check that the host is reachable: ssh -v " + target.spec
+    code, fix = ExitCode.CONNECTION_FAILED, f"check that the host is reachable: {target.ssh_hint()}"
     if "Permission denied" in reason:
         code, fix = ExitCode.AUTH_FAILED, "sshbench logs in with your keys or agent: ssh-copy-id or ssh-add"
     elif "Host key verification failed" in reason:
         fix = "connect once with plain ssh to check and accept the host key (sshbench never skips that check)"
     raise SshbenchError(f"cannot log in: {reason}", place=target.describe(), fix=fix, code=code)
+
+
+def require_reachable(disc: Discovery, target: Target) -> None:
+    """Fail before storing anything when the server answers neither the KEXINIT probe nor a login."""
+    if disc.server is None and disc.profiles[0].negotiated is None:
+        require_connectable(disc, target)
 
 
 def run_job(job: Job) -> int:
@@ -72,6 +79,13 @@ def run_job(job: Job) -> int:
     ):
         pinned = pinning.apply(opts.pin, [where.server] if where.server else [])
         disc = discover(ssh, where.target)
+        require_reachable(disc, where.target)
+        lat, thr = plan_scenarios(opts, disc)  # bad algorithm names fail here, before a run is stored
+        if opts.measures:
+            require_connectable(disc, where.target)
+            if job.resume is None:
+                found = budget.probe(ssh, where.target, opts, Path(tmp))
+                job.plan_ready(budget.estimate([*lat, *thr], opts, lambda sc: found))
         env = dataclasses.replace(
             envinfo.collect(ssh),
             server_banner=disc.server.banner if disc.server else None,
@@ -84,24 +98,34 @@ def run_job(job: Job) -> int:
         job.store.set_discovery(rec.run_id, disc)
         with rec.status():
             if opts.measures:
-                require_connectable(disc, where.target)
-                measure(rec, opts, disc, where, Path(tmp), job.progress)
+                measure(rec, opts, (lat, thr), where, Path(tmp), job.progress)
         return rec.run_id
 
 
 def measure(
-    rec: Recording, opts: JobOptions, disc: Discovery, where: Endpoint, workdir: Path, progress: Progress
+    rec: Recording,
+    opts: JobOptions,
+    planned: tuple[list[Scenario], list[Scenario]],
+    where: Endpoint,
+    workdir: Path,
+    progress: Progress,
 ) -> None:
-    """Schedule latency, then throughput, resuming from what the run already stored."""
-    lat, thr = plan_scenarios(opts, disc)
+    """Schedule latency and throughput in one budget, interleaved, resuming from what the run already stored."""
+    lat, thr = planned
     rec.register([*lat, *thr])
-    if lat:
-        rec.schedule(lat, metered(latency_sampler(where.ssh, where.target), where.server, False), progress, "latency")
-    if thr:
-        sampler = ThroughputSampler(where.ssh, where.target, opts, workdir)
+    takers: dict[Kind, Sampler] = {Kind.LATENCY: metered(latency_sampler(where.ssh, where.target), where.server, False)}
+    sampler = ThroughputSampler(where.ssh, where.target, opts, workdir) if thr else None
+    if sampler is not None:
         for sc in thr:
             sampler.prime(sc, rec.samples(sc))
-        try:
-            rec.schedule(thr, metered(sampler, where.server, watch_memory=True), progress, "throughput")
-        finally:
+        takers[Kind.THROUGHPUT] = metered(sampler, where.server, watch_memory=True)
+    try:
+        rec.schedule([*lat, *thr], by_kind(takers), progress)
+    finally:
+        if sampler is not None:
             sampler.cleanup()
+
+
+def by_kind(takers: dict[Kind, Sampler]) -> Sampler:
+    """Route each scenario to the sampler of its kind (one schedule, one budget for every kind)."""
+    return lambda sc, rnd, warmup: takers[sc.kind](sc, rnd, warmup)

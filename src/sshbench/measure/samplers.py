@@ -93,6 +93,11 @@ def _write_random(fd: int, size: int) -> None:
         written += os.write(fd, block[: size - written])
 
 
+def calibration_size(sample_seconds: float) -> int:
+    """Return the warm-up transfer's size, which calibrates --size auto (whole MiB)."""
+    return int(CALIBRATION_SIZE * min(1.0, sample_seconds)) // 2**20 * 2**20
+
+
 def _failed(scenario: Scenario, rnd: int, warmup: bool, done: Finished, why: str) -> Sample:
     """Return a failed sample carrying ssh's own reason."""
     return Sample(
@@ -104,6 +109,7 @@ def _failed(scenario: Scenario, rnd: int, warmup: bool, done: Finished, why: str
         wall=done.wall,
         error=why,
         client_cpu=done.cpu_user + done.cpu_system,
+        client_system=done.cpu_system,
     )
 
 
@@ -120,6 +126,7 @@ def latency_sample(ssh: str, target: Target, scenario: Scenario, rnd: int, warmu
         value=done.wall,
         wall=done.wall,
         client_cpu=done.cpu_user + done.cpu_system,
+        client_system=done.cpu_system,
         phases=phase_breakdown(done.lines, done.started, done.ended),
     )
 
@@ -158,6 +165,7 @@ def throughput_sample(
         wall=done.wall,
         nbytes=size,
         client_cpu=done.cpu_user + done.cpu_system,
+        client_system=done.cpu_system,
     )
 
 
@@ -238,8 +246,7 @@ class ThroughputSampler:
 
     def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take one sample; the warm-up sample calibrates the size."""
-        calibration = int(CALIBRATION_SIZE * min(1.0, self.opts.sample_seconds)) // 2**20 * 2**20
-        size = self.opts.size or self.sizes.get(sc.key, calibration)
+        size = self.opts.size or self.sizes.get(sc.key, calibration_size(self.opts.sample_seconds))
         sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup)
         if warmup and sample.ok and self.opts.size is None:
             self.sizes[sc.key] = self._size_for(sample.value)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from sshbench.model import Plan, Sample, Scenario
-from sshbench.stats import summarize
+from sshbench.stats import MIN_RANKED, summarize
 
 MAX_CONSECUTIVE_FAILURES = 3
 Sampler = Callable[[Scenario, int, bool], Sample]
@@ -53,6 +53,7 @@ class Outcome:
 
     samples_taken: int
     stopped_by_time: bool
+    short: int = 0  # live scenarios left with fewer than MIN_RANKED samples (too few to rank)
 
 
 def needs_more(values: Sequence[float], plan: Plan) -> bool:
@@ -84,15 +85,18 @@ class Scheduler:
                 st.values.append(s.value)
             st.rounds_done = max(st.rounds_done, s.round)
 
-    def run(self, scenarios: Sequence[Scenario], label: str) -> Outcome:
-        """Measure every scenario; return when all are stable, at max rounds, or out of time."""
+    def run(self, scenarios: Sequence[Scenario], label: str | None = None) -> Outcome:
+        """Measure every scenario; return when all are stable, at max rounds, or out of time.
+
+        The progress line names `label`, or each scenario's kind when scenarios of several kinds share one
+        schedule (and so one budget)."""
         for sc in scenarios:
             self.state.setdefault(sc.key, _State())
         deadline = None if self.plan.max_time is None else self.clock() + self.plan.max_time
         for sc in scenarios:
             while self._live(sc) and self.state[sc.key].warmups < self.plan.warmup:
                 if deadline is not None and self.clock() > deadline:
-                    return Outcome(self.taken, True)
+                    return self._outcome(scenarios, True)
                 self._take(sc, 0, True, scenarios, label)
         for rnd in range(1, self.plan.max_rounds + 1):
             shift = rnd % max(len(scenarios), 1)
@@ -103,9 +107,14 @@ class Scheduler:
                 break
             for sc in due:
                 if deadline is not None and self.clock() > deadline:
-                    return Outcome(self.taken, True)
+                    return self._outcome(scenarios, True)
                 self._take(sc, rnd, False, scenarios, label)
-        return Outcome(self.taken, False)
+        return self._outcome(scenarios, False)
+
+    def _outcome(self, scenarios: Sequence[Scenario], stopped_by_time: bool) -> Outcome:
+        """Return how the measurement ended, counting the live scenarios too short to rank."""
+        short = sum(1 for sc in scenarios if self._live(sc) and len(self.state[sc.key].values) < MIN_RANKED)
+        return Outcome(self.taken, stopped_by_time, short)
 
     def _uncertainty(self, sc: Scenario) -> float:
         """Return the relative CI half-width of a scenario's median (infinite with fewer than 2 values)."""
@@ -124,7 +133,7 @@ class Scheduler:
         """Return True when the scenario needs a sample in this round (not already taken before a resume)."""
         return self._unfinished(sc) and self.state[sc.key].rounds_done < rnd
 
-    def _take(self, sc: Scenario, rnd: int, warmup: bool, scenarios: Sequence[Scenario], label: str) -> None:
+    def _take(self, sc: Scenario, rnd: int, warmup: bool, scenarios: Sequence[Scenario], label: str | None) -> None:
         """Take, store and account one sample."""
         st = self.state[sc.key]
         self.progress.update(
@@ -161,9 +170,9 @@ class Scheduler:
             total += missing if missing > 0 else int(needs_more(st.values, self.plan))
         return total
 
-    def _describe(self, sc: Scenario, rnd: int, warmup: bool, label: str) -> str:
+    def _describe(self, sc: Scenario, rnd: int, warmup: bool, label: str | None) -> str:
         """Return the progress line: what is measured and which round."""
         stage = "warm-up" if warmup else f"round {rnd}/{self.plan.min_rounds}"
         if not warmup and rnd > self.plan.min_rounds:
             stage = f"round {rnd} (extra, up to {self.plan.max_rounds})"
-        return f"{label}: {sc.label} - {stage}"
+        return f"{label or sc.kind.value}: {sc.label} - {stage}"

@@ -11,31 +11,36 @@ from rich.table import Table
 from sshbench.analyse.compare import Change
 from sshbench.model import Metric
 from sshbench.records import RunRecord
-from sshbench.stats import Summary
+from sshbench.render.console import ci_cell
+from sshbench.render.layout import Column, build, fit
+from sshbench.stats import MIN_RANKED, Summary
 
 VERDICT_STYLE = {"faster": "green", "slower": "red", "no change": "dim"}
 
 
 def format_value(metric: Metric, s: Summary | None) -> str:
-    """Format a median with its CI in the metric's unit."""
+    """Format a median with its CI (and the CI's real coverage when below 95 %), without the unit."""
     if s is None:
         return "-"
-    return f"{metric.format(s.median)} {metric.unit} ({metric.format(s.ci_low)}-{metric.format(s.ci_high)})"
+    return f"{metric.format(s.median)} ({ci_cell(s, metric.format)})"
 
 
-def compare_table(changes: Sequence[Change], a: int, b: int) -> Table:
-    """Return one row per scenario: A, B, change and verdict."""
-    table = Table(title=f"Run {b} against run {a} (overlapping 95% CIs = no change)", title_justify="left")
-    for col in ("scenario", f"run {a}", f"run {b}", "change", "verdict"):
-        table.add_column(col, justify="right" if col in ("change",) else "left")
-    for c in changes:
-        metric = c.scenario.metric
-        change = "" if c.percent is None else f"{c.percent:+.1f}%"
-        style = VERDICT_STYLE.get(c.verdict, "yellow")
-        table.add_row(
-            c.scenario.label, format_value(metric, c.a), format_value(metric, c.b), change, f"[{style}]{c.verdict}[/]"
-        )
-    return table
+def compare_columns(changes: Sequence[Change], a: int, b: int) -> list[Column]:
+    """Return the comparison's columns: scenario, unit, A, B, change and verdict."""
+    return [
+        Column("scenario", tuple(c.scenario.label for c in changes), fold=True),
+        Column("unit", tuple(c.scenario.metric.unit for c in changes)),
+        Column(f"run {a} median (CI)", tuple(format_value(c.scenario.metric, c.a) for c in changes), right=True),
+        Column(f"run {b} median (CI)", tuple(format_value(c.scenario.metric, c.b) for c in changes), right=True),
+        Column("change", tuple("" if c.percent is None else f"{c.percent:+.1f}%" for c in changes), right=True),
+        Column("verdict", tuple(f"[{VERDICT_STYLE.get(c.verdict, 'yellow')}]{c.verdict}[/]" for c in changes)),
+    ]
+
+
+def compare_table(changes: Sequence[Change], a: int, b: int, width: int | None = None) -> Table:
+    """Return one row per scenario, fitted to `width`."""
+    shown, _ = fit(compare_columns(changes, a, b), width)
+    return build(shown)
 
 
 def print_compare(
@@ -51,9 +56,13 @@ def print_compare(
     console.print(f"Run {a.id} ({a.kind}, {a.target}) -> run {b.id} ({b.kind}, {b.target})", highlight=False)
     for line in env_diffs:
         console.print(f"[yellow]! environment {line}[/]: the change may come from this, not from SSH", highlight=False)
-    console.print(compare_table(changes, a.id, b.id))
+    console.print(f"Run {b.id} against run {a.id} (overlapping 95% CIs = no change)", style="bold", highlight=False)
+    console.print(compare_table(changes, a.id, b.id, console.width))
     counts = {v: sum(1 for c in changes if c.verdict == v) for v in ("faster", "slower", "no change")}
-    others = len(changes) - sum(counts.values())
+    few = sum(1 for c in changes if c.verdict == "too few samples")
+    if few:
+        console.print(f"  no verdict for {few} scenario(s) with fewer than {MIN_RANKED} samples in a run")
+    others = len(changes) - sum(counts.values()) - few
     summary = f"{counts['faster']} faster, {counts['slower']} slower, {counts['no change']} no change"
     console.print(summary + (f", {others} in one run only" if others else ""), highlight=False)
     if threshold is not None and failing is not None:
@@ -76,8 +85,11 @@ def compare_document(
             {
                 "scenario": c.scenario.to_dict(),
                 "label": c.scenario.label,
+                "unit": c.scenario.metric.stored_unit,
                 "a_median": c.a.median if c.a else None,
                 "b_median": c.b.median if c.b else None,
+                "a_n": c.a.n if c.a else None,
+                "b_n": c.b.n if c.b else None,
                 "percent": c.percent,
                 "verdict": c.verdict,
             }

@@ -10,16 +10,29 @@ from collections.abc import Callable, Sequence
 from rich.console import Console
 from rich.table import Table
 
+from sshbench.analyse import policy as policies
+from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
+from sshbench.analyse.winners import Pick, pick
+from sshbench.errors import SshbenchError
 from sshbench.model import RunStatus
 from sshbench.records import Discovery, RunRecord, StoredScenario
-from sshbench.stats import REMEDY
+from sshbench.render.layout import Column, build, fit, total_width
+from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
 
-STATUS_STYLE = {RunStatus.COMPLETE: "green", RunStatus.INTERRUPTED: "yellow", RunStatus.FAILED: "red"}
+STATUS_STYLE = {
+    RunStatus.COMPLETE: "green",
+    RunStatus.INCOMPLETE: "yellow",
+    RunStatus.INTERRUPTED: "yellow",
+    RunStatus.FAILED: "red",
+    RunStatus.RUNNING: "cyan",
+}
 
 
 def rank_cell(row: Row) -> str:
-    """Return the rank cell, `=2` for statistically tied ranks."""
+    """Return the rank cell: `=2` for statistically tied ranks, `-` when unranked (too few samples, failed)."""
+    if row.rank == 0:
+        return "-"
     return f"={row.rank}" if row.tied else str(row.rank)
 
 
@@ -71,43 +84,101 @@ def inline_bar(value: float, best: float, width: int = 16) -> str:
     return "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
 
 
-def result_table(title: str, rows: Sequence[Row]) -> Table:
-    """Return the table of one result group."""
+def ci_cell(s: Summary, fmt: Callable[[float], str]) -> str:
+    """Return the median's confidence interval, labelled with its real coverage when below 95 % ('-' for n=1)."""
+    if s.n < 2:
+        return "-"
+    cover = "" if s.coverage >= CONFIDENCE else f" ({s.coverage:.0%})"
+    return f"{fmt(s.ci_low)}-{fmt(s.ci_high)}{cover}"
+
+
+def median_cell(row: Row) -> str:
+    """Return the median (flagged ! when unstable), or why there is none."""
+    s = row.summary
+    if s is None:
+        if row.failure:
+            return "[dim]n/a[/]" if row.failure.startswith("unsupported") else "[red]failed[/]"
+        return "[dim]pending[/]"
+    return row.scenario.metric.format(s.median) + (" [yellow]![/]" if row.warning else "")
+
+
+def _measured(rows: Sequence[Row], cell: Callable[[Summary], str]) -> tuple[str, ...]:
+    """Return one cell per row from its summary ('' for rows without one)."""
+    return tuple("" if r.summary is None else cell(r.summary) for r in rows)
+
+
+def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -> list[Column]:
+    """Return a result group's columns: rank, names, median, CI, IQR, n, costs, bar, phases."""
     metric = rows[0].scenario.metric
-    table = Table(title=title, title_justify="left", expand=False)
-    table.add_column("#", justify="right")
-    for col, field in zip(metric.labels.titles, metric.labels.fields, strict=True):
-        longest = max((len(getattr(r.scenario, field) or "") for r in rows), default=8)
-        table.add_column(col, no_wrap=True, min_width=min(max(longest, len(col)), 40))
-    for col in (f"median {metric.unit}", "95% CI", "IQR", "n"):
-        table.add_column(col, justify="right")
-    extra = cost_columns(rows)
-    for col, _ in extra:
-        table.add_column(col, justify="right")
-    table.add_column("", no_wrap=True)  # inline bar: the ranking at a glance
+    fmt = metric.format
+    if names is None:
+        names = [
+            Column(title, tuple(metric.labels.cells(r.scenario)[i] for r in rows), fold=True)
+            for i, title in enumerate(metric.labels.titles)
+        ]
     best = max((r.summary.median for r in rows if r.summary), default=0.0)
+    cols = [
+        Column("#", tuple(rank_cell(r) for r in rows), right=True),
+        *names,
+        Column(f"median {metric.unit}", tuple(median_cell(r) for r in rows), right=True),
+        Column("95% CI", _measured(rows, lambda s: ci_cell(s, fmt)), right=True),
+        Column("IQR", _measured(rows, lambda s: f"{fmt(s.q1)}-{fmt(s.q3)}"), right=True, shed=4, hidden_as="IQR"),
+        Column("n", _measured(rows, lambda s: str(s.n)), right=True),
+    ]
+    for title, cell in cost_columns(rows):
+        cols.append(Column(title, tuple("" if r.summary is None else cell(r) for r in rows), True, 2, False, "costs"))
+    cols.append(Column("", _measured(rows, lambda s: inline_bar(s.median, best)), shed=1, hidden_as="bar"))
     if metric.phases:
-        table.add_column("phases: tcp/ver/kex/auth/session ms")
-    notes = any(r.summary is None for r in rows)
-    if notes:
-        table.add_column("notes")
-    for row in rows:
-        names = metric.labels.cells(row.scenario)
-        s = row.summary
-        if s is None:
-            status = "[red]failed[/]" if row.failure else "[dim]pending[/]"
-            blanks = ["" for _ in extra] + [""] + ([""] if metric.phases else [])
-            table.add_row("-", *names, status, "", "", "", *blanks, row.failure or "not measured yet")
-            continue
-        cells = [cell(row) for _, cell in extra] + [inline_bar(s.median, best)]
-        if metric.phases:
-            cells.append("/".join(f"{v * 1000:.0f}" for k, v in row.phases if k != "startup"))
-        ci = f"{metric.format(s.ci_low)}-{metric.format(s.ci_high)}"
-        iqr = f"{metric.format(s.q1)}-{metric.format(s.q3)}"
-        flag = " [yellow]![/]" if row.warning else ""
-        cells += [""] if notes else []
-        table.add_row(rank_cell(row), *names, metric.format(s.median) + flag, ci, iqr, str(s.n), *cells)
-    return table
+        phases = tuple("/".join(f"{v * 1000:.0f}" for k, v in r.phases if k != "startup") for r in rows)
+        cols.append(Column("phases ms tcp/ver/kex/auth/session", phases, shed=3, hidden_as="phases"))
+    return cols
+
+
+def hidden_note(shed: Sequence[Column], full: Sequence[Column]) -> str | None:
+    """Return the line that says which columns a narrow terminal hides and what shows them."""
+    names = list(dict.fromkeys(c.hidden_as or c.title for c in shed))
+    if not names:
+        return None
+    words = {"bar": "bar", "costs": "CPU and memory", "phases": "phases", "IQR": "IQR"}
+    what = ", ".join(words.get(n, n) for n in names)
+    return f"  [dim]hidden at this width: {what} (--wide, or a terminal of {total_width(full)} columns)[/]"
+
+
+def result_table(rows: Sequence[Row], width: int | None = None) -> tuple[Table, str | None]:
+    """Return the table of one result group fitted to `width`, and the note on what it had to hide."""
+    full = result_columns(rows)
+    shown, shed = fit(full, width)
+    return build(shown), hidden_note(shed, full)
+
+
+def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
+    """Return the lines printed under a result table: failures, warnings, unranked rows."""
+    lines = [
+        f"  {'n/a' if r.failure.startswith('unsupported') else '[red]failed[/]'} {r.scenario.label}: {r.failure}"
+        for r in rows
+        if r.summary is None and r.failure
+    ]
+    lines += [f"  [yellow]![/] {r.scenario.label}: {r.warning}" for r in rows if r.warning]
+    if any(r.warning for r in rows):
+        lines.append(f"  [yellow]![/] {REMEDY}")
+    unranked = [r for r in rows if r.summary is not None and not r.summary.rankable]
+    if unranked:
+        lines.append(f"  rank - : fewer than {MIN_RANKED} samples, too few to rank ({len(unranked)} row(s))")
+    pending = sum(1 for r in rows if r.summary is None and not r.failure)
+    if pending:
+        lines.append(f"  pending: {pending} row(s) not measured yet")
+    failed = sum(r.failed_samples for r in rows)
+    if failed and run_id is not None:
+        lines.append(f"  {failed} failed sample(s) kept in the database (`sshbench export {run_id}`)")
+    return lines
+
+
+def print_table(console: Console, title: str, table: Table, note: str | None, lines: Sequence[str] = ()) -> None:
+    """Print a title, its table, the note on hidden columns, and the lines under it."""
+    console.print(title, highlight=False, style="bold")
+    console.print(table)
+    for line in ([note] if note else []) + list(lines):
+        console.print(line, highlight=False)
 
 
 def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
@@ -115,18 +186,10 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
     by_group = ranked(stored, run.options.plan.ci_target)
     for rows in by_group.values():
         sc = rows[0].scenario
-        console.print(result_table(sc.metric.group(sc).title, rows))
-        for row in rows:
-            if row.warning:
-                console.print(f"  [yellow]![/] {row.scenario.label}: {row.warning}", highlight=False)
-        if any(row.warning for row in rows):
-            console.print(f"  [yellow]![/] {REMEDY}", highlight=False)
-        failed = sum(r.failed_samples for r in rows)
-        if failed:
-            console.print(f"  {failed} failed sample(s) kept in the database (`sshbench export {run.id}`)")
-    answer = fastest_line(by_group, run.discovery)
-    if answer:
-        console.print(answer, highlight=False)
+        table, note = result_table(rows, console.width)
+        print_table(console, sc.metric.group(sc).title, table, note, row_notes(rows, run.id))
+    for line in fastest_lines(by_group, run.discovery, run.options.policy):
+        console.print(line, highlight=False)
     print_unfinished(console, run)
 
 
@@ -137,57 +200,66 @@ def print_unfinished(console: Console, run: RunRecord) -> None:
         console.print(f"[yellow]Run {run.id} is {run.status}[/]: finish it with `{how}`")
 
 
-def _leaders(rows: Sequence[Row]) -> list[Row]:
-    """Return the best row and every row tied with it (tied rows share rank 1)."""
-    return [r for r in rows if r.summary is not None and r.rank == 1]
+def _policy(spec: str) -> Policy:
+    """Return the run's policy, or `modern` when its policy file is gone."""
+    try:
+        return policies.resolve(spec)
+    except SshbenchError:
+        return policies.builtin("modern")
 
 
-def fastest_line(ranked: dict[str, list[Row]], discovery: Discovery | None) -> str:
-    """Return the one-line 'fastest here' answer."""
-    parts = []
-    for name in ("download", "upload"):
-        best = _leaders(ranked.get(name, []))
-        if best and best[0].summary:
-            names = " = ".join(
-                f"{r.scenario.cipher}{'' if r.scenario.mac is None else '+' + r.scenario.mac}" for r in best
-            )
-            parts.append(f"{name} {names} ({best[0].summary.median:.0f} MB/s{', tied' if len(best) > 1 else ''})")
-    best_lat = _leaders(ranked.get("latency", []))
-    if best_lat and best_lat[0].summary:
-        r = best_lat[0]
-        assert r.summary is not None
-        parts.append(
-            f"quickest connection {r.scenario.kex} / {r.scenario.hostkey} ({r.summary.median * 1000:.0f} ms"
-            f"{', tied with ' + str(len(best_lat) - 1) + ' more' if len(best_lat) > 1 else ''})"
-            + _rating_note(discovery, "kex", r.scenario.kex)
-        )
+def _pick_text(p: Pick) -> str:
+    """Describe a pick: the outright winner, or the tied group and the policy's choice within it."""
+    metric = p.chosen.scenario.metric
+
+    def named(r: Row) -> str:
+        """Return a row's algorithms and its median with unit."""
+        value = metric.format(r.summary.median) if r.summary else "-"
+        return f"{metric.labels.name(r.scenario)} ({value} {metric.unit})"
+
+    if p.outright:
+        return named(p.chosen)
+    others = ", ".join(metric.labels.name(r.scenario) for r in p.tied if r is not p.chosen)
+    return f"{len(p.tied)} statistically tied; {p.policy} picks {named(p.chosen)}; also tied: {others}"
+
+
+def fastest_lines(by_group: dict[str, list[Row]], discovery: Discovery | None, policy_spec: str) -> list[str]:
+    """Return the 'fastest here' answer: winners only where significant, else tied groups and the policy's pick."""
+    pol = _policy(policy_spec)
+    default = discovery.default() if discovery else None
+    parts, notes = [], []
+    for group, word in (("download", "download"), ("upload", "upload"), ("latency", "quickest connection")):
+        p = pick(by_group.get(group, []), pol, default)
+        if p is None:
+            continue
+        parts.append(f"{word} {_pick_text(p)}{_rating_note(discovery, 'kex', p.chosen.scenario.kex)}")
+        if p.loses:
+            notes.append(f"  [yellow]![/] {p.loses}")
     if not parts:
-        return ""
-    return "[bold]Fastest here:[/] " + "; ".join(parts) + " - `sshbench recommend` applies a security policy"
+        return []
+    head = "[bold]Fastest here:[/] " + "; ".join(parts)
+    return [head, *notes, "  `sshbench recommend` turns this into config lines under a security policy (--policy)"]
 
 
 def _rating_note(discovery: Discovery | None, kind: str, name: str | None) -> str:
     """Return ' (ssh-audit: fail)' when the algorithm is rated fail or warn, else ''."""
-    rating = discovery.rating(kind, name) if discovery else None
+    rating = discovery.rating(kind, name) if discovery and name else None
     return f" (ssh-audit: {rating})" if rating in ("fail", "warn") else ""
 
 
 def print_history(console: Console, runs: Sequence[tuple[RunRecord, int]]) -> None:
     """Print one line per stored run."""
-    table = Table(title="Stored runs", title_justify="left")
-    for col in ("run", "started (UTC)", "command", "target", "status", "samples"):
-        table.add_column(col)
-    for run, n in runs:
-        style = STATUS_STYLE.get(run.status, "")
-        table.add_row(
-            str(run.id),
-            run.started_at[:19].replace("T", " "),
-            run.kind.value,
-            run.target,
-            f"[{style}]{run.status}[/]",
-            str(n),
-        )
-    console.print(table)
+    columns = [
+        Column("run", tuple(str(run.id) for run, _ in runs), right=True),
+        Column("started (UTC)", tuple(run.started_at[:16].replace("T", " ") for run, _ in runs)),
+        Column("command", tuple(run.kind.value for run, _ in runs)),
+        Column("target", tuple(run.target for run, _ in runs), fold=True),
+        Column("status", tuple(f"[{STATUS_STYLE.get(run.status, '')}]{run.status}[/]" for run, _ in runs)),
+        Column("samples", tuple(str(n) for _, n in runs), right=True),
+    ]
+    shown, _ = fit(columns, console.width)
+    console.print("Stored runs", style="bold")
+    console.print(build(shown))
 
 
 def print_environment(console: Console, run: RunRecord) -> None:

@@ -3,36 +3,45 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
 from sshbench.records import Discovery
+from sshbench.render.layout import Column, build, fit
 
 RATING_STYLE = {"ok": "green", "ok, not post-quantum": "cyan", "warn": "yellow", "fail": "red", "unknown": "dim"}
+RATING_WORD = {"ok, not post-quantum": "ok, no PQ", "unknown": "unrated"}
+
+
+def algorithm_columns(disc: Discovery, kind: str, notes: dict[str, int]) -> list[Column]:
+    """Return one kind's algorithms: who offers them, the rating, and numbered notes (collected in `notes`)."""
+    client, offered = disc.client.get(kind, ()), disc.server_lists().get(kind)
+    rows = list(disc.ratings.get(kind, {}).items())
+    ratings = []
+    for _, r in rows:
+        refs = "".join(f"[{notes.setdefault(reason, len(notes) + 1)}]" for reason in r.reasons)
+        style = RATING_STYLE.get(r.rating.value, "")
+        ratings.append(f"[{style}]{RATING_WORD.get(r.rating.value, r.rating.value)}[/] {escape(refs)}".rstrip())
+    both = tuple("yes" if n in client and offered is not None and n in offered else "" for n, _ in rows)
+    return [
+        Column("algorithm", tuple(n for n, _ in rows), fold=True),
+        Column("client", tuple("yes" if n in client else "" for n, _ in rows)),
+        Column("server", tuple("?" if offered is None else ("yes" if n in offered else "") for n, _ in rows)),
+        Column("both", both),
+        Column("rating [notes]", tuple(ratings)),
+    ]
 
 
 def print_discovery(console: Console, disc: Discovery) -> None:
-    """Print client/server algorithm lists with ratings, and what each profile negotiated."""
+    """Print client/server algorithm lists with ratings (notes under each table), and what each profile negotiated."""
     if disc.server_error:
         console.print(f"[yellow]Server lists unavailable:[/] {disc.server_error}")
-    offers = disc.server_lists()
     for kind, title in (("kex", "Key exchange"), ("hostkey", "Host key"), ("cipher", "Cipher"), ("mac", "MAC")):
-        table = Table(title=f"{title} algorithms", title_justify="left")
-        table.add_column("algorithm", no_wrap=True)
-        for col in ("client", "server", "both", "rating", "notes"):
-            table.add_column(col)
-        client, offered = disc.client.get(kind, ()), offers.get(kind)
-        for name, r in disc.ratings.get(kind, {}).items():
-            in_c, in_s = name in client, (offered is not None and name in offered)
-            style = RATING_STYLE.get(r.rating.value, "")
-            table.add_row(
-                name,
-                "yes" if in_c else "",
-                "?" if offered is None else ("yes" if in_s else ""),
-                "yes" if in_c and in_s else "",
-                f"[{style}]{r.rating}[/]",
-                "; ".join(r.reasons),
-            )
-        console.print(table)
+        notes: dict[str, int] = {}
+        shown, _ = fit(algorithm_columns(disc, kind, notes), console.width)
+        console.print(f"{title} algorithms", style="bold", highlight=False)
+        console.print(build(shown))
+        for reason, number in notes.items():
+            console.print(f"  [{number}] {reason}", highlight=False, markup=False)
     print_negotiation(console, disc)
     console.print(
         f"Ratings: ssh-audit {disc.ssh_audit_version} algorithm database (github.com/jtesta/ssh-audit, MIT).",

@@ -10,10 +10,13 @@ import csv
 import dataclasses
 import io
 import json
+import shlex
+import statistics
 from typing import Any
 
 from sshbench.analyse import policy, sweep
 from sshbench.analyse.results import ranked
+from sshbench.model import Direction, Kind, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun
 
 CSV_COLUMNS = (
@@ -51,6 +54,21 @@ def analysis(stored: StoredRun) -> dict[str, Any] | None:
     return sweep.to_document(stored.scenarios, run.discovery, pol, run.options.full_latency)
 
 
+UNITS = {
+    "value": "per result's `unit`: s (connection time) or MB/s (10^6 bytes per second, throughput)",
+    "wall": "s",
+    "client_cpu": "s",
+    "client_system": "s",
+    "server_cpu": "s",
+    "phases": "s",
+    "client_rss": "bytes",
+    "server_rss": "bytes",
+    "nbytes": "bytes",
+    "memory": "bytes",
+    "costs": "client_cpu_gib/server_cpu_gib: CPU s per GiB moved; server_cpu: s per sample; *_rss: bytes",
+}
+
+
 def run_document(stored: StoredRun) -> dict[str, Any]:
     """Return the whole run, raw samples and summaries, as one JSON-ready document."""
     run = stored.run
@@ -59,6 +77,7 @@ def run_document(stored: StoredRun) -> dict[str, Any]:
         results[name] = [
             {
                 "scenario": row.scenario.to_dict(),
+                "unit": row.scenario.metric.stored_unit,
                 "summary": None if row.summary is None else dataclasses.asdict(row.summary),
                 "rank": row.rank,
                 "tied": row.tied,
@@ -72,6 +91,7 @@ def run_document(stored: StoredRun) -> dict[str, Any]:
         ]
     return {
         "schema_version": SCHEMA_VERSION,
+        "units": UNITS,
         "run": run.to_dict(),
         "discovery": run.discovery_dict(),
         "results": results,
@@ -164,6 +184,59 @@ def to_shell_csv(stored: StoredRun) -> dict[str, str]:
             writer.writerow((r.algorithm, f"{seconds:.4f}"))
         files[name] = buf.getvalue()
     return files
+
+
+def to_hyperfine(stored: StoredRun) -> dict[str, str]:
+    """Return the run in hyperfine's --export-json schema, so hyperfine's own scripts read it (one file).
+
+    One result per scenario; times are seconds per connection, or per transfer at the measured steady rate
+    (payload / rate: the handshake is excluded, as in sshbench's ranking). user/system are the ssh client's
+    CPU seconds per sample (system is null for samples stored before schema 3).
+    """
+    results = []
+    for st in stored.scenarios:
+        good = [s for s in st.samples if s.measured]
+        if not good:
+            continue
+        times = [_seconds(s) for s in good]
+        system = [s.client_system for s in good]
+        known = all(v is not None for v in system)
+        cpu = [s.client_cpu or 0.0 for s in good]
+        results.append(
+            {
+                "command": _command(stored.run, st.scenario, good[0].nbytes),
+                "mean": statistics.fmean(times),
+                "stddev": statistics.stdev(times) if len(times) > 1 else None,
+                "median": statistics.median(times),
+                "user": statistics.fmean(c - (v or 0.0) for c, v in zip(cpu, system, strict=True)),
+                "system": statistics.fmean(v or 0.0 for v in system) if known else None,
+                "min": min(times),
+                "max": max(times),
+                "times": times,
+                "exit_codes": [0] * len(times),
+                "parameters": {k: v for k, v in st.scenario.to_dict().items() if k != "kind"},
+            }
+        )
+    return {"": json.dumps({"results": results}, indent=2)}
+
+
+def _seconds(s: Sample) -> float:
+    """Return a sample as seconds: the connection time, or the payload over the steady rate."""
+    assert s.value is not None
+    if s.scenario.kind is Kind.LATENCY:
+        return s.value
+    return (s.nbytes or 0) / (s.value * 1_000_000)
+
+
+def _command(run: RunRecord, sc: Scenario, nbytes: int | None) -> str:
+    """Return the ssh command line a sample stands for."""
+    target = "TARGET" if run.target.startswith("local") else run.target
+    ssh = shlex.join(["ssh", *sc.ssh_options(), target])
+    if sc.kind is Kind.LATENCY:
+        return f"{ssh} true"
+    if sc.direction is Direction.DOWN:
+        return f"{ssh} 'head -c {nbytes} /dev/zero' > /dev/null"
+    return f"{ssh} 'wc -c' < payload-{nbytes}"
 
 
 def history_document(runs: list[tuple[RunRecord, int]]) -> list[dict[str, Any]]:

@@ -38,6 +38,12 @@ FORMATS = {
         ExportFormat("csv", "one row per sample", False, "to_csv"),
         ExportFormat("json", "samples, summaries, metadata", False, "to_json"),
         ExportFormat(
+            "hyperfine",
+            "hyperfine's --export-json schema (s per connection or per transfer), for hyperfine's scripts",
+            False,
+            "to_hyperfine",
+        ),
+        ExportFormat(
             "shell-csv",
             "one `algorithm,time` file per test (kex, cipher-send, cipher-receive, mac-send, mac-receive) like the "
             "common shell scripts (time: s per connection, or s per GiB at the median rate) - needs -o DIR",

@@ -10,7 +10,16 @@ from rich.table import Table
 from sshbench.analyse.results import Row, build_rows
 from sshbench.model import Direction, Kind, MemoryRecord
 from sshbench.records import Profile, RunRecord, ServerReport, StoredScenario
-from sshbench.render.console import cost_columns, fmt_mib, fmt_num, inline_bar, print_unfinished, rank_cell
+from sshbench.render.console import (
+    ci_cell,
+    fmt_mib,
+    fmt_num,
+    hidden_note,
+    print_table,
+    print_unfinished,
+    result_columns,
+)
+from sshbench.render.layout import Column, build, fit
 from sshbench.stats import REMEDY
 
 STATE_ORDER = ("idle", "session", "transfer")
@@ -53,13 +62,13 @@ def overview_table(servers: Sequence[ServerReport]) -> Table:
 
 
 def _cell(row: Row | None, failure: str | None) -> str:
-    """Return a latency cell: median ms with CI, or why it is missing."""
+    """Return a latency cell: median ms with CI and n, or why it is missing."""
     if row is None or row.summary is None:
         reason = failure or (row.failure if row else None)
-        return "[dim]unsupported[/]" if reason and reason.startswith("unsupported") else (reason or "-")
+        return "[dim]unsupported[/]" if reason and reason.startswith("unsupported") else ("failed" if reason else "-")
     s, fmt = row.summary, row.scenario.metric.format
     flag = " [yellow]![/]" if row.warning else ""
-    return f"{fmt(s.median)}{flag} ({fmt(s.ci_low)}-{fmt(s.ci_high)}) n={s.n}"
+    return f"{fmt(s.median)}{flag} ({ci_cell(s, fmt)}) n={s.n}"
 
 
 def _cpu_ms(row: Row | None) -> str:
@@ -68,81 +77,62 @@ def _cpu_ms(row: Row | None) -> str:
     return fmt_num(None if cpu is None else cpu * 1000, ".1f")
 
 
-def latency_table(rows: Sequence[Row], order: Sequence[str]) -> Table:
+def _family(hostkey: str) -> int:
+    """Return a host key's family position: ed25519, ecdsa, rsa, other."""
+    return next((i for i, f in enumerate(("ed25519", "ecdsa", "rsa")) if f in hostkey), 3)
+
+
+def latency_columns(rows: Sequence[Row], order: Sequence[str]) -> list[Column]:
     """Return connection time per server x host key, default and strict profile side by side."""
-    table = Table(title="Connection time per host key, ms: median (95% CI), lower is better", title_justify="left")
-    for col in ("server", "host key", "default profile", "strict profile", "server CPU ms (default/strict)"):
-        table.add_column(col, justify="left" if col in ("server", "host key") else "right")
     cells: dict[tuple[str, str], dict[str, Row]] = {}
 
     def position(r: Row) -> tuple[int, int, str]:
         """Sort key: server in run order, then ed25519, ecdsa, rsa."""
         sc = r.scenario
-        family = next((i for i, f in enumerate(("ed25519", "ecdsa", "rsa")) if f in (sc.hostkey or "")), 3)
-        return (order.index(sc.server) if sc.server in order else 99, family, sc.hostkey or "")
+        return (order.index(sc.server) if sc.server in order else 99, _family(sc.hostkey or ""), sc.hostkey or "")
 
     for row in sorted(rows, key=position):
         sc = row.scenario
         cells.setdefault((sc.server or "", sc.hostkey or ""), {})[sc.profile or "default"] = row
-    for (server, hostkey), by_profile in cells.items():
-        default, strict = by_profile.get("default"), by_profile.get("strict")
-        table.add_row(
-            server,
-            hostkey,
-            _cell(default, default.failure if default else None),
-            _cell(strict, strict.failure if strict else None),
-            f"{_cpu_ms(default)} / {_cpu_ms(strict)}",
-        )
-    return table
+    keys = list(cells)
+    pairs = [(cells[k].get("default"), cells[k].get("strict")) for k in keys]
+    return [
+        Column("server", tuple(k[0] for k in keys)),
+        Column("host key", tuple(k[1] for k in keys), fold=True),
+        Column("default profile ms", tuple(_cell(d, d.failure if d else None) for d, _ in pairs), right=True),
+        Column("strict profile ms", tuple(_cell(s, s.failure if s else None) for _, s in pairs), right=True),
+        Column(
+            "server CPU ms default / strict",
+            tuple(f"{_cpu_ms(d)} / {_cpu_ms(s)}" for d, s in pairs),
+            right=True,
+            shed=2,
+            hidden_as="costs",
+        ),
+    ]
 
 
-def throughput_table(direction: str, rows: Sequence[Row], defaults: dict[str, str]) -> Table:
+def _cipher_cell(row: Row, defaults: dict[str, str]) -> str:
+    """Return the cipher, starred when it is what the server's default profile negotiates."""
+    sc = row.scenario
+    return f"{sc.cipher} *" if defaults.get(sc.server or "") == sc.cipher else sc.cipher or ""
+
+
+def throughput_columns(rows: Sequence[Row], defaults: dict[str, str]) -> list[Column]:
     """Return MB/s per server x cipher with CPU per GiB and peak RSS; * marks the negotiated cipher."""
-    title = "download (server -> client)" if direction == "down" else "upload (client -> server)"
-    table = Table(
-        title=f"Throughput, {title}, MB/s, higher is better (* = what the default profile negotiates)",
-        title_justify="left",
-    )
-    table.add_column("#", justify="right")
-    for col in ("server", "cipher", "MAC"):
-        table.add_column(col)
-    for col in ("median MB/s", "95% CI", "n"):
-        table.add_column(col, justify="right")
-    extra = cost_columns(rows) if any(r.summary for r in rows) else []
-    for title_, _ in extra:
-        table.add_column(title_, justify="right")
-    table.add_column("", no_wrap=True)
-    best = max((r.summary.median for r in rows if r.summary), default=0.0)
     order = list(dict.fromkeys(r.scenario.server for r in rows))
-    for server in order:
-        for row in (r for r in rows if r.scenario.server == server):
-            sc = row.scenario
-            mark = " *" if defaults.get(server or "") == sc.cipher else ""
-            names = [server or "", f"{sc.cipher}{mark}", sc.mac or "(AEAD)"]
-            s = row.summary
-            if s is None:
-                reason = row.failure or "not measured yet"
-                table.add_row(
-                    "-",
-                    *names,
-                    "[dim]unsupported[/]" if reason.startswith("unsupported") else reason,
-                    "",
-                    "",
-                    *("" for _ in extra),
-                    "",
-                )
-                continue
-            flag, fmt = " [yellow]![/]" if row.warning else "", sc.metric.format
-            table.add_row(
-                rank_cell(row),
-                *names,
-                f"{fmt(s.median)}{flag}",
-                f"{fmt(s.ci_low)}-{fmt(s.ci_high)}",
-                str(s.n),
-                *(cell(row) for _, cell in extra),
-                inline_bar(s.median, best),
-            )
-    return table
+    rows = [r for server in order for r in rows if r.scenario.server == server]
+    names = [
+        Column("server", tuple(r.scenario.server or "" for r in rows)),
+        Column("cipher", tuple(_cipher_cell(r, defaults) for r in rows), fold=True),
+        Column("MAC", tuple(r.scenario.mac or "(AEAD)" for r in rows), fold=True),
+    ]
+    return result_columns(rows, names)
+
+
+def print_server_table(console: Console, title: str, columns: list[Column]) -> None:
+    """Print one servers table fitted to the console, saying what a narrow terminal hides."""
+    shown, shed = fit(columns, console.width)
+    print_table(console, title, build(shown), hidden_note(shed, columns))
 
 
 def memory_table(records: Sequence[MemoryRecord]) -> Table:
@@ -187,14 +177,17 @@ def print_servers(
     warnings: list[Row] = []
     if lat:
         rows = build_rows(lat, ci_target)
-        console.print(latency_table(rows, [r.name for r in run.servers]))
+        title = "Connection time per host key, ms: median (95% CI) n, lower is better"
+        print_server_table(console, title, latency_columns(rows, [r.name for r in run.servers]))
         warnings += [r for r in rows if r.warning]
     defaults = _default_ciphers(run.servers)
     for direction in (Direction.DOWN, Direction.UP):
         members = [st for st in stored if st.scenario.direction is direction]
         if members:
             rows = build_rows(members, ci_target)
-            console.print(throughput_table(direction.value, rows, defaults))
+            way = "download (server -> client)" if direction is Direction.DOWN else "upload (client -> server)"
+            title = f"Throughput, {way}, MB/s, higher is better (* = what the default profile negotiates)"
+            print_server_table(console, title, throughput_columns(rows, defaults))
             warnings += [r for r in rows if r.warning]
     if memory:
         console.print(memory_table(memory))

@@ -28,7 +28,10 @@ def gain_text(g: Gain | None, unit: str) -> str:
     """Describe a gain with its conservative interval."""
     if g is None:
         return f"{unit}: no baseline measured"
-    return f"{unit}: {g.percent:+.0f} % vs {g.baseline} (conservative interval {g.low:+.0f} % .. {g.high:+.0f} %)"
+    interval = f"conservative interval {g.low:+.0f} % .. {g.high:+.0f} %"
+    if g.low <= 0 <= g.high:
+        return f"{unit}: no significant change vs {g.baseline} ({interval})"
+    return f"{unit}: {g.percent:+.0f} % vs {g.baseline} ({interval})"
 
 
 def _header(choice: Choice, source: str) -> list[str]:

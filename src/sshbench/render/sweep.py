@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.table import Table
 
 from sshbench.analyse import policy as policies
 from sshbench.analyse import sweep
@@ -13,7 +12,8 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.sweep import Choice, Combo, DimensionRow, Estimate, Recommendation
 from sshbench.model import METRICS, Kind, Metric
 from sshbench.records import RunRecord, StoredScenario
-from sshbench.render.console import inline_bar, print_unfinished
+from sshbench.render.console import hidden_note, inline_bar, print_table, print_unfinished
+from sshbench.render.layout import Column, build, fit
 from sshbench.render.snippets import gain_text, host_for, ssh_config, sshd_config
 
 
@@ -26,83 +26,77 @@ def _est(e: Estimate | None, metric: Metric = METRICS[Kind.THROUGHPUT]) -> str:
 
 
 def _verdict(policy: Policy, kind: str, algorithm: str | None) -> str:
-    """Return a short policy cell."""
+    """Return a short policy cell (the reasons are listed under the recommendations)."""
     if algorithm is None:
         return ""
-    v = policy.check(kind, algorithm)
-    if v.allowed:
-        return "[green]allowed[/]"
-    short = v.reason.split(";")[0].split(" (allowed by")[0]
-    return f"[red]excluded[/]: {short}"
+    return "[green]allowed[/]" if policy.check(kind, algorithm).allowed else "[red]excluded[/]"
 
 
-def latency_dimension_table(rows: Sequence[DimensionRow], kind: str, policy: Policy) -> Table:
+def latency_dimension_columns(rows: Sequence[DimensionRow], kind: str, policy: Policy) -> list[Column]:
     """Return connection time per kex or per host key."""
-    title = "key exchange" if kind == "kex" else "host key"
-    table = Table(title=f"Connection time per {title}, ms: median (95% CI), lower is better", title_justify="left")
-    for col in (title, "ms", "n", "", "measured", "policy"):
-        table.add_column(col, justify="right" if col in ("ms", "n") else "left")
-    longest = max((r.estimate.median for r in rows if r.kind == kind), default=0.0)
-    for r in rows:
-        if r.kind == kind:
-            table.add_row(
-                r.algorithm,
-                _est(r.estimate, METRICS[Kind.LATENCY]),
-                str(r.estimate.n),
-                inline_bar(r.estimate.median, longest),
-                r.basis,
-                _verdict(policy, kind, r.algorithm),
-            )
-    return table
+    mine = [r for r in rows if r.kind == kind]
+    longest = max((r.estimate.median for r in mine), default=0.0)
+    return [
+        Column("key exchange" if kind == "kex" else "host key", tuple(r.algorithm for r in mine), fold=True),
+        Column("ms (95% CI)", tuple(_est(r.estimate, METRICS[Kind.LATENCY]) for r in mine), right=True),
+        Column("n", tuple(str(r.estimate.n) for r in mine), right=True),
+        Column("", tuple(inline_bar(r.estimate.median, longest) for r in mine), shed=1, hidden_as="bar"),
+        Column("measured", tuple(r.basis for r in mine), shed=3, hidden_as="how measured"),
+        Column("policy", tuple(_verdict(policy, kind, r.algorithm) for r in mine)),
+    ]
 
 
-def transfer_dimension_table(rows: Sequence[DimensionRow], kind: str, policy: Policy) -> Table:
+def transfer_dimension_columns(rows: Sequence[DimensionRow], kind: str, policy: Policy) -> list[Column]:
     """Return MB/s per cipher or per MAC, download and upload side by side."""
-    table = Table(
-        title=f"Throughput per {'cipher' if kind == 'cipher' else 'MAC'}, MB/s: median (95% CI), higher is better",
-        title_justify="left",
-    )
-    for col in (kind, "download", "upload", "measured", "policy"):
-        table.add_column(col, justify="right" if col in ("download", "upload") else "left")
     by_name: dict[str, dict[str, DimensionRow]] = {}
     for r in rows:
         if r.kind == kind and r.direction:
             by_name.setdefault(r.algorithm, {})[r.direction] = r
-    for name, per in by_name.items():
-        basis = per.get("down") or per.get("up")
-        table.add_row(
-            name,
-            _est(per["down"].estimate if "down" in per else None),
-            _est(per["up"].estimate if "up" in per else None),
-            basis.basis if basis else "",
-            _verdict(policy, kind, name),
-        )
-    return table
+    names = list(by_name)
+
+    def way(direction: str) -> tuple[str, ...]:
+        """Return one direction's cells."""
+        return tuple(_est(by_name[n][direction].estimate if direction in by_name[n] else None) for n in names)
+
+    basis = [by_name[n].get("down") or by_name[n].get("up") for n in names]
+    return [
+        Column(kind if kind == "cipher" else "MAC", tuple(names), fold=True),
+        Column("download", way("down"), right=True),
+        Column("upload", way("up"), right=True),
+        Column("measured", tuple(b.basis if b else "" for b in basis), shed=3, hidden_as="how measured"),
+        Column("policy", tuple(_verdict(policy, kind, n) for n in names)),
+    ]
 
 
-def top_table(combos: Sequence[Combo], policy: Policy, top: int) -> Table:
+def top_columns(combos: Sequence[Combo], policy: Policy, top: int) -> list[Column]:
     """Return the N fastest cipher (+ MAC) combinations, both ways combined."""
-    table = Table(
-        title=f"Top {min(top, len(combos))} combinations, MB/s (both ways = harmonic mean of down and up; "
-        "intervals of predicted and combined values are conservative)",
-        title_justify="left",
-    )
-    for col in ("#", "cipher + MAC", "download", "upload", "both ways", "", "how", "policy"):
-        table.add_column(col, justify="right" if col in ("#", "download", "upload", "both ways") else "left")
-    best = max((c.combined.median for c in combos[:top]), default=0.0)
-    for i, c in enumerate(combos[:top], 1):
-        ok = policy.check("cipher", c.cipher).allowed and (c.mac is None or policy.check("mac", c.mac).allowed)
-        table.add_row(
-            str(i),
-            c.label,
-            _est(c.rates.get("down")),
-            _est(c.rates.get("up")),
-            _est(c.combined),
-            inline_bar(c.combined.median, best),
-            "[yellow]predicted[/]" if c.predicted else "measured",
-            "[green]allowed[/]" if ok else "[red]excluded[/]",
-        )
-    return table
+    shown = combos[:top]
+    best = max((c.combined.median for c in shown), default=0.0)
+
+    def allowed(c: Combo) -> bool:
+        """Return True when the policy allows the cipher and the MAC."""
+        return policy.check("cipher", c.cipher).allowed and (c.mac is None or policy.check("mac", c.mac).allowed)
+
+    def rate(c: Combo, direction: str) -> str:
+        """Return one direction's median."""
+        e = c.rates.get(direction)
+        return "-" if e is None else METRICS[Kind.THROUGHPUT].format(e.median)
+
+    return [
+        Column("#", tuple(str(i) for i in range(1, len(shown) + 1)), right=True),
+        Column("cipher + MAC", tuple(c.label + (" [yellow]p[/]" if c.predicted else "") for c in shown), fold=True),
+        Column("down", tuple(rate(c, "down") for c in shown), right=True),
+        Column("up", tuple(rate(c, "up") for c in shown), right=True),
+        Column("both ways (CI)", tuple(_est(c.combined) for c in shown), right=True),
+        Column("", tuple(inline_bar(c.combined.median, best) for c in shown), shed=1, hidden_as="bar"),
+        Column("policy", tuple("[green]allowed[/]" if allowed(c) else "[red]excluded[/]" for c in shown)),
+    ]
+
+
+def _print_fitted(console: Console, title: str, columns: list[Column], lines: Sequence[str] = ()) -> None:
+    """Print one sweep table fitted to the console."""
+    shown, shed = fit(columns, console.width)
+    print_table(console, title, build(shown), hidden_note(shed, columns), lines)
 
 
 def print_choice(console: Console, choice: Choice, host: str, source: str) -> None:
@@ -118,6 +112,13 @@ def print_choice(console: Console, choice: Choice, host: str, source: str) -> No
             f"  handshake: {choice.kex}{hostkey}; {gain_text(choice.latency_gain, 'connection time')}",
             highlight=False,
         )
+    for what, tied in (("combinations", choice.tied), ("key exchanges", choice.tied_kex)):
+        if tied:
+            console.print(
+                f"  {len(tied)} {what} are statistically tied for fastest ({', '.join(tied)}): picked within the "
+                "tie by the policy (allowed first, then what the client uses today, then post-quantum)",
+                highlight=False,
+            )
     # soft_wrap: long algorithm lists must stay on one line to be pasted
     console.print("  ~/.ssh/config:", style="dim")
     console.print(ssh_config(choice, host, source), highlight=False, markup=False, end="", soft_wrap=True)
@@ -147,13 +148,19 @@ def print_sweep(console: Console, run: RunRecord, stored: Sequence[StoredScenari
     dims = sweep.dimensions(stored, full)
     for kind in ("kex", "hostkey"):
         if any(r.kind == kind for r in dims):
-            console.print(latency_dimension_table(dims, kind, pol))
+            title = f"Connection time per {'key exchange' if kind == 'kex' else 'host key'}, lower is better"
+            _print_fitted(console, title, latency_dimension_columns(dims, kind, pol))
     for kind in ("cipher", "mac"):
         if any(r.kind == kind for r in dims):
-            console.print(transfer_dimension_table(dims, kind, pol))
+            title = f"Throughput per {'cipher' if kind == 'cipher' else 'MAC'}, MB/s: median (95% CI), higher is better"
+            _print_fitted(console, title, transfer_dimension_columns(dims, kind, pol))
     combos = sweep.combinations(stored)
     if combos:
-        console.print(top_table(combos, pol, top))
+        title = f"Top {min(top, len(combos))} combinations, MB/s, both ways = harmonic mean of down and up"
+        note = "  p = predicted from per-byte costs, not measured together; combined intervals are conservative"
+        _print_fitted(
+            console, title, top_columns(combos, pol, top), [note] if any(c.predicted for c in combos[:top]) else []
+        )
     rec = sweep.recommend(stored, run.discovery, pol, full)
     print_recommendation(console, rec, host_for(run), run.source)
     print_unfinished(console, run)

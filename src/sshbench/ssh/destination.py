@@ -25,6 +25,7 @@ COMMON_OPTIONS = (
     "-o",
     "BatchMode=yes",
 )
+CONNECT_TIMEOUT = 10  # seconds for TCP connect and the banner (remote targets without their own ConnectTimeout)
 _DESTINATION = re.compile(r"^[A-Za-z0-9_.%+\[\]:@-]{1,255}$")
 _HOST_PORT = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^:@\[\]\s]+):(?P<port>\d{1,5})$")
 
@@ -46,6 +47,13 @@ class Target:
     def argv(self, ssh: str, extra: Sequence[str], command: str) -> list[str]:
         """Return the ssh command line for one connection running a fixed remote command."""
         return [ssh, "-v", *COMMON_OPTIONS, *self.options, *extra, self.destination, command]
+
+    def ssh_hint(self) -> str:
+        """Return the plain ssh command a user can run to see why this target cannot be reached."""
+        if self.embedded or _HOST_PORT.match(self.spec):
+            user = f"{self.user}@" if "@" in self.spec and not self.embedded else ""
+            return f"ssh -v -p {self.port} {user}{self.host}"
+        return f"ssh -v {self.spec}"
 
     def describe(self) -> str:
         """Return where this target is, for messages."""
@@ -78,11 +86,12 @@ def resolve_remote(ssh: str, spec: str, ssh_config: str | None = None) -> Target
             code=ExitCode.USAGE,
         )
     options = parse_config_dump(done.stdout)
+    timeout = ("-o", f"ConnectTimeout={CONNECT_TIMEOUT}") if options.get("connecttimeout", "none") == "none" else ()
     proxied = any(options.get(k, "none") not in ("none", "") for k in ("proxyjump", "proxycommand"))
     return Target(
         spec=spec,
         destination=destination,
-        options=config,
+        options=(*config, *timeout),
         host=options.get("hostname", spec),
         port=int(options.get("port", "22")),
         embedded=False,

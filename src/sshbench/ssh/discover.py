@@ -51,7 +51,12 @@ def discover(ssh: str, target: Target) -> Discovery:
     """Query the client, probe the server's KEXINIT, and connect with the default and strict profiles."""
     client = client_algorithms(ssh)
     server, server_error = probe_server(target)
-    profiles = (negotiate(ssh, target, "default", {}), negotiate(ssh, target, "strict", STRICT_PROFILE))
+    default = negotiate(ssh, target, "default", {})
+    unreachable = server is None and default.negotiated is None  # the strict profile would only wait again
+    strict = (
+        Profile("strict", None, default.failure) if unreachable else negotiate(ssh, target, "strict", STRICT_PROFILE)
+    )
+    profiles = (default, strict)
     names: dict[str, set[str]] = {k: set(v) for k, v in client.items()}
     for kind, offered in ({} if server is None else server.lists()).items():
         names[kind] |= set(offered)

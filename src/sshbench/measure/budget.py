@@ -1,0 +1,136 @@
+"""Does a plan fit its --max-time budget? Probe what one connection and one transfer cost, then estimate.
+
+Before anything is stored, one connection and one calibration-sized download with the client's default
+algorithms are timed. From them the warm-ups (a connection; a calibration transfer) and one round (one
+sample of every scenario) are estimated. A plan whose warm-ups alone exceed the budget, or that leaves
+fewer rounds than a rank needs, is refused with what would fit. Slow ciphers (3DES, CBC) take longer than
+the default cipher the probe used, so the estimate is a lower bound: the run still ends `incomplete` if
+the budget runs out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.measure.samplers import MB, Payload, calibration_size, latency_sample, throughput_sample
+from sshbench.model import Direction, JobOptions, Kind, Scenario
+from sshbench.ssh.destination import Target
+from sshbench.stats import MIN_RANKED
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What one connection and one transfer cost on a target, measured with the client's defaults."""
+
+    connection: float  # seconds for spawn -> `true` -> exit
+    rate: float | None  # MB/s of a whole transfer, handshake excluded (None: not probed or failed)
+    steady: float | None  # MB/s steady rate of that transfer (what --size auto sizes samples from)
+
+
+def probe(ssh: str, target: Target, opts: JobOptions, workdir: Path) -> Probe | None:
+    """Time one connection and, when the plan transfers, one calibration download; None when either fails."""
+    conn = latency_sample(ssh, target, Scenario(Kind.LATENCY), 0, True)
+    if not conn.ok:
+        return None
+    if not opts.measure_throughput:
+        return Probe(conn.wall, None, None)
+    size = calibration_size(opts.sample_seconds)
+    done = throughput_sample(ssh, target, Scenario(Kind.THROUGHPUT, direction=Direction.DOWN), size,
+                             Payload("zero", workdir), 0, True)  # fmt: skip
+    if not done.ok or done.value is None or done.wall <= conn.wall:
+        return None
+    return Probe(conn.wall, size / MB / (done.wall - conn.wall), done.value)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """How long a plan's warm-ups and each round take, and how many rounds the budget leaves."""
+
+    connections: int
+    transfers: int
+    warmup: float  # seconds for every warm-up sample
+    per_round: float  # seconds for one sample of every scenario
+    budget: float | None
+
+    @property
+    def rounds(self) -> int | None:
+        """Return the rounds that fit after the warm-ups (None without a budget)."""
+        if self.budget is None:
+            return None
+        return max(0, math.floor((self.budget - self.warmup) / self.per_round)) if self.per_round > 0 else 0
+
+    def describe(self) -> str:
+        """Return the plan in one line, for the user to see before measuring."""
+        what = " + ".join(
+            f"{n} {word} scenario{'s' if n != 1 else ''}"
+            for n, word in ((self.connections, "connection"), (self.transfers, "transfer"))
+            if n
+        )
+        line = f"Plan: {what}; warm-ups ~{_secs(self.warmup)}, then ~{_secs(self.per_round)} per round"
+        if self.budget is not None:
+            line += f": ~{self.rounds} rounds fit the {_secs(self.budget)} budget (--max-time)"
+        return line
+
+    def problem(self) -> str | None:
+        """Return why the plan cannot give every row enough samples within the budget, else None."""
+        if self.budget is None or (self.rounds or 0) >= MIN_RANKED:
+            return None
+        n = self.connections + self.transfers
+        if self.warmup >= self.budget:
+            return f"{n} scenarios need ~{_secs(self.warmup)} of warm-ups; the budget is {_secs(self.budget)}"
+        return (
+            f"{n} scenarios need ~{_secs(self.warmup)} of warm-ups and ~{_secs(self.per_round)} per round; "
+            f"the {_secs(self.budget)} budget leaves {self.rounds} round(s) and a rank needs {MIN_RANKED}"
+        )
+
+    def needed(self) -> float:
+        """Return the budget that would give every row the samples a rank needs."""
+        return self.warmup + MIN_RANKED * self.per_round
+
+
+def _secs(seconds: float) -> str:
+    """Format a duration for people: 40 s, 3 min 20 s."""
+    whole = max(1, round(seconds))
+    return f"{whole} s" if whole < 120 else f"{whole // 60} min {whole % 60:02d} s"
+
+
+def estimate(
+    scenarios: Sequence[Scenario], opts: JobOptions, probe_for: Callable[[Scenario], Probe | None]
+) -> Estimate | None:
+    """Estimate a plan's time from probed costs (None when there is nothing to measure or no probe)."""
+    if not scenarios:
+        return None
+    warmup = per_round = 0.0
+    for sc in scenarios:
+        p = probe_for(sc)
+        if p is None or (sc.kind is Kind.THROUGHPUT and (p.rate is None or p.steady is None)):
+            return None
+        if sc.kind is Kind.LATENCY:
+            warmup += p.connection * opts.plan.warmup
+            per_round += p.connection
+            continue
+        assert p.rate is not None and p.steady is not None
+        size = opts.size or p.steady * MB * opts.sample_seconds
+        calibration = opts.size or calibration_size(opts.sample_seconds)
+        warmup += (p.connection + calibration / MB / p.rate) * opts.plan.warmup
+        per_round += p.connection + size / MB / p.rate
+    lat = sum(1 for sc in scenarios if sc.kind is Kind.LATENCY)
+    return Estimate(lat, len(scenarios) - lat, warmup, per_round, opts.plan.max_time)
+
+
+def check(est: Estimate | None) -> None:
+    """Refuse, before anything is stored, a plan the budget cannot give enough samples to rank."""
+    why = None if est is None else est.problem()
+    if est is None or why is None:
+        return
+    raise SshbenchError(
+        why,
+        place="--max-time",
+        fix=f"narrow the plan (--cipher, --kex, --hostkey, --macs default, --direction) or raise --max-time "
+        f"to at least {math.ceil(est.needed())}s",
+        code=ExitCode.USAGE,
+    )

@@ -1,0 +1,114 @@
+"""Tables that fit the terminal: numbers are never cut. Optional columns are shed in a fixed order, then long
+algorithm names fold at their own separators (`-`, `@`, `.`), and the caller says what was hidden.
+
+A column is a title, its cells, and how it may give way: `keep` columns always stay, `fold` columns may
+wrap their names, and the others carry a `shed` rank (lowest goes first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from rich import box
+from rich.cells import cell_len
+from rich.markup import render
+from rich.table import Table
+
+GAP = 2  # columns are separated by a padding cell and a blank divider
+MIN_FOLD = 12  # a folded name column is never narrower than this
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its title, one cell per row (rich markup), alignment, and how it gives way when narrow."""
+
+    title: str
+    cells: tuple[str, ...]
+    right: bool = False
+    shed: int | None = None  # None: always kept; lower ranks are shed first
+    fold: bool = False  # names that may wrap at their separators
+    hidden_as: str = ""  # how the caller names this column when it is hidden
+    narrow: bool = False  # the title may wrap onto several lines
+
+    def cells_width(self) -> int:
+        """Return the width of the longest cell line."""
+        return max((_plain_width(line) for cell in self.cells for line in cell.split("\n")), default=1)
+
+    def width(self) -> int:
+        """Return the width shown: the longest cell, and the whole title (or its longest word when narrow)."""
+        title = max((len(w) for w in self.title.split()), default=0) if self.narrow else len(self.title)
+        return max(self.cells_width(), title, 1)
+
+
+def _plain_width(markup: str) -> int:
+    """Return the width of a cell without its markup."""
+    return cell_len(render(markup).plain) if "[" in markup else cell_len(markup)
+
+
+def total_width(columns: Sequence[Column]) -> int:
+    """Return the width of a table of these columns."""
+    return sum(c.width() for c in columns) + GAP * (len(columns) - 1)
+
+
+def fit(columns: Sequence[Column], width: int | None) -> tuple[list[Column], list[Column]]:
+    """Return the columns to show in `width` (None: all) and those shed, with long names folded if needed."""
+    shown = list(columns)
+    shed: list[Column] = []
+    if width is None or total_width(shown) <= width:
+        return shown, shed
+    shown = [replace(c, narrow=True) for c in shown]  # titles wrap before anything is hidden
+    for rank in sorted({c.shed for c in columns if c.shed is not None}):
+        if total_width(shown) <= width:
+            break
+        shed += [c for c in shown if c.shed == rank]
+        shown = [c for c in shown if c.shed != rank]
+    return _fold(shown, width), shed
+
+
+def _fold(columns: list[Column], width: int) -> list[Column]:
+    """Narrow the widest foldable columns until the table fits (never below MIN_FOLD)."""
+    widths = {i: c.width() for i, c in enumerate(columns)}
+    if total_width(columns) <= width:
+        return columns
+    excess = total_width(columns) - width
+    while excess > 0:
+        candidates = [i for i, c in enumerate(columns) if c.fold and widths[i] > MIN_FOLD]
+        if not candidates:
+            break
+        widest = max(candidates, key=lambda i: widths[i])
+        widths[widest] -= 1
+        excess -= 1
+    return [
+        replace(c, cells=tuple(fold_name(cell, widths[i]) for cell in c.cells)) if widths[i] < c.width() else c
+        for i, c in enumerate(columns)
+    ]
+
+
+def fold_name(name: str, width: int) -> str:
+    """Break a long algorithm name into lines of at most `width`, after `-` or `.`, or before `@`."""
+    lines: list[str] = []
+    rest = name
+    while len(rest) > width:
+        at = rest.find("@", 1, width + 1)  # the vendor suffix (@openssh.com) goes on its own line first
+        cut = at if at > 0 else max(rest.rfind("-", 0, width) + 1, rest.rfind(".", 0, width) + 1)
+        cut = cut if cut > 0 else width
+        lines.append(rest[:cut])
+        rest = rest[cut:]
+    return "\n".join([*lines, rest])
+
+
+def build(columns: Sequence[Column]) -> Table:
+    """Return a rich table of exactly these columns and widths: a rule under the titles, no frame."""
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+        expand=False,
+    )
+    for c in columns:
+        table.add_column(c.title, justify="right" if c.right else "left", width=c.width())
+    for row in zip(*(c.cells for c in columns), strict=True):
+        table.add_row(*row)
+    return table
