@@ -74,6 +74,9 @@ def pick(rows: Sequence[Row], policy: Policy, default: Negotiated | None) -> Pic
         return (not allowed, not _is_default(r, default), better)
 
     chosen = min(tied, key=preference)
+    if preference(chosen)[0]:  # the policy allows none of the tied rows: its pick is the best row it allows
+        ranked = [r for r in rows if r.summary is not None and r.rank > 0]
+        chosen = min(ranked, key=lambda r: (preference(r)[0], r.rank, preference(r)[1:]))
     return Pick(chosen, tied, policy.name, pq_loss(default, chosen.scenario.kex))
 
 

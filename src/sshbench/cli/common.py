@@ -144,10 +144,11 @@ class RichProgress:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+        from rich.table import Column
 
         self.bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
+            TextColumn("{task.description}", table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis")),
+            BarColumn(bar_width=12),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TextColumn("ETA"),

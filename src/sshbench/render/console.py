@@ -217,8 +217,12 @@ def _pick_text(p: Pick) -> str:
         value = metric.format(r.summary.median) if r.summary else "-"
         return f"{metric.labels.name(r.scenario)} ({value} {metric.unit})"
 
-    if p.outright:
+    if p.outright and p.chosen is p.tied[0]:
         return named(p.chosen)
+    if p.chosen not in p.tied:
+        tied = ", ".join(metric.labels.name(r.scenario) for r in p.tied)
+        none = f"{p.policy} allows none of the {len(p.tied)} tied for first ({tied})"
+        return f"{named(p.tied[0])}, but {none} and picks {named(p.chosen)}"
     others = ", ".join(metric.labels.name(r.scenario) for r in p.tied if r is not p.chosen)
     return f"{len(p.tied)} statistically tied; {p.policy} picks {named(p.chosen)}; also tied: {others}"
 
