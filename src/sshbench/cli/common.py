@@ -263,15 +263,26 @@ def resuming(kw: dict[str, Any]) -> bool:
     return True
 
 
+def resolve(store: Store, run_id: int) -> int:
+    """Return a run id, turning `last` into the newest run."""
+    from sshbench.cli.completion import LAST
+
+    if run_id != LAST:
+        return run_id
+    latest = store.latest_run()
+    if latest is None:
+        raise SshbenchError(
+            "there are no stored runs", place=str(store.path), fix="run `sshbench` first", code=ExitCode.USAGE
+        )
+    return latest
+
+
 def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
     """Finish an interrupted run with its stored options."""
-    from sshbench.cli.completion import LAST
     from sshbench.model import RunStatus
 
     store = open_store(db)
-    if run_id == LAST:
-        run_id = store.latest_run() or 0
-    record = store.run(run_id)
+    record = store.run(resolve(store, run_id))
     if record.status is RunStatus.COMPLETE:
         raise SshbenchError(
             f"run {record.id} is already complete",

@@ -58,6 +58,11 @@ SAMPLE_SECONDS = 0.2  # --size auto: short samples; the steady rate excludes the
 DEFAULT_BUDGET = "3m"
 
 
+def algorithm_option(kind: str, text: str) -> Decorator:
+    """Return --KIND: a comma-separated list of algorithm names, completed from `ssh -Q`."""
+    return click.option(f"--{kind}", shell_complete=algorithms(kind), help=text)
+
+
 def target_options(f: Any) -> Any:
     """Add TARGET and --ssh-config."""
     return apply(f, [click.argument("target", default="local", metavar="[TARGET]"), ssh_config_option])
@@ -68,16 +73,8 @@ def latency_options(full: bool) -> Decorator:
     return lambda f: apply(
         f,
         [
-            click.option(
-                "--kex",
-                shell_complete=algorithms("kex"),
-                help="Key exchanges to measure, comma-separated [default: all shared].",
-            ),
-            click.option(
-                "--hostkey",
-                shell_complete=algorithms("hostkey"),
-                help="Host-key algorithms to measure [default: all shared].",
-            ),
+            algorithm_option("kex", "Key exchanges to measure, comma-separated [default: all shared]."),
+            algorithm_option("hostkey", "Host-key algorithms to measure [default: all shared]."),
             click.option(
                 "--full/--factorised",
                 default=full,
@@ -94,16 +91,8 @@ def throughput_options(macs: str) -> Decorator:
     return lambda f: apply(
         f,
         [
-            click.option(
-                "--cipher",
-                shell_complete=algorithms("cipher"),
-                help="Ciphers to measure, comma-separated [default: all shared].",
-            ),
-            click.option(
-                "--mac",
-                shell_complete=algorithms("mac"),
-                help="MACs to pair with every non-AEAD cipher [default: see --macs].",
-            ),
+            algorithm_option("cipher", "Ciphers to measure, comma-separated [default: all shared]."),
+            algorithm_option("mac", "MACs to pair with every non-AEAD cipher [default: see --macs]."),
             click.option(
                 "--macs",
                 "mac_mode",
@@ -302,12 +291,8 @@ def throughput_cmd(**kw: Any) -> None:
 
 @click.command("sweep")
 @target_options
-@click.option(
-    "--kex", shell_complete=algorithms("kex"), help="Key exchanges to measure, comma-separated [default: all shared]."
-)
-@click.option(
-    "--hostkey", shell_complete=algorithms("hostkey"), help="Host-key algorithms to measure [default: all shared]."
-)
+@algorithm_option("kex", "Key exchanges to measure, comma-separated [default: all shared].")
+@algorithm_option("hostkey", "Host-key algorithms to measure [default: all shared].")
 @throughput_options(macs="each")
 @click.option("--full", is_flag=True, help="Measure every cipher x every MAC and every kex x every host key.")
 @sampling_options
@@ -345,14 +330,8 @@ def sweep_cmd(**kw: Any) -> None:
 
 @click.command("servers", help=SERVERS_HELP)
 @click.argument("servers", nargs=-1, metavar="[SERVER]...")
-@click.option(
-    "--hostkey",
-    shell_complete=algorithms("hostkey"),
-    help="Host-key algorithms [default: one each of ed25519, ecdsa, rsa].",
-)
-@click.option(
-    "--cipher", shell_complete=algorithms("cipher"), help="Ciphers [default: every cipher each server supports]."
-)
+@algorithm_option("hostkey", "Host-key algorithms [default: one each of ed25519, ecdsa, rsa].")
+@algorithm_option("cipher", "Ciphers [default: every cipher each server supports].")
 @click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
 @click.option("--size", default="auto", show_default=True, help="Bytes per transfer (512M, 1G) or auto.")
 @click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 from click.core import ParameterSource
 
-from sshbench.cli.common import db_only, db_option, err, json_option, open_store, out, show, write_files
+from sshbench.cli.common import db_only, db_option, err, json_option, open_store, out, resolve, show, write_files
 from sshbench.cli.completion import LAST, RunRef
 from sshbench.cli.measuring import POLICY_HELP
 from sshbench.cli.options import parse_fail_if
@@ -27,9 +27,6 @@ def history_cmd(db: Path | None, as_json: bool, limit: int) -> None:
     """List stored runs, newest first."""
     from sshbench.store import default_db_path
 
-    if not (db or default_db_path()).exists() and not as_json:
-        out().print("No runs stored yet: run `sshbench` to make one.")
-        return
     runs = open_store(db, read_only=True).runs(limit) if (db or default_db_path()).exists() else []
     if as_json:
         from sshbench.render.export import history_document
@@ -249,18 +246,6 @@ def recommend_cmd(
         )
     print_environment(out(), run)
     print_recommendation(out(), rec, host or host_for(run), run.source)
-
-
-def resolve(store: Store, run_id: int) -> int:
-    """Return a run id, turning `last` into the newest run."""
-    if run_id != LAST:
-        return run_id
-    latest = store.latest_run()
-    if latest is None:
-        raise SshbenchError(
-            "there are no stored runs", place=str(store.path), fix="run `sshbench` first", code=ExitCode.USAGE
-        )
-    return latest
 
 
 def _latest_with_throughput(store: Store) -> int:

@@ -126,7 +126,8 @@ def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -
         Column("n", _measured(rows, lambda s: str(s.n)), right=True),
     ]
     for title, cell in cost_columns(rows):
-        cols.append(Column(title, tuple("" if r.summary is None else cell(r) for r in rows), True, 2, False, "costs"))
+        cells = tuple("" if r.summary is None else cell(r) for r in rows)
+        cols.append(Column(title, cells, right=True, shed=2, hidden_as="CPU and memory"))
     cols.append(Column("", _measured(rows, lambda s: inline_bar(s.median, best)), shed=1, hidden_as="bar"))
     if metric.phases:
         phases = tuple("/".join(f"{v * 1000:.0f}" for k, v in r.phases if k != "startup") for r in rows)
@@ -139,9 +140,7 @@ def hidden_note(shed: Sequence[Column], full: Sequence[Column]) -> str | None:
     names = list(dict.fromkeys(c.hidden_as or c.title for c in shed))
     if not names:
         return None
-    words = {"bar": "bar", "costs": "CPU and memory", "phases": "phases", "IQR": "IQR"}
-    what = ", ".join(words.get(n, n) for n in names)
-    return f"  [dim]hidden at this width: {what} (--wide, or a terminal of {total_width(full)} columns)[/]"
+    return f"  [dim]hidden at this width: {', '.join(names)} (--wide, or a terminal of {total_width(full)} columns)[/]"
 
 
 def result_table(rows: Sequence[Row], width: int | None = None) -> tuple[Table, str | None]:

@@ -28,7 +28,7 @@ class Column:
     right: bool = False
     shed: int | None = None  # None: always kept; lower ranks are shed first
     fold: bool = False  # names that may wrap at their separators
-    hidden_as: str = ""  # how the caller names this column when it is hidden
+    hidden_as: str = ""  # what the note under a table calls this column when it is hidden (default: its title)
     narrow: bool = False  # the title may wrap onto several lines
 
     def cells_width(self) -> int:

@@ -106,7 +106,7 @@ def latency_columns(rows: Sequence[Row], order: Sequence[str]) -> list[Column]:
             tuple(f"{_cpu_ms(d)} / {_cpu_ms(s)}" for d, s in pairs),
             right=True,
             shed=2,
-            hidden_as="costs",
+            hidden_as="CPU and memory",
         ),
     ]
 
