@@ -93,7 +93,12 @@ def build_rows(stored: Sequence[StoredScenario], ci_target: float) -> list[Row]:
         warning = instability(summary, ci_target) if summary else None
         return Row(st.scenario, summary, rank, tied, failed, st.failure, warning, _phase_medians(st), cpu, costs(st))
 
-    rows = sorted((row(p, rank, tied) for p, (rank, tied) in zip(measured, ranks, strict=True)), key=lambda r: r.rank)
+    def order(r: Row) -> tuple[int, float]:
+        """Sort key: rank, then the better median first within a tie."""
+        median = r.summary.median if r.summary else 0.0
+        return (r.rank, -median if higher else median)
+
+    rows = sorted((row(p, rank, tied) for p, (rank, tied) in zip(measured, ranks, strict=True)), key=order)
     few = [p for p in prepared if p[1] is not None and not p[1].rankable]
     few.sort(key=lambda p: -p[1].median if higher and p[1] else (p[1].median if p[1] else 0.0))
     rows += [row(p) for p in few]

@@ -135,15 +135,15 @@ def _measure(
     lat = [sc for p in plans.values() for sc in p.latency]
     thr = [sc for p in plans.values() for sc in p.throughput]
     rec.register([*lat, *thr], [u for p in plans.values() for u in p.unsupported])
-    samplers = {name: ThroughputSampler(ssh, r.target, opts, workdir) for name, r in running.items()}
-    for sc in thr:
-        if sc.server is not None:
-            samplers[sc.server].prime(sc, rec.samples(sc))
     takers = {
-        (name, kind): metered(taker, r.server, watch_memory=kind is Kind.THROUGHPUT)
-        for name, r in running.items()
-        for kind, taker in ((Kind.LATENCY, latency_sampler(ssh, r.target)), (Kind.THROUGHPUT, samplers[name]))
+        (name, Kind.LATENCY): metered(latency_sampler(ssh, r.target), r.server, False) for name, r in running.items()
     }
+    if thr:  # a throughput sampler may stage a payload file: only when there are transfers
+        samplers = {name: ThroughputSampler(ssh, r.target, opts, workdir) for name, r in running.items()}
+        for sc in thr:
+            if sc.server is not None:
+                samplers[sc.server].prime(sc, rec.samples(sc))
+        takers |= {(n, Kind.THROUGHPUT): metered(samplers[n], r.server, watch_memory=True) for n, r in running.items()}
     rec.schedule([*lat, *thr], _dispatch(takers), progress)
 
 
