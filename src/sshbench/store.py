@@ -8,6 +8,8 @@ Schema history (SCHEMA_VERSION):
   2 - samples.server_cpu, client_rss, server_rss; memory (per server, state and process role);
       runs.analysis (a sweep's derived results: no longer written or read, computed on read instead).
   3 - samples.client_system (the ssh client's system CPU seconds, for hyperfine's user/system split).
+  4 - runs.owner (`PID:START` of the sshbench process writing it): a `running` run whose owner is gone reads
+      as interrupted, and a run with a live owner cannot be resumed by another process.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from sshbench import leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
@@ -30,9 +33,9 @@ from sshbench.records import (
     ServerReport,
     StoredRun,
     StoredScenario,
-    read_discovery,
     servers_to_dict,
 )
+from sshbench.rows import damaged, run_record, sample
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,7 +76,7 @@ ADDED_COLUMNS = {
         ("server_rss", "INTEGER"),
         ("client_system", "REAL"),
     ),
-    "runs": (("analysis", "TEXT"),),
+    "runs": (("analysis", "TEXT"), ("owner", "TEXT")),
 }
 
 
@@ -126,6 +129,7 @@ class Store:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.executescript(SCHEMA)
                 self._migrate()
+                self._settle_stale()
         except (OSError, sqlite3.Error) as exc:
             raise _open_error(path, exc) from None
         self.db.row_factory = sqlite3.Row
@@ -164,6 +168,42 @@ class Store:
                     self.db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sqltype}")
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
+    def _settle_stale(self) -> None:
+        """Turn `running` runs whose writer is gone (killed, crashed) into `interrupted`."""
+        for row in self.db.execute("SELECT id, owner FROM runs WHERE status=?", (RunStatus.RUNNING.value,)).fetchall():
+            if not leases.alive(row[1]):
+                self._mark_interrupted(row[0], row[1])
+
+    def _mark_interrupted(self, run_id: int, owner: str | None) -> None:
+        """Mark a run interrupted if it is still `running` under that (dead) owner."""
+        self.db.execute(
+            "UPDATE runs SET status=?, updated_at=? WHERE id=? AND status=? AND owner IS ?",
+            (RunStatus.INTERRUPTED.value, _now(), run_id, RunStatus.RUNNING.value, owner),
+        )
+
+    def claim(self, run_id: int) -> None:
+        """Make this process the writer of a stored run (to resume it), or fail if a live process holds it."""
+        with self._writing() as db:
+            db.execute("BEGIN IMMEDIATE")  # no other process can claim between the check and the update
+            try:
+                row = db.execute("SELECT status, owner FROM runs WHERE id=?", (run_id,)).fetchone()
+                holder = leases.Owner.parse(row[1]) if row is not None else None
+                if row is not None and row[0] == RunStatus.RUNNING.value and holder is not None and holder.alive():
+                    raise SshbenchError(
+                        f"run {run_id} is being measured right now by sshbench process {holder.pid}",
+                        place="--resume",
+                        fix=f"wait for it to finish (or stop it: kill {holder.pid}), then resume",
+                        code=ExitCode.USAGE,
+                    )
+                db.execute(
+                    "UPDATE runs SET status=?, owner=?, updated_at=? WHERE id=?",
+                    (RunStatus.RUNNING.value, leases.me().text, _now(), run_id),
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
     def close(self) -> None:
         """Close the database."""
         self.db.close()
@@ -180,8 +220,8 @@ class Store:
         """Insert a new run in status 'running' and return its id."""
         with self._writing() as db:
             cur = db.execute(
-                "INSERT INTO runs (started_at, updated_at, status, command, target, options, environment)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (started_at, updated_at, status, command, target, options, environment, owner)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     _now(),
                     _now(),
@@ -190,6 +230,7 @@ class Store:
                     target,
                     json.dumps(options.to_dict()),
                     json.dumps(environment.to_dict()),
+                    leases.me().text,
                 ),
             )
         assert cur.lastrowid is not None
@@ -295,7 +336,7 @@ class Store:
                 fix="list the stored runs with `sshbench history`",
                 code=ExitCode.USAGE,
             )
-        return _run_record(row)
+        return run_record(row)
 
     def load(self, run_id: int) -> StoredRun:
         """Return everything stored about a run, or fail naming the id."""
@@ -308,17 +349,18 @@ class Store:
             " WHERE scenarios.run_id=runs.id) AS n FROM runs ORDER BY id DESC LIMIT ?",
             (limit,),
         ).fetchall()
-        return [(_run_record(r), int(r["n"])) for r in rows]
+        return [(run_record(r), int(r["n"])) for r in rows]
 
     def scenarios(self, run_id: int) -> list[StoredScenario]:
         """Return a run's scenarios in plan order, each with all its samples."""
         result = []
         for row in self.db.execute("SELECT * FROM scenarios WHERE run_id=? ORDER BY position", (run_id,)):
-            sc = Scenario.from_dict(json.loads(row["params"]))
-            samples = tuple(
-                _sample(sc, s)
-                for s in self.db.execute("SELECT * FROM samples WHERE scenario_id=? ORDER BY id", (row["id"],))
-            )
+            with damaged(f"scenario {row['key']!r} of run {run_id}"):
+                sc = Scenario.from_dict(json.loads(row["params"]))
+                samples = tuple(
+                    sample(sc, s)
+                    for s in self.db.execute("SELECT * FROM samples WHERE scenario_id=? ORDER BY id", (row["id"],))
+                )
             result.append(StoredScenario(row["id"], row["position"], sc, row["failure"], samples))
         return result
 
@@ -335,39 +377,10 @@ def _write_error(path: Path, exc: sqlite3.Error) -> SshbenchError:
                          code=ExitCode.STORAGE)  # fmt: skip
 
 
-def _run_record(row: sqlite3.Row) -> RunRecord:
-    """Build a RunRecord from a row."""
-    discovery, servers = read_discovery(json.loads(row["discovery"]) if row["discovery"] else None)
-    return RunRecord(
-        id=row["id"],
-        started_at=row["started_at"],
-        updated_at=row["updated_at"],
-        status=RunStatus(row["status"]),
-        kind=RunKind(row["command"]),
-        target=row["target"],
-        options=JobOptions.from_dict(json.loads(row["options"]), row["command"]),
-        environment=Environment.from_dict(json.loads(row["environment"])),
-        discovery=discovery,
-        servers=servers,
-    )
-
-
-def _sample(sc: Scenario, row: sqlite3.Row) -> Sample:
-    """Build a Sample from a row."""
-    phases = tuple(json.loads(row["phases"]).items()) if row["phases"] else ()
-    return Sample(
-        sc,
-        row["round"],
-        bool(row["warmup"]),
-        bool(row["ok"]),
-        row["value"],
-        row["wall"],
-        nbytes=row["nbytes"],
-        client_cpu=row["client_cpu"],
-        phases=phases,
-        error=row["error"],
-        server_cpu=row["server_cpu"],
-        client_rss=row["client_rss"],
-        server_rss=row["server_rss"],
-        client_system=row["client_system"],
-    )
+def settle_run(db: str, run_id: int, owner: str) -> None:
+    """Mark a run interrupted when the process that wrote it died (called by the guardian and reapers)."""
+    path = Path(db)
+    if path.exists():
+        store = Store(path)  # opening for writing settles every stale run, this one included
+        store._mark_interrupted(run_id, owner)
+        store.close()

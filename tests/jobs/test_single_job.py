@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import interrupt_after_samples, private_dirs, sshbench, sshbench_processes
+from conftest import interrupt_after_samples, private_dirs, remote_config, sshbench, sshbench_processes
 from sshbench.errors import ExitCode
 from sshbench.ssh.destination import Target
 from sshbench.targets.openssh import OpenSSHServer
@@ -97,26 +97,12 @@ def test_interrupt_cleans_up_and_resume_completes(
     assert all(r["summary"]["n"] >= 4 for group in doc["results"].values() for r in group)
 
 
-def _remote_config(tmp_path: Path, server: OpenSSHServer, key: Path, known_hosts: bool) -> Path:
-    """Write an ssh_config that reaches the embedded server as a *remote* host with the given key."""
-    assert server.workdir is not None
-    known = tmp_path / "known_hosts"
-    known.write_text((server.workdir / "known_hosts").read_text() if known_hosts else "")
-    config = tmp_path / "ssh_config"
-    config.write_text(
-        f"Host testhost\n  HostName 127.0.0.1\n  Port {server.port}\n  User {server.user}\n"
-        f"  IdentityFile {key}\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {known}\n"
-        "  GlobalKnownHostsFile /dev/null\n"
-    )
-    return config
-
-
 def test_remote_target_through_ssh_config(
     cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
 ) -> None:
     server, _ = embedded
     assert server.workdir is not None
-    config = _remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
+    config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
     done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), "--json", *ONE_KEX, *LATENCY_SMALL)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
@@ -130,11 +116,11 @@ def test_auth_failure_and_unknown_host_key(
     server, _ = embedded
     stranger = tmp_path / "stranger"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
-    config = _remote_config(tmp_path, server, stranger, known_hosts=True)
+    config = remote_config(tmp_path, server, stranger, known_hosts=True)
     done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), *LATENCY_SMALL)
     assert done.returncode == ExitCode.AUTH_FAILED, done.stderr
     assert "Permission denied" in done.stderr and "ssh-copy-id" in done.stderr
-    config = _remote_config(tmp_path, server, stranger, known_hosts=False)
+    config = remote_config(tmp_path, server, stranger, known_hosts=False)
     done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), *LATENCY_SMALL)
     assert done.returncode == ExitCode.CONNECTION_FAILED
     assert "Host key verification failed" in done.stderr and "never skips" in done.stderr

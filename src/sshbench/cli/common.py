@@ -290,6 +290,13 @@ def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
             fix=f"see it with `sshbench show {record.id}`",
             code=ExitCode.USAGE,
         )
+    if record.status is RunStatus.RUNNING:  # its writer is alive (a dead writer's run reads as interrupted)
+        raise SshbenchError(
+            f"run {record.id} is being measured right now by another sshbench",
+            place="--resume",
+            fix="wait for it to finish (or stop it with Ctrl-C there), then resume what is left",
+            code=ExitCode.USAGE,
+        )
     execute(record.options, db, as_json, resume=record.id)
 
 

@@ -9,7 +9,7 @@ from types import FrameType
 
 import click
 
-from sshbench import __version__
+from sshbench import __version__, leases
 from sshbench.cli import completion, measuring, stored
 from sshbench.cli.common import Session
 from sshbench.errors import ExitCode, SshbenchError, Terminated
@@ -71,11 +71,28 @@ def usage_error(exc: click.ClickException) -> str:
     return f"sshbench: error: {message} ({where}). Fix: see `{where} --help`"
 
 
+def _settle(db: str, run_id: int, owner: str) -> None:
+    """Mark a killed sshbench's run interrupted."""
+    from sshbench.store import settle_run
+
+    settle_run(db, run_id, owner)
+
+
+def _reap_leftovers() -> None:
+    """Clean up after an earlier sshbench that was killed before it could (servers, directories, its run)."""
+    for lease in leases.reap_stale(_settle):
+        what = [f"{len(lease.processes)} server(s)"] if lease.processes else []
+        what += [f"{len(lease.dirs)} private director{'y' if len(lease.dirs) == 1 else 'ies'}"] if lease.dirs else []
+        what += [f"run {run_id} marked interrupted" for _, run_id in lease.runs]
+        _say(f"sshbench: cleaned up after sshbench process {lease.owner.pid}, which was killed: {', '.join(what)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; the only place that turns exceptions into exit statuses."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     state = Session()
     try:
+        _reap_leftovers()
         cli.main(args=argv, prog_name="sshbench", standalone_mode=False, obj=state)
         code = 0
     except (click.exceptions.Abort, KeyboardInterrupt):
@@ -88,6 +105,10 @@ def main(argv: list[str] | None = None) -> None:
     except SshbenchError as exc:
         if state.traceback:
             traceback.print_exc()
-        _say(f"sshbench: error: {exc.render()}")
+        text = exc.render()
+        if state.run_id is not None and exc.code is ExitCode.STORAGE:  # e.g. the disk filled up during a run
+            how = f"sshbench {state.resume_command} --resume {state.run_id}"
+            text += f"; the samples stored before this are kept in run {state.run_id}: then finish it with `{how}`"
+        _say(f"sshbench: error: {text}")
         code = int(exc.code)
     sys.exit(code)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from sshbench import leases
 from sshbench.environment import Environment
 from sshbench.measure.budget import Estimate, check
 from sshbench.measure.scheduler import Outcome, Progress, Sampler, Scheduler
@@ -44,10 +45,12 @@ class Job:
     def record(self, target: str, environment: Environment) -> Recording:
         """Create the run with its environment, or mark the resumed run running again."""
         if self.resume is not None:
-            self.store.set_status(self.resume, RunStatus.RUNNING)
-            return Recording(self.store, self.resume, self.opts.plan)
-        run_id = self.store.create_run(self.opts, target, environment)
-        self.on_run(run_id)
+            self.store.claim(self.resume)  # fails while another live sshbench holds it
+            run_id = self.resume
+        else:
+            run_id = self.store.create_run(self.opts, target, environment)
+            self.on_run(run_id)
+        leases.keeper().run(self.store.path, run_id)  # if this process dies, its run is marked interrupted
         return Recording(self.store, run_id, self.opts.plan)
 
 
@@ -66,14 +69,17 @@ class Recording:
         """Give the run its final status: complete, incomplete (budget), failed, or interrupted (--resume finishes
         the last two)."""
         try:
-            yield
-        except Exception:
-            self.store.set_status(self.run_id, RunStatus.FAILED)
-            raise
-        except BaseException:
-            self.store.set_status(self.run_id, RunStatus.INTERRUPTED)
-            raise
-        self.store.set_status(self.run_id, RunStatus.INCOMPLETE if self.short else RunStatus.COMPLETE)
+            try:
+                yield
+            except Exception:
+                self.store.set_status(self.run_id, RunStatus.FAILED)
+                raise
+            except BaseException:
+                self.store.set_status(self.run_id, RunStatus.INTERRUPTED)
+                raise
+            self.store.set_status(self.run_id, RunStatus.INCOMPLETE if self.short else RunStatus.COMPLETE)
+        finally:
+            leases.keeper().forget(run=self.run_id)
 
     def register(self, scenarios: Sequence[Scenario], unsupported: Sequence[tuple[Scenario, str]] = ()) -> None:
         """Store the planned scenarios (idempotent on resume), mark unsupported ones, start the time budget."""

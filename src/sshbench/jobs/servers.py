@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import tempfile
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench import leases
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job, Recording
 from sshbench.measure import budget
@@ -29,7 +30,7 @@ from sshbench.ssh import envinfo
 from sshbench.ssh.destination import Target
 from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary
-from sshbench.targets import emulation, pinning, registry
+from sshbench.targets import cgroups, emulation, pinning, registry
 from sshbench.targets.base import LocalServer
 
 
@@ -74,7 +75,8 @@ def run_servers(job: Job) -> int:
     specs = tuple(registry.validate(s) for s in (opts.servers or registry.every()))
     emulated = emulation.apply(opts.emulate, remote=False)  # before any server starts
     with contextlib.ExitStack() as stack:
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sshbench-payload-")))
+        stack.enter_context(cgroups.contain(f"sshbench-client-{os.getpid()}"))  # clients die with sshbench
+        tmp = stack.enter_context(leases.private_dir("sshbench-payload-"))
         running, reports = _start_all(ssh, specs, stack, progress)
         if not running:
             _none_started(reports)
@@ -87,8 +89,8 @@ def run_servers(job: Job) -> int:
             job.plan_ready(budget.estimate(planned, opts, lambda sc: probes[sc.server or ""]))
         env = dataclasses.replace(envinfo.collect(ssh), emulation=emulated, pinning=pinned)
         rec = job.record(" ".join(specs), env)
-        job.store.set_servers(rec.run_id, list(reports.values()))
         with rec.status():
+            job.store.set_servers(rec.run_id, list(reports.values()))
             _memory(rec, ssh, running, reports, progress)
             _measure(rec, opts, ssh, running, plans, tmp, progress)
         return rec.run_id

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import tempfile
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench import leases
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job, Recording
 from sshbench.measure import budget
@@ -23,7 +24,7 @@ from sshbench.ssh import envinfo
 from sshbench.ssh.destination import Target, resolve_remote
 from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary
-from sshbench.targets import emulation, pinning
+from sshbench.targets import cgroups, emulation, pinning
 from sshbench.targets.base import LocalServer
 from sshbench.targets.registry import make_server
 
@@ -54,7 +55,10 @@ def require_connectable(disc: Discovery, target: Target) -> None:
     if profile.negotiated is not None:
         return
     reason = profile.failure or "unknown"
-    code, fix = ExitCode.CONNECTION_FAILED, f"check that the host is reachable: {target.ssh_hint()}"
+    if disc.server is None and disc.server_error:
+        reason += f"; reading its KEXINIT: {disc.server_error}"
+    code = ExitCode.CONNECTION_FAILED
+    fix = f"check that the host is reachable and runs an SSH server: {target.ssh_hint()}"
     if "Permission denied" in reason:
         code, fix = ExitCode.AUTH_FAILED, "sshbench logs in with your keys or agent: ssh-copy-id or ssh-add"
     elif "Host key verification failed" in reason:
@@ -74,8 +78,9 @@ def run_job(job: Job) -> int:
     ssh = require_binary("ssh", "openssh-client")
     emulated = emulation.apply(opts.emulate, remote=not is_local(opts.target))  # before any ssh/sshd starts
     with (
+        cgroups.contain(f"sshbench-client-{os.getpid()}"),  # every ssh client is killed with sshbench
         open_target(opts.target, ssh, opts.ssh_config) as where,
-        tempfile.TemporaryDirectory(prefix="sshbench-payload-") as tmp,
+        leases.private_dir("sshbench-payload-") as tmp,
     ):
         pinned = pinning.apply(opts.pin, [where.server] if where.server else [])
         disc = discover(ssh, where.target)
@@ -84,7 +89,7 @@ def run_job(job: Job) -> int:
         if opts.measures:
             require_connectable(disc, where.target)
             if job.resume is None:
-                found = budget.probe(ssh, where.target, opts, Path(tmp))
+                found = budget.probe(ssh, where.target, opts, tmp)
                 job.plan_ready(budget.estimate([*lat, *thr], opts, lambda sc: found))
         env = dataclasses.replace(
             envinfo.collect(ssh),
@@ -95,10 +100,10 @@ def run_job(job: Job) -> int:
             pinning=pinned,
         )
         rec = job.record(opts.target, env)
-        job.store.set_discovery(rec.run_id, disc)
         with rec.status():
+            job.store.set_discovery(rec.run_id, disc)
             if opts.measures:
-                measure(rec, opts, (lat, thr), where, Path(tmp), job.progress)
+                measure(rec, opts, (lat, thr), where, tmp, job.progress)
         return rec.run_id
 
 

@@ -80,10 +80,11 @@ class Estimate:
         if self.budget is None or (self.rounds or 0) >= MIN_RANKED:
             return None
         n = self.connections + self.transfers
+        they = f"{n} scenario{'s need' if n != 1 else ' needs'}"
         if self.warmup >= self.budget:
-            return f"{n} scenarios need ~{_secs(self.warmup)} of warm-ups; the budget is {_secs(self.budget)}"
+            return f"{they} ~{_secs(self.warmup)} of warm-ups; the budget is {_secs(self.budget)}"
         return (
-            f"{n} scenarios need ~{_secs(self.warmup)} of warm-ups and ~{_secs(self.per_round)} per round; "
+            f"{they} ~{_secs(self.warmup)} of warm-ups and ~{_secs(self.per_round)} per round; "
             f"the {_secs(self.budget)} budget leaves {self.rounds} round(s) and a rank needs {MIN_RANKED}"
         )
 
@@ -93,8 +94,10 @@ class Estimate:
 
 
 def _secs(seconds: float) -> str:
-    """Format a duration for people: 40 s, 3 min 20 s."""
-    whole = max(1, round(seconds))
+    """Format a duration for people: 0.5 s, 40 s, 3 min 20 s."""
+    if seconds < 9.95:
+        return f"{max(seconds, 0.1):.1f} s"
+    whole = round(seconds)
     return f"{whole} s" if whole < 120 else f"{whole // 60} min {whole % 60:02d} s"
 
 

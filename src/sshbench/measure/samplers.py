@@ -27,13 +27,14 @@ from pathlib import Path
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import Direction, JobOptions, Kind, Sample, Scenario
-from sshbench.ssh.destination import Target
+from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.text import (
     first_time,
     parse_exit_status,
     parse_transferred,
     phase_breakdown,
+    ssh_failure,
     ssh_failure_reason,
 )
 
@@ -115,9 +116,9 @@ def _failed(scenario: Scenario, rnd: int, warmup: bool, done: Finished, why: str
 
 def latency_sample(ssh: str, target: Target, scenario: Scenario, rnd: int, warmup: bool) -> Sample:
     """Time one full connection running `true`, with its phase breakdown."""
-    done = run_timed(target.argv(ssh, scenario.ssh_options(), "true"), timeout=120)
+    done = run_timed(target.argv(ssh, scenario.ssh_options(), "true"), timeout=LOGIN_TIMEOUT)
     if done.returncode != 0 or done.timed_out:
-        return _failed(scenario, rnd, warmup, done, ssh_failure_reason(done.texts))
+        return _failed(scenario, rnd, warmup, done, ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT))
     return Sample(
         scenario,
         rnd,

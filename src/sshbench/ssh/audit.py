@@ -11,11 +11,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import socket
+import struct
+import threading
+import time
 from typing import Any
 
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.records import AlgorithmRating, Rating, ServerOffer
 
+PROBE_DEADLINE = 10.0  # seconds for the whole probe: connect, banner, KEXINIT
+MAX_PRE_BANNER_LINES = 1024  # as OpenSSH's client: more lines than this before the banner is hostile
 # ssh-audit's names for the algorithm kinds in its database.
 KINDS = {"kex": "kex", "hostkey": "key", "cipher": "enc", "mac": "mac"}
 
@@ -37,16 +43,49 @@ def _probe_error(host: str, port: int, why: str) -> SshbenchError:
     )
 
 
+class _Watchdog:
+    """Cut a probe's connection when it runs past its deadline or the server sends endless pre-banner lines.
+
+    ssh-audit reads banner lines and packets for as long as the server sends them: this bounds the whole
+    probe in time and memory by shutting the socket down from a second thread (its reads then end).
+    """
+
+    def __init__(self, sock: Any, deadline: float) -> None:
+        self.sock, self.deadline, self.why = sock, deadline, ""
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        """Check twenty times a second until the probe is done or must be cut."""
+        while not self.done.wait(0.05):
+            lines = len(getattr(self.sock, "_SSH_Socket__header", ()))
+            if time.monotonic() > self.deadline:
+                self.why = f"no complete banner and KEXINIT within {PROBE_DEADLINE:g} s"
+            elif lines > MAX_PRE_BANNER_LINES:
+                self.why = f"more than {MAX_PRE_BANNER_LINES} lines before the SSH banner"
+            else:
+                continue
+            raw: Any = getattr(self.sock, "_SSH_Socket__sock", None)
+            with contextlib.suppress(OSError, AttributeError):
+                raw.shutdown(socket.SHUT_RDWR)
+            return
+
+    def stop(self) -> None:
+        """End the watch."""
+        self.done.set()
+        self.thread.join(1)
+
+
 def probe(host: str, port: int, timeout: float = 5.0) -> ServerOffer:
     """Connect, exchange banners and KEXINIT, and return what the server offers (no login)."""
     # Imported here: ssh-audit is large and only probes and ratings need it (keeps `--help` quick).
     from ssh_audit.outputbuffer import OutputBuffer
-    from ssh_audit.protocol import Protocol
-    from ssh_audit.ssh2_kex import SSH2_Kex
     from ssh_audit.ssh_socket import SSH_Socket
 
     out = OutputBuffer()
     sock = SSH_Socket(out, host, port, timeout=timeout, timeout_set=True)
+    watchdog = _Watchdog(sock, time.monotonic() + PROBE_DEADLINE)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             err = sock.connect()
@@ -54,20 +93,41 @@ def probe(host: str, port: int, timeout: float = 5.0) -> ServerOffer:
                 raise _probe_error(host, port, err)
             banner, _, err = sock.get_banner()
             if banner is None:
-                raise _probe_error(host, port, err or "no SSH banner")
+                raise _probe_error(host, port, watchdog.why or err or "no SSH banner")
             sock.send_kexinit()
             packet_type, payload = sock.read_packet()
     except SystemExit as exc:  # ssh-audit exits on malformed or missing packets
-        raise _probe_error(host, port, f"ssh-audit gave up (exit {exc.code})") from None
-    except OSError as exc:
-        raise _probe_error(host, port, str(exc)) from None
+        raise _probe_error(host, port, watchdog.why or f"ssh-audit gave up (exit {exc.code})") from None
+    except (OSError, ValueError, struct.error) as exc:
+        raise _probe_error(host, port, watchdog.why or str(exc) or type(exc).__name__) from None
     finally:
+        watchdog.stop()
         sock.close()
+    from ssh_audit.protocol import Protocol
+
     if packet_type != Protocol.MSG_KEXINIT:
         raise _probe_error(host, port, f"expected KEXINIT, got message type {packet_type}")
-    kex = SSH2_Kex.parse(out, payload)
+    return offer(str(banner), payload, f"{host}:{port}")
+
+
+def offer(banner: str, payload: bytes, where: str = "KEXINIT") -> ServerOffer:
+    """Parse a KEXINIT payload (what follows its message type) into what the server offers, or fail naming why."""
+    from ssh_audit.outputbuffer import OutputBuffer
+    from ssh_audit.ssh2_kex import SSH2_Kex
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            kex = SSH2_Kex.parse(OutputBuffer(), payload)
+    except Exception as exc:  # any failure to parse outside bytes is the server's, not ours
+        raise SshbenchError(
+            "could not read the server's algorithm lists: its KEXINIT is malformed "
+            f"({str(exc)[:60] or type(exc).__name__})",
+            place=f"KEXINIT probe of {where}",
+            fix="the server does not speak SSH correctly: check what listens on that port",
+            code=ExitCode.CONNECTION_FAILED,
+        ) from None
     return ServerOffer(
-        banner=str(banner),
+        banner=banner,
         kex=tuple(kex.kex_algorithms),
         hostkeys=tuple(kex.key_algorithms),
         ciphers=tuple(kex.server.encryption),

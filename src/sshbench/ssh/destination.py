@@ -25,6 +25,7 @@ COMMON_OPTIONS = (
     "-o",
     "BatchMode=yes",
 )
+LOGIN_TIMEOUT = 30.0  # seconds for a whole connection running `true`: past this the server is stuck, not slow
 CONNECT_TIMEOUT = 10  # seconds for TCP connect and the banner (remote targets without their own ConnectTimeout)
 _DESTINATION = re.compile(r"^[A-Za-z0-9_.%+\[\]:@-]{1,255}$")
 _HOST_PORT = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^:@\[\]\s]+):(?P<port>\d{1,5})$")

@@ -6,9 +6,9 @@ from sshbench.errors import SshbenchError
 from sshbench.model import STRICT_PROFILE
 from sshbench.records import ALGORITHM_KINDS, Discovery, Profile, ServerOffer, is_measurable
 from sshbench.ssh import audit
-from sshbench.ssh.destination import Target
+from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import run_quick, run_timed
-from sshbench.ssh.text import parse_config_dump, parse_negotiated, parse_query, ssh_failure_reason
+from sshbench.ssh.text import parse_config_dump, parse_negotiated, parse_query, ssh_failure
 
 QUERIES = {"kex": "kex", "hostkey": "HostKeyAlgorithms", "cipher": "cipher", "mac": "mac"}
 DEFAULT_KEYWORDS = {"kex": "kexalgorithms", "hostkey": "hostkeyalgorithms", "cipher": "ciphers", "mac": "macs"}
@@ -31,9 +31,9 @@ def client_defaults(ssh: str, target: Target) -> dict[str, tuple[str, ...]]:
 def negotiate(ssh: str, target: Target, name: str, options: dict[str, str]) -> Profile:
     """Connect once with the given -o options and report what was negotiated."""
     extra = [arg for k, v in options.items() for arg in ("-o", f"{k}={v}")]
-    done = run_timed(target.argv(ssh, extra, "true"), timeout=60)
-    if done.returncode != 0:
-        return Profile(name, None, ssh_failure_reason(done.texts))
+    done = run_timed(target.argv(ssh, extra, "true"), timeout=LOGIN_TIMEOUT)
+    if done.returncode != 0 or done.timed_out:
+        return Profile(name, None, ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT))
     return Profile(name, parse_negotiated(done.texts), None)
 
 

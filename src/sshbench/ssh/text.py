@@ -115,3 +115,13 @@ def ssh_failure_reason(lines: Iterable[str]) -> str:
         and not text.startswith(("debug", "OpenSSH_", "Transferred:", "Bytes per second", "Authenticated to"))
     ]
     return reasons[-1] if reasons else "ssh exited without saying why"
+
+
+def ssh_failure(lines: Iterable[str], timed_out: bool, timeout: float) -> str:
+    """Return why an ssh run failed: its own words, or that it was stopped after `timeout` seconds."""
+    if timed_out:
+        return (
+            f"no answer within {timeout:g} s: the server stopped responding during the key exchange, login or "
+            "command (stopped by sshbench)"
+        )
+    return ssh_failure_reason(lines)

@@ -6,8 +6,10 @@ that counts every server process, process roles for memory figures, and teardown
 is never read or written: the client runs with `-F <private ssh_config>` and its own known_hosts.
 
 Each server type (openssh.py, dropbear.py, tinyssh.py) provides keys, its command line and process
-roles. `wrap(argv)` applies the server's wrappers to that command line, in order: the private home
-of namespace.py today; a network namespace, link shaping or a CPU limit can be added the same way.
+roles. `wrap(argv)` applies the server's wrappers to that command line, in order: first
+`dies_with_parent` (SIGKILL when sshbench dies), then the private home of namespace.py; a network
+namespace, link shaping or a CPU limit can be added the same way. Every directory, cgroup and process
+is recorded in this process's lease (sshbench.leases) as it is made, so a killed sshbench leaves nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import ClassVar
 
 import psutil
 
+from sshbench import leases
 from sshbench.environment import EmbeddedInfo
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.destination import Target
@@ -94,6 +97,15 @@ def public_key(path: Path) -> str:
     return " ".join(path.read_text().split()[:2])
 
 
+def dies_with_parent(argv: list[str]) -> list[str]:
+    """Wrap argv so that the server gets SIGKILL when sshbench dies (PR_SET_PDEATHSIG, set just before exec).
+
+    The innermost wrapper: private homes and namespaces exec (never fork) into it, so the server stays
+    sshbench's own child, the process whose death the kernel watches.
+    """
+    return [require_binary("setpriv", "util-linux"), "--pdeathsig", "KILL", "--", *argv]
+
+
 class LocalServer:
     """A throw-away SSH server on 127.0.0.1 for the duration of a `with` block."""
 
@@ -111,7 +123,7 @@ class LocalServer:
         self.group: cgroups.CpuGroup | None = None
         self.cpu_note = ""  # why server CPU is not measured, when it is not
         self.settings: tuple[str, ...] = ()  # the settings used, shown with the results
-        self.wrappers: list[Wrapper] = []  # applied to the command line by `wrap`, in order
+        self.wrappers: list[Wrapper] = [dies_with_parent]  # applied to the command line by `wrap`, in order
 
     def __enter__(self) -> Target:
         try:
@@ -162,9 +174,12 @@ class LocalServer:
         """Create keys and configs, start the server, and wait until it listens."""
         self.workdir = Path(tempfile.mkdtemp(prefix="sshbench-"))
         os.chmod(self.workdir, 0o700)
+        leases.keeper().directory(self.workdir)  # removed by the guardian or the next sshbench if this one dies
         (self.workdir / "home").mkdir(mode=0o700)
         self.prepare(self.workdir)
         self.group, self.cpu_note = cgroups.create(self.workdir.name)
+        if self.group is not None:
+            leases.keeper().cgroup(self.group.path)
         last_error = ""
         for _attempt in range(4):  # a free port can be taken between choosing and binding it
             self.port = free_port()
@@ -209,6 +224,7 @@ class LocalServer:
         log = self.workdir / "server.log"
         with open(log, "wb") as sink:
             self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
+        leases.keeper().process(self.process.pid)
         if self.group is not None:
             try:
                 self.group.add(self.process.pid)  # before any connection: every later fork is counted
@@ -305,6 +321,7 @@ class LocalServer:
                 p.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=3)
+        leases.keeper().forget(pid=self.process.pid)
         self.process = None
 
     def stop(self) -> None:
@@ -312,6 +329,9 @@ class LocalServer:
         self._stop_processes()
         if self.group is not None:
             self.group.remove()
+            if not self.group.path.exists():  # else the guardian or the next sshbench empties it
+                leases.keeper().forget(path=self.group.path)
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+            leases.keeper().forget(path=self.workdir)
             self.workdir = None

@@ -7,15 +7,22 @@ including processes that have already exited.
 
 v2: `cpu.stat` exists in every cgroup, even without the cpu controller enabled. v1: the `cpuacct`
 hierarchy. `SSHBENCH_CGROUP=v1|v2|none` forces one (tests use it to cover both on hybrid machines).
+
+`contain` puts sshbench itself in a group for the duration of a job, so that every client it spawns can be
+found and killed if sshbench is killed (no per-spawn cost: children are born in their parent's group).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from sshbench import leases
 
 ENV = "SSHBENCH_CGROUP"
 RMDIR_TIMEOUT = 3.0
@@ -76,8 +83,10 @@ def _mounts() -> list[tuple[str, str, set[str]]]:
     return found
 
 
+@functools.cache
 def _own_paths() -> dict[str, str]:
-    """Return this process's cgroup path per hierarchy ('' for v2, controller names for v1)."""
+    """Return this process's cgroup path per hierarchy ('' for v2, controller names for v1), as it started
+    (cached: `contain` moves sshbench into a group of its own, and new groups must not nest in it)."""
     paths: dict[str, str] = {}
     with contextlib.suppress(OSError):
         for line in Path("/proc/self/cgroup").read_text().splitlines():
@@ -97,6 +106,33 @@ def _candidates() -> list[tuple[str, Path]]:
         elif fstype == "cgroup" and "cpuacct" in options and "cpuacct" in own:
             out.append(("v1", Path(mount) / own["cpuacct"].lstrip("/")))
     return out
+
+
+@contextlib.contextmanager
+def contain(name: str) -> Iterator[CpuGroup | None]:
+    """Move this process into a new group for the block: every process it starts (ssh clients, helpers) is
+    born there, so if sshbench dies its guardian kills them all. Yields None where no group can be made."""
+    group, _ = create(name)
+    if group is None:
+        yield None
+        return
+    home = CpuGroup(group.path.parent, group.version)
+    leases.keeper().cgroup(group.path)  # starts the guardian first: it must stay outside the group it reaps
+    try:
+        group.add(os.getpid())
+    except OSError:
+        group.remove()
+        leases.keeper().forget(path=group.path)
+        yield None
+        return
+    try:
+        yield group
+    finally:
+        with contextlib.suppress(OSError):
+            home.add(os.getpid())
+        group.remove()
+        if not group.path.exists():
+            leases.keeper().forget(path=group.path)
 
 
 def create(name: str) -> tuple[CpuGroup | None, str]:

@@ -1,0 +1,34 @@
+"""The guardian of one sshbench process: `python -m sshbench.guardian LEASE OWNER`.
+
+Started by `leases.Keeper` in its own session with a pipe as stdin whose only writer is the owner. It
+blocks until the pipe closes (the owner exited, however it died), waits for the owner's PID to be gone,
+and reaps the lease if it is still there: an owner that cleaned up after itself has removed it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from sshbench import leases
+
+
+def main(argv: list[str]) -> int:
+    """Wait for the owner's end, then reap what it left; return the exit status."""
+    path, owner = Path(argv[0]), leases.Owner.parse(argv[1])
+    while sys.stdin.buffer.read(4096):
+        pass  # the owner never writes: this returns at EOF, when the owner has exited
+    deadline = time.monotonic() + leases.OWNER_WAIT
+    while owner is not None and owner.alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if path.exists():
+        from sshbench.store import settle_run
+
+        leases.reap_file(path, settle_run)
+    leases.tidy()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

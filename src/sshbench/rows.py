@@ -1,0 +1,79 @@
+"""Reading stored rows back as typed records, refusing damaged ones with a storage error instead of a crash.
+
+A row is anything with `row["column"]` (an sqlite3.Row). A `running` run reads as `interrupted` once the
+process that wrote it (`runs.owner`, `PID:START`) is gone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sshbench import leases
+from sshbench.environment import Environment
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.model import JobOptions, RunKind, RunStatus, Sample, Scenario
+from sshbench.records import RunRecord, read_discovery
+
+
+@contextmanager
+def damaged(what: str) -> Iterator[None]:
+    """Turn a stored value that cannot be read back (edited or damaged by hand) into a storage error."""
+    try:
+        yield
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+        raise SshbenchError(
+            f"{what} is damaged in the results database ({type(exc).__name__}: {str(exc)[:80]})",
+            fix="delete that run (or restore the database from a copy); other runs are unaffected",
+            code=ExitCode.STORAGE,
+        ) from None
+
+
+def run_record(row: Any) -> RunRecord:
+    """Build a RunRecord from a row."""
+    with damaged(f"run {row['id']}"):
+        discovery, servers = read_discovery(json.loads(row["discovery"]) if row["discovery"] else None)
+        return RunRecord(
+            id=row["id"],
+            started_at=row["started_at"],
+            updated_at=row["updated_at"],
+            status=_status(row),
+            kind=RunKind(row["command"]),
+            target=row["target"],
+            options=JobOptions.from_dict(json.loads(row["options"]), row["command"]),
+            environment=Environment.from_dict(json.loads(row["environment"])),
+            discovery=discovery,
+            servers=servers,
+        )
+
+
+def _status(row: Any) -> RunStatus:
+    """Return a run's status as it stands: `running` only while its writer lives."""
+    status = RunStatus(row["status"])
+    owner = row["owner"] if "owner" in row.keys() else None  # noqa: SIM118 - a Row`s `in` tests values
+    if status is RunStatus.RUNNING and not leases.alive(owner):
+        return RunStatus.INTERRUPTED
+    return status
+
+
+def sample(sc: Scenario, row: Any) -> Sample:
+    """Build a Sample from a row."""
+    phases = tuple(json.loads(row["phases"]).items()) if row["phases"] else ()
+    return Sample(
+        sc,
+        row["round"],
+        bool(row["warmup"]),
+        bool(row["ok"]),
+        row["value"],
+        row["wall"],
+        nbytes=row["nbytes"],
+        client_cpu=row["client_cpu"],
+        phases=phases,
+        error=row["error"],
+        server_cpu=row["server_cpu"],
+        client_rss=row["client_rss"],
+        server_rss=row["server_rss"],
+        client_system=row["client_system"],
+    )
