@@ -64,6 +64,7 @@ class Trial:
     injected: bool = False  # the fault found its victim (a server, a client, a connection) and was applied
     exit_code: int | None = None
     leftovers: list[str] = field(default_factory=list)
+    clean_after: float | None = None  # seconds from sshbench's exit until nothing it made was left
     lost: int = 0
     seen: int = 0
     integrity: str = ""
@@ -194,10 +195,11 @@ def run_trial(trial: Trial, home: Path, timeout: float) -> Trial:
             proc.kill()
             proc.communicate()
         trial.exit_code = proc.returncode
-        time.sleep(0.1)
     finally:
         watch.finish()
+    ended = time.monotonic()
     trial.leftovers = _leftovers(watch, before, home)
+    trial.clean_after = None if trial.leftovers else round(time.monotonic() - ended, 2)
     trial.seen = len(watch.samples)
     after = sample_ids(db)
     trial.lost = len(watch.samples - after)
@@ -223,7 +225,7 @@ def _leftovers(watch: Watch, before: dict[str, set[str]], home: Path) -> list[st
         found = alive + extra + [f"lease {p}" for p in leases]
         if not found:
             return []
-        time.sleep(0.1)
+        time.sleep(0.02)
     return found
 
 
@@ -267,9 +269,9 @@ def _check_commands(trial: Trial, env: dict[str, str], db: Path, taken: set[int]
 
 def table(trials: list[Trial]) -> str:
     """Return the Markdown results table, one row per fault."""
-    rows = ["| fault | trials | fault applied | exit codes | leftovers | integrity not ok | samples seen "
-            "| samples lost | history/show/--resume failures |",
-            "|---|---:|---:|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    rows = ["| fault | trials | fault applied | exit codes | leftovers | clean after (max) | integrity not ok "
+            "| samples seen | samples lost | history/show/--resume failures |",
+            "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for fault in FAULTS:
         group = [t for t in trials if t.fault == fault]
         if not group:
@@ -279,6 +281,7 @@ def table(trials: list[Trial]) -> str:
             f"| {fault} | {len(group)} | {sum(t.injected for t in group)} "
             f"| {', '.join(f'{c}: {n}' for c, n in sorted(codes.items()))} "
             f"| {sum(bool(t.leftovers) for t in group)} "
+            f"| {max((t.clean_after for t in group if t.clean_after is not None), default=0):.2f} s "
             f"| {sum(t.integrity not in ('ok', 'no database') for t in group)} "
             f"| {sum(t.seen for t in group)} | {sum(t.lost for t in group)} "
             f"| {sum(bool(t.broken) for t in group)} |"
