@@ -165,7 +165,8 @@ def test_ssh_clients_die_with_sshbench_even_against_a_remote_host(
     assert server.workdir is not None
     config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
     args = ["throughput", "testhost", "--ssh-config", str(config), "--cipher", "aes128-gcm@openssh.com",
-            "--direction", "down", "--size", "64G", "--max-time", "none", "--db", str(tmp_path / "runs.db")]  # fmt: skip
+            "--direction", "down", "--size", "64G", "--max-time", "none",
+            "--db", str(tmp_path / "runs.db")]  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     try:
