@@ -17,6 +17,9 @@ import pytest
 from sshbench.ssh.destination import Target
 from sshbench.targets.openssh import OpenSSHServer
 
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background: children would inherit
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # the ignored SIGINT, and Ctrl-C tests test nothing
+
 
 @pytest.fixture
 def cli_env(tmp_path: Path) -> dict[str, str]:

@@ -152,7 +152,8 @@ class Keeper:
 
     def directory(self, path: Path) -> None:
         """Record a private directory (and mark it as ours)."""
-        (path / MARKER).write_text(self.lease.owner.text + "\n")
+        with contextlib.suppress(OSError):  # unmarked, it is never removed by a reaper: only left behind
+            (path / MARKER).write_text(self.lease.owner.text + "\n")
         self._change(lambda lease: lease.dirs.append(str(path)))
 
     def cgroup(self, path: Path) -> None:
@@ -182,10 +183,13 @@ class Keeper:
                 self.path.unlink()
             tidy()  # leave no empty folders behind either
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        partial = self.path.with_suffix(".tmp")
-        partial.write_text(json.dumps(self.lease.to_dict()))
-        os.replace(partial, self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            partial = self.path.with_suffix(".tmp")
+            partial.write_text(json.dumps(self.lease.to_dict()))
+            os.replace(partial, self.path)
+        except OSError:
+            return  # an unwritable state directory must not stop a measurement; only a kill would leave things
         self._guard()
 
     def _guard(self) -> None:

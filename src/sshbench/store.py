@@ -127,12 +127,26 @@ class Store:
             self._check_format()
             if not read_only:
                 self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.executescript(SCHEMA)
-                self._migrate()
-                self._settle_stale()
+                self._prepare()
         except (OSError, sqlite3.Error) as exc:
             raise _open_error(path, exc) from None
         self.db.row_factory = sqlite3.Row
+
+    def _prepare(self) -> None:
+        """Create or migrate the schema and settle dead runs in one transaction: a second sshbench opening the
+        same new database waits for it (busy timeout) and never sees half a schema."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self._check_format()
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            self._migrate()
+            self._settle_stale()
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     def _check_format(self) -> None:
         """Refuse another program's database, and one written by a newer sshbench."""

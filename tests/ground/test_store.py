@@ -68,3 +68,24 @@ def test_runs_of_older_versions_still_load(tmp_path: Path) -> None:
         )
     run = Store(path).run(1)
     assert run.status is RunStatus.INTERRUPTED and run.options.plan.min_rounds == 6 and run.environment.cpu_model == "x"
+
+
+def test_many_processes_opening_one_new_database_at_once_all_succeed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    db = tmp_path / "new.db"
+    go = tmp_path / "go"
+    code = (
+        "import os, sys, time\nfrom pathlib import Path\nfrom sshbench.store import Store\n"
+        "while not Path(sys.argv[2]).exists(): time.sleep(0.001)\n"
+        "Store(Path(sys.argv[1])).close()\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(db), str(go)], stderr=subprocess.PIPE, text=True)
+             for _ in range(8)]  # fmt: skip
+    go.touch()  # all eight start creating the schema at the same moment
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "4"
