@@ -1,4 +1,5 @@
-"""Reading stored rows back as typed records, refusing damaged ones with a storage error instead of a crash.
+"""Reading stored rows back as typed records, and the storage errors that name their cause: a damaged row, a
+database that cannot be opened (locked, foreign, not a database, read-only), a write that failed (disk full).
 
 A row is anything with `row["column"]` (an sqlite3.Row). A `running` run reads as `interrupted` once the
 process that wrote it (`runs.owner`, `PID:START`) is gone.
@@ -7,8 +8,10 @@ process that wrote it (`runs.owner`, `PID:START`) is gone.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from sshbench import leases
@@ -16,6 +19,32 @@ from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import JobOptions, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import RunRecord, read_discovery
+
+
+def open_error(path: Path, exc: Exception) -> SshbenchError:
+    """Return the storage error for a database that cannot be opened, with the fix that fits its cause."""
+    name = getattr(exc, "sqlite_errorname", "")
+    cause, fix = f"cannot open the results database: {exc}", "choose a writable location with --db PATH"
+    if name == "SQLITE_BUSY":
+        cause, fix = "the results database is locked: another sshbench is using it", "wait for it, or use another --db"
+    elif name == "SQLITE_NOTADB":
+        cause, fix = "this file is not an SQLite database", "point --db (or SSHBENCH_DB) at an sshbench database"
+    elif name == "SQLITE_READONLY":
+        cause = "the results database is read-only"
+        fix = "make it writable, or choose another --db (reading commands such as `history` still work)"
+    return SshbenchError(cause, place=str(path), fix=fix, code=ExitCode.STORAGE)
+
+
+def write_error(path: Path, exc: sqlite3.Error) -> SshbenchError:
+    """Return the storage error for a failed write, with the fix that fits its cause."""
+    name = getattr(exc, "sqlite_errorname", "")
+    fix = "free disk space or choose another --db"
+    if name == "SQLITE_BUSY":
+        fix = "another sshbench is writing to it: wait for it, or use another --db"
+    elif name == "SQLITE_READONLY":
+        fix = "make the database writable, or choose another --db"
+    return SshbenchError(f"could not write to the results database: {exc}", place=str(path), fix=fix,
+                         code=ExitCode.STORAGE)  # fmt: skip
 
 
 @contextmanager

@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,7 +36,7 @@ from sshbench.records import (
     StoredScenario,
     servers_to_dict,
 )
-from sshbench.rows import damaged, run_record, sample
+from sshbench.rows import damaged, open_error, run_record, sample, write_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -91,20 +92,6 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-def _open_error(path: Path, exc: Exception) -> SshbenchError:
-    """Return the storage error for a database that cannot be opened, with the fix that fits its cause."""
-    name = getattr(exc, "sqlite_errorname", "")
-    cause, fix = f"cannot open the results database: {exc}", "choose a writable location with --db PATH"
-    if name == "SQLITE_BUSY":
-        cause, fix = "the results database is locked: another sshbench is using it", "wait for it, or use another --db"
-    elif name == "SQLITE_NOTADB":
-        cause, fix = "this file is not an SQLite database", "point --db (or SSHBENCH_DB) at an sshbench database"
-    elif name == "SQLITE_READONLY":
-        cause = "the results database is read-only"
-        fix = "make it writable, or choose another --db (reading commands such as `history` still work)"
-    return SshbenchError(cause, place=str(path), fix=fix, code=ExitCode.STORAGE)
-
-
 class Store:
     """One SQLite database of runs; read-only for the commands that only read."""
 
@@ -126,15 +113,27 @@ class Store:
             self.db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self._check_format()
             if not read_only:
-                self.db.execute("PRAGMA journal_mode=WAL")
                 self._prepare()
         except (OSError, sqlite3.Error) as exc:
-            raise _open_error(path, exc) from None
+            raise open_error(path, exc) from None
         self.db.row_factory = sqlite3.Row
 
     def _prepare(self) -> None:
-        """Create or migrate the schema and settle dead runs in one transaction: a second sshbench opening the
-        same new database waits for it (busy timeout) and never sees half a schema."""
+        """Switch to WAL, then create or migrate the schema and settle dead runs in one transaction, so that a
+        second sshbench opening the same new database never sees half a schema. Some lock states answer BUSY at
+        once, without the busy handler (another process switching to WAL): retry for the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return self._schema()
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorname", "") != "SQLITE_BUSY" or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _schema(self) -> None:
+        """Create or migrate the schema and settle dead runs, in one transaction."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self._check_format()
@@ -228,7 +227,7 @@ class Store:
         try:
             yield self.db
         except sqlite3.Error as exc:
-            raise _write_error(self.path, exc) from None
+            raise write_error(self.path, exc) from None
 
     def create_run(self, options: JobOptions, target: str, environment: Environment) -> int:
         """Insert a new run in status 'running' and return its id."""
@@ -377,18 +376,6 @@ class Store:
                 )
             result.append(StoredScenario(row["id"], row["position"], sc, row["failure"], samples))
         return result
-
-
-def _write_error(path: Path, exc: sqlite3.Error) -> SshbenchError:
-    """Return the storage error for a failed write, with the fix that fits its cause."""
-    name = getattr(exc, "sqlite_errorname", "")
-    fix = "free disk space or choose another --db"
-    if name == "SQLITE_BUSY":
-        fix = "another sshbench is writing to it: wait for it, or use another --db"
-    elif name == "SQLITE_READONLY":
-        fix = "make the database writable, or choose another --db"
-    return SshbenchError(f"could not write to the results database: {exc}", place=str(path), fix=fix,
-                         code=ExitCode.STORAGE)  # fmt: skip
 
 
 def settle_run(db: str, run_id: int, owner: str) -> None:

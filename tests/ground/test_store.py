@@ -82,8 +82,8 @@ def test_many_processes_opening_one_new_database_at_once_all_succeed(tmp_path: P
         "Store(Path(sys.argv[1])).close()\n"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code, str(db), str(go)], stderr=subprocess.PIPE, text=True)
-             for _ in range(8)]  # fmt: skip
-    go.touch()  # all eight start creating the schema at the same moment
+             for _ in range(16)]  # fmt: skip
+    go.touch()  # all sixteen start creating the schema at the same moment
     for proc in procs:
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
