@@ -194,7 +194,7 @@ class Keeper:
 
     def _guard(self) -> None:
         """Start the guardian once: it reaps this lease as soon as this process ends without cleaning up."""
-        if self.guardian is not None:
+        if self.pipe is not None:  # started (or tried: then the next sshbench command reaps instead)
             return
         read_end, self.pipe = os.pipe()  # both non-inheritable: no other child holds the write end
         try:
@@ -206,7 +206,7 @@ class Keeper:
                 start_new_session=True,  # Ctrl-C in the terminal and a process-group kill do not reach it
             )
         except OSError:
-            self.guardian = None  # the next sshbench command reaps instead
+            self.guardian = None
         finally:
             os.close(read_end)
 

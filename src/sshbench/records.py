@@ -299,6 +299,13 @@ class StoredScenario:
         """Return the measured values: successful samples after warm-up."""
         return [s.value for s in self.samples if s.measured and s.value is not None]
 
+    @property
+    def broke_off(self) -> bool:
+        """Return True when it failed after it had worked (the server died, connections were cut): `--resume`
+        tries it again, unlike a scenario that never worked or that the server does not support."""
+        unsupported = self.failure is not None and self.failure.startswith("unsupported")
+        return self.failure is not None and not unsupported and any(s.ok for s in self.samples)
+
 
 @dataclass(frozen=True)
 class StoredRun:

@@ -291,8 +291,8 @@ class Store:
         rows = self.db.execute("SELECT id, key FROM scenarios WHERE run_id=?", (run_id,)).fetchall()
         return {row["key"]: row["id"] for row in rows}
 
-    def mark_failed(self, scenario_id: int, reason: str) -> None:
-        """Record why a scenario cannot be measured."""
+    def mark_failed(self, scenario_id: int, reason: str | None) -> None:
+        """Record why a scenario cannot be measured (None: it may be tried again)."""
         with self._writing() as db:
             db.execute("UPDATE scenarios SET failure=? WHERE id=?", (reason, scenario_id))
 

@@ -193,3 +193,28 @@ def _long_transfer(proc: subprocess.Popen[str]) -> psutil.Process:
                     return child
         time.sleep(0.05)
     raise AssertionError("the long download did not start")
+
+
+def test_ctrl_c_during_discovery_stores_no_failed_run(cli_env: dict[str, str], tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    proc = subprocess.Popen([sys.executable, "-m", "sshbench", "run", "--db", str(db)], env=cli_env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not _ssh_child(proc.pid):  # the first ssh connection: discovery is under way
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "sshbench: interrupted"  # nothing measured yet: nothing to resume
+    if db.exists():
+        with sqlite3.connect(db) as con:
+            statuses = [row[0] for row in con.execute("SELECT status FROM runs")]
+        assert "failed" not in statuses and "running" not in statuses
+
+
+def _ssh_child(pid: int) -> bool:
+    """Return True while sshbench runs an ssh client."""
+    with contextlib.suppress(psutil.Error):
+        return any(child.name() == "ssh" for child in psutil.Process(pid).children())
+    return False

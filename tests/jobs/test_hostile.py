@@ -117,3 +117,28 @@ def _listener_after_warmup(db: Path, proc: subprocess.Popen[str]) -> int:
         if "sshd" in " ".join(child.cmdline()):
             return child.pid
     raise AssertionError("no embedded sshd under sshbench")
+
+
+def test_a_server_that_dies_mid_run_leaves_an_incomplete_run_that_resumes(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "runs.db"
+    args = ["throughput", "--db", str(db), "--cipher", "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com",
+            "--size", "8M", "--rounds", "3", "--max-rounds", "4", "--warmup", "1"]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        psutil.Process(_listener_after_warmup(db, proc)).kill()  # no new connection is accepted from here on
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == ExitCode.MEASUREMENT_FAILED, err
+    line = err.strip().splitlines()[-1]
+    assert "run 1 is incomplete" in line and "Connection refused" in line and "--resume 1" in line
+    done = sshbench(cli_env, "throughput", "--db", str(db), "--resume", "1", "--json")
+    assert done.returncode == 0, done.stderr  # a fresh server; the broken-off rows are measured again
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT status FROM runs").fetchone()[0] == "complete"
+        assert con.execute("SELECT COUNT(*) FROM scenarios WHERE failure IS NOT NULL").fetchone()[0] == 0

@@ -195,7 +195,7 @@ def _plan_noted(estimate: Any) -> None:
 
 
 def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
-    """Fail (after the tables) when nothing was measured, or when the budget left rows too short to rank."""
+    """Fail (after the tables) when nothing was measured, or when rows are too short to rank or broke off."""
     from sshbench.model import RunStatus
     from sshbench.stats import MIN_RANKED
 
@@ -214,12 +214,14 @@ def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
         )
     if store.run(run_id).status is RunStatus.INCOMPLETE:
         short = sum(1 for st in stored if st.failure is None and len(st.values()) < MIN_RANKED)
-        budget = opts.plan.max_time or 0
+        broke = [st for st in stored if st.broke_off]
+        what = [f"{short} of {len(stored)} rows have fewer than {MIN_RANKED} samples, too few to rank"] if short else []
+        what += [f"{len(broke)} stopped working mid-run ({broke[0].failure})"] if broke else []
+        budget = f", or raise --max-time (it was {opts.plan.max_time:g} s)" if opts.plan.max_time and short else ""
         raise SshbenchError(
-            f"run {run_id} is incomplete: the {budget:g} s budget (--max-time) ran out with {short} of "
-            f"{len(stored)} rows below {MIN_RANKED} samples, too few to rank",
+            f"run {run_id} is incomplete: " + "; ".join(what),
             place=f"run {run_id}",
-            fix=f"finish it with `sshbench {opts.command.resume_command} --resume {run_id}`, or raise --max-time",
+            fix=f"finish it with `sshbench {opts.command.resume_command} --resume {run_id}`{budget}",
             code=ExitCode.MEASUREMENT_FAILED,
         )
 

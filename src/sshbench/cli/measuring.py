@@ -130,7 +130,8 @@ SAMPLING_OPTIONS: list[Decorator] = [
         default=DEFAULT_BUDGET,
         show_default=True,
         help="Time budget shared by every row (90s, 5m, or none). A plan that cannot fit is refused before "
-        "measuring; a run the budget cuts short ends incomplete (exit 9, --resume finishes it).",
+        "measuring; a run the budget cuts short, or whose server stops answering, ends incomplete (exit 9, "
+        "--resume finishes it).",
     ),
     click.option(
         "--pin/--no-pin",

@@ -15,6 +15,7 @@ from sshbench.measure.budget import Estimate, check
 from sshbench.measure.scheduler import Outcome, Progress, Sampler, Scheduler
 from sshbench.model import JobOptions, Plan, RunStatus, Sample, Scenario
 from sshbench.records import StoredScenario
+from sshbench.stats import MIN_RANKED
 from sshbench.store import Store
 
 
@@ -62,12 +63,11 @@ class Recording:
         self.ids: dict[str, int] = {}
         self.stored: dict[str, StoredScenario] = {}
         self.started = time.monotonic()
-        self.short = 0  # rows the budget left with too few samples to rank: the run ends incomplete
 
     @contextlib.contextmanager
     def status(self) -> Iterator[None]:
-        """Give the run its final status: complete, incomplete (budget), failed, or interrupted (--resume finishes
-        the last two)."""
+        """Give the run its final status: complete, incomplete (rows too short to rank or broken off), failed, or
+        interrupted (--resume finishes the last three)."""
         try:
             try:
                 yield
@@ -77,7 +77,7 @@ class Recording:
             except BaseException:
                 self.store.set_status(self.run_id, RunStatus.INTERRUPTED)
                 raise
-            self.store.set_status(self.run_id, RunStatus.INCOMPLETE if self.short else RunStatus.COMPLETE)
+            self.store.set_status(self.run_id, RunStatus.INCOMPLETE if self.unfinished() else RunStatus.COMPLETE)
         finally:
             leases.keeper().forget(run=self.run_id)
 
@@ -108,11 +108,19 @@ class Recording:
         sched = Scheduler(self.remaining(), take, self, progress)
         for sc in scenarios:
             if sc.key in self.stored:
-                sched.resume_from(sc, self.stored[sc.key].samples, self.stored[sc.key].failure)
-        outcome = sched.run(scenarios, label)
-        if outcome.stopped_by_time:
-            self.short += outcome.short
-        return outcome
+                found = self.stored[sc.key]
+                if found.broke_off:  # failed after it had worked: try again
+                    self.store.mark_failed(found.id, None)
+                sched.resume_from(sc, found.samples, None if found.broke_off else found.failure)
+        return sched.run(scenarios, label)
+
+    def unfinished(self) -> int:
+        """Return how many rows cannot be ranked yet: too few samples (budget, failed samples), or broken off."""
+        return sum(
+            1
+            for st in self.store.scenarios(self.run_id)
+            if st.broke_off or (st.failure is None and len(st.values()) < MIN_RANKED)
+        )
 
     def sample(self, sample: Sample) -> None:
         """Store one sample now."""

@@ -75,13 +75,15 @@ class Scheduler:
         self.taken = 0
 
     def resume_from(self, scenario: Scenario, samples: Sequence[Sample], failure: str | None) -> None:
-        """Account for samples taken by an earlier, interrupted invocation."""
+        """Account for samples an earlier, interrupted invocation took (rounds whose sample failed are due again)."""
         st = self.state.setdefault(scenario.key, _State())
         st.failure = failure
         for s in samples:
+            if not s.ok or s.value is None:
+                continue  # a failed sample's round is taken again
             if s.warmup:
                 st.warmups += 1
-            elif s.ok and s.value is not None:
+            else:
                 st.values.append(s.value)
             st.rounds_done = max(st.rounds_done, s.round)
 
