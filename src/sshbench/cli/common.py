@@ -196,8 +196,8 @@ def _plan_noted(estimate: Any) -> None:
 
 def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
     """Fail (after the tables) when nothing was measured, or when rows are too short to rank or broke off."""
+    from sshbench.jobs.recording import wanted
     from sshbench.model import RunStatus
-    from sshbench.stats import MIN_RANKED
 
     stored = store.scenarios(run_id)
     if stored and not any(s.ok for st in stored for s in st.samples):
@@ -213,9 +213,10 @@ def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
             code=ExitCode.UNSUPPORTED_ALGORITHM if unsupported else ExitCode.MEASUREMENT_FAILED,
         )
     if store.run(run_id).status is RunStatus.INCOMPLETE:
-        short = sum(1 for st in stored if st.failure is None and len(st.values()) < MIN_RANKED)
+        need = wanted(opts.plan)
+        short = sum(1 for st in stored if st.failure is None and len(st.values()) < need)
         broke = [st for st in stored if st.broke_off]
-        what = [f"{short} of {len(stored)} rows have fewer than {MIN_RANKED} samples, too few to rank"] if short else []
+        what = [f"{short} of {len(stored)} rows have fewer than {need} samples, too few to rank"] if short else []
         what += [f"{len(broke)} stopped working mid-run ({broke[0].failure})"] if broke else []
         budget = f", or raise --max-time (it was {opts.plan.max_time:g} s)" if opts.plan.max_time and short else ""
         raise SshbenchError(

@@ -115,11 +115,12 @@ class Recording:
         return sched.run(scenarios, label)
 
     def unfinished(self) -> int:
-        """Return how many rows cannot be ranked yet: too few samples (budget, failed samples), or broken off."""
+        """Return how many rows are not done: fewer samples than asked (up to the 3 a rank needs), or broken off."""
+        need = wanted(self.plan)
         return sum(
             1
             for st in self.store.scenarios(self.run_id)
-            if st.broke_off or (st.failure is None and len(st.values()) < MIN_RANKED)
+            if st.broke_off or (st.failure is None and len(st.values()) < need)
         )
 
     def sample(self, sample: Sample) -> None:
@@ -129,3 +130,9 @@ class Recording:
     def failed(self, scenario: Scenario, reason: str) -> None:
         """Record an unmeasurable scenario."""
         self.store.mark_failed(self.ids[scenario.key], reason)
+
+
+def wanted(plan: Plan) -> int:
+    """Return the samples a row must have for its run to be complete: the rounds asked for, up to the 3 a rank
+    needs (`--rounds 2` asks for unranked rows; a budget or failures that leave fewer make the run incomplete)."""
+    return min(MIN_RANKED, plan.min_rounds)
