@@ -20,7 +20,7 @@ from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.model import JobOptions, Kind, Scenario, is_local
 from sshbench.records import Discovery
-from sshbench.ssh import envinfo
+from sshbench.ssh import audit, envinfo
 from sshbench.ssh.destination import Target, resolve_remote
 from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary
@@ -56,7 +56,7 @@ def require_connectable(disc: Discovery, target: Target) -> None:
         return
     reason = profile.failure or "unknown"
     if disc.server is None and disc.server_error:
-        reason += f"; reading its KEXINIT: {disc.server_error}"
+        reason += f"; reading its KEXINIT: {disc.server_error.removeprefix(audit.PROBE_FAILED)}"
     code = ExitCode.CONNECTION_FAILED
     fix = f"check that the host is reachable and runs an SSH server: {target.ssh_hint()}"
     if "Permission denied" in reason:

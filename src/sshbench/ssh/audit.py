@@ -20,6 +20,7 @@ from typing import Any
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.records import AlgorithmRating, Rating, ServerOffer
 
+PROBE_FAILED = "could not read the server's algorithm lists: "
 PROBE_DEADLINE = 10.0  # seconds for the whole probe: connect, banner, KEXINIT
 MAX_PRE_BANNER_LINES = 1024  # as OpenSSH's client: more lines than this before the banner is hostile
 # ssh-audit's names for the algorithm kinds in its database.
@@ -36,7 +37,7 @@ def version() -> str:
 def _probe_error(host: str, port: int, why: str) -> SshbenchError:
     """Return the error for a failed KEXINIT probe."""
     return SshbenchError(
-        f"could not read the server's algorithm lists: {why}",
+        f"{PROBE_FAILED}{why}",
         place=f"KEXINIT probe of {host}:{port}",
         fix="check that the host is reachable and runs an SSH server on that port",
         code=ExitCode.CONNECTION_FAILED,
@@ -96,8 +97,8 @@ def probe(host: str, port: int, timeout: float = 5.0) -> ServerOffer:
                 raise _probe_error(host, port, watchdog.why or err or "no SSH banner")
             sock.send_kexinit()
             packet_type, payload = sock.read_packet()
-    except SystemExit as exc:  # ssh-audit exits on malformed or missing packets
-        raise _probe_error(host, port, watchdog.why or f"ssh-audit gave up (exit {exc.code})") from None
+    except SystemExit:  # ssh-audit exits on malformed or missing packets
+        raise _probe_error(host, port, watchdog.why or "a malformed banner or packet (ssh-audit gave up)") from None
     except (OSError, ValueError, struct.error) as exc:
         raise _probe_error(host, port, watchdog.why or str(exc) or type(exc).__name__) from None
     finally:
@@ -105,6 +106,8 @@ def probe(host: str, port: int, timeout: float = 5.0) -> ServerOffer:
         sock.close()
     from ssh_audit.protocol import Protocol
 
+    if packet_type < 0:  # ssh-audit's "no packet": the connection closed or timed out first
+        raise _probe_error(host, port, watchdog.why or "the connection closed or timed out before a whole KEXINIT")
     if packet_type != Protocol.MSG_KEXINIT:
         raise _probe_error(host, port, f"expected KEXINIT, got message type {packet_type}")
     return offer(str(banner), payload, f"{host}:{port}")
