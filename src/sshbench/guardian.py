@@ -23,9 +23,9 @@ def main(argv: list[str]) -> int:
     while owner is not None and owner.alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     if path.exists():
-        from sshbench.store import settle_run
+        from sshbench.store import settle
 
-        leases.reap_file(path, settle_run)
+        leases.reap_file(path, settle)
     leases.tidy()
     return 0
 

@@ -34,7 +34,7 @@ from pathlib import Path
 MARKER = ".sshbench-owner"
 KILL_WAIT = 3.0  # seconds to wait for a cgroup to empty after SIGKILL
 OWNER_WAIT = 10.0  # the guardian waits this long for its owner's PID to disappear after the pipe closes
-Settle = Callable[[str, int, str], None]  # (database path, run id, owner text): mark a dead owner's run
+Settle = Callable[[str], None]  # given a database path: mark the runs of dead writers interrupted
 
 
 def start_ticks(pid: int) -> int | None:
@@ -272,10 +272,10 @@ def reap(lease: Lease, settle: Settle | None) -> None:
         with contextlib.suppress(OSError):
             if (directory / MARKER).read_text().strip() == lease.owner.text:
                 shutil.rmtree(directory, ignore_errors=True)
-    for db, run_id in lease.runs:
+    for db in sorted({db for db, _ in lease.runs}):
         if settle is not None:
             with contextlib.suppress(Exception):  # a locked or vanished database: readers still see it as dead
-                settle(db, run_id, lease.owner.text)
+                settle(db)
 
 
 def reap_file(path: Path, settle: Settle | None) -> Lease | None:

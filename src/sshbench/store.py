@@ -194,20 +194,24 @@ class Store:
             (RunStatus.INTERRUPTED.value, _now(), run_id, RunStatus.RUNNING.value, owner),
         )
 
+    def check_free(self, run_id: int) -> None:
+        """Fail when a live sshbench process is writing the run."""
+        row = self.db.execute("SELECT status, owner FROM runs WHERE id=?", (run_id,)).fetchone()
+        holder = leases.Owner.parse(row[1]) if row is not None else None
+        if row is not None and row[0] == RunStatus.RUNNING.value and holder is not None and holder.alive():
+            raise SshbenchError(
+                f"run {run_id} is being measured right now by another sshbench (process {holder.pid})",
+                place="--resume",
+                fix=f"wait for it to finish (or stop it with Ctrl-C there, or kill {holder.pid}), then resume",
+                code=ExitCode.USAGE,
+            )
+
     def claim(self, run_id: int) -> None:
         """Make this process the writer of a stored run (to resume it), or fail if a live process holds it."""
         with self._writing() as db:
             db.execute("BEGIN IMMEDIATE")  # no other process can claim between the check and the update
             try:
-                row = db.execute("SELECT status, owner FROM runs WHERE id=?", (run_id,)).fetchone()
-                holder = leases.Owner.parse(row[1]) if row is not None else None
-                if row is not None and row[0] == RunStatus.RUNNING.value and holder is not None and holder.alive():
-                    raise SshbenchError(
-                        f"run {run_id} is being measured right now by sshbench process {holder.pid}",
-                        place="--resume",
-                        fix=f"wait for it to finish (or stop it: kill {holder.pid}), then resume",
-                        code=ExitCode.USAGE,
-                    )
+                self.check_free(run_id)
                 db.execute(
                     "UPDATE runs SET status=?, owner=?, updated_at=? WHERE id=?",
                     (RunStatus.RUNNING.value, leases.me().text, _now(), run_id),
@@ -378,10 +382,8 @@ class Store:
         return result
 
 
-def settle_run(db: str, run_id: int, owner: str) -> None:
-    """Mark a run interrupted when the process that wrote it died (called by the guardian and reapers)."""
-    path = Path(db)
-    if path.exists():
-        store = Store(path)  # opening for writing settles every stale run, this one included
-        store._mark_interrupted(run_id, owner)
-        store.close()
+def settle(db: str) -> None:
+    """Mark interrupted the runs of a database whose writer died (for the guardian and reapers): opening it for
+    writing does that."""
+    if Path(db).exists():
+        Store(Path(db)).close()

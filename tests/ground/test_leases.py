@@ -55,8 +55,8 @@ def test_reaping_a_dead_owner_spares_reused_pids_and_foreign_directories(state: 
         lease = leases.Lease(owner, [(recorded.pid, ticks), (innocent.pid, 1)], [], [str(ours), str(foreign)], [])
         state.mkdir(parents=True)
         (state / f"{owner.pid}-{owner.start}.json").write_text(json.dumps(lease.to_dict()))
-        settled: list[tuple[str, int, str]] = []
-        reaped = leases.reap_stale(lambda db, run, who: settled.append((db, run, who)))
+        settled: list[str] = []
+        reaped = leases.reap_stale(settled.append)
         assert [r.owner for r in reaped] == [owner]
         assert recorded.wait(5) == -9  # recorded and started when recorded: killed
         assert innocent.poll() is None  # same PID slot, other start time: untouched

@@ -196,7 +196,7 @@ def _plan_noted(estimate: Any) -> None:
 
 def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
     """Fail (after the tables) when nothing was measured, or when rows are too short to rank or broke off."""
-    from sshbench.jobs.recording import wanted
+    from sshbench.jobs.recording import unfinished_rows, wanted
     from sshbench.model import RunStatus
 
     stored = store.scenarios(run_id)
@@ -213,10 +213,9 @@ def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
             code=ExitCode.UNSUPPORTED_ALGORITHM if unsupported else ExitCode.MEASUREMENT_FAILED,
         )
     if store.run(run_id).status is RunStatus.INCOMPLETE:
+        short, broke = unfinished_rows(stored, opts.plan)
         need = wanted(opts.plan)
-        short = sum(1 for st in stored if st.failure is None and len(st.values()) < need)
-        broke = [st for st in stored if st.broke_off]
-        what = [f"{short} of {len(stored)} rows have fewer than {need} samples, too few to rank"] if short else []
+        what = [f"{len(short)} of {len(stored)} rows have fewer than {need} samples"] if short else []
         what += [f"{len(broke)} stopped working mid-run ({broke[0].failure})"] if broke else []
         budget = f", or raise --max-time (it was {opts.plan.max_time:g} s)" if opts.plan.max_time and short else ""
         raise SshbenchError(
@@ -293,13 +292,7 @@ def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
             fix=f"see it with `sshbench show {record.id}`",
             code=ExitCode.USAGE,
         )
-    if record.status is RunStatus.RUNNING:  # its writer is alive (a dead writer's run reads as interrupted)
-        raise SshbenchError(
-            f"run {record.id} is being measured right now by another sshbench",
-            place="--resume",
-            fix="wait for it to finish (or stop it with Ctrl-C there), then resume what is left",
-            code=ExitCode.USAGE,
-        )
+    store.check_free(record.id)  # early, before any server starts; `claim` checks again atomically
     execute(record.options, db, as_json, resume=record.id)
 
 

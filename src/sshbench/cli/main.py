@@ -71,11 +71,11 @@ def usage_error(exc: click.ClickException) -> str:
     return f"sshbench: error: {message} ({where}). Fix: see `{where} --help`"
 
 
-def _settle(db: str, run_id: int, owner: str) -> None:
-    """Mark a killed sshbench's run interrupted."""
-    from sshbench.store import settle_run
+def _settle(db: str) -> None:
+    """Mark a killed sshbench's run interrupted (the store is imported only when there is one)."""
+    from sshbench.store import settle
 
-    settle_run(db, run_id, owner)
+    settle(db)
 
 
 def _reap_leftovers() -> None:

@@ -115,13 +115,9 @@ class Recording:
         return sched.run(scenarios, label)
 
     def unfinished(self) -> int:
-        """Return how many rows are not done: fewer samples than asked (up to the 3 a rank needs), or broken off."""
-        need = wanted(self.plan)
-        return sum(
-            1
-            for st in self.store.scenarios(self.run_id)
-            if st.broke_off or (st.failure is None and len(st.values()) < need)
-        )
+        """Return how many rows are not done: fewer samples than asked, or broken off."""
+        short, broke = unfinished_rows(self.store.scenarios(self.run_id), self.plan)
+        return len(short) + len(broke)
 
     def sample(self, sample: Sample) -> None:
         """Store one sample now."""
@@ -136,3 +132,10 @@ def wanted(plan: Plan) -> int:
     """Return the samples a row must have for its run to be complete: the rounds asked for, up to the 3 a rank
     needs (`--rounds 2` asks for unranked rows; a budget or failures that leave fewer make the run incomplete)."""
     return min(MIN_RANKED, plan.min_rounds)
+
+
+def unfinished_rows(stored: Sequence[StoredScenario], plan: Plan) -> tuple[list[StoredScenario], list[StoredScenario]]:
+    """Return the rows that keep a run incomplete: (live rows with fewer samples than wanted, rows broken off)."""
+    need = wanted(plan)
+    short = [st for st in stored if st.failure is None and len(st.values()) < need]
+    return short, [st for st in stored if st.broke_off]

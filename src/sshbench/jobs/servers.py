@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,7 +74,7 @@ def run_servers(job: Job) -> int:
     specs = tuple(registry.validate(s) for s in (opts.servers or registry.every()))
     emulated = emulation.apply(opts.emulate, remote=False)  # before any server starts
     with contextlib.ExitStack() as stack:
-        stack.enter_context(cgroups.contain(f"sshbench-client-{os.getpid()}"))  # clients die with sshbench
+        stack.enter_context(cgroups.contain())  # clients die with sshbench
         tmp = stack.enter_context(leases.private_dir("sshbench-payload-"))
         running, reports = _start_all(ssh, specs, stack, progress)
         if not running:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +77,7 @@ def run_job(job: Job) -> int:
     ssh = require_binary("ssh", "openssh-client")
     emulated = emulation.apply(opts.emulate, remote=not is_local(opts.target))  # before any ssh/sshd starts
     with (
-        cgroups.contain(f"sshbench-client-{os.getpid()}"),  # every ssh client is killed with sshbench
+        cgroups.contain(),  # every ssh client is killed with sshbench
         open_target(opts.target, ssh, opts.ssh_config) as where,
         leases.private_dir("sshbench-payload-") as tmp,
     ):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from sshbench.model import Plan, Sample, Scenario
-from sshbench.stats import MIN_RANKED, summarize
+from sshbench.stats import summarize
 
 MAX_CONSECUTIVE_FAILURES = 3
 Sampler = Callable[[Scenario, int, bool], Sample]
@@ -53,7 +53,6 @@ class Outcome:
 
     samples_taken: int
     stopped_by_time: bool
-    short: int = 0  # live scenarios left with fewer than MIN_RANKED samples (too few to rank)
 
 
 def needs_more(values: Sequence[float], plan: Plan) -> bool:
@@ -114,9 +113,8 @@ class Scheduler:
         return self._outcome(scenarios, False)
 
     def _outcome(self, scenarios: Sequence[Scenario], stopped_by_time: bool) -> Outcome:
-        """Return how the measurement ended, counting the live scenarios too short to rank."""
-        short = sum(1 for sc in scenarios if self._live(sc) and len(self.state[sc.key].values) < MIN_RANKED)
-        return Outcome(self.taken, stopped_by_time, short)
+        """Return how the measurement ended."""
+        return Outcome(self.taken, stopped_by_time)
 
     def _uncertainty(self, sc: Scenario) -> float:
         """Return the relative CI half-width of a scenario's median (infinite with fewer than 2 values)."""

@@ -109,10 +109,10 @@ def _candidates() -> list[tuple[str, Path]]:
 
 
 @contextlib.contextmanager
-def contain(name: str) -> Iterator[CpuGroup | None]:
+def contain() -> Iterator[CpuGroup | None]:
     """Move this process into a new group for the block: every process it starts (ssh clients, helpers) is
     born there, so if sshbench dies its guardian kills them all. Yields None where no group can be made."""
-    group, _ = create(name)
+    group, _ = create(f"sshbench-client-{os.getpid()}")
     if group is None:
         yield None
         return
