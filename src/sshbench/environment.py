@@ -123,6 +123,7 @@ class Environment:
     sshbench: str | None = None
     ssh_audit: str | None = None
     uid: int | None = None
+    client_host: str | None = None  # the machine that measured (its host name; `import` keeps the measuring host's)
     server_banner: str | None = None
     target: str | None = None  # where the target was, e.g. "embedded openssh server 127.0.0.1:40122"
     embedded: EmbeddedInfo | None = None
@@ -158,4 +159,6 @@ class Environment:
         )
 
 
-_MACHINE = ("cpus", "kernel", "os", "openssh_client", "openssl", "python", "sshbench", "ssh_audit", "uid")
+_MACHINE = (
+    "cpus", "kernel", "os", "openssh_client", "openssl", "python", "sshbench", "ssh_audit", "uid", "client_host",
+)  # fmt: skip

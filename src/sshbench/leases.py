@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -143,6 +144,7 @@ class Keeper:
         self.path = live_dir() / f"{self.lease.owner.pid}-{self.lease.owner.start}.json"
         self.guardian: subprocess.Popen[bytes] | None = None
         self.pipe: int | None = None  # our end of the guardian's stdin: closed only when we exit
+        self.lock = threading.Lock()  # a fleet measures hosts from several threads
 
     def process(self, pid: int) -> None:
         """Record a process this one started."""
@@ -177,6 +179,11 @@ class Keeper:
 
     def _change(self, change: Callable[[Lease], None]) -> None:
         """Apply a change and write the lease (or remove its file once it is empty)."""
+        with self.lock:
+            self._apply(change)
+
+    def _apply(self, change: Callable[[Lease], None]) -> None:
+        """Apply a change and write the lease (the caller holds the lock)."""
         change(self.lease)
         if self.lease.empty:
             with contextlib.suppress(FileNotFoundError):

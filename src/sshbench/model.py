@@ -268,6 +268,7 @@ class RunKind(enum.StrEnum):
     THROUGHPUT = "throughput"
     SWEEP = "sweep"
     SERVERS = "servers"
+    FLEET = "fleet"
 
     @property
     def side_by_side(self) -> bool:
@@ -281,8 +282,9 @@ class RunKind(enum.StrEnum):
 
     @property
     def recommends(self) -> bool:
-        """Return True when the run's measurements can back a configuration recommendation."""
-        return not self.side_by_side
+        """Return True when the run's measurements can back a single target's recommendation (a fleet makes its
+        own, for every host at once)."""
+        return not self.side_by_side and self is not RunKind.FLEET
 
     @property
     def resume_command(self) -> str:
@@ -324,6 +326,11 @@ class JobOptions:
     emulate: str | None = None  # e.g. no-aesni (see targets/emulation.py)
     policy: str = "modern"  # security policy for recommendations: a level or a TOML file
     pin: bool = False  # embedded servers: ssh client on one CPU, server on another
+    inventory: str | None = None  # `fleet`: an Ansible inventory (file, directory or script) for ansible-inventory
+    limit: str | None = None  # `fleet`: Ansible's --limit pattern
+    hosts: str | None = None  # `fleet`: Host aliases of --ssh-config matching these patterns (comma-separated)
+    hosts_file: str | None = None  # `fleet`: a file of destinations, one per line
+    forks: int = 5  # `fleet`: hosts measured at once (throughput: always one at a time)
 
     @property
     def measures(self) -> bool:

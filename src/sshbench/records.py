@@ -15,7 +15,7 @@ from typing import Any
 from sshbench.environment import EmbeddedInfo, Environment
 from sshbench.model import JobOptions, MemoryRecord, RunKind, RunStatus, Sample, Scenario
 
-SCHEMA_VERSION = 4  # of the stored data: the SQLite schema (its history is in store.py) and --json documents
+SCHEMA_VERSION = 5  # of the stored data: the SQLite schema (its history is in store.py) and --json documents
 ALGORITHM_KINDS = ("kex", "hostkey", "cipher", "mac")
 # Pseudo-algorithms that signal extensions inside the kex list; they cannot be negotiated alone.
 PSEUDO_PREFIXES = ("ext-info-", "kex-strict-")
@@ -231,6 +231,52 @@ class ServerReport:
         )
 
 
+@dataclass(frozen=True)
+class FleetHost:
+    """One host of a fleet: how ssh reaches it, its inventory groups, and its own run (or why it has none)."""
+
+    name: str  # the inventory hostname, ssh_config alias or destination, as the user names it
+    destination: str  # what ssh is given
+    options: tuple[str, ...] = ()  # ssh options from the inventory (-p, -l, -i, -o HostName=..., common args)
+    groups: tuple[str, ...] = ()
+    run: int | None = None  # the host's run (discovery and samples), once it was reached
+    failure: str | None = None  # why it was not measured (None: measured, or not yet)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the stored form."""
+        return {"name": self.name, "destination": self.destination, "options": list(self.options),
+                "groups": list(self.groups), "run": self.run, "failure": self.failure}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FleetHost:
+        """Rebuild the stored form."""
+        return cls(
+            name=str(data["name"]),
+            destination=str(data.get("destination") or data["name"]),
+            options=tuple(data.get("options") or ()),
+            groups=tuple(data.get("groups") or ()),
+            run=data.get("run"),
+            failure=data.get("failure"),
+        )
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A fleet run's hosts and where they came from; each host's measurements are a run of its own."""
+
+    source: str  # e.g. "Ansible inventory hosts.ini (--limit web)"
+    hosts: tuple[FleetHost, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the stored form."""
+        return {"fleet": {"source": self.source, "hosts": [h.to_dict() for h in self.hosts]}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Fleet:
+        """Rebuild the stored form (the value under "fleet")."""
+        return cls(str(data.get("source", "")), tuple(FleetHost.from_dict(h) for h in data.get("hosts", ())))
+
+
 def servers_to_dict(reports: Sequence[ServerReport]) -> dict[str, Any]:
     """Return the stored discovery of a `servers` run."""
     return {"servers": {r.name: r.to_dict() for r in reports}}
@@ -250,6 +296,8 @@ class RunRecord:
     environment: Environment
     discovery: Discovery | None = None  # a single target's discovery
     servers: tuple[ServerReport, ...] = ()  # a `servers` run: one report per server, in run order
+    fleet: Fleet | None = None  # a `fleet` run: its hosts, each with its own run
+    parent: int | None = None  # the fleet run this host's run belongs to
 
     @property
     def source(self) -> str:
@@ -273,16 +321,22 @@ class RunRecord:
         """Return the stored discovery as printed by --json."""
         if self.kind.side_by_side:
             return servers_to_dict(self.servers)
+        if self.fleet is not None:
+            return self.fleet.to_dict()
         return None if self.discovery is None else self.discovery.to_dict()
 
 
-def read_discovery(data: Mapping[str, Any] | None) -> tuple[Discovery | None, tuple[ServerReport, ...]]:
-    """Split a stored discovery into a single target's discovery or a `servers` run's reports."""
+def read_discovery(
+    data: Mapping[str, Any] | None,
+) -> tuple[Discovery | None, tuple[ServerReport, ...], Fleet | None]:
+    """Split a stored discovery into a single target's discovery, a `servers` run's reports or a fleet."""
     if not data:
-        return None, ()
+        return None, (), None
     if "servers" in data:
-        return None, tuple(ServerReport.from_dict(n, d) for n, d in data["servers"].items())
-    return Discovery.from_dict(data), ()
+        return None, tuple(ServerReport.from_dict(n, d) for n, d in data["servers"].items()), None
+    if "fleet" in data:
+        return None, (), Fleet.from_dict(data["fleet"])
+    return Discovery.from_dict(data), (), None
 
 
 @dataclass(frozen=True)
@@ -314,3 +368,5 @@ class StoredRun:
     run: RunRecord
     scenarios: tuple[StoredScenario, ...]
     memory: tuple[MemoryRecord, ...] = ()
+    hosts: tuple[tuple[FleetHost, StoredRun | None], ...] = ()  # a fleet: each host with its run (scenarios above
+    # are every host's, each named by its host in `Scenario.server`)

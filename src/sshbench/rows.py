@@ -7,9 +7,10 @@ process that wrote it (`runs.owner`, `PID:START`) is gone.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from sshbench import leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import JobOptions, RunKind, RunStatus, Sample, Scenario
-from sshbench.records import RunRecord, read_discovery
+from sshbench.records import RunRecord, StoredScenario, read_discovery
 
 
 def open_error(path: Path, exc: Exception) -> SshbenchError:
@@ -63,7 +64,7 @@ def damaged(what: str) -> Iterator[None]:
 def run_record(row: Any) -> RunRecord:
     """Build a RunRecord from a row."""
     with damaged(f"run {row['id']}"):
-        discovery, servers = read_discovery(json.loads(row["discovery"]) if row["discovery"] else None)
+        discovery, servers, fleet = read_discovery(json.loads(row["discovery"]) if row["discovery"] else None)
         return RunRecord(
             id=row["id"],
             started_at=row["started_at"],
@@ -75,6 +76,8 @@ def run_record(row: Any) -> RunRecord:
             environment=Environment.from_dict(json.loads(row["environment"])),
             discovery=discovery,
             servers=servers,
+            fleet=fleet,
+            parent=row["parent"] if "parent" in row.keys() else None,  # noqa: SIM118 - a Row`s `in` tests values
         )
 
 
@@ -106,3 +109,13 @@ def sample(sc: Scenario, row: Any) -> Sample:
         server_rss=row["server_rss"],
         client_system=row["client_system"],
     )
+
+
+def host_scenarios(host: str, stored: Sequence[StoredScenario]) -> list[StoredScenario]:
+    """Return a fleet host's scenarios named by the host (`Scenario.server`), as one fleet run shows them."""
+    named = []
+    for st in stored:
+        sc = dataclasses.replace(st.scenario, server=host)
+        samples = tuple(dataclasses.replace(s, scenario=sc) for s in st.samples)
+        named.append(dataclasses.replace(st, scenario=sc, samples=samples))
+    return named

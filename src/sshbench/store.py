@@ -10,6 +10,7 @@ Schema history (SCHEMA_VERSION):
   3 - samples.client_system (the ssh client's system CPU seconds, for hyperfine's user/system split).
   4 - runs.owner (`PID:START` of the sshbench process writing it): a `running` run whose owner is gone reads
       as interrupted, and a run with a live owner cannot be resumed by another process.
+  5 - runs.parent: a fleet run's per-host runs name it (and `history` lists them under it).
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from sshbench.model import JobOptions, Kind, MemoryRecord, RunKind, RunStatus, S
 from sshbench.records import (
     SCHEMA_VERSION,
     Discovery,
+    Fleet,
     RunRecord,
     ServerReport,
     StoredRun,
     StoredScenario,
     servers_to_dict,
 )
-from sshbench.rows import damaged, open_error, run_record, sample, write_error
+from sshbench.rows import damaged, host_scenarios, open_error, run_record, sample, write_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,7 +79,7 @@ ADDED_COLUMNS = {
         ("server_rss", "INTEGER"),
         ("client_system", "REAL"),
     ),
-    "runs": (("analysis", "TEXT"), ("owner", "TEXT")),
+    "runs": (("analysis", "TEXT"), ("owner", "TEXT"), ("parent", "INTEGER")),
 }
 
 
@@ -233,23 +235,18 @@ class Store:
         except sqlite3.Error as exc:
             raise write_error(self.path, exc) from None
 
-    def create_run(self, options: JobOptions, target: str, environment: Environment) -> int:
-        """Insert a new run in status 'running' and return its id."""
+    def create_run(
+        self, options: JobOptions, target: str, environment: Environment, parent: int | None = None,
+        started_at: str | None = None,
+    ) -> int:  # fmt: skip
+        """Insert a new run in status 'running' (a fleet's host run names its fleet) and return its id."""
         with self._writing() as db:
             cur = db.execute(
-                "INSERT INTO runs (started_at, updated_at, status, command, target, options, environment, owner)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    _now(),
-                    _now(),
-                    RunStatus.RUNNING.value,
-                    options.command.value,
-                    target,
-                    json.dumps(options.to_dict()),
-                    json.dumps(environment.to_dict()),
-                    leases.me().text,
-                ),
-            )
+                "INSERT INTO runs (started_at, updated_at, status, command, target, options, environment, owner,"
+                " parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (started_at or _now(), _now(), RunStatus.RUNNING.value, options.command.value, target,
+                 json.dumps(options.to_dict()), json.dumps(environment.to_dict()), leases.me().text, parent),
+            )  # fmt: skip
         assert cur.lastrowid is not None
         return cur.lastrowid
 
@@ -265,6 +262,10 @@ class Store:
     def set_servers(self, run_id: int, reports: Sequence[ServerReport]) -> None:
         """Store what a `servers` run found about each of its servers."""
         self._set_discovery(run_id, json.dumps(servers_to_dict(reports)))
+
+    def set_fleet(self, run_id: int, fleet: Fleet) -> None:
+        """Store a fleet run's hosts (each with its run id or why it has none)."""
+        self._set_discovery(run_id, json.dumps(fleet.to_dict()))
 
     def _set_discovery(self, run_id: int, text: str) -> None:
         """Write a run's discovery column."""
@@ -307,24 +308,10 @@ class Store:
                 "INSERT INTO samples (scenario_id, round, warmup, ok, value, wall, nbytes, client_cpu,"
                 " phases, error, taken_at, server_cpu, client_rss, server_rss, client_system)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    scenario_id,
-                    s.round,
-                    int(s.warmup),
-                    int(s.ok),
-                    s.value,
-                    s.wall,
-                    s.nbytes,
-                    s.client_cpu,
-                    json.dumps(dict(s.phases)) if s.phases else None,
-                    s.error,
-                    _now(),
-                    s.server_cpu,
-                    s.client_rss,
-                    s.server_rss,
-                    s.client_system,
-                ),
-            )
+                (scenario_id, s.round, int(s.warmup), int(s.ok), s.value, s.wall, s.nbytes, s.client_cpu,
+                 json.dumps(dict(s.phases)) if s.phases else None, s.error, _now(), s.server_cpu, s.client_rss,
+                 s.server_rss, s.client_system),
+            )  # fmt: skip
 
     def add_memory(self, run_id: int, records: list[MemoryRecord]) -> None:
         """Store memory snapshots (one row per server, state and process role) immediately."""
@@ -356,14 +343,20 @@ class Store:
         return run_record(row)
 
     def load(self, run_id: int) -> StoredRun:
-        """Return everything stored about a run, or fail naming the id."""
-        return StoredRun(self.run(run_id), tuple(self.scenarios(run_id)), tuple(self.memory(run_id)))
+        """Return everything stored about a run, or fail naming the id; a fleet run comes with its hosts' runs (and
+        their scenarios, each named by its host)."""
+        run = self.run(run_id)
+        if run.fleet is None:
+            return StoredRun(run, tuple(self.scenarios(run_id)), tuple(self.memory(run_id)))
+        hosts = tuple((h, None if h.run is None else self.load(h.run)) for h in run.fleet.hosts)
+        return StoredRun(run, tuple(st for h, r in hosts if r for st in host_scenarios(h.name, r.scenarios)), (), hosts)
 
-    def runs(self, limit: int = 50) -> list[tuple[RunRecord, int]]:
-        """Return the newest runs with their sample counts."""
+    def runs(self, limit: int = 50, hosts: bool = False) -> list[tuple[RunRecord, int]]:
+        """Return the newest runs with their sample counts (a fleet's host runs too, when asked)."""
         rows = self.db.execute(
             "SELECT runs.*, (SELECT COUNT(*) FROM samples JOIN scenarios ON samples.scenario_id=scenarios.id"
-            " WHERE scenarios.run_id=runs.id) AS n FROM runs ORDER BY id DESC LIMIT ?",
+            " JOIN runs AS r ON scenarios.run_id=r.id WHERE r.id=runs.id OR r.parent=runs.id) AS n FROM runs"
+            f"{'' if hosts else ' WHERE parent IS NULL'} ORDER BY id DESC LIMIT ?",
             (limit,),
         ).fetchall()
         return [(run_record(r), int(r["n"])) for r in rows]

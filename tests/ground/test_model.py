@@ -51,8 +51,8 @@ def test_scenario_round_trip_and_key() -> None:
 
 def test_run_kinds() -> None:
     assert [k for k in RunKind if k.side_by_side] == [RunKind.SERVERS]
-    assert [k for k in RunKind if not k.recommends] == [RunKind.SERVERS]
-    assert {k.resume_command for k in RunKind} == {"run", "latency", "throughput", "sweep", "servers"}
+    assert [k for k in RunKind if not k.recommends] == [RunKind.SERVERS, RunKind.FLEET]  # a fleet recommends its own
+    assert {k.resume_command for k in RunKind} == {"run", "latency", "throughput", "sweep", "servers", "fleet"}
     assert RunKind.LATENCY.resume_command == "latency" and RunKind.ALGOS.resume_command == "run"
     assert RunKind.SWEEP.sweep
 

@@ -13,6 +13,8 @@ from sshbench.environment import EmbeddedInfo, Emulation, Environment, Pinning
 from sshbench.records import (
     AlgorithmRating,
     Discovery,
+    Fleet,
+    FleetHost,
     Negotiated,
     Profile,
     Rating,
@@ -75,7 +77,16 @@ def test_servers_run_discovery_round_trips() -> None:
         ServerReport("tinyssh", "local:tinyssh", skipped="TinySSH needs root here"),
         ServerReport("dropbear", "local:dropbear", failed="did not start", memory_problems=("no session snapshot",)),
     )
-    single, back = read_discovery(json_round_trip(servers_to_dict(reports)))
-    assert single is None and back == reports
-    single, none = read_discovery(json_round_trip(DISCOVERY.to_dict()))
-    assert single == DISCOVERY and none == ()
+    single, back, fleet = read_discovery(json_round_trip(servers_to_dict(reports)))
+    assert single is None and back == reports and fleet is None
+    single, none, fleet = read_discovery(json_round_trip(DISCOVERY.to_dict()))
+    assert single == DISCOVERY and none == () and fleet is None
+
+
+def test_fleet_run_discovery_round_trips() -> None:
+    fleet = Fleet("Ansible inventory hosts.ini (--limit web)", (
+        FleetHost("web1", "web1", ("-o", "HostName=127.0.0.1", "-p", "2201"), ("web", "prod"), run=7),
+        FleetHost("web2", "web2", groups=("web",), failure="cannot log in: Connection refused"),
+    ))  # fmt: skip
+    single, servers, back = read_discovery(json_round_trip(fleet.to_dict()))
+    assert single is None and servers == () and back == fleet

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fakes import DISCOVERY, ENVIRONMENT
 from sshbench.model import Direction, JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
-from sshbench.records import ServerReport
+from sshbench.records import SCHEMA_VERSION, ServerReport
 from sshbench.store import Store
 
 SC = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.DOWN)
@@ -88,4 +88,4 @@ def test_many_processes_opening_one_new_database_at_once_all_succeed(tmp_path: P
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
     with sqlite3.connect(db) as con:
-        assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "4"
+        assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)

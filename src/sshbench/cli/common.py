@@ -179,10 +179,40 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
     state = session()
     state.run_id, state.resume_command = resume, opts.command.resume_command
     with RichProgress() as progress:
-        job = jobs.Job(store, opts, progress, resume, lambda rid: setattr(state, "run_id", rid), _plan_noted)
+        job = jobs.Job(
+            store, opts, progress, resume, lambda rid: setattr(state, "run_id", rid), _plan_noted, _allows(opts)
+        )
         run_id = jobs.run(job)
     show(store, run_id, as_json, discovery_only=not opts.measures)
-    _check_finished(store, run_id, opts)
+    if store.run(run_id).fleet is not None:
+        _check_fleet(store, run_id)
+    else:
+        _check_finished(store, run_id, opts)
+
+
+def _allows(opts: JobOptions) -> Callable[[str, str], bool]:
+    """Return the run's security policy as a filter (a fleet times only the key exchanges it allows)."""
+    from sshbench.analyse.policy import resolve
+
+    policy = resolve(opts.policy)
+    return lambda kind, name: policy.check(kind, name).allowed
+
+
+def _check_fleet(store: Store, run_id: int) -> None:
+    """Fail (exit 4, after the tables) when some hosts of a fleet were not measured, naming them."""
+    fleet = store.run(run_id).fleet
+    assert fleet is not None
+    missed = [h for h in fleet.hosts if h.failure or h.run is None]
+    if missed:
+        names = "; ".join(f"{h.name} ({h.failure or 'not reached'})" for h in missed[:5])
+        more = f"; and {len(missed) - 5} more" if len(missed) > 5 else ""
+        raise SshbenchError(
+            f"{len(missed)} of {len(fleet.hosts)} hosts were not measured: {names}{more}",
+            place=f"fleet run {run_id}",
+            fix="fix what each reason names (`ssh -v HOST`), then measure them again with "
+            f"`sshbench fleet --resume {run_id}`",
+            code=ExitCode.CONNECTION_FAILED,
+        )
 
 
 def _plan_noted(estimate: Any) -> None:
@@ -285,7 +315,15 @@ def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
 
     store = open_store(db)
     record = store.run(resolve(store, run_id))
-    if record.status is RunStatus.COMPLETE:
+    if record.parent is not None:
+        raise SshbenchError(
+            f"run {record.id} is one host of fleet run {record.parent}",
+            place="--resume",
+            fix=f"resume the fleet: `sshbench fleet --resume {record.parent}`",
+            code=ExitCode.USAGE,
+        )
+    missed = record.fleet is not None and any(h.failure or h.run is None for h in record.fleet.hosts)
+    if record.status is RunStatus.COMPLETE and not missed:
         raise SshbenchError(
             f"run {record.id} is already complete",
             place="--resume",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -23,11 +23,13 @@ if TYPE_CHECKING:
 @click.command("history")
 @db_option
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10000))
-def history_cmd(db: Path | None, as_json: bool, limit: int) -> None:
-    """List stored runs, newest first."""
+@click.option("--hosts", "with_hosts", is_flag=True, help="Also list the runs of each fleet's hosts.")
+def history_cmd(db: Path | None, as_json: bool, limit: int, with_hosts: bool) -> None:
+    """List stored runs, newest first (a fleet is one run; --hosts lists its hosts' runs too)."""
     from sshbench.store import default_db_path
 
-    runs = open_store(db, read_only=True).runs(limit) if (db or default_db_path()).exists() else []
+    exists = (db or default_db_path()).exists()
+    runs = open_store(db, read_only=True).runs(limit, hosts=with_hosts) if exists else []
     if as_json:
         from sshbench.render.export import history_document
 
@@ -178,7 +180,7 @@ def compare_cmd(run_a: int, run_b: int, fail_if: str | None, db: Path | None, as
     store = open_store(db, read_only=True)
     run_a, run_b = resolve(store, run_a), resolve(store, run_b)
     a, b = store.run(run_a), store.run(run_b)
-    changes = compare(store.scenarios(run_a), store.scenarios(run_b))
+    changes = compare(store.load(run_a).scenarios, store.load(run_b).scenarios)  # a fleet: every host, named
     diffs = environment_differences(a.environment, b.environment)
     failing = regressions(changes, threshold) if threshold is not None else None
     if as_json:
@@ -232,6 +234,8 @@ def recommend_cmd(
             f"{host!r} is not a valid Host pattern", place="--host", fix="use a host name or alias", code=ExitCode.USAGE
         )
     pol = policy.resolve(policy_spec or run.options.policy)
+    if run.fleet is not None:
+        return _recommend_fleet(store, run_id, pol, as_json)
     full = run.options.full_latency
     rec = sweep.recommend(stored, run.discovery, pol, full)
     if as_json:
@@ -246,6 +250,23 @@ def recommend_cmd(
         )
     print_environment(out(), run)
     print_recommendation(out(), rec, host or host_for(run), run.source)
+
+
+def _recommend_fleet(store: Store, run_id: int, pol: Any, as_json: bool) -> None:
+    """Print a fleet's configuration for all its hosts under a policy."""
+    from sshbench.analyse import fleet
+    from sshbench.render.fleet import print_choice
+
+    stored = store.load(run_id)
+    if as_json:
+        click.echo(json.dumps(fleet.to_document(stored, pol), indent=2))
+        return
+    rows = fleet.host_rows(stored, pol)
+    choice = fleet.recommend(rows, pol)
+    if choice is None:
+        raise SshbenchError(f"fleet run {run_id} reached no host", place=f"run {run_id}",
+                            fix="measure the fleet again once its hosts answer", code=ExitCode.USAGE)  # fmt: skip
+    print_choice(out(), choice, rows)
 
 
 def _latest_with_throughput(store: Store) -> int:

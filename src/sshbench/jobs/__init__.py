@@ -3,13 +3,17 @@ life cycle in the store). `run` picks the job for a run kind."""
 
 from __future__ import annotations
 
+from sshbench.jobs.fleet import run_fleet
 from sshbench.jobs.recording import Job
 from sshbench.jobs.servers import run_servers
 from sshbench.jobs.single import run_job
+from sshbench.model import RunKind
 
 __all__ = ["Job", "run"]
 
 
 def run(job: Job) -> int:
     """Run (or resume) the job; return the run id."""
+    if job.opts.command is RunKind.FLEET:
+        return run_fleet(job, job.allows)
     return run_servers(job) if job.opts.command.side_by_side else run_job(job)

@@ -23,6 +23,11 @@ def _ignore(run_id: int) -> None:
     """Hear nothing about a new run."""
 
 
+def _allow_all(kind: str, algorithm: str) -> bool:
+    """Allow every algorithm (no security policy given)."""
+    return True
+
+
 def _check_only(estimate: Estimate | None) -> None:
     """Refuse a plan the budget cannot fit, and tell nobody about one that fits."""
     check(estimate)
@@ -38,6 +43,7 @@ class Job:
     resume: int | None = None  # the id of an interrupted run to finish
     on_run: Callable[[int], None] = _ignore  # told the new run's id as soon as it exists
     on_plan: Callable[[Estimate | None], None] = _check_only  # told the plan's estimate before a run is stored
+    allows: Callable[[str, str], bool] = _allow_all  # the security policy (a fleet times only what it allows)
 
     def plan_ready(self, estimate: Estimate | None) -> None:
         """Hand the plan's time estimate over (the default refuses a plan that does not fit its budget)."""

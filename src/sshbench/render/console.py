@@ -5,6 +5,7 @@ Every table reads its units, labels and columns from the scenarios' `Metric`.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Sequence
 
 from rich.console import Console
@@ -250,13 +251,18 @@ def _rating_note(discovery: Discovery | None, kind: str, name: str | None) -> st
     return f" (ssh-audit: {rating})" if rating in ("fail", "warn") else ""
 
 
+def _target(run: RunRecord) -> str:
+    """Return what a run measured, for the history: a fleet host's run names its fleet."""
+    return run.target if run.parent is None else f"{run.target} (fleet {run.parent})"
+
+
 def print_history(console: Console, runs: Sequence[tuple[RunRecord, int]]) -> None:
     """Print one line per stored run."""
     columns = [
         Column("run", tuple(str(run.id) for run, _ in runs), right=True),
         Column("started (UTC)", tuple(run.started_at[:16].replace("T", " ") for run, _ in runs)),
         Column("command", tuple(run.kind.value for run, _ in runs)),
-        Column("target", tuple(run.target for run, _ in runs), fold=True),
+        Column("target", tuple(_target(run) for run, _ in runs), fold=True),
         Column("status", tuple(f"[{STATUS_STYLE.get(run.status, '')}]{run.status}[/]" for run, _ in runs)),
         Column("samples", tuple(str(n) for _, n in runs), right=True),
     ]
@@ -265,12 +271,18 @@ def print_history(console: Console, runs: Sequence[tuple[RunRecord, int]]) -> No
     console.print(build(shown))
 
 
+def _measured_from(run: RunRecord) -> str:
+    """Return `, measured from HOST` for a run imported from another machine or belonging to a fleet."""
+    host = run.environment.client_host
+    return f", measured from {host}" if host and host != socket.gethostname() else ""
+
+
 def print_environment(console: Console, run: RunRecord) -> None:
     """Print the run header: target, CPU, versions, server settings, pinning, emulation."""
     env = run.environment
     server = f"; server {env.server_banner}" if env.server_banner else ""
     lines = [
-        f"Run {run.id} ({run.kind}, {run.status}) on {env.target or run.target}",
+        f"Run {run.id} ({run.kind}, {run.status}) on {env.target or run.target}{_measured_from(run)}",
         f"  {env.cpu_model} x{env.cpus} [crypto flags: {', '.join(env.flags_on()) or 'none'}], Linux {env.kernel}",
         f"  {env.openssh_client}, {env.openssl}{server}",
     ]

@@ -14,7 +14,7 @@ import shlex
 import statistics
 from typing import Any
 
-from sshbench.analyse import policy, sweep
+from sshbench.analyse import fleet, policy, sweep
 from sshbench.analyse.results import ranked
 from sshbench.model import Direction, Kind, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun
@@ -46,8 +46,10 @@ CSV_COLUMNS = (
 
 
 def analysis(stored: StoredRun) -> dict[str, Any] | None:
-    """Return a sweep's derived results under the run's policy (computed on read), else None."""
+    """Return a sweep's or a fleet's derived results under the run's policy (computed on read), else None."""
     run = stored.run
+    if run.fleet is not None:
+        return fleet.to_document(stored, policy.resolve(run.options.policy))
     if not run.kind.sweep:
         return None
     pol = policy.resolve(run.options.policy)

@@ -20,7 +20,7 @@ import vl_convert as vlc
 from markupsafe import Markup
 
 from sshbench import __version__
-from sshbench.analyse import policy, sweep
+from sshbench.analyse import fleet, policy, sweep
 from sshbench.analyse.compare import Change, compare, environment_differences
 from sshbench.analyse.results import build_rows
 from sshbench.model import Direction, Kind
@@ -28,6 +28,7 @@ from sshbench.records import RunRecord, StoredRun
 from sshbench.render import charts
 from sshbench.render.charts import Figure
 from sshbench.render.compare import format_value
+from sshbench.render.fleet import ssh_config_block, sshd_config_lines
 from sshbench.render.snippets import gain_text, ssh_config, sshd_config
 
 
@@ -45,7 +46,7 @@ def run_figures(data: StoredRun) -> list[Figure]:
     figures = []
     if lat:
         figures += charts.latency_figures(build_rows(lat, ci_target), prefix)
-    figures += charts.throughput_figures(by_dir, prefix, by_server=run.kind.side_by_side)
+    figures += charts.throughput_figures(by_dir, prefix, by_server=run.kind.side_by_side or run.fleet is not None)
     figures += charts.cost_figures(by_dir, prefix)
     figures += charts.memory_figures(data.memory, prefix)
     if run.kind.sweep:
@@ -56,6 +57,8 @@ def run_figures(data: StoredRun) -> list[Figure]:
 def _recommendation(data: StoredRun) -> tuple[str, list[dict[str, str]], list[str]]:
     """Return (policy name, choices with snippets, caveats) for runs with throughput results."""
     run = data.run
+    if run.fleet is not None:
+        return _fleet_recommendation(data)
     if not run.kind.recommends or not any(st.scenario.kind is Kind.THROUGHPUT for st in data.scenarios):
         return "", [], []
     pol = policy.resolve(run.options.policy)
@@ -77,10 +80,33 @@ def _recommendation(data: StoredRun) -> tuple[str, list[dict[str, str]], list[st
     return pol.name, items, rec.caveats
 
 
+def _fleet_recommendation(data: StoredRun) -> tuple[str, list[dict[str, str]], list[str]]:
+    """Return a fleet's configuration for all its reached hosts, and its hosts that were not measured or lack it."""
+    pol = policy.resolve(data.run.options.policy)
+    rows = fleet.host_rows(data, pol)
+    choice = fleet.recommend(rows, pol)
+    notes = [f"{r.host.name}: not measured: {r.host.failure}" for r in rows if r.host.failure]
+    notes += [f"{o.host}: connects {o.ratio:.1f}x slower than the rest of {o.group}" for o in fleet.outliers(rows)]
+    if choice is None:
+        return pol.name, [], notes
+    notes += [
+        f"{h}: needs {'; '.join(v)} in its sshd_config for the first choice" for h, v in choice.needs_change.items()
+    ]
+    notes += [f"{h}: would refuse it (offers none of the listed {', '.join(v)})" for h, v in choice.refuses.items()]
+    item = {
+        "title": f"One configuration for all {len(choice.hosts)} reached hosts",
+        "summary": "; ".join(f"{k.kind}: {k.pick.name if k.pick else 'none'} ({k.basis})" for k in choice.kinds),
+        "ssh_config": ssh_config_block(choice) + "\n",
+        "sshd_config": sshd_config_lines(choice) + "\n",
+    }
+    return pol.name, [item], notes
+
+
 def _environment(run: RunRecord) -> list[tuple[str, str]]:
     """Return the run's environment and options as table rows."""
     env = run.environment
     rows = [
+        ("client (measured from)", str(env.client_host or "not recorded")),
         ("CPU", f"{env.cpu_model} x{env.cpus}"),
         ("CPU crypto flags", ", ".join(env.flags_on()) or "none"),
         ("kernel", str(env.kernel)),

@@ -9,6 +9,7 @@ from rich.console import Console
 from sshbench.records import StoredRun
 from sshbench.render.console import print_environment, print_results
 from sshbench.render.discovery import print_discovery, print_negotiation
+from sshbench.render.fleet import print_fleet
 from sshbench.render.servers import print_servers
 from sshbench.render.sweep import print_sweep
 
@@ -16,6 +17,8 @@ from sshbench.render.sweep import print_sweep
 def print_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a stored run: its environment, then discovery (or negotiation) and results, then where it is stored."""
     run = stored.run
+    if run.fleet is not None:
+        return print_fleet(console, stored, db)
     print_environment(console, run)
     if run.kind.side_by_side:
         print_servers(console, run, stored.scenarios, stored.memory)

@@ -13,9 +13,11 @@ import functools
 import io
 import socket
 import struct
+import sys
 import threading
 import time
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.records import AlgorithmRating, Rating, ServerOffer
@@ -35,9 +37,9 @@ def version() -> str:
 
 
 def _probe_error(host: str, port: int, why: str) -> SshbenchError:
-    """Return the error for a failed KEXINIT probe."""
+    """Return the error for a failed KEXINIT probe (without ssh-audit's `[exception] ` tag)."""
     return SshbenchError(
-        f"{PROBE_FAILED}{why}",
+        f"{PROBE_FAILED}{why.removeprefix('[exception] ')}",
         place=f"KEXINIT probe of {host}:{port}",
         fix="check that the host is reachable and runs an SSH server on that port",
         code=ExitCode.CONNECTION_FAILED,
@@ -78,6 +80,28 @@ class _Watchdog:
         self.thread.join(1)
 
 
+_QUIET = threading.Lock()
+_quieted: list[TextIO] = []  # the real stdout while any thread is inside `quiet()`, and one entry per thread inside
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Keep ssh-audit's prints off stdout. Unlike `redirect_stdout`, safe when several threads probe at once (a fleet):
+    the first one in swaps stdout for a sink and the last one out puts the real one back."""
+    with _QUIET:
+        if not _quieted:
+            _quieted.append(sys.stdout)
+            sys.stdout = io.StringIO()
+        _quieted.append(sys.stdout)
+    try:
+        yield
+    finally:
+        with _QUIET:
+            _quieted.pop()
+            if len(_quieted) == 1:
+                sys.stdout = _quieted.pop()
+
+
 def probe(host: str, port: int, timeout: float = 5.0) -> ServerOffer:
     """Connect, exchange banners and KEXINIT, and return what the server offers (no login)."""
     # Imported here: ssh-audit is large and only probes and ratings need it (keeps `--help` quick).
@@ -88,7 +112,7 @@ def probe(host: str, port: int, timeout: float = 5.0) -> ServerOffer:
     sock = SSH_Socket(out, host, port, timeout=timeout, timeout_set=True)
     watchdog = _Watchdog(sock, time.monotonic() + PROBE_DEADLINE)
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with quiet():
             err = sock.connect()
             if err:
                 raise _probe_error(host, port, err)
@@ -119,7 +143,7 @@ def offer(banner: str, payload: bytes, where: str = "KEXINIT") -> ServerOffer:
     from ssh_audit.ssh2_kex import SSH2_Kex
 
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with quiet():
             kex = SSH2_Kex.parse(OutputBuffer(), payload)
     except Exception as exc:  # any failure to parse outside bytes is the server's, not ours
         raise SshbenchError(

@@ -74,10 +74,11 @@ def normalize_destination(spec: str) -> str:
     return f"ssh://{spec}" if _HOST_PORT.match(spec) else spec
 
 
-def resolve_remote(ssh: str, spec: str, ssh_config: str | None = None) -> Target:
-    """Resolve a destination or ~/.ssh/config alias with `ssh -G` (the user's own configuration)."""
+def resolve_remote(ssh: str, spec: str, ssh_config: str | None = None, extra: Sequence[str] = ()) -> Target:
+    """Resolve a destination or ~/.ssh/config alias with `ssh -G` (the user's own configuration; `extra`: ssh
+    arguments that come with it, such as an inventory's -p/-l/-i/-o HostName=)."""
     destination = normalize_destination(spec)
-    config = ("-F", ssh_config) if ssh_config else ()
+    config = (*(("-F", ssh_config) if ssh_config else ()), *extra)
     done = run_quick([ssh, *config, "-G", destination])
     if done.returncode != 0:
         raise SshbenchError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -46,4 +47,5 @@ def collect(ssh: str) -> Environment:
         sshbench=__version__,
         ssh_audit=audit.version(),
         uid=os.getuid(),
+        client_host=socket.gethostname(),
     )

@@ -1,0 +1,142 @@
+"""Many machines: `fleet` measures the hosts of an Ansible inventory, an ssh_config pattern or a hosts file;
+`import` brings back runs that other machines measured (contrib/ansible runs them there)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sshbench.cli.common import db_option, execute, open_store, out, resuming
+from sshbench.cli.measuring import (
+    DIRECTIONS,
+    POLICY_HELP,
+    algorithm_option,
+    build_options,
+    count_option,
+    resume_option,
+)
+from sshbench.errors import ExitCode, SshbenchError
+
+FLEET_HELP = """Measure many hosts: what each offers and negotiates, its connection time, optionally its throughput;
+then a table per host, per inventory group, the outliers, and one configuration for all of them.
+
+\b
+Hosts come from one source:
+  -i INVENTORY [--limit PATTERN]  an Ansible inventory (file, directory or
+      script) through ansible-inventory; ansible_host, ansible_port,
+      ansible_user, ansible_ssh_private_key_file, ansible_ssh_common_args
+  --hosts 'web-*' [--ssh-config F]  your ssh_config's matching Host aliases
+  --hosts-file FILE  destinations, one per line ([group] lines group them)
+
+Per host, --forks at a time: its KEXINIT offer (no login), what the default and strict client
+profiles negotiate, and the connection time (--rounds samples, with a 95% CI) for today's default
+and for each key exchange the --policy allows. With --throughput, a few ciphers both ways with a
+small --size, one host at a time. Host-key checking is your own: accept host keys with plain ssh
+first. A host that cannot be reached, or refuses the login, is listed with its reason and the
+others go on. Exit status: 0 when every host was measured, 4 when some were not, 2 for a bad
+inventory. Each host's measurements are a run of its own (`sshbench show RUN`).
+
+\b
+Examples:
+  sshbench fleet -i inventory.ini --limit web
+  sshbench fleet --hosts 'web-*,db-*' --forks 10
+  sshbench fleet -i prod/ --throughput --size 32M --policy post-quantum
+"""
+
+
+@click.command("fleet", help=FLEET_HELP)
+@click.option("-i", "--inventory", metavar="INVENTORY", help="Ansible inventory: file, directory or script.")
+@click.option("--limit", metavar="PATTERN", help="Ansible host pattern to narrow the inventory (as ansible --limit).")
+@click.option("--hosts", "hosts_pattern", metavar="PATTERNS", help="ssh_config Host patterns, comma-separated.")
+@click.option("--ssh-config", type=click.Path(exists=True, dir_okay=False), help="ssh_config file (ssh -F).")
+@click.option("--hosts-file", type=click.Path(exists=True, dir_okay=False), help="File of destinations.")
+@count_option("--forks", 5, 1, 200, "Hosts reached and timed at once (throughput: one at a time).")
+@click.option("--throughput", is_flag=True, help="Also measure a few ciphers both ways (moves data: opt-in).")
+@algorithm_option("kex", "Key exchanges to time [default: each the policy allows, and today's default].")
+@algorithm_option("cipher", "Ciphers for --throughput [default: AES-GCM, chacha20-poly1305, aes128-ctr].")
+@click.option("--size", default="16M", show_default=True, help="Bytes per transfer with --throughput.")
+@click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
+@count_option("--rounds", 5, 3, 100, "Samples per connection (and transfer) scenario.")
+@count_option("--max-rounds", 10, 3, 1000, "Add rounds up to this many while the CI is wider than --ci.")
+@click.option("--ci", default="10%", show_default=True, help="Target half-width of the median's 95% CI.")
+@click.option("--policy", "policy_spec", default="modern", show_default=True, help=POLICY_HELP)
+@db_option
+@resume_option
+def fleet_cmd(**kw: Any) -> None:
+    """Measure the hosts of an inventory (help: FLEET_HELP)."""
+    from sshbench.analyse import policy
+    from sshbench.model import RunKind
+
+    if resuming(kw):
+        return
+    sources = [n for n in ("inventory", "hosts_pattern", "hosts_file") if kw.get(n)]
+    if len(sources) != 1:
+        raise SshbenchError(
+            "give one source of hosts" if not sources else "give only one source of hosts",
+            place="sshbench fleet",
+            fix="-i INVENTORY, --hosts PATTERNS (with --ssh-config FILE) or --hosts-file FILE",
+            code=ExitCode.USAGE,
+        )
+    if kw.get("limit") and not kw.get("inventory"):
+        raise SshbenchError(
+            "--limit narrows an inventory", place="--limit", fix="add -i INVENTORY", code=ExitCode.USAGE
+        )
+    policy.resolve(kw["policy_spec"])  # a bad level or policy file fails before any host is reached
+    spec = kw["policy_spec"]
+    kw |= {"policy": spec if spec in policy.LEVELS else str(Path(spec).resolve()), "warmup": 1, "max_time": "none"}
+    opts = build_options(RunKind.FLEET, kw, latency=True, throughput=kw["throughput"])
+    opts = dataclasses.replace(
+        opts,
+        target="fleet",
+        inventory=kw.get("inventory"),
+        limit=kw.get("limit"),
+        hosts=kw.get("hosts_pattern"),
+        hosts_file=str(Path(kw["hosts_file"]).resolve()) if kw.get("hosts_file") else None,
+        forks=kw["forks"],
+        sample_seconds=0.2,
+    )
+    execute(opts, kw["db"], kw["as_json"])
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--client", metavar="NAME", help="The machine that measured [default: the one the file names].")
+@db_option
+def import_cmd(files: tuple[Path, ...], client: str | None, db: Path | None, as_json: bool) -> None:
+    """Add runs measured elsewhere (the JSON of `sshbench COMMAND --json`) to this database.
+
+    contrib/ansible/sshbench-peers.yml runs sshbench on inventory hosts against their peers and
+    fetches these files back. Each becomes a run of its own, with the machine that measured it
+    recorded as the client; `history`, `show`, `compare` and `report` then read it like any run.
+
+    \b
+    Examples:
+      sshbench import results/*.json
+      sshbench import web1-db1.json --client web1
+    """
+    import json
+
+    from sshbench.jobs.importing import import_document, read_document
+
+    for path in files:
+        read_document(path)  # every file is checked before any is stored
+    store = open_store(db)
+    done = []
+    for path in files:
+        run_id = import_document(store, path, client)
+        record = store.run(run_id)
+        done.append({"file": str(path), "run": run_id, "client": record.environment.client_host})
+        if not as_json:
+            out().print(
+                f"imported {path.name} as run {run_id}: {record.kind} of {record.target} measured from "
+                f"{record.environment.client_host} ({record.status})",
+                highlight=False,
+            )
+    if as_json:
+        click.echo(json.dumps({"imported": done}, indent=2))
+
+
+COMMANDS = (fleet_cmd, import_cmd)

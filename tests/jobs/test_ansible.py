@@ -1,0 +1,66 @@
+"""Host-to-host on Ansible: contrib/ansible/sshbench-peers.yml runs sshbench on an inventory host (here this
+machine, `ansible_connection=local`) against an embedded target, fetches its JSON back, and `sshbench import`
+adds it to another database, sample for sample, with the measuring host recorded as the client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import sshbench
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).parent.parent.parent
+PLAYBOOK = ROOT / "contrib" / "ansible" / "sshbench-peers.yml"
+
+
+def test_playbook_runs_sshbench_on_the_host_and_import_round_trips_its_json(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    bin_dir = Path(sys.executable).parent
+    inventory = tmp_path / "inventory.ini"
+    inventory.write_text(f"[measurers]\nbox1 ansible_connection=local ansible_python_interpreter={sys.executable}\n")
+    results = tmp_path / "results"
+    extra = {
+        "sshbench_bin": str(bin_dir / "sshbench"),
+        "sshbench_peers": ["local"],
+        "sshbench_args": ["--cipher", "aes128-gcm@openssh.com", "--direction", "down", "--rounds", "3",
+                          "--max-time", "1m"],
+        "sshbench_results": str(results),
+    }  # fmt: skip
+    env = {**cli_env, "LC_ALL": "C.UTF-8", "ANSIBLE_NOCOLOR": "1", "XDG_DATA_HOME": str(tmp_path / "host-data"),
+           "PATH": f"{bin_dir}{os.pathsep}{cli_env['PATH']}"}  # fmt: skip
+    done = subprocess.run(
+        [str(bin_dir / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), "-e", json.dumps(extra)],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    fetched = results / "box1-to-local.json"
+    assert fetched.exists(), sorted(p.name for p in results.rglob("*"))
+    original = json.loads(fetched.read_text())
+    assert original["run"]["command"] == "throughput"
+
+    imported = sshbench(cli_env, "import", str(fetched), "--client", "box1", "--json")
+    assert imported.returncode == 0, imported.stderr
+    run_id = json.loads(imported.stdout)["imported"][0]["run"]
+    again = json.loads(sshbench(cli_env, "export", str(run_id), "--format", "json").stdout)
+    for key in ("samples", "results", "discovery"):
+        assert again[key] == original[key], key
+    assert again["run"]["environment"]["client_host"] == "box1"
+    assert again["run"]["started_at"] == original["run"]["started_at"]
+    shown = sshbench(cli_env, "show", str(run_id))
+    assert "measured from box1" in shown.stdout
+
+
+def test_import_refuses_what_is_not_a_run_document(cli_env: dict[str, str], tmp_path: Path) -> None:
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}')
+    done = sshbench(cli_env, "import", str(bad))
+    assert done.returncode == 2
+    assert "cannot import notes.json" in done.stderr and "--json" in done.stderr
+    assert "No runs stored yet" in sshbench(cli_env, "history").stdout  # nothing half-imported
