@@ -116,9 +116,12 @@ class Store:
             self._check_format()
             if not read_only:
                 self._prepare()
+            columns = {r[1] for r in self.db.execute("PRAGMA table_info(runs)")}
         except (OSError, sqlite3.Error) as exc:
             raise open_error(path, exc) from None
         self.db.row_factory = sqlite3.Row
+        # a database before schema 5, opened read-only (not migrated), has no fleets: every run is top-level
+        self.top_level = "runs.parent IS NULL" if "parent" in columns else "1"
 
     def _prepare(self) -> None:
         """Switch to WAL, then create or migrate the schema and settle dead runs in one transaction, so that a
@@ -273,14 +276,16 @@ class Store:
             db.execute("UPDATE runs SET discovery=?, updated_at=? WHERE id=?", (text, _now(), run_id))
 
     def latest_run(self, kinds: Iterable[RunKind] | None = None, measured: Kind | None = None) -> int | None:
-        """Return the newest run (of these kinds, with scenarios of that kind when given), or None."""
+        """Return the newest run (of these kinds, with scenarios of that kind when given; a fleet's host runs are
+        parts of their fleet, never `last`), or None."""
         sql, params = "SELECT DISTINCT runs.id FROM runs", []
         if measured is not None:
             sql += " JOIN scenarios ON scenarios.run_id=runs.id AND scenarios.key LIKE ?"
             params.append(f"{measured.value} %")
+        sql += f" WHERE {self.top_level}"
         if kinds is not None:
             wanted = [k.value for k in kinds]
-            sql += f" WHERE runs.command IN ({', '.join('?' * len(wanted))})"
+            sql += f" AND runs.command IN ({', '.join('?' * len(wanted))})"
             params += wanted
         row = self.db.execute(sql + " ORDER BY runs.id DESC LIMIT 1", params).fetchone()
         return int(row[0]) if row else None
@@ -353,10 +358,13 @@ class Store:
 
     def runs(self, limit: int = 50, hosts: bool = False) -> list[tuple[RunRecord, int]]:
         """Return the newest runs with their sample counts (a fleet's host runs too, when asked)."""
+        parts = (
+            "" if self.top_level == "1" else " OR scenarios.run_id IN (SELECT id FROM runs AS c WHERE c.parent=runs.id)"
+        )
         rows = self.db.execute(
             "SELECT runs.*, (SELECT COUNT(*) FROM samples JOIN scenarios ON samples.scenario_id=scenarios.id"
-            " JOIN runs AS r ON scenarios.run_id=r.id WHERE r.id=runs.id OR r.parent=runs.id) AS n FROM runs"
-            f"{'' if hosts else ' WHERE parent IS NULL'} ORDER BY id DESC LIMIT ?",
+            f" WHERE scenarios.run_id=runs.id{parts}) AS n FROM runs {'' if hosts else f'WHERE {self.top_level}'}"
+            " ORDER BY id DESC LIMIT ?",
             (limit,),
         ).fetchall()
         return [(run_record(r), int(r["n"])) for r in rows]

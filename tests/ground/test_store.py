@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fakes import DISCOVERY, ENVIRONMENT
 from sshbench.model import Direction, JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
-from sshbench.records import SCHEMA_VERSION, ServerReport
+from sshbench.records import SCHEMA_VERSION, Fleet, FleetHost, ServerReport
 from sshbench.store import Store
 
 SC = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.DOWN)
@@ -89,3 +89,37 @@ def test_many_processes_opening_one_new_database_at_once_all_succeed(tmp_path: P
         assert proc.returncode == 0, err
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+
+
+def test_a_fleet_loads_with_its_hosts_runs_and_hides_them_from_the_history(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.db")
+    fleet_id = store.create_run(JobOptions(command=RunKind.FLEET), "hosts file h.txt", ENVIRONMENT)
+    host_id = store.create_run(JobOptions(command=RunKind.RUN, target="web1"), "web1", ENVIRONMENT, parent=fleet_id)
+    sc = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")
+    ids = store.add_scenarios(host_id, [sc])
+    store.add_sample(ids[sc.key], Sample(sc, 1, False, True, 0.1, 0.1))
+    store.set_fleet(fleet_id, Fleet("hosts file h.txt", (FleetHost("web1", "web1", run=host_id),
+                                                         FleetHost("db1", "db1", failure="refused"))))  # fmt: skip
+    loaded = store.load(fleet_id)
+    assert [h.name for h, _ in loaded.hosts] == ["web1", "db1"] and loaded.hosts[1][1] is None
+    assert [st.scenario.server for st in loaded.scenarios] == ["web1"]  # named by its host
+    assert loaded.scenarios[0].samples[0].scenario.server == "web1"
+    assert [(r.id, n) for r, n in store.runs()] == [(fleet_id, 1)]  # the fleet counts its hosts' samples
+    assert {r.id for r, _ in store.runs(hosts=True)} == {fleet_id, host_id}
+    assert store.latest_run() == fleet_id and store.run(host_id).parent == fleet_id
+
+
+def test_a_schema_4_database_reads_without_fleets_and_migrates_when_written(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    store = Store(path)
+    run_id = store.create_run(JobOptions(command=RunKind.RUN), "local", ENVIRONMENT)
+    store.close()
+    with sqlite3.connect(path) as con:
+        con.execute("ALTER TABLE runs DROP COLUMN parent")
+        con.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+    reader = Store(path, read_only=True)
+    assert reader.latest_run() == run_id and [r.id for r, _ in reader.runs()] == [run_id]
+    assert reader.run(run_id).parent is None
+    Store(path).close()
+    with sqlite3.connect(path) as con:
+        assert "parent" in {r[1] for r in con.execute("PRAGMA table_info(runs)")}

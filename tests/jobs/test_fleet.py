@@ -89,7 +89,9 @@ def _check_recommendation(fleet: LoopbackFleet, rec: dict[str, object], tmp_path
         assert login.returncode == 0, f"{host} refused the recommended configuration: {login.stderr}"
 
 
-def test_ssh_config_pattern_source_and_tables(fleet: LoopbackFleet, cli_env: dict[str, str]) -> None:
+def test_ssh_config_pattern_source_tables_report_and_policy(
+    fleet: LoopbackFleet, cli_env: dict[str, str], tmp_path: Path
+) -> None:
     patterns = "fleet-openssh-*,fleet-closed-*"
     done = sshbench(cli_env, "fleet", "--ssh-config", str(fleet.ssh_config), "--hosts", patterns, *FAST)
     assert done.returncode == 4, done.stderr
@@ -98,6 +100,13 @@ def test_ssh_config_pattern_source_and_tables(fleet: LoopbackFleet, cli_env: dic
     assert "Not measured" in out and "fleet-closed-1: cannot log in" in out
     assert "One configuration for all 1 reached hosts" in out
     assert "# ~/.ssh/config\nHost fleet-openssh-1\n    KexAlgorithms " in out
+    report = tmp_path / "fleet.html"
+    assert sshbench(cli_env, "report", "last", "-o", str(report)).returncode == 0
+    page = report.read_text()
+    assert "<h3>Hosts</h3>" in page and "One configuration for all 1 reached hosts" in page
+    assert "fleet-closed-1: not measured" in page
+    recommended = sshbench(cli_env, "recommend", "last", "--policy", "compatible")
+    assert recommended.returncode == 0 and "(policy compatible)" in recommended.stdout
     history = sshbench(cli_env, "history")
     assert "fleet" in history.stdout and "(fleet " not in history.stdout  # host runs are listed under --hosts
     assert "(fleet " in sshbench(cli_env, "history", "--hosts").stdout

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from sshbench.model import JobOptions
+    from sshbench.records import Fleet
     from sshbench.store import Store
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -198,13 +199,25 @@ def _allows(opts: JobOptions) -> Callable[[str, str], bool]:
     return lambda kind, name: policy.check(kind, name).allowed
 
 
+def missed_hosts(store: Store, fleet: Fleet) -> list[tuple[str, str]]:
+    """Return the hosts of a fleet that were not measured to the end, each with why."""
+    from sshbench.model import RunStatus
+
+    missed = []
+    for h in fleet.hosts:
+        status = None if h.run is None else store.run(h.run).status
+        if h.failure or status is not RunStatus.COMPLETE:
+            missed.append((h.name, h.failure or (f"its run {h.run} is {status}" if status else "not reached")))
+    return missed
+
+
 def _check_fleet(store: Store, run_id: int) -> None:
     """Fail (exit 4, after the tables) when some hosts of a fleet were not measured, naming them."""
     fleet = store.run(run_id).fleet
     assert fleet is not None
-    missed = [h for h in fleet.hosts if h.failure or h.run is None]
+    missed = missed_hosts(store, fleet)
     if missed:
-        names = "; ".join(f"{h.name} ({h.failure or 'not reached'})" for h in missed[:5])
+        names = "; ".join(f"{name} ({why})" for name, why in missed[:5])
         more = f"; and {len(missed) - 5} more" if len(missed) > 5 else ""
         raise SshbenchError(
             f"{len(missed)} of {len(fleet.hosts)} hosts were not measured: {names}{more}",
@@ -322,7 +335,7 @@ def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
             fix=f"resume the fleet: `sshbench fleet --resume {record.parent}`",
             code=ExitCode.USAGE,
         )
-    missed = record.fleet is not None and any(h.failure or h.run is None for h in record.fleet.hosts)
+    missed = record.fleet is not None and bool(missed_hosts(store, record.fleet))
     if record.status is RunStatus.COMPLETE and not missed:
         raise SshbenchError(
             f"run {record.id} is already complete",

@@ -60,6 +60,18 @@ class Planned:
     throughput: tuple[Scenario, ...]
 
 
+@dataclass(frozen=True)
+class Work:
+    """What every host's worker shares: the fleet's state, the client, the run's options and policy, the stop."""
+
+    state: FleetState
+    ssh: str
+    env: Environment
+    opts: JobOptions
+    allows: Allows
+    stop: threading.Event
+
+
 def select_hosts(opts: JobOptions) -> tuple[str, list[FleetHost]]:
     """Return where the hosts come from (for people) and the hosts of the fleet's one source."""
     if opts.inventory:
@@ -155,17 +167,17 @@ def _measure(job: Job, state: FleetState, ssh: str, env: Environment, allows: Al
     """Reach and time every host (forks at a time), then move data to one host at a time."""
     progress = FleetProgress(job.progress)
     todo = [i for i, h in enumerate(state.hosts) if _needs_work(job.store, h)]
-    stop = threading.Event()
+    shared = Work(state, ssh, env, job.opts, allows, threading.Event())
 
     def work(index: int) -> None:
         """Reach one host and time its connections, in a thread of its own with a store of its own."""
         store = Store(job.store.path)
         try:
-            _reach(store, state, index, ssh, env, job.opts, allows, progress.host(state.hosts[index].name), stop)
+            _reach(shared, store, index, progress.host(state.hosts[index].name))
         finally:
             store.close()
 
-    parallel(todo, job.opts.forks, work, stop)
+    parallel(todo, job.opts.forks, work, shared.stop)
     with leases.private_dir("sshbench-payload-") as tmp:
         for index in sorted(state.planned):
             _transfers(job.store, state, state.planned[index], ssh, tmp, progress)
@@ -173,9 +185,10 @@ def _measure(job: Job, state: FleetState, ssh: str, env: Environment, allows: Al
 
 
 def _needs_work(store: Store, host: FleetHost) -> bool:
-    """Return True for a host not yet measured to the end (a resumed fleet skips the finished ones)."""
+    """Return True for a host not yet measured to the end (a resumed fleet skips the finished ones, and a host its
+    source refused, e.g. `ansible_connection=local`, is never reached)."""
     if host.run is None:
-        return True
+        return not (host.failure or "").startswith(inventory.REFUSED)
     return store.run(host.run).status is not RunStatus.COMPLETE
 
 
@@ -217,18 +230,9 @@ def parallel(items: Sequence[int], forks: int, work: Callable[[int], None], stop
         raise failures[0]
 
 
-def _reach(
-    store: Store,
-    state: FleetState,
-    index: int,
-    ssh: str,
-    env: Environment,
-    opts: JobOptions,
-    allows: Allows,
-    progress: Progress,
-    stop: threading.Event,
-) -> None:
+def _reach(work: Work, store: Store, index: int, progress: Progress) -> None:
     """Resolve and discover one host, store its run, and time its connections (a failure stays with the host)."""
+    state, ssh, opts = work.state, work.ssh, work.opts
     host = state.hosts[index]
     progress.update("discovery", 0, 1)
     try:
@@ -241,8 +245,8 @@ def _reach(
         state.update(store, index, failure=_login_failure(disc, target))
         return
     host_opts = dataclasses.replace(opts, command=RunKind.RUN, target=host.name)
-    host_env = dataclasses.replace(env, server_banner=disc.server.banner if disc.server else None,
-                                   target=target.describe())  # fmt: skip
+    banner = disc.server.banner if disc.server else None
+    host_env = dataclasses.replace(work.env, server_banner=banner, target=target.describe())
     run_id = _host_run(store, host, host_opts, host_env, state.run_id)
     store.set_discovery(run_id, disc)
     if disc.default() is None:
@@ -250,10 +254,10 @@ def _reach(
         state.update(store, index, run=run_id, failure=_login_failure(disc, target))
         return
     state.update(store, index, run=run_id, failure=None)
-    lat, thr = connection_scenarios(disc, opts, allows), transfer_scenarios(disc, opts, allows)
+    lat, thr = connection_scenarios(disc, opts, work.allows), transfer_scenarios(disc, opts, work.allows)
     rec = Recording(store, run_id, opts.plan)
     rec.register([*lat, *thr])
-    rec.schedule(lat, stoppable(metered(latency_sampler(ssh, target), None, False), stop), progress)
+    rec.schedule(lat, stoppable(metered(latency_sampler(ssh, target), None, False), work.stop), progress)
     with state.lock:
         state.planned[index] = Planned(index, target, run_id, host_opts, tuple(lat), tuple(thr))
 

@@ -13,7 +13,7 @@ from sshbench.analyse.policy import resolve
 from sshbench.model import Direction
 from sshbench.records import StoredRun
 from sshbench.render.console import ci_cell, print_table
-from sshbench.render.layout import Column, build, fit
+from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.render.snippets import valid_host
 from sshbench.stats import Summary
 
@@ -40,17 +40,26 @@ def _rate(row: HostRow, way: Direction) -> str:
     return "-" if found is None else f"{found.median:.0f}"
 
 
-def host_columns(rows: Sequence[HostRow]) -> list[Column]:
-    """Return the host table's columns (throughput only when it was measured)."""
+def _strict(row: HostRow) -> str:
+    """Return whether the strict client profile connects to the host."""
+    profile = row.discovery.profile("strict") if row.discovery else None
+    return "-" if profile is None else ("ok" if profile.negotiated else "[red]fails[/]")
+
+
+def host_columns(rows: Sequence[HostRow], stacked: bool = False) -> list[Column]:
+    """Return the host table's columns (throughput only when it was measured; stacked: an interval's coverage
+    under it, for narrow terminals)."""
     measured = [r for r in rows if r.discovery is not None]
     connect = tuple(_ms(r.connect.median) if r.connect else "[red]failed[/]" for r in measured)
-    interval = tuple(ci_cell(r.connect, _ms).replace(" (", "\n(") if r.connect else "" for r in measured)
+    interval = tuple(ci_cell(r.connect, _ms).replace(" (", "\n(" if stacked else " (") if r.connect else ""
+                     for r in measured)  # fmt: skip
     columns = [
         Column("host", tuple(r.host.name for r in measured), fold=True),
         Column("groups", tuple(",".join(r.host.groups) for r in measured), shed=2, fold=True),
         Column("server", tuple(_server(r) for r in measured), shed=1, fold=True),
         Column("kex (default)", tuple(r.negotiated("kex") or "-" for r in measured), fold=True),
         Column("cipher (default)", tuple(r.negotiated("cipher") or "-" for r in measured), fold=True),
+        Column("strict", tuple(_strict(r) for r in measured), shed=0, hidden_as="strict profile"),
         Column("weak", tuple(str(len(r.weak)) for r in measured), right=True),
         Column("connect ms", connect, right=True),
         Column("95% CI", interval, right=True),
@@ -70,17 +79,21 @@ def print_fleet(console: Console, stored: StoredRun, db: Path) -> None:
     measured = sum(r.measured for r in rows)
     console.print(
         f"Fleet run {run.id} ({run.status}): {len(rows)} hosts from {fleet.source}, {measured} measured; "
-        f"{policy.name}; client {run.environment.client_host or '?'}, {run.environment.openssh_client}",
+        f"{policy.name}; --forks {run.options.forks} at once from {run.environment.client_host or '?'} "
+        f"({run.environment.cpus} CPUs, {run.environment.openssh_client})",
         highlight=False,
         markup=False,
     )
     if any(r.discovery is not None for r in rows):
         columns = host_columns(rows)
         shown, shed = fit(columns, console.width)
+        if total_width(shown) > console.width:
+            columns = host_columns(rows, stacked=True)
+            shown, shed = fit(columns, console.width)
         note = f"(narrow terminal: {', '.join(c.hidden_as or c.title for c in shed)} hidden; --wide shows them)"
         lines = [
             f"connect: today's connection (default kex and host key), median of n={_samples(rows)} per host; "
-            f"weak: algorithms the host offers that {policy.name} rejects"
+            f"strict: the strict client profile connects; weak: algorithms the host offers that {policy.name} rejects"
             + ("; MB/s: with the cipher the host negotiates today" if any(r.rates for r in rows) else "")
         ]
         print_table(console, "Hosts", build(shown), note if shed else None, lines)

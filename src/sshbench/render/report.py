@@ -102,6 +102,34 @@ def _fleet_recommendation(data: StoredRun) -> tuple[str, list[dict[str, str]], l
     return pol.name, [item], notes
 
 
+def _fleet_tables(data: StoredRun) -> list[dict[str, Any]]:
+    """Return a fleet's host and group tables for its page (none for other runs)."""
+    if data.run.fleet is None:
+        return []
+    rows = fleet.host_rows(data, policy.resolve(data.run.options.policy))
+
+    def ms(value: float | None) -> str:
+        """Format seconds as ms."""
+        return "-" if value is None else f"{value * 1000:.1f}"
+
+    hosts = [
+        [r.host.name, ", ".join(r.host.groups), r.discovery.server.banner if r.discovery and r.discovery.server
+         else "-",
+         r.negotiated("kex") or "-", r.negotiated("cipher") or "-", str(len(r.weak)),
+         ms(r.connect.median) if r.connect else "-",
+         f"{ms(r.connect.ci_low)}-{ms(r.connect.ci_high)}" if r.connect else "-",
+         r.host.failure or ("measured" if r.measured else str(r.status))]
+        for r in rows
+    ]  # fmt: skip
+    groups = [[g.name, str(g.hosts), str(g.measured), ms(g.connect), str(g.weak_hosts)] for g in fleet.group_rows(rows)]
+    return [
+        {"title": "Hosts", "header": ["host", "groups", "server", "kex (default)", "cipher (default)", "weak offered",
+                                      "connect ms", "95% CI", "state"], "rows": hosts},
+        {"title": "Groups", "header": ["group", "hosts", "measured", "connect ms (median of hosts)",
+                                       "hosts offering weak"], "rows": groups},
+    ]  # fmt: skip
+
+
 def _environment(run: RunRecord) -> list[tuple[str, str]]:
     """Return the run's environment and options as table rows."""
     env = run.environment
@@ -187,6 +215,7 @@ def render_html(runs: Sequence[StoredRun]) -> str:
                 "policy": policy_name,
                 "caveats": caveats,
                 "environment": _environment(data.run),
+                "tables": _fleet_tables(data),
             }
         )
     comparison = _comparison(runs[0], runs[1]) if len(runs) == 2 else None

@@ -29,6 +29,7 @@ _WORD = re.compile(r"^[A-Za-z0-9_.%+\[\]:@/~-]{1,255}$")  # a host, user or key 
 WITH_VALUE = frozenset({"-o", "-i", "-J", "-p", "-l", "-F", "-c", "-m", "-b", "-B"})
 ALONE = frozenset({"-4", "-6", "-A", "-a", "-k", "-q", "-x"})
 SSH_CONNECTIONS = frozenset({"ssh", "smart", "paramiko", "paramiko_ssh"})
+REFUSED = "not measured: "  # a host its source already refused (never reached): the reason follows
 
 
 def ansible_inventory() -> str:
@@ -121,7 +122,7 @@ def _inventory_host(name: str, groups: tuple[str, ...], hostvars: Mapping[str, A
         destination = normalize_destination(name)
         return FleetHost(name, destination, ssh_arguments(hostvars), groups)
     except SshbenchError as exc:
-        return FleetHost(name, name, (), groups, failure=f"not measured: {exc.cause}")
+        return FleetHost(name, name, (), groups, failure=f"{REFUSED}{exc.cause}")
 
 
 def ssh_arguments(hostvars: Mapping[str, Any]) -> tuple[str, ...]:
@@ -230,4 +231,4 @@ def _named(name: str, groups: tuple[str, ...]) -> FleetHost:
     try:
         return FleetHost(name, normalize_destination(name), (), groups)
     except SshbenchError as exc:
-        return FleetHost(name, name, (), groups, failure=f"not measured: {exc.cause}")
+        return FleetHost(name, name, (), groups, failure=f"{REFUSED}{exc.cause}")
