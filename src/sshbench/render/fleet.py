@@ -156,6 +156,7 @@ def print_choice(console: Console, choice: FleetChoice, rows: Sequence[HostRow])
     for k in choice.kinds:
         name = k.pick.name if k.pick else "none"
         console.print(f"  {k.kind}: {name}: {k.basis}", highlight=False, markup=False)
+    console.print("  host keys: left as they are (each host's key in your known_hosts decides)", highlight=False)
     if choice.connect_change is not None:
         console.print(
             f"  connection with this kex vs today's default: {choice.connect_change:+.0%} (median over hosts)",
