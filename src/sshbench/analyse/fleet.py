@@ -249,7 +249,8 @@ def _basis(kind: str, ranked: Sequence[Ranked], units: int) -> str:
         source = {"cipher": "not measured (add --throughput)", "mac": "not measured"}.get(kind, "not measured")
         return f"{source}: ordered as your client prefers"
     tied = f"fastest or tied for fastest on {pick.fastest_on} of {units} {what}"
-    return f"{tied}; {pick.ratio:.2f}x each one's fastest (geometric mean)"
+    where = "host" if kind == "kex" else "host-direction"
+    return f"{tied}; its median is {pick.ratio:.2f}x each {where}'s fastest (geometric mean)"
 
 
 def _needs_change(reached: Sequence[HostRow], kinds: Sequence[KindChoice]) -> dict[str, tuple[str, ...]]:

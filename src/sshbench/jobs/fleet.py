@@ -8,6 +8,7 @@ that did not finish.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import queue
 import threading
@@ -158,7 +159,8 @@ def run_fleet(job: Job, allows: Allows) -> int:
             try:
                 _measure(job, state, ssh, env, allows)
             except BaseException:
-                _settle_children(job.store, state, interrupted=True)
+                with contextlib.suppress(Exception):  # best effort: the error that stopped the fleet is the one to tell
+                    _settle_children(job.store, state, interrupted=True)
                 raise
         return rec.run_id
 

@@ -272,9 +272,10 @@ def print_history(console: Console, runs: Sequence[tuple[RunRecord, int]]) -> No
 
 
 def _measured_from(run: RunRecord) -> str:
-    """Return `, measured from HOST` for a run imported from another machine or belonging to a fleet."""
+    """Return `, measured from HOST` for a run imported from another machine, and the fleet a host's run is part of."""
     host = run.environment.client_host
-    return f", measured from {host}" if host and host != socket.gethostname() else ""
+    where = f", measured from {host}" if host and host != socket.gethostname() else ""
+    return where + ("" if run.parent is None else f"; host {run.target} of fleet run {run.parent}")
 
 
 def print_environment(console: Console, run: RunRecord) -> None:

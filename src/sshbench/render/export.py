@@ -12,12 +12,13 @@ import io
 import json
 import shlex
 import statistics
+from collections.abc import Sequence
 from typing import Any
 
 from sshbench.analyse import fleet, policy, sweep
 from sshbench.analyse.results import ranked
 from sshbench.model import Direction, Kind, Sample, Scenario
-from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun
+from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun, StoredScenario
 
 CSV_COLUMNS = (
     "run",
@@ -74,8 +75,23 @@ UNITS = {
 def run_document(stored: StoredRun) -> dict[str, Any]:
     """Return the whole run, raw samples and summaries, as one JSON-ready document."""
     run = stored.run
+    if run.fleet is not None:  # hosts are not ranked against each other: each host's results on their own
+        return _document(stored, _host_results(stored))
+    return _document(stored, _results(stored.scenarios, run.options.plan.ci_target))
+
+
+def _host_results(stored: StoredRun) -> dict[str, Any]:
+    """Return a fleet's results per host, each host's rows ranked among themselves."""
+    ci = stored.run.options.plan.ci_target
+    return {
+        h.name: _results([st for st in stored.scenarios if st.scenario.server == h.name], ci) for h, _ in stored.hosts
+    }
+
+
+def _results(scenarios: Sequence[StoredScenario], ci_target: float) -> dict[str, Any]:
+    """Return each result group's ranked rows as JSON-ready dicts."""
     results = {}
-    for name, rows in ranked(stored.scenarios, run.options.plan.ci_target).items():
+    for name, rows in ranked(scenarios, ci_target).items():
         results[name] = [
             {
                 "scenario": row.scenario.to_dict(),
@@ -91,6 +107,12 @@ def run_document(stored: StoredRun) -> dict[str, Any]:
             }
             for row in rows
         ]
+    return results
+
+
+def _document(stored: StoredRun, results: dict[str, Any]) -> dict[str, Any]:
+    """Return the run document around its results."""
+    run = stored.run
     return {
         "schema_version": SCHEMA_VERSION,
         "units": UNITS,
