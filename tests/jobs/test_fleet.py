@@ -5,6 +5,7 @@ one host on a closed port, and slow fake hosts that show --forks bounds the work
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -206,17 +207,24 @@ def test_forks_bounds_how_many_hosts_are_worked_on_at_once(forks: int, cli_env: 
     assert took < 60
 
 
-def test_ctrl_c_keeps_every_sample_and_resume_finishes_the_fleet(fleet: LoopbackFleet, cli_env: dict[str, str]) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
+def test_an_interrupted_fleet_keeps_every_sample_and_resume_finishes_it(
+    sig: int, fleet: LoopbackFleet, cli_env: dict[str, str]
+) -> None:
     db = Path(cli_env["XDG_DATA_HOME"]) / "sshbench" / "sshbench.db"
     args = ["fleet", "-i", str(fleet.inventory), "--limit", "prod", "--ssh-config", str(fleet.client_config),
             "--kex", "curve25519-sha256", "--rounds", "8", "--max-rounds", "8"]  # fmt: skip
-    code, err = interrupt_after_samples(cli_env, args, db, minimum=8)
-    assert code == 130, err
-    assert "sshbench fleet --resume 1" in err
+    code, err = interrupt_after_samples(cli_env, args, db, minimum=8, sig=sig)
+    if sig == signal.SIGINT:
+        assert code == 130 and "sshbench fleet --resume 1" in err, err
+    else:  # killed outright: its guardian marks the fleet and every host's run interrupted
+        assert code == -signal.SIGKILL
+        deadline = time.monotonic() + 10
+        while _raw_statuses(db) & {"running"} and time.monotonic() < deadline:
+            time.sleep(0.1)
     with sqlite3.connect(db) as con:
         taken = con.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
-        statuses = dict(con.execute("SELECT id, status FROM runs").fetchall())
-    assert taken >= 8 and "running" not in statuses.values()
+    assert taken >= 8 and _raw_statuses(db) == {"interrupted"}
     done = sshbench(cli_env, "fleet", "--resume", "1", "--json")
     assert done.returncode == 0, done.stderr
     hosts = _document(done)["analysis"]["hosts"]  # type: ignore[index]
@@ -224,3 +232,9 @@ def test_ctrl_c_keeps_every_sample_and_resume_finishes_the_fleet(fleet: Loopback
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] >= taken  # nothing stored was lost
         assert {s for (s,) in con.execute("SELECT status FROM runs")} == {"complete"}
+
+
+def _raw_statuses(db: Path) -> set[str]:
+    """Return the run statuses as written in the database (not as sshbench reads them)."""
+    with sqlite3.connect(db) as con:
+        return {s for (s,) in con.execute("SELECT status FROM runs")}
