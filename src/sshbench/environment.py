@@ -129,6 +129,7 @@ class Environment:
     embedded: EmbeddedInfo | None = None
     emulation: Emulation | None = None
     pinning: Pinning | None = None
+    client_limit: str | None = None  # the ssh clients' CPU quota and how it is set (--client-cpu)
 
     def flags_on(self) -> list[str]:
         """Return the crypto flags this CPU has."""
@@ -144,6 +145,8 @@ class Environment:
             data.update(self.embedded.to_dict())
         data["emulation"] = None if self.emulation is None else self.emulation.to_dict()
         data["pinning"] = None if self.pinning is None else self.pinning.to_json()
+        if self.client_limit is not None:
+            data["client_limit"] = self.client_limit
         return data
 
     @classmethod
@@ -156,6 +159,7 @@ class Environment:
             embedded=EmbeddedInfo.from_dict(data),
             emulation=Emulation.from_dict(emulation) if emulation else None,
             pinning=Pinning.from_json(data.get("pinning")),
+            client_limit=data.get("client_limit"),
         )
 
 

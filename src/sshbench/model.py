@@ -323,7 +323,9 @@ class JobOptions:
     payload: str = "zero"
     plan: Plan = dataclasses.field(default_factory=Plan)
     servers: tuple[str, ...] = ()  # `servers` command: local:NAME specs
-    emulate: str | None = None  # e.g. no-aesni (see targets/emulation.py)
+    emulate: str | None = None  # e.g. no-aesni, server:no-aesni (see targets/emulation.py)
+    server_cpu: float | None = None  # embedded servers: at most this many CPUs (0.5: half of one), a cgroup quota
+    client_cpu: float | None = None  # the ssh clients: at most this many CPUs
     policy: str = "modern"  # security policy for recommendations: a level or a TOML file
     pin: bool = False  # embedded servers: ssh client on one CPU, server on another
     inventory: str | None = None  # `fleet`: an Ansible inventory (file, directory or script) for ansible-inventory

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -31,3 +33,20 @@ def test_server_cpu_is_counted_by_cgroup(version: str, monkeypatch: pytest.Monke
         used = server.cpu_seconds()
         assert before is not None and used is not None and used - before > 0.01
     assert not path.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creating cgroups needs root")
+def test_a_quota_group_limits_what_runs_in_it_and_is_removed() -> None:
+    group, how = cgroups.limit(f"sshbench-test-quota-{os.getpid()}", 0.25)
+    if group is None:
+        pytest.skip(how)
+    try:
+        assert "25000" in how
+        busy = "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"
+        spin = subprocess.Popen([sys.executable, "-c", busy])
+        group.add(spin.pid)
+        _, _, usage = os.wait4(spin.pid, 0)
+    finally:
+        cgroups.release(group)
+    assert usage.ru_utime + usage.ru_stime < 0.75  # 1.5 s of spinning at a quarter of a CPU (start-up unlimited)
+    assert not group.path.exists()

@@ -28,6 +28,7 @@ ENVIRONMENT_FIELDS: tuple[tuple[str, Callable[[Environment], object]], ...] = (
     ("emulation", lambda e: e.emulation.name if e.emulation else None),
     ("CPU pinning", lambda e: e.pinning.to_json() if e.pinning else None),
     ("server settings", lambda e: list(e.embedded.settings) if e.embedded else None),
+    ("client CPU limit", lambda e: e.client_limit),
 )
 
 

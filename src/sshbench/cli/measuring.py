@@ -14,9 +14,9 @@ from click.core import ParameterSource
 
 from sshbench.cli.common import Decorator, apply, db_option, execute, resuming, ssh_config_option
 from sshbench.cli.completion import RunRef, algorithms
-from sshbench.cli.options import parse_budget, parse_list, parse_percent, parse_size
+from sshbench.cli.options import parse_budget, parse_cpu_share, parse_list, parse_percent, parse_size
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.targets.emulation import EMULATIONS
+from sshbench.targets.emulation import CHOICES
 from sshbench.targets.registry import KNOWN, SERVER_TYPES
 
 if TYPE_CHECKING:
@@ -141,9 +141,21 @@ SAMPLING_OPTIONS: list[Decorator] = [
     ),
     click.option(
         "--emulate",
-        type=click.Choice(sorted(EMULATIONS)),
+        type=click.Choice(CHOICES),
         help="Emulate hardware: no-aesni masks AES-NI/PCLMUL from OpenSSL in ssh and the embedded "
-        "OpenSSH server (recorded with the run, with `openssl speed` evidence).",
+        "OpenSSH server; client:no-aesni or server:no-aesni in one side only (recorded with the run, with "
+        "`openssl speed` evidence).",
+    ),
+    click.option(
+        "--server-cpu",
+        metavar="PCT",
+        help="Embedded servers: at most this share of one CPU for all their processes (25%, 150%), a cgroup "
+        "CPU quota (root). With --emulate server:no-aesni: a slow server without AES instructions.",
+    ),
+    click.option(
+        "--client-cpu",
+        metavar="PCT",
+        help="The ssh clients: at most this share of one CPU (a cgroup quota; sshbench itself is not limited).",
     ),
 ]
 
@@ -193,6 +205,8 @@ def build_options(kind: RunKind, kw: dict[str, Any], *, latency: bool, throughpu
         plan=plan,
         servers=tuple(kw.get("servers") or ()),
         emulate=kw.get("emulate"),
+        server_cpu=parse_cpu_share(kw.get("server_cpu"), "--server-cpu"),
+        client_cpu=parse_cpu_share(kw.get("client_cpu"), "--client-cpu"),
         policy=kw.get("policy") or "modern",
         sample_seconds=SAMPLE_SECONDS,
         pin=bool(kw.get("pin")),

@@ -77,3 +77,20 @@ def parse_fail_if(spec: str) -> float:
             code=ExitCode.USAGE,
         )
     return parse_percent(amount, "--fail-if") * 100
+
+
+def parse_cpu_share(value: str | None, option: str) -> float | None:
+    """Parse `25%` (a quarter of one CPU) or `150%` (one and a half CPUs) into CPUs; None when not given."""
+    if value is None:
+        return None
+    import os
+
+    text = value.strip()
+    try:
+        share = float(text.removesuffix("%")) / 100
+    except ValueError:
+        raise _usage(option, value, "use a percentage of one CPU, such as 25% or 150%") from None
+    most = os.cpu_count() or 1
+    if not 0.01 <= share <= most:
+        raise _usage(option, value, f"use 1% to {most * 100}% ({most} CPUs here)")
+    return share

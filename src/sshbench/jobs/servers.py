@@ -17,6 +17,7 @@ from pathlib import Path
 from sshbench import leases
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job, Recording
+from sshbench.jobs.single import constrain
 from sshbench.measure import budget
 from sshbench.measure.costs import metered
 from sshbench.measure.memory import measure_states
@@ -43,7 +44,7 @@ class Running:
 
 
 def _start_all(
-    ssh: str, specs: tuple[str, ...], stack: contextlib.ExitStack, progress: Progress
+    ssh: str, opts: JobOptions, specs: tuple[str, ...], stack: contextlib.ExitStack, progress: Progress
 ) -> tuple[dict[str, Running], dict[str, ServerReport]]:
     """Start every available server; return the running ones and what to report about each."""
     running: dict[str, Running] = {}
@@ -56,6 +57,7 @@ def _start_all(
             continue
         progress.update(f"starting {name}", i, len(specs))
         server = registry.make_server(spec)
+        constrain(server, opts)  # emulated CPU and CPU limit, before it starts
         try:
             target = stack.enter_context(server)
         except SshbenchError as exc:
@@ -76,7 +78,8 @@ def run_servers(job: Job) -> int:
     with contextlib.ExitStack() as stack:
         stack.enter_context(cgroups.contain())  # clients die with sshbench
         tmp = stack.enter_context(leases.private_dir("sshbench-payload-"))
-        running, reports = _start_all(ssh, specs, stack, progress)
+        running, reports = _start_all(ssh, opts, specs, stack, progress)
+        client_limit = stack.enter_context(cgroups.limit_clients(opts.client_cpu))
         if not running:
             _none_started(reports)
         pinned = pinning.apply(opts.pin, [r.server for r in running.values()])
@@ -86,7 +89,7 @@ def run_servers(job: Job) -> int:
             probes = {name: budget.probe(ssh, running[name].target, opts, tmp) for name in plans}
             planned = [sc for p in plans.values() for sc in (*p.latency, *p.throughput)]
             job.plan_ready(budget.estimate(planned, opts, lambda sc: probes[sc.server or ""]))
-        env = dataclasses.replace(envinfo.collect(ssh), emulation=emulated, pinning=pinned)
+        env = dataclasses.replace(envinfo.collect(ssh), emulation=emulated, pinning=pinned, client_limit=client_limit)
         rec = job.record(" ".join(specs), env)
         with rec.status():
             job.store.set_servers(rec.run_id, list(reports.values()))

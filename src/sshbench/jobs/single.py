@@ -38,14 +38,32 @@ class Endpoint:
 
 
 @contextlib.contextmanager
-def open_target(spec: str, ssh: str, ssh_config: str | None = None) -> Iterator[Endpoint]:
-    """Yield a fresh embedded server's endpoint for `local[:NAME]`, else a remote destination's."""
+def open_target(
+    spec: str, ssh: str, ssh_config: str | None = None, opts: JobOptions | None = None
+) -> Iterator[Endpoint]:
+    """Yield a fresh embedded server's endpoint for `local[:NAME]` (with the job's server emulation and CPU limit),
+    else a remote destination's."""
     if is_local(spec):
         server = make_server(spec)
+        if opts is not None:
+            constrain(server, opts)
         with server as target:
             yield Endpoint(ssh, target, server)
     else:
+        if opts is not None and opts.server_cpu is not None:
+            raise SshbenchError(
+                "--server-cpu limits an embedded server, and the target is a remote host",
+                place="--server-cpu",
+                fix="drop --server-cpu (a remote server's CPU cannot be limited from here), or use a local target",
+                code=ExitCode.USAGE,
+            )
         yield Endpoint(ssh, resolve_remote(ssh, spec, ssh_config), None)
+
+
+def constrain(server: LocalServer, opts: JobOptions) -> None:
+    """Give an embedded server the job's emulated CPU (its environment) and CPU limit, before it starts."""
+    server.environment = emulation.server_environment(opts.emulate)
+    server.cpu_share = opts.server_cpu
 
 
 def require_connectable(disc: Discovery, target: Target) -> None:
@@ -78,8 +96,9 @@ def run_job(job: Job) -> int:
     emulated = emulation.apply(opts.emulate, remote=not is_local(opts.target))  # before any ssh/sshd starts
     with (
         cgroups.contain(),  # every ssh client is killed with sshbench
-        open_target(opts.target, ssh, opts.ssh_config) as where,
+        open_target(opts.target, ssh, opts.ssh_config, opts) as where,
         leases.private_dir("sshbench-payload-") as tmp,
+        cgroups.limit_clients(opts.client_cpu) as client_limit,
     ):
         pinned = pinning.apply(opts.pin, [where.server] if where.server else [])
         disc = discover(ssh, where.target)
@@ -97,6 +116,7 @@ def run_job(job: Job) -> int:
             embedded=where.server.info() if where.server else None,
             emulation=emulated,
             pinning=pinned,
+            client_limit=client_limit,
         )
         rec = job.record(opts.target, env)
         with rec.status():

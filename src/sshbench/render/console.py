@@ -297,6 +297,8 @@ def print_environment(console: Console, run: RunRecord) -> None:
         lines.append(f"  CPU pinning: ssh client on CPU {pin.client_cpu}, server on CPU {pin.server_cpu}")
     elif pin:
         lines.append(f"  CPU pinning: {pin.note}")
+    if env.client_limit:
+        lines.append(f"  ssh client CPU limit: {env.client_limit}")
     emu = env.emulation
     if emu:
         variables = " ".join(f"{k}={v}" for k, v in emu.variables.items())

@@ -143,7 +143,8 @@ def _environment(run: RunRecord) -> list[tuple[str, str]]:
         ("server", str(env.server_banner or run.target)),
     ]
     stored = env.to_dict()
-    for key, name in (("server_settings", "server settings"), ("emulation", "emulation"), ("pinning", "CPU pinning")):
+    for key, name in (("server_settings", "server settings"), ("emulation", "emulation"), ("pinning", "CPU pinning"),
+                      ("client_limit", "ssh client CPU limit")):  # fmt: skip
         value = stored.get(key)
         if value:
             rows.append((name, value if isinstance(value, str) else json.dumps(value)))

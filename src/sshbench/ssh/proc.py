@@ -12,7 +12,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -88,6 +88,20 @@ class _LineSplitter:
             self.pending = b""
 
 
+_placers: list[Callable[[int], None]] = []  # each gets the PID of every process `run_timed` starts, at once
+
+
+@contextlib.contextmanager
+def placing(place: Callable[[int], None]) -> Iterator[None]:
+    """Hand every process `run_timed` starts in the block to `place` right after it starts (e.g. into a CPU-quota
+    cgroup: its exec is the only work done outside it)."""
+    _placers.append(place)
+    try:
+        yield
+    finally:
+        _placers.remove(place)
+
+
 def run_timed(
     argv: Sequence[str],
     *,
@@ -112,6 +126,8 @@ def run_timed(
         env=env,
     )
     try:
+        for place in _placers:
+            place(proc.pid)
         return _collect(proc, tuple(argv), started, timeout, clock, probe)
     except BaseException:
         _kill(proc)

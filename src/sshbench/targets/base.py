@@ -124,6 +124,10 @@ class LocalServer:
         self.cpu_note = ""  # why server CPU is not measured, when it is not
         self.settings: tuple[str, ...] = ()  # the settings used, shown with the results
         self.wrappers: list[Wrapper] = [dies_with_parent]  # applied to the command line by `wrap`, in order
+        self.environment: dict[str, str] | None = None  # the server's environment (None: sshbench's own)
+        self.cpu_share: float | None = None  # at most this many CPUs for every server process (0.5: half of one)
+        self.quota: cgroups.CpuGroup | None = None
+        self.limit_setting = ""  # how the CPU limit is set, shown with the settings
 
     def __enter__(self) -> Target:
         try:
@@ -167,7 +171,8 @@ class LocalServer:
     def info(self) -> EmbeddedInfo:
         """Return what the results must say about this server: its settings and CPU accounting."""
         accounting = f"cgroup {self.group.version} ({self.group.path})" if self.group else None
-        return EmbeddedInfo(self.name, self.product, self.settings, accounting, self.cpu_note or None)
+        settings = (*self.settings, self.limit_setting) if self.limit_setting else self.settings
+        return EmbeddedInfo(self.name, self.product, settings, accounting, self.cpu_note or None)
 
     # --- shared life cycle --------------------------------------------------------------------------
     def start(self) -> Target:
@@ -180,6 +185,8 @@ class LocalServer:
         self.group, self.cpu_note = cgroups.create(self.workdir.name)
         if self.group is not None:
             leases.keeper().cgroup(self.group.path)
+        if self.cpu_share is not None:
+            self._limit_cpu(self.cpu_share)
         last_error = ""
         for _attempt in range(4):  # a free port can be taken between choosing and binding it
             self.port = free_port()
@@ -195,6 +202,19 @@ class LocalServer:
             fix=f"check that {self.product} runs on this machine ({self.package}), or use a remote TARGET",
             code=ExitCode.SERVER_START,
         )
+
+    def _limit_cpu(self, share: float) -> None:
+        """Make the CPU-quota group every server process will run in, or fail saying why it cannot be made."""
+        assert self.workdir is not None
+        self.quota, how = cgroups.limit(f"{self.workdir.name}-limit", share)
+        if self.quota is None:
+            raise SshbenchError(
+                f"cannot limit the {self.product} server's CPU: {how}",
+                place="--server-cpu",
+                fix="run as root on a machine with the cgroup cpu controller, or drop --server-cpu",
+                code=ExitCode.USAGE,
+            )
+        self.limit_setting = f"CPU limit {share:.0%} of one CPU ({how})"
 
     def _write_client_config(self, d: Path) -> None:
         """Write the client's ssh_config and known_hosts for the chosen port."""
@@ -223,8 +243,12 @@ class LocalServer:
         assert self.workdir is not None
         log = self.workdir / "server.log"
         with open(log, "wb") as sink:
-            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, env=self.environment
+            )
         leases.keeper().process(self.process.pid)
+        if self.quota is not None:
+            self.quota.add(self.process.pid)  # before it accepts a connection: its children are limited too
         if self.group is not None:
             try:
                 self.group.add(self.process.pid)  # before any connection: every later fork is counted
@@ -331,6 +355,9 @@ class LocalServer:
             self.group.remove()
             if not self.group.path.exists():  # else the guardian or the next sshbench empties it
                 leases.keeper().forget(path=self.group.path)
+        if self.quota is not None:
+            cgroups.release(self.quota)
+            self.quota = None
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             leases.keeper().forget(path=self.workdir)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import leases
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.ssh.proc import placing
 
 ENV = "SSHBENCH_CGROUP"
 RMDIR_TIMEOUT = 3.0
@@ -158,3 +160,84 @@ def create(name: str) -> tuple[CpuGroup | None, str]:
     if not reasons:
         return None, "no cgroup v2 or v1 cpuacct hierarchy is mounted"
     return None, "cannot create a cgroup (" + "; ".join(reasons) + "); run as root to measure server CPU"
+
+
+PERIOD_US = 100_000  # the quota period: 100 ms, the kernel's default
+
+
+def _quota_candidates() -> list[tuple[str, Path]]:
+    """Return (version, parent directory) where a CPU-quota group may be made: v2 with the cpu controller, else
+    the v1 `cpu` hierarchy."""
+    own = _own_paths()
+    out: list[tuple[str, Path]] = []
+    for mount, fstype, options in _mounts():
+        if fstype == "cgroup2" and "" in own:
+            parent = Path(mount) / own[""].lstrip("/")
+            with contextlib.suppress(OSError):
+                if "cpu" in (parent / "cgroup.subtree_control").read_text().split():
+                    out.insert(0, ("v2", parent))
+        elif fstype == "cgroup" and "cpu" in options and "cpu" in own:
+            out.append(("v1", Path(mount) / own["cpu"].lstrip("/")))
+    return out
+
+
+def limit(name: str, share: float) -> tuple[CpuGroup | None, str]:
+    """Create a group whose processes together get at most `share` CPUs (0.5: half of one CPU): v2 `cpu.max`, else
+    v1 `cpu.cfs_quota_us`. Return (group, how it is set) or (None, why it cannot be made)."""
+    quota = max(int(share * PERIOD_US), 1000)  # the kernel refuses quotas under 1 ms
+    reasons = []
+    for version, parent in _quota_candidates():
+        group = CpuGroup(parent / name, version)
+        try:
+            group.path.mkdir()
+            if version == "v2":
+                (group.path / "cpu.max").write_text(f"{quota} {PERIOD_US}\n")
+                how = f"cgroup v2 cpu.max {quota} {PERIOD_US}"
+            else:
+                (group.path / "cpu.cfs_period_us").write_text(f"{PERIOD_US}\n")
+                (group.path / "cpu.cfs_quota_us").write_text(f"{quota}\n")
+                how = f"cgroup v1 cpu.cfs_quota_us {quota} per cpu.cfs_period_us {PERIOD_US}"
+            leases.keeper().cgroup(group.path)
+            return group, how
+        except OSError as exc:
+            reasons.append(f"{version} {parent}: {exc.strerror or exc}")
+            with contextlib.suppress(OSError):
+                group.path.rmdir()
+    if not reasons:
+        return None, "no cgroup v2 with the cpu controller and no v1 cpu hierarchy is mounted"
+    return None, "cannot create a CPU-quota cgroup (" + "; ".join(reasons) + "); run as root"
+
+
+def release(group: CpuGroup) -> None:
+    """Remove a quota group made by `limit` once its processes are gone, and drop it from the lease."""
+    group.remove()
+    if not group.path.exists():
+        leases.keeper().forget(path=group.path)
+
+
+def _place(group: CpuGroup, pid: int) -> None:
+    """Move a just-started client into its quota group (one that already exited needs nothing)."""
+    with contextlib.suppress(ProcessLookupError, FileNotFoundError):
+        group.add(pid)
+
+
+@contextlib.contextmanager
+def limit_clients(share: float | None) -> Iterator[str | None]:
+    """Run every ssh client started in the block under a CPU quota of `share` CPUs; yield how (None: no limit).
+    Only the clients are limited, never sshbench itself, whose timing must not wait for the quota."""
+    if share is None:
+        yield None
+        return
+    group, how = limit(f"sshbench-clients-{os.getpid()}", share)
+    if group is None:
+        raise SshbenchError(
+            f"cannot limit the ssh client's CPU: {how}",
+            place="--client-cpu",
+            fix="run as root on a machine with the cgroup cpu controller, or drop --client-cpu",
+            code=ExitCode.USAGE,
+        )
+    try:
+        with placing(lambda pid: _place(group, pid)):
+            yield f"{share:.0%} of one CPU ({how})"
+    finally:
+        release(group)

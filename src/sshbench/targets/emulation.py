@@ -1,10 +1,11 @@
-"""Emulated hardware: mask CPU crypto instructions from OpenSSL in the client and the embedded OpenSSH server.
+"""Emulated hardware: mask CPU crypto instructions from OpenSSL in the client, the embedded OpenSSH server, or both.
 
 `no-aesni` sets OPENSSL_ia32cap=~0x200000200000000:~0x0, which clears AES-NI (bit 57) and PCLMULQDQ
 (bit 33) only. A mask without the `:...` part would also clear the second capability word (SHA-NI,
-AVX2, AVX-512) and slow everything; an empty value disables every feature. The variable is set in
-sshbench's own environment before any ssh or sshd starts, so every child inherits it. Dropbear and
-TinySSH use their own C crypto and are not affected; a remote server is not affected either.
+AVX2, AVX-512) and slow everything; an empty value disables every feature. `no-aesni` masks both sides;
+`client:no-aesni` only the ssh client (the variable is set in sshbench's own environment before any ssh
+starts, and left out of the servers'); `server:no-aesni` only the embedded servers (their environment alone
+carries it). Dropbear and TinySSH use their own C crypto and are not affected; a remote server cannot be.
 
 Evidence is recorded with the run: `openssl speed` for AES-128-GCM with and without the mask.
 """
@@ -23,19 +24,39 @@ if TYPE_CHECKING:
     from sshbench.environment import Emulation
 
 EMULATIONS: dict[str, dict[str, str]] = {"no-aesni": {"OPENSSL_ia32cap": "~0x200000200000000:~0x0"}}
+SIDES = ("client", "server")
+CHOICES = tuple(f"{side}{name}" for name in EMULATIONS for side in ("", "client:", "server:"))
 EVIDENCE_CIPHER = "aes-128-gcm"
 _SPEED = re.compile(r"^AES-128-GCM\s+([0-9.]+)k\s*$", re.MULTILINE)
 
 
 def check(name: str | None) -> None:
     """Fail on an unknown emulation name."""
-    if name is not None and name not in EMULATIONS:
+    if name is not None:
+        parse(name)
+
+
+def parse(spec: str) -> tuple[str, tuple[str, ...]]:
+    """Return (emulation, sides) of `NAME`, `client:NAME` or `server:NAME`, or fail naming the choices."""
+    side, _, name = spec.rpartition(":")
+    if name not in EMULATIONS or side not in ("", *SIDES):
         raise SshbenchError(
-            f"unknown emulation {name!r}",
+            f"unknown emulation {spec!r}",
             place="--emulate",
-            fix=f"use one of: {', '.join(EMULATIONS)}",
+            fix=f"use one of: {', '.join(CHOICES)}",
             code=ExitCode.USAGE,
         )
+    return name, (side,) if side else SIDES
+
+
+def server_environment(spec: str | None) -> dict[str, str] | None:
+    """Return the environment embedded servers start with (None: sshbench's own, as it is)."""
+    if spec is None:
+        return None
+    name, sides = parse(spec)
+    variables = EMULATIONS[name]
+    own = {k: v for k, v in os.environ.items() if k not in variables}
+    return {**own, **variables} if "server" in sides else own
 
 
 def openssl_speed(env: dict[str, str]) -> float | None:
@@ -49,23 +70,38 @@ def openssl_speed(env: dict[str, str]) -> float | None:
     return float(match.group(1)) * 1000 / 1e6 if match else None
 
 
-def apply(name: str | None, remote: bool) -> Emulation | None:
-    """Set the emulation's variables for this process and its children; return its metadata with evidence."""
+def apply(spec: str | None, remote: bool) -> Emulation | None:
+    """Set the client side's variables for this process and its children (servers get theirs from
+    `server_environment`); return the emulation's metadata with evidence."""
     from sshbench.environment import Emulation  # here: the CLI reads EMULATIONS for --help
 
-    check(name)
-    if name is None:
+    if spec is None:
         return None
+    name, sides = parse(spec)
+    if remote and sides == ("server",):
+        raise SshbenchError(
+            f"--emulate {spec} changes an embedded server, and the target is a remote host",
+            place="--emulate",
+            fix=f"use --emulate client:{name} (the remote server's CPU cannot be changed from here)",
+            code=ExitCode.USAGE,
+        )
     variables = EMULATIONS[name]
     native_env = {k: v for k, v in os.environ.items() if k not in variables}
     native = openssl_speed(native_env)
-    os.environ.update(variables)
-    emulated = openssl_speed(dict(os.environ))
+    emulated = openssl_speed({**native_env, **variables})
+    if "client" in sides:
+        os.environ.update(variables)
+    applies_to = (("ssh client",) if "client" in sides else ()) + (
+        ("embedded OpenSSH server",) if "server" in sides and not remote else ()
+    )
     return Emulation(
-        name=name,
+        name=spec,
         variables=dict(variables),
-        applies_to=("ssh client",) + (() if remote else ("embedded OpenSSH server",)),
-        not_affected="Dropbear and TinySSH (own crypto)" + ("; the remote server" if remote else ""),
+        applies_to=applies_to,
+        not_affected="Dropbear and TinySSH (own crypto)"
+        + ("; the remote server" if remote else "")
+        + ("" if "client" in sides else "; the ssh client")
+        + ("" if "server" in sides else "; the server"),
         evidence_tool=f"openssl speed -evp {EVIDENCE_CIPHER} (16 KiB blocks)",
         native_mbps=native,
         emulated_mbps=emulated,
