@@ -34,7 +34,10 @@ def test_playbook_runs_sshbench_on_the_host_and_import_round_trips_its_json(
         "sshbench_results": str(results),
     }  # fmt: skip
     env = {**cli_env, "LC_ALL": "C.UTF-8", "ANSIBLE_NOCOLOR": "1", "XDG_DATA_HOME": str(tmp_path / "host-data"),
-           "PATH": f"{bin_dir}{os.pathsep}{cli_env['PATH']}"}  # fmt: skip
+           "PATH": f"{bin_dir}{os.pathsep}{cli_env['PATH']}",
+           # ansible's temporary files stay in the test's directory (its "remote" side expands ~ from the passwd home)
+           "ANSIBLE_HOME": str(tmp_path / "ansible"), "ANSIBLE_LOCAL_TMP": str(tmp_path / "ansible" / "tmp"),
+           "ANSIBLE_REMOTE_TMP": str(tmp_path / "ansible" / "remote")}  # fmt: skip
     done = subprocess.run(
         [str(bin_dir / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), "-e", json.dumps(extra)],
         env=env, capture_output=True, text=True, timeout=600, check=False,
