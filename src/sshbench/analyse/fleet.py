@@ -249,8 +249,7 @@ def _basis(kind: str, ranked: Sequence[Ranked], units: int) -> str:
         source = {"cipher": "not measured (add --throughput)", "mac": "not measured"}.get(kind, "not measured")
         return f"{source}: ordered as your client prefers"
     tied = f"fastest or tied for fastest on {pick.fastest_on} of {units} {what}"
-    where = "host" if kind == "kex" else "host-direction"
-    return f"{tied}; its median is {pick.ratio:.2f}x each {where}'s fastest (geometric mean)"
+    return f"{tied}; its median is {pick.ratio:.2f}x each {what[:-1]}'s fastest (geometric mean)"
 
 
 def _needs_change(reached: Sequence[HostRow], kinds: Sequence[KindChoice]) -> dict[str, tuple[str, ...]]:

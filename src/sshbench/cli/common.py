@@ -192,11 +192,16 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
 
 
 def _allows(opts: JobOptions) -> Callable[[str, str], bool]:
-    """Return the run's security policy as a filter (a fleet times only the key exchanges it allows)."""
-    from sshbench.analyse.policy import resolve
+    """Return the run's security policy as a filter (a fleet times only the key exchanges it allows), read at its
+    first use: other jobs never ask it."""
+    from sshbench.analyse.policy import Policy, resolve
 
-    policy = resolve(opts.policy)
-    return lambda kind, name: policy.check(kind, name).allowed
+    @functools.cache
+    def policy() -> Policy:
+        """Read the policy once."""
+        return resolve(opts.policy)
+
+    return lambda kind, name: policy().check(kind, name).allowed
 
 
 def missed_hosts(store: Store, fleet: Fleet) -> list[tuple[str, str]]:

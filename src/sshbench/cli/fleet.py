@@ -121,12 +121,11 @@ def import_cmd(files: tuple[Path, ...], client: str | None, db: Path | None, as_
 
     from sshbench.jobs.importing import import_document, read_document
 
-    for path in files:
-        read_document(path)  # every file is checked before any is stored
+    documents = [read_document(path) for path in files]  # every file is decoded before any is stored
     store = open_store(db)
     done = []
-    for path in files:
-        run_id = import_document(store, path, client)
+    for path, document in zip(files, documents, strict=True):
+        run_id = import_document(store, document, client)
         record = store.run(run_id)
         done.append({"file": str(path), "run": run_id, "client": record.environment.client_host})
         if not as_json:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from click.core import ParameterSource
@@ -17,6 +17,7 @@ from sshbench.errors import ExitCode, SshbenchError
 from sshbench.render.formats import FORMATS
 
 if TYPE_CHECKING:
+    from sshbench.analyse.policy import Policy
     from sshbench.store import Store
 
 
@@ -252,7 +253,7 @@ def recommend_cmd(
     print_recommendation(out(), rec, host or host_for(run), run.source)
 
 
-def _recommend_fleet(store: Store, run_id: int, pol: Any, as_json: bool) -> None:
+def _recommend_fleet(store: Store, run_id: int, pol: Policy, as_json: bool) -> None:
     """Print a fleet's configuration for all its hosts under a policy."""
     from sshbench.analyse import fleet
     from sshbench.render.fleet import print_choice

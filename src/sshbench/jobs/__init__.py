@@ -15,5 +15,5 @@ __all__ = ["Job", "run"]
 def run(job: Job) -> int:
     """Run (or resume) the job; return the run id."""
     if job.opts.command is RunKind.FLEET:
-        return run_fleet(job, job.allows)
+        return run_fleet(job)
     return run_servers(job) if job.opts.command.side_by_side else run_job(job)

@@ -19,14 +19,14 @@ from pathlib import Path
 from sshbench import leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.jobs.recording import Job, Recording
+from sshbench.jobs.recording import Job, Recording, unfinished_rows
 from sshbench.jobs.single import require_connectable
 from sshbench.measure.costs import metered
 from sshbench.measure.plan import check_requested, cipher_mac_pairs, throughput_scenarios
 from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.model import JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
-from sshbench.records import Discovery, Fleet, FleetHost
+from sshbench.records import Discovery, Fleet, FleetHost, StoredScenario
 from sshbench.ssh import envinfo
 from sshbench.ssh.destination import Target, resolve_remote
 from sshbench.ssh.discover import client_algorithms, discover
@@ -93,12 +93,11 @@ class FleetState:
         self.lock = threading.Lock()
         self.planned: dict[int, Planned] = {}
 
-    def update(self, store: Store, index: int, **changes: object) -> FleetHost:
+    def update(self, store: Store, index: int, **changes: object) -> None:
         """Change one host and store the whole list at once."""
         with self.lock:
             self.hosts[index] = dataclasses.replace(self.hosts[index], **changes)  # type: ignore[arg-type]
             store.set_fleet(self.run_id, Fleet(self.source, tuple(self.hosts)))
-            return self.hosts[index]
 
 
 class FleetProgress:
@@ -132,8 +131,8 @@ class _HostProgress:
         self.fleet.update(self.name, description, done, total)
 
 
-def run_fleet(job: Job, allows: Allows) -> int:
-    """Run (or resume) a fleet; return the fleet run's id."""
+def run_fleet(job: Job) -> int:
+    """Run (or resume) a fleet under the job's policy (`Job.allows`); return the fleet run's id."""
     opts = job.opts
     ssh = require_binary("ssh", "openssh-client")
     client = client_algorithms(ssh)
@@ -157,7 +156,7 @@ def run_fleet(job: Job, allows: Allows) -> int:
         job.store.set_fleet(rec.run_id, Fleet(source, tuple(hosts)))
         with rec.status():
             try:
-                _measure(job, state, ssh, env, allows)
+                _measure(job, state, ssh, env)
             except BaseException:
                 with contextlib.suppress(Exception):  # best effort: the error that stopped the fleet is the one to tell
                     _settle_children(job.store, state, interrupted=True)
@@ -165,11 +164,11 @@ def run_fleet(job: Job, allows: Allows) -> int:
         return rec.run_id
 
 
-def _measure(job: Job, state: FleetState, ssh: str, env: Environment, allows: Allows) -> None:
+def _measure(job: Job, state: FleetState, ssh: str, env: Environment) -> None:
     """Reach and time every host (forks at a time), then move data to one host at a time."""
     progress = FleetProgress(job.progress)
     todo = [i for i, h in enumerate(state.hosts) if _needs_work(job.store, h)]
-    shared = Work(state, ssh, env, job.opts, allows, threading.Event())
+    shared = Work(state, ssh, env, job.opts, job.allows, threading.Event())
 
     def work(index: int) -> None:
         """Reach one host and time its connections, in a thread of its own with a store of its own."""
@@ -253,6 +252,7 @@ def _reach(work: Work, store: Store, index: int, progress: Progress) -> None:
     store.set_discovery(run_id, disc)
     if disc.default() is None:
         store.set_status(run_id, RunStatus.FAILED)
+        leases.keeper().forget(run=run_id)  # settled: its offer is kept, nothing more will be written
         state.update(store, index, run=run_id, failure=_login_failure(disc, target))
         return
     state.update(store, index, run=run_id, failure=None)
@@ -302,7 +302,7 @@ def connection_scenarios(disc: Discovery, opts: JobOptions, allows: Allows) -> l
     assert default is not None
     shared = disc.shared("kex")
     wanted = [k for k in (opts.kex or shared) if k in shared and allows("kex", k)]
-    kexes = dict.fromkeys([default.kex, *wanted]) if default.kex else dict.fromkeys(wanted)
+    kexes = dict.fromkeys(k for k in (default.kex, *wanted) if k)
     return [Scenario(Kind.LATENCY, kex=k, hostkey=default.hostkey) for k in kexes]
 
 
@@ -336,22 +336,23 @@ def _transfers(store: Store, state: FleetState, planned: Planned, ssh: str, tmp:
 def _settle_children(store: Store, state: FleetState, interrupted: bool) -> None:
     """Give each host's run its final status, and name the hosts whose measurements all failed."""
     for index, host in enumerate(list(state.hosts)):
-        if host.run is None or store.run(host.run).status is not RunStatus.RUNNING:
+        record = None if host.run is None else store.run(host.run)
+        if record is None or record.status is not RunStatus.RUNNING:
             continue
-        rec = Recording(store, host.run, store.run(host.run).options.plan)
         if interrupted:
-            store.set_status(host.run, RunStatus.INTERRUPTED)
+            store.set_status(record.id, RunStatus.INTERRUPTED)
         else:
-            store.set_status(host.run, RunStatus.INCOMPLETE if rec.unfinished() else RunStatus.COMPLETE)
-            broken = _all_failed(store, host.run)
+            stored = store.scenarios(record.id)
+            short, broke = unfinished_rows(stored, record.options.plan)
+            store.set_status(record.id, RunStatus.INCOMPLETE if short or broke else RunStatus.COMPLETE)
+            broken = _all_failed(stored)
             if broken:
                 state.update(store, index, failure=broken)
-        leases.keeper().forget(run=host.run)
+        leases.keeper().forget(run=record.id)
 
 
-def _all_failed(store: Store, run_id: int) -> str | None:
+def _all_failed(stored: Sequence[StoredScenario]) -> str | None:
     """Return why a host's connections all failed (it was reached, then could not be measured), or None."""
-    stored = store.scenarios(run_id)
     timed = [st for st in stored if st.scenario.kind is Kind.LATENCY]
     if timed and not any(s.ok for st in timed for s in st.samples):
         errors = [s.error for st in timed for s in st.samples if s.error] + [st.failure for st in timed if st.failure]

@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import JobOptions, RunStatus, Sample, Scenario
-from sshbench.records import SCHEMA_VERSION, read_discovery
+from sshbench.records import SCHEMA_VERSION, Discovery, ServerReport, read_discovery
 from sshbench.store import Store
 
 SAMPLE_FIELDS = ("round", "warmup", "ok", "value", "wall", "nbytes", "client_cpu", "client_system", "error",
@@ -29,8 +30,23 @@ def _bad(path: Path, why: str) -> SshbenchError:
     )
 
 
-def read_document(path: Path) -> dict[str, Any]:
-    """Read and check one run document."""
+@dataclass(frozen=True)
+class Document:
+    """A run measured elsewhere, decoded whole before anything is stored."""
+
+    path: Path
+    options: JobOptions
+    target: str
+    started_at: str | None
+    environment: Environment
+    discovery: Discovery | None
+    servers: tuple[ServerReport, ...]
+    status: RunStatus
+    scenarios: tuple[tuple[Scenario, str | None, tuple[Sample, ...]], ...]  # each with its failure and samples
+
+
+def read_document(path: Path) -> Document:
+    """Read and decode one run document, or fail naming the file and what is wrong with it."""
     try:
         doc = json.loads(path.read_text())
     except OSError as exc:
@@ -42,44 +58,56 @@ def read_document(path: Path) -> dict[str, Any]:
     version = doc.get("schema_version")
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise _bad(path, f"schema {version} is newer than this sshbench reads ({SCHEMA_VERSION}): upgrade sshbench")
-    return doc
-
-
-def import_document(store: Store, path: Path, client: str | None) -> int:
-    """Store one run document as a new run (the measuring host as its client) and return its id."""
-    doc = read_document(path)
-    run = doc["run"]
     try:
-        options = JobOptions.from_dict(run["options"], run["command"])
-        env = Environment.from_dict(run["environment"])
-        discovery, servers, fleet = read_discovery(doc.get("discovery"))
-        status = RunStatus(run.get("status", "complete"))
-        entries = [(Scenario.from_dict(e["scenario"]), e) for e in doc["samples"]]
+        return _decode(path, doc)
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         raise _bad(path, f"{type(exc).__name__}: {exc}") from None
+
+
+def _decode(path: Path, doc: dict[str, Any]) -> Document:
+    """Decode a checked document's run, discovery, scenarios and samples."""
+    run = doc["run"]
+    discovery, servers, fleet = read_discovery(doc.get("discovery"))
     if fleet is not None:
         raise _bad(path, "it is a fleet run: import the hosts' own runs (`sshbench export RUN --format json`)")
-    env = dataclasses.replace(env, client_host=client or env.client_host or path.stem)
-    run_id = store.create_run(options, str(run.get("target", "")), env, started_at=run.get("started_at"))
-    if discovery is not None:
-        store.set_discovery(run_id, discovery)
-    elif servers:
-        store.set_servers(run_id, servers)
-    ids = store.add_scenarios(run_id, [sc for sc, _ in entries])
-    for sc, entry in entries:
-        if entry.get("failure"):
-            store.mark_failed(ids[sc.key], str(entry["failure"]))
-        for raw in entry.get("samples") or ():
-            store.add_sample(ids[sc.key], _sample(sc, raw, path))
-    store.set_status(run_id, RunStatus.INTERRUPTED if status is RunStatus.RUNNING else status)
+    scenarios = []
+    for entry in doc["samples"]:
+        sc = Scenario.from_dict(entry["scenario"])
+        samples = tuple(_sample(sc, raw) for raw in entry.get("samples") or ())
+        scenarios.append((sc, str(entry["failure"]) if entry.get("failure") else None, samples))
+    return Document(
+        path=path,
+        options=JobOptions.from_dict(run["options"], run["command"]),
+        target=str(run.get("target", "")),
+        started_at=run.get("started_at"),
+        environment=Environment.from_dict(run["environment"]),
+        discovery=discovery,
+        servers=servers,
+        status=RunStatus(run.get("status", "complete")),
+        scenarios=tuple(scenarios),
+    )
+
+
+def import_document(store: Store, doc: Document, client: str | None) -> int:
+    """Store one decoded run document as a new run (the measuring host as its client) and return its id."""
+    env = dataclasses.replace(doc.environment, client_host=client or doc.environment.client_host or doc.path.stem)
+    run_id = store.create_run(doc.options, doc.target, env, started_at=doc.started_at)
+    if doc.discovery is not None:
+        store.set_discovery(run_id, doc.discovery)
+    elif doc.servers:
+        store.set_servers(run_id, doc.servers)
+    ids = store.add_scenarios(run_id, [sc for sc, _, _ in doc.scenarios])
+    for sc, failure, samples in doc.scenarios:
+        if failure:
+            store.mark_failed(ids[sc.key], failure)
+        for sample in samples:
+            store.add_sample(ids[sc.key], sample)
+    store.set_status(run_id, RunStatus.INTERRUPTED if doc.status is RunStatus.RUNNING else doc.status)
     return run_id
 
 
-def _sample(sc: Scenario, raw: Mapping[str, Any], path: Path) -> Sample:
+def _sample(sc: Scenario, raw: Mapping[str, Any]) -> Sample:
     """Rebuild one exported sample."""
-    try:
-        fields: dict[str, Any] = {k: raw.get(k) for k in SAMPLE_FIELDS}
-        phases = tuple((str(k), float(v)) for k, v in (raw.get("phases") or {}).items())
-        return Sample(scenario=sc, phases=phases, **fields)
-    except (TypeError, ValueError) as exc:
-        raise _bad(path, f"a sample of {sc.label}: {exc}") from None
+    fields: dict[str, Any] = {k: raw.get(k) for k in SAMPLE_FIELDS}
+    phases = tuple((str(k), float(v)) for k, v in (raw.get("phases") or {}).items())
+    return Sample(scenario=sc, phases=phases, **fields)

@@ -20,12 +20,12 @@ from sshbench.stats import Summary
 STATUS = {"complete": "", "incomplete": "[yellow]incomplete[/]", "interrupted": "[yellow]interrupted[/]"}
 
 
-def _ms(value: float) -> str:
+def ms(value: float) -> str:
     """Format seconds as milliseconds."""
     return f"{value * 1000:.1f}"
 
 
-def _server(row: HostRow) -> str:
+def server(row: HostRow) -> str:
     """Return the server's software from its banner."""
     offer = row.discovery.server if row.discovery else None
     return offer.banner.removeprefix("SSH-2.0-") if offer and offer.banner else "-"
@@ -50,13 +50,13 @@ def host_columns(rows: Sequence[HostRow], stacked: bool = False) -> list[Column]
     """Return the host table's columns (throughput only when it was measured; stacked: an interval's coverage
     under it, for narrow terminals)."""
     measured = [r for r in rows if r.discovery is not None]
-    connect = tuple(_ms(r.connect.median) if r.connect else "[red]failed[/]" for r in measured)
-    interval = tuple(ci_cell(r.connect, _ms).replace(" (", "\n(" if stacked else " (") if r.connect else ""
+    connect = tuple(ms(r.connect.median) if r.connect else "[red]failed[/]" for r in measured)
+    interval = tuple(ci_cell(r.connect, ms).replace(" (", "\n(" if stacked else " (") if r.connect else ""
                      for r in measured)  # fmt: skip
     columns = [
         Column("host", tuple(r.host.name for r in measured), fold=True),
         Column("groups", tuple(",".join(r.host.groups) for r in measured), shed=2, fold=True),
-        Column("server", tuple(_server(r) for r in measured), shed=1, fold=True),
+        Column("server", tuple(server(r) for r in measured), shed=1, fold=True),
         Column("kex (default)", tuple(r.negotiated("kex") or "-" for r in measured), fold=True),
         Column("cipher (default)", tuple(r.negotiated("cipher") or "-" for r in measured), fold=True),
         Column("strict", tuple(_strict(r) for r in measured), shed=0, hidden_as="strict profile"),
@@ -101,8 +101,8 @@ def print_fleet(console: Console, stored: StoredRun, db: Path) -> None:
     _print_groups(console, rows)
     for o in outliers(rows):
         console.print(
-            f"[yellow]Outlier[/]: {o.host} connects in {_ms(o.connect.median)} ms, {o.ratio:.1f}x the median of the "
-            f"other hosts of {o.group} ({_ms(o.group_median)} ms; its 95% CI starts at {_ms(o.connect.ci_low)} ms)",
+            f"[yellow]Outlier[/]: {o.host} connects in {ms(o.connect.median)} ms, {o.ratio:.1f}x the median of the "
+            f"other hosts of {o.group} ({ms(o.group_median)} ms; its 95% CI starts at {ms(o.connect.ci_low)} ms)",
             highlight=False,
         )
     choice = recommend(rows, policy)
@@ -137,17 +137,17 @@ def _print_groups(console: Console, rows: Sequence[HostRow]) -> None:
         Column("group", tuple(g.name for g in groups), fold=True),
         Column("hosts", tuple(str(g.hosts) for g in groups), right=True),
         Column("measured", tuple(str(g.measured) for g in groups), right=True),
-        Column("connect ms", tuple(_ms(g.connect) if g.connect is not None else "-" for g in groups), right=True),
-        Column("range", tuple(_range(g.fastest, g.slowest) for g in groups), right=True),
+        Column("connect ms", tuple(ms(g.connect) if g.connect is not None else "-" for g in groups), right=True),
+        Column("range", tuple(ms_range(g.fastest, g.slowest) for g in groups), right=True),
         Column("hosts offering weak", tuple(str(g.weak_hosts) for g in groups), right=True),
     ]
     shown, _ = fit(columns, console.width)
     print_table(console, "Groups (connect: median of the hosts' medians)", build(shown), None)
 
 
-def _range(low: float | None, high: float | None) -> str:
+def ms_range(low: float | None, high: float | None) -> str:
     """Return a range of connection times in ms."""
-    return "-" if low is None or high is None else f"{_ms(low)}-{_ms(high)}"
+    return "-" if low is None or high is None else f"{ms(low)}-{ms(high)}"
 
 
 def print_choice(console: Console, choice: FleetChoice, rows: Sequence[HostRow]) -> None:

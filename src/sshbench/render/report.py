@@ -28,7 +28,7 @@ from sshbench.records import RunRecord, StoredRun
 from sshbench.render import charts
 from sshbench.render.charts import Figure
 from sshbench.render.compare import format_value
-from sshbench.render.fleet import ssh_config_block, sshd_config_lines
+from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
 from sshbench.render.snippets import gain_text, ssh_config, sshd_config
 
 
@@ -103,25 +103,21 @@ def _fleet_recommendation(data: StoredRun) -> tuple[str, list[dict[str, str]], l
 
 
 def _fleet_tables(data: StoredRun) -> list[dict[str, Any]]:
-    """Return a fleet's host and group tables for its page (none for other runs)."""
+    """Return a fleet's host and group tables for its page (none for other runs), with the terminal's cells."""
     if data.run.fleet is None:
         return []
     rows = fleet.host_rows(data, policy.resolve(data.run.options.policy))
-
-    def ms(value: float | None) -> str:
-        """Format seconds as ms."""
-        return "-" if value is None else f"{value * 1000:.1f}"
-
     hosts = [
-        [r.host.name, ", ".join(r.host.groups), r.discovery.server.banner if r.discovery and r.discovery.server
-         else "-",
-         r.negotiated("kex") or "-", r.negotiated("cipher") or "-", str(len(r.weak)),
-         ms(r.connect.median) if r.connect else "-",
-         f"{ms(r.connect.ci_low)}-{ms(r.connect.ci_high)}" if r.connect else "-",
+        [r.host.name, ", ".join(r.host.groups), server(r), r.negotiated("kex") or "-", r.negotiated("cipher") or "-",
+         str(len(r.weak)), ms(r.connect.median) if r.connect else "-",
+         ms_range(r.connect.ci_low, r.connect.ci_high) if r.connect else "-",
          r.host.failure or ("measured" if r.measured else str(r.status))]
         for r in rows
     ]  # fmt: skip
-    groups = [[g.name, str(g.hosts), str(g.measured), ms(g.connect), str(g.weak_hosts)] for g in fleet.group_rows(rows)]
+    groups = [
+        [g.name, str(g.hosts), str(g.measured), ms(g.connect) if g.connect is not None else "-", str(g.weak_hosts)]
+        for g in fleet.group_rows(rows)
+    ]
     return [
         {"title": "Hosts", "header": ["host", "groups", "server", "kex (default)", "cipher (default)", "weak offered",
                                       "connect ms", "95% CI", "state"], "rows": hosts},

@@ -18,7 +18,7 @@ import contextlib
 import functools
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,26 +137,40 @@ def contain() -> Iterator[CpuGroup | None]:
             leases.keeper().forget(path=group.path)
 
 
+def _first(
+    candidates: list[tuple[str, Path]], name: str, setup: Callable[[CpuGroup], None]
+) -> tuple[CpuGroup | None, list[str]]:
+    """Make group `name` in the first candidate (version, parent) where `setup` succeeds; return (group, []) or
+    (None, why each candidate failed). A group whose setup failed is removed again."""
+    reasons = []
+    for version, parent in candidates:
+        group = CpuGroup(parent / name, version)
+        try:
+            group.path.mkdir()
+            setup(group)
+            return group, []
+        except OSError as exc:
+            reasons.append(f"{version} {parent}: {exc.strerror or exc}")
+            with contextlib.suppress(OSError):
+                group.path.rmdir()
+    return None, reasons
+
+
+def _accounting(group: CpuGroup) -> None:
+    """Check that a new group counts CPU and takes processes."""
+    group.cpu_seconds()
+    if not os.access(group.path / "cgroup.procs", os.W_OK):
+        raise PermissionError(13, "cgroup.procs is not writable")
+
+
 def create(name: str) -> tuple[CpuGroup | None, str]:
     """Create a CPU-accounting group; return (group, '') or (None, why server CPU cannot be measured)."""
     wanted = os.environ.get(ENV, "auto")
     if wanted == "none":
         return None, f"disabled by {ENV}=none"
-    reasons = []
-    for version, parent in _candidates():
-        if wanted not in ("auto", version):
-            continue
-        group = CpuGroup(parent / name, version)
-        try:
-            group.path.mkdir()
-            group.cpu_seconds()
-            if not os.access(group.path / "cgroup.procs", os.W_OK):
-                raise PermissionError(13, "cgroup.procs is not writable")
-            return group, ""
-        except OSError as exc:
-            reasons.append(f"{version} {parent}: {exc.strerror or exc}")
-            with contextlib.suppress(OSError):
-                group.path.rmdir()
+    group, reasons = _first([c for c in _candidates() if wanted in ("auto", c[0])], name, _accounting)
+    if group is not None:
+        return group, ""
     if not reasons:
         return None, "no cgroup v2 or v1 cpuacct hierarchy is mounted"
     return None, "cannot create a cgroup (" + "; ".join(reasons) + "); run as root to measure server CPU"
@@ -181,28 +195,30 @@ def _quota_candidates() -> list[tuple[str, Path]]:
     return out
 
 
+def _quota_text(version: str, quota: int) -> str:
+    """Return how a quota is written, per cgroup version."""
+    if version == "v2":
+        return f"cgroup v2 cpu.max {quota} {PERIOD_US}"
+    return f"cgroup v1 cpu.cfs_quota_us {quota} per cpu.cfs_period_us {PERIOD_US}"
+
+
 def limit(name: str, share: float) -> tuple[CpuGroup | None, str]:
     """Create a group whose processes together get at most `share` CPUs (0.5: half of one CPU): v2 `cpu.max`, else
     v1 `cpu.cfs_quota_us`. Return (group, how it is set) or (None, why it cannot be made)."""
     quota = max(int(share * PERIOD_US), 1000)  # the kernel refuses quotas under 1 ms
-    reasons = []
-    for version, parent in _quota_candidates():
-        group = CpuGroup(parent / name, version)
-        try:
-            group.path.mkdir()
-            if version == "v2":
-                (group.path / "cpu.max").write_text(f"{quota} {PERIOD_US}\n")
-                how = f"cgroup v2 cpu.max {quota} {PERIOD_US}"
-            else:
-                (group.path / "cpu.cfs_period_us").write_text(f"{PERIOD_US}\n")
-                (group.path / "cpu.cfs_quota_us").write_text(f"{quota}\n")
-                how = f"cgroup v1 cpu.cfs_quota_us {quota} per cpu.cfs_period_us {PERIOD_US}"
-            leases.keeper().cgroup(group.path)
-            return group, how
-        except OSError as exc:
-            reasons.append(f"{version} {parent}: {exc.strerror or exc}")
-            with contextlib.suppress(OSError):
-                group.path.rmdir()
+
+    def set_quota(group: CpuGroup) -> None:
+        """Write the quota into a new group."""
+        if group.version == "v2":
+            (group.path / "cpu.max").write_text(f"{quota} {PERIOD_US}\n")
+        else:
+            (group.path / "cpu.cfs_period_us").write_text(f"{PERIOD_US}\n")
+            (group.path / "cpu.cfs_quota_us").write_text(f"{quota}\n")
+
+    group, reasons = _first(_quota_candidates(), name, set_quota)
+    if group is not None:
+        leases.keeper().cgroup(group.path)
+        return group, _quota_text(group.version, quota)
     if not reasons:
         return None, "no cgroup v2 with the cpu controller and no v1 cpu hierarchy is mounted"
     return None, "cannot create a CPU-quota cgroup (" + "; ".join(reasons) + "); run as root"
