@@ -1,4 +1,4 @@
-"""The environment a run measured in: machine, client, embedded server, emulated hardware, CPU pinning.
+"""The environment a run measured in: machine, client, embedded server, emulated hardware and link, CPU pinning.
 
 Stored with every run (flat JSON keys, as printed by --json) and read back as named fields; `compare`
 warns when two runs' environments differ.
@@ -6,6 +6,7 @@ warns when two runs' environments differ.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ class EmbeddedInfo:
     settings: tuple[str, ...]
     cpu_accounting: str | None  # e.g. "cgroup v1 (/sys/fs/cgroup/cpuacct/sshbench-x)"
     cpu_unavailable: str | None  # why server CPU is not measured
+    receive_window: int | None = None  # bytes the server lets a client send ahead (SSH channel window): bounds uploads
+    cpu_share: float | None = None  # --server-cpu: CPUs the server's processes may use
 
     def to_dict(self) -> dict[str, Any]:
         """Return the flat `server_*` keys stored with runs."""
@@ -29,6 +32,8 @@ class EmbeddedInfo:
             "server_settings": list(self.settings),
             "server_cpu_accounting": self.cpu_accounting,
             "server_cpu_unavailable": self.cpu_unavailable,
+            "server_receive_window": self.receive_window,
+            "server_cpu_share": self.cpu_share,
         }
 
     @classmethod
@@ -42,6 +47,8 @@ class EmbeddedInfo:
             settings=tuple(data.get("server_settings") or ()),
             cpu_accounting=data.get("server_cpu_accounting"),
             cpu_unavailable=data.get("server_cpu_unavailable"),
+            receive_window=data.get("server_receive_window"),
+            cpu_share=data.get("server_cpu_share"),
         )
 
 
@@ -84,6 +91,32 @@ class Emulation:
             native_mbps=evidence.get("native_MBps"),
             emulated_mbps=evidence.get("emulated_MBps"),
         )
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    """An emulated link the embedded servers were reached across: what was asked, how, and what was measured."""
+
+    name: str  # the preset, or the text given
+    rate_bits: float  # asked, bits/s each way
+    rtt_s: float  # asked round trip
+    loss: float = 0.0  # asked probability of a drop, each way
+    method: str = ""  # e.g. "TUN pair, tbf, delay line (no netem in this kernel)"
+    measured_rtt_s: float | None = None  # median TCP connect time before measuring
+    measured_up_Bps: float | None = None  # plaintext TCP rate client -> server before measuring
+    measured_down_Bps: float | None = None
+    check_streams: int | None = None  # parallel TCP streams of that check
+    delay_line_one_way_s: float | None = None  # the delay line's calibrated delay each way (it adds its own latency)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the stored form."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LinkInfo:
+        """Rebuild the stored form."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -130,6 +163,7 @@ class Environment:
     emulation: Emulation | None = None
     pinning: Pinning | None = None
     client_limit: str | None = None  # the ssh clients' CPU quota and how it is set (--client-cpu)
+    link: LinkInfo | None = None  # the emulated link to the embedded servers (--link)
 
     def flags_on(self) -> list[str]:
         """Return the crypto flags this CPU has."""
@@ -147,6 +181,8 @@ class Environment:
         data["pinning"] = None if self.pinning is None else self.pinning.to_json()
         if self.client_limit is not None:
             data["client_limit"] = self.client_limit
+        if self.link is not None:
+            data["link"] = self.link.to_dict()
         return data
 
     @classmethod
@@ -160,6 +196,7 @@ class Environment:
             emulation=Emulation.from_dict(emulation) if emulation else None,
             pinning=Pinning.from_json(data.get("pinning")),
             client_limit=data.get("client_limit"),
+            link=LinkInfo.from_dict(data["link"]) if data.get("link") else None,
         )
 
 

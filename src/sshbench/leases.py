@@ -102,11 +102,12 @@ class Lease:
     cgroups: list[str] = field(default_factory=list)
     dirs: list[str] = field(default_factory=list)
     runs: list[tuple[str, int]] = field(default_factory=list)  # (database path, run id)
+    netns: list[str] = field(default_factory=list)  # network namespaces of emulated links
 
     @property
     def empty(self) -> bool:
         """Return True when nothing is held."""
-        return not (self.processes or self.cgroups or self.dirs or self.runs)
+        return not (self.processes or self.cgroups or self.dirs or self.runs or self.netns)
 
     def to_dict(self) -> dict[str, object]:
         """Return the lease as written to its file."""
@@ -116,6 +117,7 @@ class Lease:
             "cgroups": self.cgroups,
             "dirs": self.dirs,
             "runs": [list(r) for r in self.runs],
+            "netns": self.netns,
         }
 
     @classmethod
@@ -131,6 +133,7 @@ class Lease:
                 [str(c) for c in data.get("cgroups", [])],  # type: ignore[attr-defined]
                 [str(d) for d in data.get("dirs", [])],  # type: ignore[attr-defined]
                 [(str(db), int(r)) for db, r in data.get("runs", [])],  # type: ignore[attr-defined]
+                [str(n) for n in data.get("netns", [])],  # type: ignore[attr-defined]
             )
         except (TypeError, ValueError):
             return None
@@ -162,14 +165,22 @@ class Keeper:
         """Record a cgroup this process created."""
         self._change(lambda lease: lease.cgroups.append(str(path)))
 
+    def namespace(self, name: str) -> None:
+        """Record a network namespace this process created."""
+        self._change(lambda lease: lease.netns.append(name))
+
     def run(self, db: Path, run_id: int) -> None:
         """Record the run this process is writing."""
         self._change(lambda lease: lease.runs.append((str(db.resolve()), run_id)))
 
-    def forget(self, *, pid: int | None = None, path: Path | None = None, run: int | None = None) -> None:
-        """Drop an entry once it has been cleaned up (a process reaped, a directory or cgroup removed, a run ended)."""
+    def forget(
+        self, *, pid: int | None = None, path: Path | None = None, run: int | None = None, netns: str | None = None
+    ) -> None:
+        """Drop an entry once it has been cleaned up (a process reaped, a directory, cgroup or namespace removed,
+        a run ended)."""
 
         def drop(lease: Lease) -> None:
+            lease.netns = [n for n in lease.netns if n != netns]
             lease.processes = [p for p in lease.processes if p[0] != pid]
             lease.cgroups = [c for c in lease.cgroups if c != str(path)]
             lease.dirs = [d for d in lease.dirs if d != str(path)]
@@ -268,6 +279,16 @@ def _empty_cgroup(path: Path) -> None:
         path.rmdir()
 
 
+def remove_netns(name: str) -> None:
+    """Kill every process left in a network namespace of ours and delete it (its devices go with it)."""
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        found = subprocess.run([ip, "netns", "pids", name], capture_output=True, text=True, timeout=10)
+        for pid in found.stdout.split():
+            _kill(int(pid))
+        subprocess.run([ip, "netns", "delete", name], capture_output=True, timeout=10, check=False)
+
+
 def reap(lease: Lease, settle: Settle | None) -> None:
     """Undo what a dead owner left: its processes, cgroups, marked directories; mark its runs interrupted."""
     for pid, ticks in lease.processes:
@@ -275,6 +296,8 @@ def reap(lease: Lease, settle: Settle | None) -> None:
             _kill(pid)
     for cgroup in lease.cgroups:
         _empty_cgroup(Path(cgroup))
+    for name in lease.netns:
+        remove_netns(name)
     for directory in map(Path, lease.dirs):
         with contextlib.suppress(OSError):
             if (directory / MARKER).read_text().strip() == lease.owner.text:

@@ -326,6 +326,7 @@ class JobOptions:
     emulate: str | None = None  # e.g. no-aesni, server:no-aesni (see targets/emulation.py)
     server_cpu: float | None = None  # embedded servers: at most this many CPUs (0.5: half of one), a cgroup quota
     client_cpu: float | None = None  # the ssh clients: at most this many CPUs
+    link: str | None = None  # embedded servers behind an emulated link: a preset or RATE,RTT[,LOSS] (targets/links.py)
     policy: str = "modern"  # security policy for recommendations: a level or a TOML file
     pin: bool = False  # embedded servers: ssh client on one CPU, server on another
     inventory: str | None = None  # `fleet`: an Ansible inventory (file, directory or script) for ansible-inventory

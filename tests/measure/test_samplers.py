@@ -10,3 +10,18 @@ def test_steady_rate_skips_the_start_of_the_stream() -> None:
     rate = steady_rate(progress, 1, 108 * mib, command_at=1.0, end=1.20)
     assert rate is not None and abs(rate - (108 - 21.6) * mib / 0.0864 / 1e6) / rate < 0.01
     assert steady_rate([], 1, 10 * mib, 1.0, 2.0) is None  # no counters: caller falls back
+
+
+def test_an_upload_to_a_server_on_this_machine_is_timed_where_it_is_received() -> None:
+    from sshbench.measure.samplers import server_timed_rate, steady_threshold, upload_command, upload_count
+
+    size = 64 * 2**20
+    first = steady_threshold(size)
+    assert first == int(0.2 * size)
+    assert upload_command(size, False) == "wc -c"
+    assert upload_command(size, True).startswith(f"head -c {first} >/dev/null && date +%s.%N && wc -c")
+    out = f"1000.000000000\n{size - first}\n1004.000000000\n".encode()
+    assert upload_count(out, size) == size
+    assert server_timed_rate(out, size) == (size - first) / 4.0 / 1e6
+    assert upload_count(b"123\n", size) == 123 and server_timed_rate(b"123\n", size) is None
+    assert upload_count(b"", size) is None and upload_count(b"x y z", size) is None

@@ -29,6 +29,7 @@ ENVIRONMENT_FIELDS: tuple[tuple[str, Callable[[Environment], object]], ...] = (
     ("CPU pinning", lambda e: e.pinning.to_json() if e.pinning else None),
     ("server settings", lambda e: list(e.embedded.settings) if e.embedded else None),
     ("client CPU limit", lambda e: e.client_limit),
+    ("emulated link", lambda e: e.link.name if e.link else None),
 )
 
 

@@ -16,7 +16,8 @@ from sshbench.cli.common import Decorator, apply, db_option, execute, resuming, 
 from sshbench.cli.completion import RunRef, algorithms
 from sshbench.cli.options import parse_budget, parse_cpu_share, parse_list, parse_percent, parse_size
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.targets.emulation import CHOICES
+from sshbench.targets.emulation import CHOICES, HOST_PRESETS
+from sshbench.targets.links import PRESETS
 from sshbench.targets.registry import KNOWN, SERVER_TYPES
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ Examples:
   sshbench servers local:openssh local:dropbear --cipher chacha20-poly1305@openssh.com
   sshbench servers local:openssh local:sshd=/opt/hpnssh/sbin/sshd --max-time 5m
 """
+LINK_PRESETS = ", ".join(f"{name} ({spec})" for name, (spec, _) in PRESETS.items())
 SAMPLE_SECONDS = 0.2  # --size auto: short samples; the steady rate excludes the start, so length does not bias it
 DEFAULT_BUDGET = "3m"
 
@@ -157,6 +159,18 @@ SAMPLING_OPTIONS: list[Decorator] = [
         metavar="PCT",
         help="The ssh clients: at most this share of one CPU (a cgroup quota; sshbench itself is not limited).",
     ),
+    click.option(
+        "--link",
+        metavar="LINK",
+        help="Embedded servers: reach them across an emulated link (root), RATE,RTT[,LOSS] such as 100mbit,20ms or "
+        f"50mbit,80ms,0.1%, or a preset: {LINK_PRESETS}. Verified before measuring; results name what bounds them.",
+    ),
+    click.option(
+        "--preset",
+        type=click.Choice(sorted(HOST_PRESETS)),
+        help="A constrained host: pi = a Raspberry-Pi-class server (a tenth of one CPU, no AES instructions) on a "
+        "gbe link. Options given explicitly win over the preset's.",
+    ),
 ]
 
 
@@ -175,10 +189,19 @@ def resume_option(f: Any) -> Any:
     )(f)
 
 
+def with_preset(kw: dict[str, Any]) -> dict[str, Any]:
+    """Fill the options a --preset sets, where they were not given."""
+    preset = HOST_PRESETS.get(kw.get("preset") or "", {})
+    return {**kw, **{k: v for k, v in preset.items() if kw.get(k) is None}}
+
+
 def build_options(kind: RunKind, kw: dict[str, Any], *, latency: bool, throughput: bool) -> JobOptions:
     """Turn validated CLI values into JobOptions."""
     from sshbench.model import Direction, JobOptions, Plan
+    from sshbench.targets.links import parse, sample_seconds
 
+    kw = with_preset(kw)
+    link = parse(kw["link"]) if kw.get("link") else None
     rounds, max_rounds = kw["rounds"], max(kw["max_rounds"], kw["rounds"])
     plan = Plan(
         warmup=kw["warmup"],
@@ -207,8 +230,9 @@ def build_options(kind: RunKind, kw: dict[str, Any], *, latency: bool, throughpu
         emulate=kw.get("emulate"),
         server_cpu=parse_cpu_share(kw.get("server_cpu"), "--server-cpu"),
         client_cpu=parse_cpu_share(kw.get("client_cpu"), "--client-cpu"),
+        link=link.name if link else None,
         policy=kw.get("policy") or "modern",
-        sample_seconds=SAMPLE_SECONDS,
+        sample_seconds=sample_seconds(link, SAMPLE_SECONDS) if link else SAMPLE_SECONDS,
         pin=bool(kw.get("pin")),
     )
 

@@ -220,7 +220,7 @@ def recommend_cmd(
       "umac-64-etm@openssh.com" = "accepted on the backup network"
     """
     from sshbench.analyse import policy, sweep
-    from sshbench.render.console import print_environment
+    from sshbench.render.console import print_bounds, print_environment
     from sshbench.render.snippets import host_for, valid_host
     from sshbench.render.sweep import print_recommendation
     from sshbench.store import default_db_path
@@ -251,6 +251,7 @@ def recommend_cmd(
         )
     print_environment(out(), run)
     print_recommendation(out(), rec, host or host_for(run), run.source)
+    print_bounds(out(), run, stored)
 
 
 def _recommend_fleet(store: Store, run_id: int, pol: Policy, as_json: bool) -> None:

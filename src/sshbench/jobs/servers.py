@@ -1,10 +1,10 @@
 """The `servers` job: embedded OpenSSH, Dropbear, TinySSH (or any sshd by path) measured side by side.
 
-All servers run at once on 127.0.0.1 so that rounds interleave across servers (slow drift on a shared
-machine hits every server alike). Per server: discovery (offer, default and strict negotiation), memory
-per process role (idle, session, transfer), then latency per profile x host-key type and throughput per
-cipher in both directions, each sample with the server's CPU from its cgroup. Everything is stored as
-it is taken; `--resume` continues with freshly started servers.
+All servers run at once on 127.0.0.1 (or behind one emulated link, --link) so that rounds interleave
+across servers (slow drift on a shared machine hits every server alike). Per server: discovery (offer,
+default and strict negotiation), memory per process role (idle, session, transfer), then latency per
+profile x host-key type and throughput per cipher in both directions, each sample with the server's CPU
+from its cgroup. Everything is stored as it is taken; `--resume` continues with freshly started servers.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from sshbench import leases
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job, Recording
-from sshbench.jobs.single import constrain
+from sshbench.jobs.single import constrain, emulated_link
 from sshbench.measure import budget
 from sshbench.measure.costs import metered
 from sshbench.measure.memory import measure_states
@@ -32,6 +32,7 @@ from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary
 from sshbench.targets import cgroups, emulation, pinning, registry
 from sshbench.targets.base import LocalServer
+from sshbench.targets.netns import EmulatedLink
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,12 @@ class Running:
 
 
 def _start_all(
-    ssh: str, opts: JobOptions, specs: tuple[str, ...], stack: contextlib.ExitStack, progress: Progress
+    ssh: str,
+    opts: JobOptions,
+    specs: tuple[str, ...],
+    stack: contextlib.ExitStack,
+    progress: Progress,
+    link: EmulatedLink | None = None,
 ) -> tuple[dict[str, Running], dict[str, ServerReport]]:
     """Start every available server; return the running ones and what to report about each."""
     running: dict[str, Running] = {}
@@ -57,7 +63,7 @@ def _start_all(
             continue
         progress.update(f"starting {name}", i, len(specs))
         server = registry.make_server(spec)
-        constrain(server, opts)  # emulated CPU and CPU limit, before it starts
+        constrain(server, opts, link)  # emulated CPU, CPU limit and link, before it starts
         try:
             target = stack.enter_context(server)
         except SshbenchError as exc:
@@ -78,7 +84,8 @@ def run_servers(job: Job) -> int:
     with contextlib.ExitStack() as stack:
         stack.enter_context(cgroups.contain())  # clients die with sshbench
         tmp = stack.enter_context(leases.private_dir("sshbench-payload-"))
-        running, reports = _start_all(ssh, opts, specs, stack, progress)
+        link = stack.enter_context(emulated_link(opts, progress))
+        running, reports = _start_all(ssh, opts, specs, stack, progress, link)
         client_limit = stack.enter_context(cgroups.limit_clients(opts.client_cpu))
         if not running:
             _none_started(reports)
@@ -89,7 +96,13 @@ def run_servers(job: Job) -> int:
             probes = {name: budget.probe(ssh, running[name].target, opts, tmp) for name in plans}
             planned = [sc for p in plans.values() for sc in (*p.latency, *p.throughput)]
             job.plan_ready(budget.estimate(planned, opts, lambda sc: probes[sc.server or ""]))
-        env = dataclasses.replace(envinfo.collect(ssh), emulation=emulated, pinning=pinned, client_limit=client_limit)
+        env = dataclasses.replace(
+            envinfo.collect(ssh),
+            emulation=emulated,
+            pinning=pinned,
+            client_limit=client_limit,
+            link=link.info() if link else None,
+        )
         rec = job.record(" ".join(specs), env)
         with rec.status():
             job.store.set_servers(rec.run_id, list(reports.values()))

@@ -23,8 +23,9 @@ from sshbench.ssh import audit, envinfo
 from sshbench.ssh.destination import Target, resolve_remote
 from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary
-from sshbench.targets import cgroups, emulation, pinning
+from sshbench.targets import cgroups, emulation, links, pinning
 from sshbench.targets.base import LocalServer
+from sshbench.targets.netns import EmulatedLink
 from sshbench.targets.registry import make_server
 
 
@@ -39,31 +40,51 @@ class Endpoint:
 
 @contextlib.contextmanager
 def open_target(
-    spec: str, ssh: str, ssh_config: str | None = None, opts: JobOptions | None = None
+    spec: str, ssh: str, ssh_config: str | None = None, opts: JobOptions | None = None, link: EmulatedLink | None = None
 ) -> Iterator[Endpoint]:
-    """Yield a fresh embedded server's endpoint for `local[:NAME]` (with the job's server emulation and CPU limit),
-    else a remote destination's."""
+    """Yield a fresh embedded server's endpoint for `local[:NAME]` (with the job's server emulation, CPU limit
+    and link), else a remote destination's."""
     if is_local(spec):
         server = make_server(spec)
         if opts is not None:
-            constrain(server, opts)
+            constrain(server, opts, link)
         with server as target:
             yield Endpoint(ssh, target, server)
     else:
-        if opts is not None and opts.server_cpu is not None:
-            raise SshbenchError(
-                "--server-cpu limits an embedded server, and the target is a remote host",
-                place="--server-cpu",
-                fix="drop --server-cpu (a remote server's CPU cannot be limited from here), or use a local target",
-                code=ExitCode.USAGE,
-            )
+        for name, asked, does in (
+            ("--server-cpu", opts and opts.server_cpu, "limits an embedded server"),
+            ("--link", opts and opts.link, "puts embedded servers behind an emulated link"),
+        ):
+            if asked is not None:
+                raise SshbenchError(
+                    f"{name} {does}, and the target is a remote host",
+                    place=name,
+                    fix=f"drop {name} (a remote server's CPU or network cannot be changed from here), "
+                    "or use a local target",
+                    code=ExitCode.USAGE,
+                )
         yield Endpoint(ssh, resolve_remote(ssh, spec, ssh_config), None)
 
 
-def constrain(server: LocalServer, opts: JobOptions) -> None:
-    """Give an embedded server the job's emulated CPU (its environment) and CPU limit, before it starts."""
+@contextlib.contextmanager
+def emulated_link(opts: JobOptions, progress: Progress | None = None) -> Iterator[EmulatedLink | None]:
+    """Build and verify the job's emulated link for embedded servers (None without --link); remove it after."""
+    if opts.link is None or not all(is_local(t) for t in (opts.target, *opts.servers)):
+        yield None  # a remote target with --link is refused by open_target, naming the option
+        return
+    if progress is not None:
+        progress.update(f"building and checking the emulated link ({opts.link})", 0, 1)
+    with EmulatedLink(links.parse(opts.link)) as link:
+        yield link
+
+
+def constrain(server: LocalServer, opts: JobOptions, link: EmulatedLink | None = None) -> None:
+    """Give an embedded server the job's emulated CPU (its environment), CPU limit and link, before it starts."""
     server.environment = emulation.server_environment(opts.emulate)
     server.cpu_share = opts.server_cpu
+    if link is not None:
+        server.address = link.server_address
+        server.wrappers.append(link.wrap)  # outermost: the server and everything it runs are inside
 
 
 def require_connectable(disc: Discovery, target: Target) -> None:
@@ -96,7 +117,8 @@ def run_job(job: Job) -> int:
     emulated = emulation.apply(opts.emulate, remote=not is_local(opts.target))  # before any ssh/sshd starts
     with (
         cgroups.contain(),  # every ssh client is killed with sshbench
-        open_target(opts.target, ssh, opts.ssh_config, opts) as where,
+        emulated_link(opts, job.progress) as link,
+        open_target(opts.target, ssh, opts.ssh_config, opts, link) as where,
         leases.private_dir("sshbench-payload-") as tmp,
         cgroups.limit_clients(opts.client_cpu) as client_limit,
     ):
@@ -117,6 +139,7 @@ def run_job(job: Job) -> int:
             emulation=emulated,
             pinning=pinned,
             client_limit=client_limit,
+            link=link.info() if link else None,
         )
         rec = job.record(opts.target, env)
         with rec.status():

@@ -1,14 +1,17 @@
 """Take one sample: a connection (spawn -> authenticated -> `true` -> exit) or a verified transfer.
 
-Throughput is the steady rate of a transfer: the payload after its first 20 % (at least 8 MiB, at
-most half) over the time it took, up to process exit. Progress comes from the ssh client's own I/O
-counters (/proc/PID/io: bytes written to /dev/null when downloading, bytes read from the file when
-uploading), read every 10 ms. The handshake and the start of the stream (the channel window ramp:
-~90 ms for uploads on loopback here, see docs/BENCHMARKS.md) are excluded, so short and long samples
-measure the same thing. Without readable counters the rate falls back to the payload over the time
-from `Sending command:` to exit. Payload bytes are produced and consumed by the real binaries:
-remote `head -c N /dev/zero` into the client's /dev/null for download; a local file into remote
-`wc -c` for upload, which also counts the bytes exactly.
+Throughput is the steady rate of a transfer: the payload after its first 20 % (at least 8 MiB, at most
+half) over the time it took, counted where it is received. Downloads: the ssh client's own I/O counters
+(/proc/PID/io: bytes written to /dev/null), read every 10 ms, up to process exit. Uploads to an embedded
+server: the server side times itself (`head -c` the first part, `date`, `wc -c` the rest, `date`: same
+clock, this machine), since the client reads ahead of what the server has received by the channel window
+and both sockets' buffers (most of a second on a slow link). Uploads to a remote host: the client's bytes
+read from the file, up to process exit. The handshake and the start of the stream (the channel window
+ramp: ~90 ms for uploads on loopback here, see docs/BENCHMARKS.md) are excluded, so short and long
+samples measure the same thing. Without readable counters the rate falls back to the payload over the
+time from `Sending command:` to exit. Payload bytes are produced and consumed by the real binaries:
+remote `head -c N /dev/zero` into the client's /dev/null for download; a local file into remote `wc -c`
+for upload, which also counts the bytes exactly.
 
 `ThroughputSampler` sizes each scenario's transfers from its warm-up (about `sample_seconds` per sample);
 `latency_sampler` times connections. Both are `Sampler`s for the scheduler."""
@@ -148,7 +151,7 @@ def throughput_sample(
         done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL)
     else:
         with open(payload.upload_source(size), "rb") as source:
-            argv = target.argv(ssh, scenario.ssh_options(), "wc -c")
+            argv = target.argv(ssh, scenario.ssh_options(), upload_command(size, target.embedded))
             done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL)
     problem = _transfer_problem(done, scenario.direction, size)
     if problem:
@@ -156,7 +159,7 @@ def throughput_sample(
     started = first_time(done.lines, COMMAND_MARKER)
     assert started is not None
     column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file
-    rate = steady_rate(done.progress, column, size, started, done.ended)
+    rate = server_timed_rate(done.stdout, size) or steady_rate(done.progress, column, size, started, done.ended)
     return Sample(
         scenario,
         rnd,
@@ -168,6 +171,40 @@ def throughput_sample(
         client_cpu=done.cpu_user + done.cpu_system,
         client_system=done.cpu_system,
     )
+
+
+def steady_threshold(size: int) -> int:
+    """Return how many bytes of a payload are left untimed (see STEADY_*)."""
+    return int(max(STEADY_FROM * size, min(STEADY_BYTES, size / 2)))
+
+
+def upload_command(size: int, server_timed: bool) -> str:
+    """Return the fixed remote command that counts an upload (timing its steady part itself when on this machine)."""
+    if not server_timed:
+        return "wc -c"
+    return f"head -c {steady_threshold(int(size))} >/dev/null && date +%s.%N && wc -c && date +%s.%N"
+
+
+def upload_count(stdout: bytes, size: int) -> int | None:
+    """Return the bytes the server counted (None when its output is not a count)."""
+    words = stdout.decode(errors="replace").split()
+    if len(words) == 1 and words[0].isdigit():
+        return int(words[0])
+    if len(words) == 3 and words[1].isdigit():
+        return steady_threshold(size) + int(words[1])
+    return None
+
+
+def server_timed_rate(stdout: bytes, size: int) -> float | None:
+    """Return MB/s of the steady part as the server timed it (None when it did not)."""
+    words = stdout.decode(errors="replace").split()
+    if len(words) != 3:
+        return None
+    try:
+        seconds = float(words[2]) - float(words[0])
+    except ValueError:
+        return None
+    return (size - steady_threshold(size)) / seconds / MB if seconds > 0 else None
 
 
 def steady_rate(
@@ -185,7 +222,7 @@ def steady_rate(
         return None
     base = (before[-1] if before else after[0])[column]
     points = [(command_at, 0.0)] + [(p[0], float(p[column] - base)) for p in after] + [(end, float(size))]
-    threshold = max(STEADY_FROM * size, min(STEADY_BYTES, size / 2))
+    threshold = steady_threshold(size)
     for (t0, b0), (t1, b1) in itertools.pairwise(points):
         if b1 >= threshold > b0 or (b1 >= threshold and b0 >= threshold):
             crossed = t0 if b0 >= threshold else t0 + (threshold - b0) / (b1 - b0) * (t1 - t0)
@@ -207,9 +244,10 @@ def _transfer_problem(done: Finished, direction: Direction | None, size: int) ->
     if status not in (0, None):
         return f"remote command exited with status {status}"
     if direction is Direction.UP:
-        counted = done.stdout.decode(errors="replace").strip()
-        if counted != str(size):
-            return f"short transfer: the server counted {counted or 'nothing'} of {size} bytes"
+        counted = upload_count(done.stdout, size)
+        if counted != size:
+            shown = done.stdout.decode(errors="replace").strip()[:80] if counted is None else counted
+            return f"short transfer: the server counted {shown or 'nothing'} of {size} bytes"
         return None
     moved = parse_transferred(done.texts)
     if moved is None or moved[1] < size:

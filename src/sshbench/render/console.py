@@ -11,10 +11,12 @@ from collections.abc import Callable, Sequence
 from rich.console import Console
 from rich.table import Table
 
+from sshbench.analyse import bounds
 from sshbench.analyse import policy as policies
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.analyse.winners import Pick, pick
+from sshbench.environment import LinkInfo
 from sshbench.errors import SshbenchError
 from sshbench.model import RunStatus
 from sshbench.records import Discovery, RunRecord, StoredScenario
@@ -188,9 +190,20 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
         sc = rows[0].scenario
         table, note = result_table(rows, console.width)
         print_table(console, sc.metric.group(sc).title, table, note, row_notes(rows, run.id))
+    print_bounds(console, run, stored)
     for line in fastest_lines(by_group, run.discovery, run.options.policy):
         console.print(line, highlight=False)
     print_unfinished(console, run)
+
+
+def print_bounds(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
+    """Say what bounds the rates of a run across an emulated link or under a CPU limit."""
+    lim = bounds.limits(run.environment)
+    lines = bounds.summary_lines(ranked(stored, run.options.plan.ci_target), lim) if lim else []
+    if lines:
+        console.print("What bounds these rates:", style="bold")
+        for line in lines:
+            console.print(f"  {line}", highlight=False, markup=False)
 
 
 def print_unfinished(console: Console, run: RunRecord) -> None:
@@ -278,6 +291,24 @@ def _measured_from(run: RunRecord) -> str:
     return where + ("" if run.parent is None else f"; host {run.target} of fleet run {run.parent}")
 
 
+def link_line(link: LinkInfo) -> str:
+    """Return the emulated link as asked, how it was made, and what it measured before use."""
+    loss = f", {link.loss * 100:g} % loss" if link.loss else ""
+    asked = f"{fmt_bits(link.rate_bits)}, {link.rtt_s * 1e3:.3g} ms RTT{loss}"
+    checked = ""
+    if link.measured_rtt_s is not None and link.measured_up_Bps is not None and link.measured_down_Bps is not None:
+        checked = (
+            f"; checked: RTT {link.measured_rtt_s * 1e3:.3g} ms, plaintext TCP up {link.measured_up_Bps / 1e6:.1f} / "
+            f"down {link.measured_down_Bps / 1e6:.1f} MB/s"
+        )
+    return f"emulated link {link.name}: {asked} ({link.method}){checked}"
+
+
+def fmt_bits(bits: float) -> str:
+    """Return a rate in bits/s as `100 Mbit/s` or `1 Gbit/s`."""
+    return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
+
+
 def print_environment(console: Console, run: RunRecord) -> None:
     """Print the run header: target, CPU, versions, server settings, pinning, emulation."""
     env = run.environment
@@ -299,6 +330,8 @@ def print_environment(console: Console, run: RunRecord) -> None:
         lines.append(f"  CPU pinning: {pin.note}")
     if env.client_limit:
         lines.append(f"  ssh client CPU limit: {env.client_limit}")
+    if env.link:
+        lines.append(f"  {link_line(env.link)}")
     emu = env.emulation
     if emu:
         variables = " ".join(f"{k}={v}" for k, v in emu.variables.items())

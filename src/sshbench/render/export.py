@@ -15,8 +15,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from sshbench.analyse import fleet, policy, sweep
-from sshbench.analyse.results import ranked
+from sshbench.analyse import bounds, fleet, policy, sweep
+from sshbench.analyse.results import Row, ranked
 from sshbench.model import Direction, Kind, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun, StoredScenario
 
@@ -77,7 +77,7 @@ def run_document(stored: StoredRun) -> dict[str, Any]:
     run = stored.run
     if run.fleet is not None:  # hosts are not ranked against each other: each host's results on their own
         return _document(stored, _host_results(stored))
-    return _document(stored, _results(stored.scenarios, run.options.plan.ci_target))
+    return _document(stored, _results(stored.scenarios, run.options.plan.ci_target, bounds.limits(run.environment)))
 
 
 def _host_results(stored: StoredRun) -> dict[str, Any]:
@@ -88,8 +88,11 @@ def _host_results(stored: StoredRun) -> dict[str, Any]:
     }
 
 
-def _results(scenarios: Sequence[StoredScenario], ci_target: float) -> dict[str, Any]:
-    """Return each result group's ranked rows as JSON-ready dicts."""
+def _results(
+    scenarios: Sequence[StoredScenario], ci_target: float, limits: bounds.Limits | None = None
+) -> dict[str, Any]:
+    """Return each result group's ranked rows as JSON-ready dicts (with what bounds each rate, under a link or a
+    CPU limit)."""
     results = {}
     for name, rows in ranked(scenarios, ci_target).items():
         results[name] = [
@@ -105,9 +108,16 @@ def _results(scenarios: Sequence[StoredScenario], ci_target: float) -> dict[str,
                 "client_cpu_median_s": row.client_cpu,
                 "costs": None if row.costs is None else dataclasses.asdict(row.costs),
             }
+            | ({"bound": _bound(row, limits)} if limits is not None and row.scenario.kind is Kind.THROUGHPUT else {})
             for row in rows
         ]
     return results
+
+
+def _bound(row: Row, limits: bounds.Limits) -> dict[str, Any] | None:
+    """Return what bounds a row's rate (kind, limit MB/s, share of it used), or None."""
+    found = bounds.diagnose(row, limits)
+    return None if found is None else {"kind": found.kind, "limit_MBps": found.limit, "used": found.used}
 
 
 def _document(stored: StoredRun, results: dict[str, Any]) -> dict[str, Any]:

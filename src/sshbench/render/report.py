@@ -20,14 +20,15 @@ import vl_convert as vlc
 from markupsafe import Markup
 
 from sshbench import __version__
-from sshbench.analyse import fleet, policy, sweep
+from sshbench.analyse import bounds, fleet, policy, sweep
 from sshbench.analyse.compare import Change, compare, environment_differences
-from sshbench.analyse.results import build_rows
+from sshbench.analyse.results import build_rows, ranked
 from sshbench.model import Direction, Kind
 from sshbench.records import RunRecord, StoredRun
 from sshbench.render import charts
 from sshbench.render.charts import Figure
 from sshbench.render.compare import format_value
+from sshbench.render.console import link_line
 from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
 from sshbench.render.snippets import gain_text, ssh_config, sshd_config
 
@@ -144,8 +145,18 @@ def _environment(run: RunRecord) -> list[tuple[str, str]]:
         value = stored.get(key)
         if value:
             rows.append((name, value if isinstance(value, str) else json.dumps(value)))
+    if env.link:
+        rows.append(("network", link_line(env.link)))
     rows.append(("options", json.dumps(run.options.to_dict(), sort_keys=True)))
     return rows
+
+
+def _bounds(data: StoredRun) -> list[str]:
+    """Return what bounds the run's rates (under an emulated link or a CPU limit), one line per direction."""
+    lim = bounds.limits(data.run.environment)
+    if lim is None or data.run.fleet is not None:
+        return []
+    return bounds.summary_lines(ranked(data.scenarios, data.run.options.plan.ci_target), lim)
 
 
 def _comparison(a: StoredRun, b: StoredRun) -> dict[str, Any]:
@@ -213,6 +224,7 @@ def render_html(runs: Sequence[StoredRun]) -> str:
                 "caveats": caveats,
                 "environment": _environment(data.run),
                 "tables": _fleet_tables(data),
+                "bounds": _bounds(data),
             }
         )
     comparison = _comparison(runs[0], runs[1]) if len(runs) == 2 else None

@@ -12,7 +12,7 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.sweep import Choice, Combo, DimensionRow, Estimate, Recommendation
 from sshbench.model import METRICS, Kind, Metric
 from sshbench.records import RunRecord, StoredScenario
-from sshbench.render.console import hidden_note, inline_bar, print_table, print_unfinished
+from sshbench.render.console import hidden_note, inline_bar, print_bounds, print_table, print_unfinished
 from sshbench.render.layout import Column, build, fit
 from sshbench.render.snippets import gain_text, host_for, ssh_config, sshd_config
 
@@ -163,4 +163,5 @@ def print_sweep(console: Console, run: RunRecord, stored: Sequence[StoredScenari
         )
     rec = sweep.recommend(stored, run.discovery, pol, full)
     print_recommendation(console, rec, host_for(run), run.source)
+    print_bounds(console, run, stored)
     print_unfinished(console, run)

@@ -97,6 +97,33 @@ def public_key(path: Path) -> str:
     return " ".join(path.read_text().split()[:2])
 
 
+def listens(pid: int, port: int) -> bool:
+    """Return True when process `pid` holds a TCP socket listening on `port` (read in that process's own network
+    namespace, /proc/PID/net/tcp: an emulated link's servers are not in sshbench's)."""
+    try:
+        inodes = {
+            link[8:-1]
+            for fd in os.listdir(f"/proc/{pid}/fd")
+            if (link := _readlink(f"/proc/{pid}/fd/{fd}")).startswith("socket:[")
+        }
+        lines = Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return False
+    for line in lines:
+        fields = line.split()
+        if fields[3] == "0A" and int(fields[1].rpartition(":")[2], 16) == port and fields[9] in inodes:
+            return True
+    return False
+
+
+def _readlink(path: str) -> str:
+    """Return a symlink's target, or '' when it is gone."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
 def dies_with_parent(argv: list[str]) -> list[str]:
     """Wrap argv so that the server gets SIGKILL when sshbench dies (PR_SET_PDEATHSIG, set just before exec).
 
@@ -112,6 +139,7 @@ class LocalServer:
     product: ClassVar[str] = "SSH server"
     package: ClassVar[str] = ""
     host_key_types: ClassVar[tuple[str, ...]] = HOST_KEY_TYPES
+    receive_window: int | None = None  # its SSH channel receive window in bytes, where known (bounds uploads)
 
     def __init__(self, spec: str, name: str = "", tools: Tools | None = None) -> None:
         self.spec, self.name = spec, name or spec
@@ -128,6 +156,7 @@ class LocalServer:
         self.cpu_share: float | None = None  # at most this many CPUs for every server process (0.5: half of one)
         self.quota: cgroups.CpuGroup | None = None
         self.limit_setting = ""  # how the CPU limit is set, shown with the settings
+        self.address = "127.0.0.1"  # where it listens: an emulated link's namespace has its own (targets/netns.py)
 
     def __enter__(self) -> Target:
         try:
@@ -172,7 +201,9 @@ class LocalServer:
         """Return what the results must say about this server: its settings and CPU accounting."""
         accounting = f"cgroup {self.group.version} ({self.group.path})" if self.group else None
         settings = (*self.settings, self.limit_setting) if self.limit_setting else self.settings
-        return EmbeddedInfo(self.name, self.product, settings, accounting, self.cpu_note or None)
+        return EmbeddedInfo(
+            self.name, self.product, settings, accounting, self.cpu_note or None, self.receive_window, self.cpu_share
+        )
 
     # --- shared life cycle --------------------------------------------------------------------------
     def start(self) -> Target:
@@ -220,7 +251,7 @@ class LocalServer:
         """Write the client's ssh_config and known_hosts for the chosen port."""
         client = [
             f"Host {ALIAS}",
-            "  HostName 127.0.0.1",
+            f"  HostName {self.address}",
             f"  Port {self.port}",
             f"  User {self.user}",
             f"  IdentityFile {d}/client_ed25519",
@@ -235,7 +266,7 @@ class LocalServer:
             "  LogLevel INFO",
         ]
         (d / "ssh_config").write_text("\n".join(client) + "\n")
-        known = [f"[127.0.0.1]:{self.port} {key}" for key in self.host_public_keys(d)]
+        known = [f"[{self.address}]:{self.port} {key}" for key in self.host_public_keys(d)]
         (d / "known_hosts").write_text("\n".join(known) + "\n")
 
     def _launch(self, argv: list[str]) -> str:
@@ -264,16 +295,11 @@ class LocalServer:
                 return " / ".join(text.splitlines()[-3:]) or f"exit status {self.process.returncode}"
             time.sleep(0.02)
         self._stop_processes()
-        return f"not listening on 127.0.0.1:{self.port} after {START_TIMEOUT:.0f} s"
+        return f"not listening on {self.address}:{self.port} after {START_TIMEOUT:.0f} s"
 
     def _listening(self) -> bool:
-        """Return True once one of the server's processes listens on the chosen port."""
-        for p in self.processes():
-            with contextlib.suppress(psutil.Error):
-                for c in p.net_connections(kind="tcp"):
-                    if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port:
-                        return True
-        return False
+        """Return True once one of the server's processes listens on the chosen port (in its own namespace)."""
+        return any(listens(p.pid, self.port) for p in self.processes())
 
     def _target(self) -> Target:
         """Return the Target that reaches this server."""
@@ -282,7 +308,7 @@ class LocalServer:
             spec=self.spec,
             destination=ALIAS,
             options=("-F", str(self.workdir / "ssh_config")),
-            host="127.0.0.1",
+            host=self.address,
             port=self.port,
             embedded=True,
             user=self.user,

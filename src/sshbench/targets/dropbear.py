@@ -34,6 +34,7 @@ class DropbearServer(HomeServer):
         self.dropbear = require_binary("dropbear", self.package)
         self.convert = require_binary("dropbearconvert", self.package)
         self.window = DROPBEAR_WINDOW if window is None else window
+        self.receive_window = self.window
         fair = ": 2 MiB receive window like OpenSSH's (the default 24576 throttles uploads, docs/BENCHMARKS.md)"
         self.settings = (
             f"-W {self.window}" + (fair if self.window == DROPBEAR_WINDOW else ""),
@@ -66,6 +67,6 @@ class DropbearServer(HomeServer):
             "-P",
             str(workdir / "dropbear.pid"),
             "-p",
-            f"127.0.0.1:{port}",
+            f"{self.address}:{port}",
             *(arg for t in self.host_key_types for arg in ("-r", str(workdir / f"db_{t}"))),
         ]

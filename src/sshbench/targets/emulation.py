@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from sshbench.environment import Emulation
 
 EMULATIONS: dict[str, dict[str, str]] = {"no-aesni": {"OPENSSL_ia32cap": "~0x200000200000000:~0x0"}}
+# Constrained hosts (--preset): the options they stand for, applied where not given explicitly.
+# pi: seed 000's Raspberry-Pi-class server: one slow core (a tenth of one of this machine's), no AES instructions.
+HOST_PRESETS: dict[str, dict[str, str]] = {"pi": {"emulate": "server:no-aesni", "server_cpu": "10%", "link": "gbe"}}
 SIDES = ("client", "server")
 CHOICES = tuple(f"{side}{name}" for name in EMULATIONS for side in ("", "client:", "server:"))
 EVIDENCE_CIPHER = "aes-128-gcm"

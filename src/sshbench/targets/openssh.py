@@ -24,6 +24,9 @@ def _algorithm_lines(ssh: str) -> list[str]:
     return [f"{option} {','.join(supported[kind])}" for option, kind in ALGORITHM_OPTIONS.items() if supported[kind]]
 
 
+OPENSSH_WINDOW = 2 * 2**20
+
+
 class OpenSSHServer(LocalServer):
     """OpenSSH sshd (the system's, or any OpenSSH-compatible build given by path)."""
 
@@ -33,6 +36,8 @@ class OpenSSHServer(LocalServer):
     def __init__(self, spec: str = "local", name: str = "openssh", tools: Tools | None = None) -> None:
         super().__init__(spec, name, tools)
         self.algorithms: list[str] = []
+        # OpenSSH's session window (CHAN_SES_WINDOW_DEFAULT, 2 MiB); a build given by path (HPN-SSH) may differ
+        self.receive_window = OPENSSH_WINDOW if tools is None else None
 
     def prepare(self, workdir: Path) -> None:
         """Generate keys, create the privilege-separation directory, list every algorithm."""
@@ -70,7 +75,7 @@ class OpenSSHServer(LocalServer):
         d = workdir
         server = [
             f"Port {port}",
-            "ListenAddress 127.0.0.1",
+            f"ListenAddress {self.address}",
             *(f"HostKey {d}/host_{t}" for t in HOST_KEY_TYPES),
             f"AuthorizedKeysFile {d}/authorized_keys",
             f"PidFile {d}/sshd.pid",

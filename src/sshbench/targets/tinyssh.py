@@ -17,6 +17,7 @@ class TinySSHServer(HomeServer):
     """TinySSH, started per connection by tcpserver (inetd-style); ed25519 host keys only."""
 
     product = "TinySSH"
+    receive_window = 128 * 2**10  # fixed in TinySSH (no option)
     package = "tinysshd"
     host_key_types = ("ed25519",)
     session_process = "tinysshd"
@@ -45,4 +46,4 @@ class TinySSHServer(HomeServer):
 
     def command(self, workdir: Path, port: int) -> list[str]:
         """Return tcpserver running tinysshd per connection."""
-        return [self.tcpserver, "-HRDl0", "127.0.0.1", str(port), self.tinysshd, str(workdir / "tinyssh_keys")]
+        return [self.tcpserver, "-HRDl0", self.address, str(port), self.tinysshd, str(workdir / "tinyssh_keys")]

@@ -1,0 +1,276 @@
+"""An emulated link: embedded servers run in a private network namespace joined to sshbench's by a shaped link.
+
+Two hosts on one machine: the servers listen on an address inside a namespace of ours (a /30 of the
+198.18.0.0/15 benchmarking range, RFC 2544); the ssh clients stay where sshbench runs and reach them
+across a pair of devices whose egress is shaped, so each direction has the asked rate and half the RTT.
+
+- Where the kernel has `netem`: a veth pair, `netem delay rate` on each end (loss added after the check).
+- Where it has not (this kind of machine): `tbf` shapes the rate on each end of a pair of TUN devices, and
+  the delay line (delayline.py, one process) carries packets between them after the one-way delay.
+  Below ~0.1 ms RTT no delay is added: a veth pair with `tbf` alone.
+
+The link is verified before anything is measured (linkcheck.py) and recorded with the run. The namespace
+and the delay line are recorded in the lease as they are made: however sshbench ends, its devices,
+qdiscs and processes go with them (deleting the namespace deletes the devices in it and their peers;
+the TUN devices vanish with the delay line).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import select
+import subprocess
+import sys
+import time
+from types import TracebackType
+
+from sshbench import leases
+from sshbench.environment import LinkInfo
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.ssh.proc import require_binary
+from sshbench.targets import linkcheck
+from sshbench.targets.base import dies_with_parent
+from sshbench.targets.links import LinkSpec
+
+VETH_RTT = 0.0001  # at or below this RTT, no delay is added (a veth pair's own is ~0.05 ms)
+BENCH_NET = (198 << 24) | (18 << 16)  # 198.18.0.0/15: for benchmarking, never routed
+BLOCKS = 1 << 15  # /30 blocks in it
+READY_TIMEOUT = 10.0
+_COUNTER = itertools.count(1)
+
+
+def mtu_for(rate: float) -> int:
+    """Return the link MTU: ~2 ms of the rate, between 1500 and 65000 bytes (few packets at high rates)."""
+    return int(min(65000, max(1500, rate / 8 * 0.002)))
+
+
+def require_admin() -> None:
+    """Fail unless this process may create namespaces and shape traffic (root or CAP_NET_ADMIN)."""
+    if os.geteuid() == 0:
+        return
+    with open("/proc/self/status") as f:
+        caps = next((line.split()[1] for line in f if line.startswith("CapEff:")), "0")
+    if int(caps, 16) & (1 << 12):
+        return
+    raise SshbenchError(
+        "emulating a link needs root (CAP_NET_ADMIN): it creates a network namespace and shapes its devices",
+        place="--link",
+        fix="run sshbench as root (sudo .venv/bin/sshbench ...), or measure a real link: sshbench run HOST",
+        code=ExitCode.USAGE,
+    )
+
+
+class EmulatedLink:
+    """A private network namespace for embedded servers, reached across a shaped, verified link."""
+
+    def __init__(self, spec: LinkSpec) -> None:
+        self.spec = spec
+        self.ip = require_binary("ip", "iproute2")
+        self.tc = require_binary("tc", "iproute2")
+        n = next(_COUNTER)
+        self.ns = f"sshbench-{os.getpid()}-{n}"
+        tag = f"{os.getpid() % 1_000_000}x{n}"
+        self.client_dev, self.server_dev = f"sbc{tag}"[:15], f"sbs{tag}"[:15]
+        self.client_address = self.server_address = ""
+        self.delay_line: subprocess.Popen[bytes] | None = None
+        self.netem = False
+        self.method = ""
+        self.check: linkcheck.LinkCheck | None = None
+        self._mtu = 1500
+        self.one_way: float | None = None  # the delay line's delay each way, once calibrated
+
+    def __enter__(self) -> EmulatedLink:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # --- building it --------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Create the namespace and the link, shape it, and verify it (or fail with the numbers)."""
+        require_admin()
+        self._run(self.ip, "netns", "add", self.ns)
+        leases.keeper().namespace(self.ns)
+        self._run(*self.wrap([self.ip, "link", "set", "lo", "up"]))
+        self.client_address, self.server_address = self._free_block()
+        self.netem = self._has_netem()
+        mtu = mtu_for(self.spec.rate)
+        if self.netem or self.spec.rtt <= VETH_RTT:
+            self._veth(mtu)
+        else:
+            self._tun_pair(mtu)
+        self._addresses(mtu)
+        self._shape(mtu)
+        self.check = linkcheck.verify(self)
+        if self.spec.loss:
+            self.set_loss(self.spec.loss)
+
+    def _free_block(self) -> tuple[str, str]:
+        """Choose a /30 of 198.18.0.0/15 that no address or route here uses; return (client, server)."""
+        used = self._run(self.ip, "-4", "-o", "addr", "show").stdout + self._run(self.ip, "-4", "route").stdout
+        start = (os.getpid() * 31 + next(_COUNTER) * 7919) % BLOCKS
+        for i in range(64):
+            base = BENCH_NET + ((start + i) % BLOCKS) * 4
+            client, server = _dotted(base + 1), _dotted(base + 2)
+            if f" {client}" not in used and f" {server}" not in used:
+                return client, server
+        raise SshbenchError(
+            "no free address block for the emulated link in 198.18.0.0/15",
+            place="--link",
+            fix="remove stale addresses of 198.18.0.0/15 (ip -4 addr), or free some of that range",
+            code=ExitCode.USAGE,
+        )
+
+    def _has_netem(self) -> bool:
+        """Return True when the kernel has netem (tried on the namespace's own loopback, never the host's)."""
+        tried = subprocess.run(
+            self.wrap([self.tc, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"]),
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+        if tried.returncode != 0:
+            return False
+        self._run(*self.wrap([self.tc, "qdisc", "del", "dev", "lo", "root"]))
+        return True
+
+    def _veth(self, mtu: int) -> None:
+        """Create a veth pair with one end in the namespace."""
+        self._run(self.ip, "link", "add", self.client_dev, "type", "veth", "peer", "name", self.server_dev)
+        self._run(self.ip, "link", "set", self.server_dev, "netns", self.ns)
+        self.method = "veth pair" + (", netem" if self.netem else ", tbf (no delay added)")
+
+    def _tun_pair(self, mtu: int) -> None:
+        """Start the delay line with its two TUN devices, and move the server's into the namespace."""
+        argv = [sys.executable, "-m", "sshbench.targets.delayline", self.client_dev, self.server_dev]
+        self.delay_line = subprocess.Popen(
+            dies_with_parent([*argv, "--delay", repr(self.spec.rtt / 2), "--limit", str(max(64 << 20, 4 * mtu))]),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        leases.keeper().process(self.delay_line.pid)
+        assert self.delay_line.stdout is not None
+        ready, _, _ = select.select([self.delay_line.stdout], [], [], READY_TIMEOUT)
+        line = self.delay_line.stdout.readline() if ready else b""
+        if line.strip() != b"ready":
+            stderr = self.delay_line.stderr
+            err = stderr.read().decode(errors="replace") if stderr and self.delay_line.poll() is not None else ""
+            raise SshbenchError(
+                f"the delay line did not start: {err.strip().splitlines()[-1:] or 'no answer'}",
+                place="--link",
+                fix="check that /dev/net/tun exists (modprobe tun) and that sshbench runs as root",
+                code=ExitCode.USAGE,
+            )
+        self._run(self.ip, "link", "set", self.server_dev, "netns", self.ns)
+        self.method = "TUN pair, tbf, delay line (no netem in this kernel)"
+        self.one_way = self.spec.rtt / 2
+
+    def _addresses(self, mtu: int) -> None:
+        """Give each end its address (point to point) and MTU, and bring them up."""
+        self._run(self.ip, "link", "set", self.client_dev, "mtu", str(mtu), "up")
+        self._run(self.ip, "addr", "add", self.client_address, "peer", self.server_address, "dev", self.client_dev)
+        inside = [self.ip, "link", "set", self.server_dev, "mtu", str(mtu), "up"]
+        self._run(*self.wrap(inside))
+        address = [self.ip, "addr", "add", self.server_address, "peer", self.client_address, "dev", self.server_dev]
+        self._run(*self.wrap(address))
+
+    def _qdisc(self, mtu: int, loss: float) -> list[str]:
+        """Return the qdisc arguments that shape one direction."""
+        rate = f"{int(self.spec.rate)}bit"
+        if self.netem:
+            packets = max(1000, int(2 * self.spec.bdp / mtu) + 10)
+            extra = ["loss", f"{loss * 100:g}%"] if loss else []
+            return ["netem", "delay", f"{self.spec.rtt / 2 * 1e6:.0f}us", "rate", rate, "limit", str(packets), *extra]
+        burst = int(max(2 * mtu + 1000, self.spec.rate_bytes * 0.001))
+        limit = int(max(2 * self.spec.bdp, 4 * mtu)) + burst  # two BDPs of queue: parallel TCP streams fill the link
+        return ["tbf", "rate", rate, "burst", str(burst), "limit", str(limit)]
+
+    def _shape(self, mtu: int, loss: float = 0.0, verb: str = "add") -> None:
+        """Shape both directions: the client's end (uploads) and the server's (downloads)."""
+        self._run(self.tc, "qdisc", verb, "dev", self.client_dev, "root", *self._qdisc(mtu, loss))
+        self._run(*self.wrap([self.tc, "qdisc", verb, "dev", self.server_dev, "root", *self._qdisc(mtu, loss)]))
+        self._mtu = mtu
+
+    # --- using it -----------------------------------------------------------------------------------
+    def wrap(self, argv: list[str]) -> list[str]:
+        """Return argv run inside the namespace (the wrapper embedded servers get)."""
+        return [self.ip, "netns", "exec", self.ns, *argv]
+
+    def set_delay(self, one_way: float) -> None:
+        """Change the delay line's one-way delay (calibration)."""
+        self._tell(f"delay {one_way!r}")
+        self.one_way = one_way
+
+    def set_loss(self, loss: float) -> None:
+        """Start dropping packets with this probability in each direction."""
+        if self.netem:
+            self._shape(self._mtu, loss, "change")
+        else:
+            self._tell(f"loss {loss!r}")
+
+    def _tell(self, line: str) -> None:
+        """Send one control line to the delay line."""
+        if self.delay_line is not None and self.delay_line.stdin is not None:
+            self.delay_line.stdin.write(line.encode() + b"\n")
+            self.delay_line.stdin.flush()
+
+    def info(self) -> LinkInfo:
+        """Return what the run records about the link: asked, how it is made, and what was measured."""
+        check = self.check
+        return LinkInfo(
+            name=self.spec.name,
+            rate_bits=self.spec.rate,
+            rtt_s=self.spec.rtt,
+            loss=self.spec.loss,
+            method=self.method,
+            measured_rtt_s=check.rtt if check else None,
+            measured_up_Bps=check.up if check else None,
+            measured_down_Bps=check.down if check else None,
+            check_streams=check.streams if check else None,
+            delay_line_one_way_s=self.one_way,
+        )
+
+    # --- tearing it down ----------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop the delay line, delete the namespace (and with it every device and qdisc of the link)."""
+        if self.delay_line is not None:
+            if self.delay_line.stdin is not None:
+                self.delay_line.stdin.close()  # its end of input: it exits
+            try:
+                self.delay_line.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                self.delay_line.kill()
+                self.delay_line.wait(timeout=3)
+            leases.keeper().forget(pid=self.delay_line.pid)
+            self.delay_line = None
+        leases.remove_netns(self.ns)
+        deadline = time.monotonic() + 3
+        while os.path.exists(f"/sys/class/net/{self.client_dev}") and time.monotonic() < deadline:
+            time.sleep(0.02)  # the namespace's devices go in the kernel's own time
+        leases.keeper().forget(netns=self.ns)
+
+    def _run(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        """Run one ip/tc command, or fail naming it and what it printed."""
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30, check=False)
+        if done.returncode != 0:
+            raise SshbenchError(
+                f"setting up the emulated link failed: {' '.join(argv)}: {done.stderr.strip()}",
+                place="--link",
+                fix="run as root on a kernel with network namespaces, veth/tun and tbf (iproute2 installed)",
+                code=ExitCode.USAGE,
+            )
+        return done
+
+
+def _dotted(address: int) -> str:
+    """Return an IPv4 address as text."""
+    return ".".join(str((address >> shift) & 255) for shift in (24, 16, 8, 0))

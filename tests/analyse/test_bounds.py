@@ -1,0 +1,62 @@
+"""What bounds a rate: the tighter of link and window when the rate comes near it, else a busy CPU, else nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fakes import CHACHA, GCM, transfer
+from sshbench.analyse import bounds
+from sshbench.analyse.results import Costs, ranked
+from sshbench.environment import EmbeddedInfo, Environment, LinkInfo
+from sshbench.model import Direction
+
+WAN = LinkInfo(name="wan", rate_bits=100e6, rtt_s=0.02, measured_rtt_s=0.0204)
+LONG_FAT = LinkInfo(name="long-fat", rate_bits=1e9, rtt_s=0.1, measured_rtt_s=0.1003)
+OPENSSH = EmbeddedInfo("openssh", "OpenSSH", (), None, None, receive_window=2 * 2**20)
+
+
+def _groups(rate: float, cipher: str = GCM) -> dict[str, list[bounds.Row]]:
+    """Return ranked download and upload rows of one cipher around `rate` MB/s."""
+    stored = [transfer(cipher, None, rate, Direction.DOWN), transfer(cipher, None, rate, Direction.UP)]
+    return ranked(stored, 0.05)
+
+
+def test_nothing_is_said_without_a_link_or_a_cpu_limit() -> None:
+    assert bounds.limits(Environment()) is None
+
+
+def test_a_rate_at_the_link_rate_is_link_bound() -> None:
+    lim = bounds.limits(Environment(link=WAN, embedded=OPENSSH))
+    assert lim is not None and lim.link == 12.5e6 and lim.rtt == 0.0204
+    lines = bounds.summary_lines(_groups(12.4), lim)
+    assert lines == [
+        f"download: {GCM} link-bound at 12.5 MB/s: a faster cipher will not help",
+        f"upload: {GCM} link-bound at 12.5 MB/s: a faster cipher will not help",
+    ]
+
+
+def test_a_long_fat_link_is_window_bound_and_a_small_server_window_bounds_uploads_only() -> None:
+    lim = bounds.limits(Environment(link=LONG_FAT, embedded=OPENSSH))
+    assert lim is not None
+    down, up = (rows[0] for rows in _groups(20.5).values())
+    for row in (down, up):
+        bound = bounds.diagnose(row, lim)
+        assert bound is not None and bound.kind == "window" and abs(bound.limit - 20.91) < 0.01  # type: ignore[operator]
+    tiny = dataclasses.replace(lim, server_window=24576)  # Dropbear's default -W
+    slow = _groups(0.24)
+    assert bounds.diagnose(slow["upload"][0], tiny).kind == "window"  # type: ignore[union-attr]
+    assert bounds.diagnose(slow["download"][0], tiny) is None  # the client's 2 MiB window allows far more
+
+
+def test_a_busy_server_cpu_is_named_when_no_link_explains_the_rate() -> None:
+    env = Environment(embedded=dataclasses.replace(OPENSSH, cpu_share=0.5))
+    lim = bounds.limits(env)
+    assert lim is not None and lim.server_share == 0.5
+    row = _groups(100.0, CHACHA)["download"][0]
+    busy = dataclasses.replace(row, costs=Costs(2.0, 5.2, None, None, None))  # 5.2 s/GiB at 100 MB/s: 0.48 CPU
+    bound = bounds.diagnose(busy, lim)
+    assert bound is not None and bound.kind == "server CPU" and 0.95 < bound.used < 0.99
+    idle = dataclasses.replace(row, costs=Costs(2.0, 2.0, None, None, None))
+    assert bounds.diagnose(idle, lim) is None
+    assert bounds.describe(None) == "no known limit"
+    assert bounds.summary_lines({"download": [idle]}, lim) == [f"download: {CHACHA}: below every known limit"]

@@ -1,0 +1,128 @@
+"""Emulated links with the real CLI and a real embedded OpenSSH server behind them (root only): a 100 Mbit/s,
+20 ms link bounds aes128-gcm at the link's rate, a 1 Gbit/s, 100 ms link at OpenSSH's 2 MiB window per round
+trip; the link is verified before measuring; nothing of it (namespace, devices, qdiscs, delay line, helpers,
+cgroups) is left after a run, after Ctrl-C, after SIGTERM and after SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import sshbench
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        os.geteuid() != 0 or not Path("/dev/net/tun").exists() or shutil.which("socat") is None,
+        reason="emulated links need root, /dev/net/tun and socat",
+    ),
+]
+GCM = "aes128-gcm@openssh.com"
+QUICK = ["--cipher", GCM, "--rounds", "3", "--max-rounds", "3", "--max-time", "3m", "--json"]
+WINDOW = 2 * 2**20
+
+
+def leftovers() -> list[str]:
+    """Return whatever an emulated link of sshbench's left behind on this machine."""
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout.split()
+    left = [f"netns {n}" for n in names if n.startswith("sshbench-")]
+    left += [f"device {d.name}" for d in Path("/sys/class/net").iterdir() if d.name.startswith(("sbc", "sbs"))]
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if "sshbench.targets.delayline" in cmd or ("socat" in cmd and ":520" in cmd):
+            left.append(f"process {p.info['pid']}: {cmd}")
+    for root in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        left += [f"cgroup {g}" for g in Path(root).glob("sshbench-*")]
+    return left
+
+
+def settled(timeout: float = 8.0) -> list[str]:
+    """Return what is still left once cleanup has had `timeout` seconds (the kernel removes devices lazily)."""
+    deadline = time.monotonic() + timeout
+    while (left := leftovers()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def _rates(doc: dict[str, object]) -> dict[str, float]:
+    """Return the median MB/s per result group of a one-cipher run document."""
+    return {group: rows[0]["summary"]["median"] for group, rows in doc["results"].items()}  # type: ignore[attr-defined]
+
+
+def test_a_100mbit_20ms_link_bounds_aes_gcm_at_the_link_rate(cli_env: dict[str, str]) -> None:
+    done = sshbench(cli_env, "throughput", "--link", "100mbit,20ms", *QUICK)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    link = doc["run"]["environment"]["link"]
+    assert abs(link["measured_rtt_s"] - 0.020) <= 0.002, link  # verified before measuring
+    assert abs(link["measured_up_Bps"] - 12.5e6) <= 1.25e6 and abs(link["measured_down_Bps"] - 12.5e6) <= 1.25e6
+    for group, rate in _rates(doc).items():
+        assert 0.8 * 12.5 <= rate <= 12.5 * 1.01, f"{group}: {rate} MB/s on a 12.5 MB/s link"
+    shown = sshbench(cli_env, "show", "last").stdout
+    assert "emulated link 100mbit,20ms: 100 Mbit/s, 20 ms RTT" in shown
+    assert f"download: {GCM} link-bound at 12.5 MB/s" in shown and f"upload: {GCM} link-bound at 12.5 MB/s" in shown
+    assert settled() == []
+
+
+def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: dict[str, str]) -> None:
+    done = sshbench(cli_env, "throughput", "--link", "1gbit,100ms", *QUICK)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    rtt = doc["run"]["environment"]["link"]["measured_rtt_s"]
+    assert abs(rtt - 0.1) <= 0.01
+    window_rate = WINDOW / 0.1 / 1e6  # ~21 MB/s
+    for group, rate in _rates(doc).items():
+        assert abs(rate - window_rate) <= 0.25 * window_rate, f"{group}: {rate} MB/s, window allows {window_rate:.1f}"
+    shown = sshbench(cli_env, "show", "last").stdout
+    assert re.search(rf"download: {GCM} window-bound at 2[01]\.[0-9] MB/s: the cipher hardly matters", shown), shown
+    assert re.search(rf"upload: {GCM} window-bound at 2[01]\.[0-9] MB/s", shown) and "HPN-SSH" in shown
+    assert settled() == []
+
+
+def _samples(db: Path) -> int:
+    """Return how many samples the database holds (0 before it exists)."""
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as con:
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "sigkill"])
+def test_nothing_of_the_link_is_left_when_a_run_is_stopped(cli_env: dict[str, str], tmp_path: Path, sig: int) -> None:
+    db = tmp_path / "runs.db"
+    args = ["throughput", "--link", "wan", "--cipher", GCM, "--rounds", "20", "--max-time", "5m", "--db", str(db)]
+    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while _samples(db) < 2:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline, "no samples stored in time"
+        time.sleep(0.1)
+    assert leftovers(), "the link should exist while the run measures"
+    proc.send_signal(sig)
+    code = proc.wait(timeout=60)
+    assert code == {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -9}[sig]
+    assert settled() == []
+    status = sshbench(cli_env, "history", "--db", str(db), "--json")
+    assert status.returncode == 0 and "interrupted" in status.stdout
+
+
+def test_a_link_is_refused_where_it_cannot_apply(cli_env: dict[str, str]) -> None:
+    remote = sshbench(cli_env, "throughput", "127.0.0.1:1", "--link", "gbe")
+    assert remote.returncode == 2 and "--link puts embedded servers behind an emulated link" in remote.stderr
+    bad = sshbench(cli_env, "throughput", "--link", "fast")
+    assert bad.returncode == 2 and "bad link 'fast'" in bad.stderr and "long-fat" in bad.stderr
