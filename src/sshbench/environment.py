@@ -164,6 +164,8 @@ class Environment:
     pinning: Pinning | None = None
     client_limit: str | None = None  # the ssh clients' CPU quota and how it is set (--client-cpu)
     link: LinkInfo | None = None  # the emulated link to the embedded servers (--link)
+    crypto_ceilings: dict[str, dict[str, float]] = field(default_factory=dict)  # cipher -> side -> openssl MB/s
+    tool_versions: dict[str, str] = field(default_factory=dict)  # `tools`: each copy tool's version line
 
     def flags_on(self) -> list[str]:
         """Return the crypto flags this CPU has."""
@@ -183,6 +185,10 @@ class Environment:
             data["client_limit"] = self.client_limit
         if self.link is not None:
             data["link"] = self.link.to_dict()
+        if self.crypto_ceilings:
+            data["crypto_ceilings_MBps"] = self.crypto_ceilings
+        if self.tool_versions:
+            data["tool_versions"] = self.tool_versions
         return data
 
     @classmethod
@@ -197,6 +203,8 @@ class Environment:
             pinning=Pinning.from_json(data.get("pinning")),
             client_limit=data.get("client_limit"),
             link=LinkInfo.from_dict(data["link"]) if data.get("link") else None,
+            crypto_ceilings=dict(data.get("crypto_ceilings_MBps") or {}),
+            tool_versions=dict(data.get("tool_versions") or {}),
         )
 
 

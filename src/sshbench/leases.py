@@ -241,9 +241,9 @@ def keeper() -> Keeper:
 
 
 @contextlib.contextmanager
-def private_dir(prefix: str) -> Iterator[Path]:
-    """Yield a new 0700 temporary directory, recorded in the lease until it is removed."""
-    path = Path(tempfile.mkdtemp(prefix=prefix))
+def private_dir(prefix: str, parent: str | None = None) -> Iterator[Path]:
+    """Yield a new 0700 temporary directory (in `parent`, else the temp dir), recorded in the lease until removed."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     try:
         keeper().directory(path)
         yield path

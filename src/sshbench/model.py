@@ -21,7 +21,7 @@ STRICT_PROFILE = {
     "KexAlgorithms": "curve25519-sha256",
 }
 PHASES = ("startup", "tcp", "version", "kex", "auth", "session")
-SCENARIO_FIELDS = ("server", "profile", "kex", "hostkey", "cipher", "mac", "direction")
+SCENARIO_FIELDS = ("server", "profile", "tool", "kex", "hostkey", "cipher", "mac", "direction")
 
 
 class Kind(enum.StrEnum):
@@ -29,6 +29,7 @@ class Kind(enum.StrEnum):
 
     LATENCY = "latency"
     THROUGHPUT = "throughput"
+    TOOL = "tool"  # a file copied by scp, sftp or rsync over ssh, or by a plaintext baseline (socat, rsync daemon)
 
 
 class Direction(enum.StrEnum):
@@ -112,6 +113,7 @@ class Metric:
 
 LATENCY_SAMPLE = "spawn -> authenticated -> `true` -> exit"
 TRANSFER_NOTE = "handshake excluded, higher is better"
+TOOL_NOTE = "a file into tmpfs, counted as it arrives, first 20 % excluded, higher is better"
 METRICS: dict[Kind, Metric] = {
     Kind.LATENCY: Metric(
         kind=Kind.LATENCY, stored_unit="s", unit="ms", scale=1000.0, digits=1, higher_is_better=False,
@@ -133,6 +135,16 @@ METRICS: dict[Kind, Metric] = {
         costs_per_gib=True, phases=False,
         untimed=("kex",),  # a sweep pins a quick kex for the handshake before each (untimed) transfer
     ),
+    Kind.TOOL: Metric(
+        kind=Kind.TOOL, stored_unit="MB/s", unit="MB/s", scale=1.0, digits=0, higher_is_better=True,
+        labels=Labels(fields=("tool", "cipher"), titles=("tool", "cipher"), blanks=("", "(no SSH)"),
+                      missing=("", "no SSH"), join=" + "),
+        groups={
+            Direction.DOWN: ResultGroup("tool download", f"File copy tools, download (server -> client), {TOOL_NOTE}"),
+            Direction.UP: ResultGroup("tool upload", f"File copy tools, upload (client -> server), {TOOL_NOTE}"),
+        },
+        costs_per_gib=True, phases=False,
+    ),
 }  # fmt: skip
 GROUP_ORDER = tuple(g.name for m in METRICS.values() for g in m.groups.values())
 
@@ -149,6 +161,7 @@ class Scenario:
     direction: Direction | None = None
     server: str | None = None  # embedded server name in a `servers` run (not an ssh option)
     profile: str | None = None  # client profile (default / strict) a `servers` latency scenario stands for
+    tool: str | None = None  # `tools` runs: scp, sftp, rsync (over ssh), tcp or rsyncd (plaintext baselines)
 
     @property
     def metric(self) -> Metric:
@@ -201,6 +214,7 @@ class Scenario:
             direction=Direction(direction) if direction else None,
             server=data.get("server"),
             profile=data.get("profile"),
+            tool=data.get("tool"),
         )
 
 
@@ -269,6 +283,7 @@ class RunKind(enum.StrEnum):
     SWEEP = "sweep"
     SERVERS = "servers"
     FLEET = "fleet"
+    TOOLS = "tools"
 
     @property
     def side_by_side(self) -> bool:
@@ -284,7 +299,7 @@ class RunKind(enum.StrEnum):
     def recommends(self) -> bool:
         """Return True when the run's measurements can back a single target's recommendation (a fleet makes its
         own, for every host at once)."""
-        return not self.side_by_side and self is not RunKind.FLEET
+        return not self.side_by_side and self not in (RunKind.FLEET, RunKind.TOOLS)
 
     @property
     def resume_command(self) -> str:
@@ -334,6 +349,7 @@ class JobOptions:
     hosts: str | None = None  # `fleet`: Host aliases of --ssh-config matching these patterns (comma-separated)
     hosts_file: str | None = None  # `fleet`: a file of destinations, one per line
     forks: int = 5  # `fleet`: hosts measured at once (throughput: always one at a time)
+    tools: tuple[str, ...] = ()  # `tools`: scp, sftp, rsync (the plaintext baselines tcp and rsyncd come with them)
 
     @property
     def measures(self) -> bool:
@@ -354,6 +370,6 @@ class JobOptions:
         fields["plan"] = Plan.from_dict(fields.get("plan") or {})
         if "directions" in fields:
             fields["directions"] = tuple(Direction(d) for d in fields["directions"])
-        for name in ("kex", "hostkeys", "ciphers", "macs", "servers"):
+        for name in ("kex", "hostkeys", "ciphers", "macs", "servers", "tools"):
             fields[name] = tuple(fields.get(name, ()))
         return cls(**fields)

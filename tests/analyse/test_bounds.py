@@ -60,3 +60,15 @@ def test_a_busy_server_cpu_is_named_when_no_link_explains_the_rate() -> None:
     assert bounds.diagnose(idle, lim) is None
     assert bounds.describe(None) == "no known limit"
     assert bounds.summary_lines({"download": [idle]}, lim) == [f"download: {CHACHA}: below every known limit"]
+
+
+def test_a_rate_near_the_slower_sides_openssl_speed_is_crypto_bound() -> None:
+    ceilings = {GCM: {"client": 3000.0, "server": 24.8}, CHACHA: {"client": 3700.0, "server": 371.0}}
+    env = Environment(embedded=dataclasses.replace(OPENSSH, cpu_share=0.1), crypto_ceilings=ceilings)
+    lim = bounds.limits(env)
+    assert lim is not None and lim.ceilings[GCM] == 24.8e6
+    gcm = bounds.diagnose(_groups(20.0)["download"][0], lim)
+    assert gcm is not None and gcm.kind == "crypto" and abs(gcm.used - 20 / 24.8) < 1e-9
+    assert bounds.diagnose(_groups(39.0, CHACHA)["download"][0], lim) is None  # far below chacha20's ceiling
+    only_emulated = bounds.limits(Environment(crypto_ceilings=ceilings))
+    assert only_emulated is not None and only_emulated.server_share == 1.0

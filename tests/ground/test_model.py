@@ -51,8 +51,10 @@ def test_scenario_round_trip_and_key() -> None:
 
 def test_run_kinds() -> None:
     assert [k for k in RunKind if k.side_by_side] == [RunKind.SERVERS]
-    assert [k for k in RunKind if not k.recommends] == [RunKind.SERVERS, RunKind.FLEET]  # a fleet recommends its own
-    assert {k.resume_command for k in RunKind} == {"run", "latency", "throughput", "sweep", "servers", "fleet"}
+    not_recommending = [RunKind.SERVERS, RunKind.FLEET, RunKind.TOOLS]  # a fleet recommends its own
+    assert [k for k in RunKind if not k.recommends] == not_recommending
+    kinds = {"run", "latency", "throughput", "sweep", "servers", "fleet", "tools"}
+    assert {k.resume_command for k in RunKind} == kinds
     assert RunKind.LATENCY.resume_command == "latency" and RunKind.ALGOS.resume_command == "run"
     assert RunKind.SWEEP.sweep
 

@@ -1,16 +1,17 @@
-"""What bounds a measured rate: the link, the SSH channel window, a side's CPU, or none of those (pure).
+"""What bounds a measured rate: the link, the SSH channel window, the crypto, a side's CPU, or none (pure).
 
 A transfer cannot go faster than the link (its rate), than one channel window per round trip (the
 receiver's window / RTT: the client's for downloads, the server's for uploads; OpenSSH's is 2 MiB,
-Dropbear's is its `-W`, TinySSH's 128 KiB), or than the CPU share of the side doing the crypto. A rate
-within 20 % of the tightest of the first two is bound by it; otherwise a side whose CPU ran at 85 % or
+Dropbear's is its `-W`, TinySSH's 128 KiB), than OpenSSL encrypts that cipher on the slower side under
+its limits (`openssl speed`, targets/ceilings.py), or than the CPU share of the side doing the work. A rate
+within 20 % of the tightest of the first three is bound by it; otherwise a side whose CPU ran at 85 % or
 more of what it may use (one CPU at most: ssh and each server session are single-threaded) is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from sshbench.analyse.results import GIB, Row
 from sshbench.environment import Environment
@@ -24,6 +25,8 @@ REMEDIES = {
     "link": "a faster cipher will not help",
     "window": "the cipher hardly matters; what helps: HPN-SSH (large windows), several connections in parallel, "
     "or a larger -W for Dropbear",
+    "crypto": "the cipher itself is the limit on this CPU: a faster one for it helps (chacha20-poly1305 without AES "
+    "instructions, AES-GCM with them)",
     "client CPU": "a cheaper cipher helps (chacha20-poly1305 without AES instructions, AES-GCM with them)",
     "server CPU": "a cheaper cipher helps (chacha20-poly1305 without AES instructions, AES-GCM with them)",
 }
@@ -38,22 +41,23 @@ class Limits:
     server_window: int | None = None
     client_share: float = 1.0  # CPUs the ssh client may use (at most one: it is single-threaded)
     server_share: float = 1.0
+    ceilings: Mapping[str, float] = field(default_factory=dict)  # cipher -> MB/s OpenSSL manages on the slower side
 
 
 @dataclass(frozen=True)
 class Bound:
     """What bounds one row: its kind, the limit in MB/s (link, window) and how close the rate came to it."""
 
-    kind: str  # link | window | client CPU | server CPU
-    limit: float | None  # MB/s for link and window; None for CPU
+    kind: str  # link | window | crypto | client CPU | server CPU
+    limit: float | None  # MB/s for link, window and crypto; None for CPU
     used: float  # rate / limit, or CPU used / CPU share
 
 
 def limits(env: Environment) -> Limits | None:
-    """Return the run's limits, or None when nothing constrains it (no emulated link or CPU limit)."""
+    """Return the run's limits, or None when nothing constrains it (no emulated link, CPU limit or emulated CPU)."""
     link, embedded = env.link, env.embedded
     share = embedded.cpu_share if embedded else None
-    if link is None and share is None and env.client_limit is None:
+    if link is None and share is None and env.client_limit is None and not env.crypto_ceilings:
         return None
     return Limits(
         link=link.rate_bits / 8 if link else None,
@@ -61,6 +65,7 @@ def limits(env: Environment) -> Limits | None:
         server_window=embedded.receive_window if embedded else None,
         server_share=min(1.0, share) if share else 1.0,
         client_share=min(1.0, _client_share(env.client_limit)),
+        ceilings={c: min(sides.values()) * MB for c, sides in env.crypto_ceilings.items() if sides},
     )
 
 
@@ -85,6 +90,9 @@ def diagnose(row: Row, lim: Limits) -> Bound | None:
         caps.append(("link", lim.link))
     if window and lim.rtt:
         caps.append(("window", window / lim.rtt))
+    ceiling = lim.ceilings.get(row.scenario.cipher or "")
+    if ceiling:
+        caps.append(("crypto", ceiling))
     if caps:
         kind, cap = min(caps, key=lambda c: c[1])
         if rate >= NEAR_LIMIT * cap:

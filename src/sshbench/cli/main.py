@@ -10,7 +10,7 @@ from types import FrameType
 import click
 
 from sshbench import __version__, leases
-from sshbench.cli import completion, fleet, measuring, stored
+from sshbench.cli import completion, fleet, measuring, stored, tools
 from sshbench.cli.common import Session
 from sshbench.errors import ExitCode, SshbenchError, Terminated
 
@@ -39,7 +39,7 @@ def cli(ctx: click.Context, traceback: bool) -> None:
         ctx.invoke(measuring.run_cmd)
 
 
-for command in (*measuring.COMMANDS, *fleet.COMMANDS, *stored.COMMANDS, completion.completion_cmd):
+for command in (*measuring.COMMANDS, *tools.COMMANDS, *fleet.COMMANDS, *stored.COMMANDS, completion.completion_cmd):
     cli.add_command(command)
 
 

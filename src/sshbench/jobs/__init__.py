@@ -7,6 +7,7 @@ from sshbench.jobs.fleet import run_fleet
 from sshbench.jobs.recording import Job
 from sshbench.jobs.servers import run_servers
 from sshbench.jobs.single import run_job
+from sshbench.jobs.tools import run_tools
 from sshbench.model import RunKind
 
 __all__ = ["Job", "run"]
@@ -16,4 +17,6 @@ def run(job: Job) -> int:
     """Run (or resume) the job; return the run id."""
     if job.opts.command is RunKind.FLEET:
         return run_fleet(job)
+    if job.opts.command is RunKind.TOOLS:
+        return run_tools(job)
     return run_servers(job) if job.opts.command.side_by_side else run_job(job)

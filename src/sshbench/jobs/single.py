@@ -23,7 +23,7 @@ from sshbench.ssh import audit, envinfo
 from sshbench.ssh.destination import Target, resolve_remote
 from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary
-from sshbench.targets import cgroups, emulation, links, pinning
+from sshbench.targets import ceilings, cgroups, emulation, links, pinning
 from sshbench.targets.base import LocalServer
 from sshbench.targets.netns import EmulatedLink
 from sshbench.targets.registry import make_server
@@ -87,6 +87,15 @@ def constrain(server: LocalServer, opts: JobOptions, link: EmulatedLink | None =
         server.wrappers.append(link.wrap)  # outermost: the server and everything it runs are inside
 
 
+def _ceilings(job: Job, thr: list[Scenario], server: LocalServer | None) -> dict[str, dict[str, float]]:
+    """Measure each cipher's crypto ceiling per side for a job under a link, a CPU limit or an emulated CPU."""
+    opts = job.opts
+    if job.resume is not None or not thr or not (opts.link or opts.server_cpu or opts.client_cpu or opts.emulate):
+        return {}
+    job.progress.update("measuring crypto ceilings (openssl speed, each side under its limits)", 0, 1)
+    return ceilings.measure([sc.cipher for sc in thr if sc.cipher], server)
+
+
 def require_connectable(disc: Discovery, target: Target) -> None:
     """Fail before measuring when even the default client profile cannot log in."""
     profile = disc.profiles[0]
@@ -140,6 +149,7 @@ def run_job(job: Job) -> int:
             pinning=pinned,
             client_limit=client_limit,
             link=link.info() if link else None,
+            crypto_ceilings=_ceilings(job, thr, where.server),
         )
         rec = job.record(opts.target, env)
         with rec.status():

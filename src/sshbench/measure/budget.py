@@ -38,7 +38,7 @@ def probe(ssh: str, target: Target, opts: JobOptions, workdir: Path) -> Probe | 
         return None
     if not opts.measure_throughput:
         return Probe(conn.wall, None, None)
-    size = calibration_size(opts.sample_seconds)
+    size = calibration_size(opts)
     done = throughput_sample(ssh, target, Scenario(Kind.THROUGHPUT, direction=Direction.DOWN), size,
                              Payload("zero", workdir), 0, True)  # fmt: skip
     if not done.ok or done.value is None or done.wall <= conn.wall:
@@ -110,7 +110,7 @@ def estimate(
     warmup = per_round = 0.0
     for sc in scenarios:
         p = probe_for(sc)
-        if p is None or (sc.kind is Kind.THROUGHPUT and (p.rate is None or p.steady is None)):
+        if p is None or (sc.kind is not Kind.LATENCY and (p.rate is None or p.steady is None)):
             return None
         if sc.kind is Kind.LATENCY:
             warmup += p.connection * opts.plan.warmup
@@ -118,7 +118,7 @@ def estimate(
             continue
         assert p.rate is not None and p.steady is not None
         size = opts.size or p.steady * MB * opts.sample_seconds
-        calibration = opts.size or calibration_size(opts.sample_seconds)
+        calibration = opts.size or calibration_size(opts)
         warmup += (p.connection + calibration / MB / p.rate) * opts.plan.warmup
         per_round += p.connection + size / MB / p.rate
     lat = sum(1 for sc in scenarios if sc.kind is Kind.LATENCY)

@@ -97,9 +97,12 @@ def _write_random(fd: int, size: int) -> None:
         written += os.write(fd, block[: size - written])
 
 
-def calibration_size(sample_seconds: float) -> int:
-    """Return the warm-up transfer's size, which calibrates --size auto (whole MiB)."""
-    return int(CALIBRATION_SIZE * min(1.0, sample_seconds)) // 2**20 * 2**20
+def calibration_size(opts: JobOptions) -> int:
+    """Return the warm-up transfer's size, which calibrates --size auto (whole MiB). Across an emulated link the
+    rate may be a thousand times lower than on loopback (a small window on a long RTT): start small there."""
+    if opts.link:
+        return MIN_SIZE
+    return int(CALIBRATION_SIZE * min(1.0, opts.sample_seconds)) // 2**20 * 2**20
 
 
 def _failed(scenario: Scenario, rnd: int, warmup: bool, done: Finished, why: str) -> Sample:
@@ -285,7 +288,7 @@ class ThroughputSampler:
 
     def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take one sample; the warm-up sample calibrates the size."""
-        size = self.opts.size or self.sizes.get(sc.key, calibration_size(self.opts.sample_seconds))
+        size = self.opts.size or self.sizes.get(sc.key, calibration_size(self.opts))
         sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup)
         if warmup and sample.ok and self.opts.size is None:
             self.sizes[sc.key] = self._size_for(sample.value)

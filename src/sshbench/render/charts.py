@@ -108,6 +108,31 @@ def throughput_figures(rows_by_direction: Mapping[str, Sequence[Row]], prefix: s
     return [Figure(f"{prefix}throughput", title, ci_bars(data, unit, title, group="direction"))]
 
 
+def efficiency_figures(shares: Mapping[str, Sequence[tuple[str, float]]], prefix: str) -> list[Figure]:
+    """Each copy tool and cipher as a share of the plain TCP copy over the same link, download and upload."""
+    data = [
+        {"label": label, "direction": DIRECTION_NAMES.get(way, way), "share": share * 100}
+        for way, items in shares.items()
+        for label, share in items
+    ]
+    if not data:
+        return []
+    title = "Copy tools as a share of plain TCP (socat) over the same link"
+    chart = (
+        alt.Chart(_data(data))
+        .mark_bar()
+        .encode(
+            y=alt.Y("label:N", title=None, axis=alt.Axis(labelLimit=360)),
+            x=alt.X("share:Q", title="% of the plaintext rate"),
+            color=alt.Color("direction:N", title=None),
+            yOffset=alt.YOffset("direction:N"),
+            tooltip=["label:N", "direction:N", alt.Tooltip("share:Q", format=".0f")],
+        )
+        .properties(width=WIDTH, height=_height(2 * len({d["label"] for d in data})), title=title)
+    )
+    return [Figure(f"{prefix}efficiency", title, _spec(chart))]
+
+
 def latency_figures(rows: Sequence[Row], prefix: str) -> list[Figure]:
     """Connection time per kex x host key: phases stacked, with the CI of the total."""
     phases: list[dict[str, Any]] = []

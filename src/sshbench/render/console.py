@@ -16,7 +16,7 @@ from sshbench.analyse import policy as policies
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.analyse.winners import Pick, pick
-from sshbench.environment import LinkInfo
+from sshbench.environment import Environment, LinkInfo
 from sshbench.errors import SshbenchError
 from sshbench.model import RunStatus
 from sshbench.records import Discovery, RunRecord, StoredScenario
@@ -304,6 +304,12 @@ def link_line(link: LinkInfo) -> str:
     return f"emulated link {link.name}: {asked} ({link.method}){checked}"
 
 
+def _sides(env: Environment) -> list[str]:
+    """Return the sides the stored ceilings were measured on, in order (client, then server)."""
+    first: dict[str, float] = next(iter(env.crypto_ceilings.values()), {})
+    return list(first)
+
+
 def fmt_bits(bits: float) -> str:
     """Return a rate in bits/s as `100 Mbit/s` or `1 Gbit/s`."""
     return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
@@ -332,6 +338,11 @@ def print_environment(console: Console, run: RunRecord) -> None:
         lines.append(f"  ssh client CPU limit: {env.client_limit}")
     if env.link:
         lines.append(f"  {link_line(env.link)}")
+    if env.crypto_ceilings:
+        each = "; ".join(
+            f"{c} {' / '.join(f'{v:.0f}' for v in sides.values())}" for c, sides in env.crypto_ceilings.items()
+        )
+        lines.append(f"  crypto ceilings (openssl speed -evp, MB/s {' / '.join(_sides(env))}): {each}")
     emu = env.emulation
     if emu:
         variables = " ".join(f"{k}={v}" for k, v in emu.variables.items())

@@ -22,8 +22,9 @@ from markupsafe import Markup
 from sshbench import __version__
 from sshbench.analyse import bounds, fleet, policy, sweep
 from sshbench.analyse.compare import Change, compare, environment_differences
+from sshbench.analyse.efficiency import efficiency
 from sshbench.analyse.results import build_rows, ranked
-from sshbench.model import Direction, Kind
+from sshbench.model import Direction, Kind, RunKind
 from sshbench.records import RunRecord, StoredRun
 from sshbench.render import charts
 from sshbench.render.charts import Figure
@@ -52,6 +53,14 @@ def run_figures(data: StoredRun) -> list[Figure]:
     figures += charts.memory_figures(data.memory, prefix)
     if run.kind.sweep:
         figures += charts.dimension_figures(sweep.dimensions(stored, run.options.full_latency), prefix)
+    if run.kind is RunKind.TOOLS:
+        groups = ranked(stored, ci_target)
+        shares = {
+            way: [(f"{e.row.scenario.tool} + {e.row.scenario.cipher}", e.of_tcp) for e in items if e.of_tcp]
+            for way, group in (("down", "tool download"), ("up", "tool upload"))
+            if (items := efficiency(groups.get(group, []), run.environment.crypto_ceilings))
+        }
+        figures += charts.efficiency_figures(shares, prefix)
     return figures
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
 
-from sshbench.analyse.results import Row, build_rows
+from sshbench.analyse import bounds
+from sshbench.analyse.results import Row, build_rows, ranked
 from sshbench.model import Direction, Kind, MemoryRecord
 from sshbench.records import Profile, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
@@ -167,6 +169,21 @@ def _default_ciphers(servers: Sequence[ServerReport]) -> dict[str, str]:
     return out
 
 
+def _print_bounds(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
+    """Say what bounds each server's rates, under an emulated link or a CPU limit (each server its own window)."""
+    lines = []
+    for report in run.servers:
+        lim = bounds.limits(dataclasses.replace(run.environment, embedded=report.embedded))
+        mine = [st for st in stored if st.scenario.server == report.name]
+        if lim is not None and mine:
+            groups = ranked(mine, run.options.plan.ci_target)
+            lines += [f"{report.name} {line}" for line in bounds.summary_lines(groups, lim)]
+    if lines:
+        console.print("What bounds these rates:", style="bold")
+        for line in lines:
+            console.print(f"  {line}", highlight=False, markup=False)
+
+
 def print_servers(
     console: Console, run: RunRecord, stored: Sequence[StoredScenario], memory: Sequence[MemoryRecord]
 ) -> None:
@@ -189,6 +206,7 @@ def print_servers(
             title = f"Throughput, {way}, MB/s, higher is better (* = what the default profile negotiates)"
             print_server_table(console, title, throughput_columns(rows, defaults))
             warnings += [r for r in rows if r.warning]
+    _print_bounds(console, run, stored)
     if memory:
         console.print(memory_table(memory))
     for report in run.servers:

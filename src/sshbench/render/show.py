@@ -6,12 +6,14 @@ from pathlib import Path
 
 from rich.console import Console
 
+from sshbench.model import RunKind
 from sshbench.records import StoredRun
 from sshbench.render.console import print_environment, print_results
 from sshbench.render.discovery import print_discovery, print_negotiation
 from sshbench.render.fleet import print_fleet
 from sshbench.render.servers import print_servers
 from sshbench.render.sweep import print_sweep
+from sshbench.render.tools import print_efficiency
 
 
 def print_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
@@ -32,4 +34,6 @@ def print_run(console: Console, stored: StoredRun, db: Path, discovery_only: boo
             print_sweep(console, run, stored.scenarios)
         else:
             print_results(console, run, stored.scenarios)
+        if run.kind is RunKind.TOOLS:
+            print_efficiency(console, run, stored.scenarios)
     console.print(f"Stored as run {run.id} in {db}", highlight=False, style="dim")

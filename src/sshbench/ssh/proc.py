@@ -111,11 +111,13 @@ def run_timed(
     env: dict[str, str] | None = None,
     clock: Clock = time.perf_counter,
     probe: float | None = None,
+    arrived: Callable[[], int] | None = None,
 ) -> Finished:
     """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most).
 
     probe: every `probe` seconds, read the process's I/O counters (/proc/PID/io rchar, wchar) so that a
-    transfer's progress over time is known without touching its data.
+    transfer's progress over time is known without touching its data; with `arrived`, record what it returns
+    instead (e.g. the size of the file being received), as (time, bytes, 0).
     """
     started = clock()
     proc = subprocess.Popen(
@@ -128,7 +130,7 @@ def run_timed(
     try:
         for place in _placers:
             place(proc.pid)
-        return _collect(proc, tuple(argv), started, timeout, clock, probe)
+        return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived)
     except BaseException:
         _kill(proc)
         raise
@@ -154,14 +156,16 @@ def read_io(fd: int) -> tuple[int, int] | None:
 class _Watch:
     """Read a running process's stderr (timestamped lines), a little stdout and its I/O counters until it exits."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], clock: Clock, probe: float | None) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[bytes], clock: Clock, probe: float | None, arrived: Callable[[], int] | None
+    ) -> None:
         assert proc.stderr is not None
-        self.proc, self.clock, self.probe = proc, clock, probe
+        self.proc, self.clock, self.probe, self.arrived = proc, clock, probe, arrived
         self.lines, self.stdout = _LineSplitter(), bytearray()
         self.progress: list[tuple[float, int, int]] = []
         self.ended: float | None = None  # the exit instant, from the pidfd
         self.pidfd = os.pidfd_open(proc.pid)
-        self.io_fd = open_io(proc.pid) if probe is not None else None
+        self.io_fd = open_io(proc.pid) if probe is not None and arrived is None else None
         self.sel = selectors.DefaultSelector()
         self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, "err")
         if proc.stdout is not None:
@@ -176,7 +180,7 @@ class _Watch:
                 if remaining <= 0:
                     _kill(self.proc)
                     break
-                if self.probe is not None and self.io_fd is not None and self.ended is None:
+                if self.probe is not None and (self.io_fd is not None or self.arrived) and self.ended is None:
                     self._read_counters()
                     remaining = min(remaining, self.probe)
                 for key, _ in self.sel.select(remaining):
@@ -188,7 +192,10 @@ class _Watch:
                 os.close(self.io_fd)
 
     def _read_counters(self) -> None:
-        """Record the process's I/O counters now."""
+        """Record the process's I/O counters now (or what `arrived` counts)."""
+        if self.arrived is not None:
+            self.progress.append((self.clock(), self.arrived(), 0))
+            return
         assert self.io_fd is not None
         counters = read_io(self.io_fd)
         if counters is not None:
@@ -230,9 +237,10 @@ def _collect(
     timeout: float,
     clock: Clock,
     probe: float | None = None,
+    arrived: Callable[[], int] | None = None,
 ) -> Finished:
     """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
-    watch = _Watch(proc, clock, probe)
+    watch = _Watch(proc, clock, probe, arrived)
     watch.run(started + timeout)
     cpu_user, cpu_system = _reap(proc)
     end = watch.ended if watch.ended is not None else clock()

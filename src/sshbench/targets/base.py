@@ -157,6 +157,7 @@ class LocalServer:
         self.quota: cgroups.CpuGroup | None = None
         self.limit_setting = ""  # how the CPU limit is set, shown with the settings
         self.address = "127.0.0.1"  # where it listens: an emulated link's namespace has its own (targets/netns.py)
+        self.helpers: set[int] = set()  # listeners counted with the server (`tools` baselines) but serving no SSH
 
     def __enter__(self) -> Target:
         try:
@@ -336,8 +337,8 @@ class LocalServer:
         return procs
 
     def connection_processes(self) -> list[psutil.Process]:
-        """Return the processes serving connections (everything but the listener)."""
-        return [p for p in self.processes() if p.pid != self.pid]
+        """Return the processes serving connections (everything but the listener and helper listeners)."""
+        return [p for p in self.processes() if p.pid != self.pid and p.pid not in self.helpers]
 
     def cpu_seconds(self) -> float | None:
         """Return CPU seconds used by every server process so far (None without a cgroup)."""

@@ -99,6 +99,7 @@ class OpenSSHServer(LocalServer):
             "MaxStartups 100:30:200",
             "LoginGraceTime 30",
             "LogLevel VERBOSE",
+            "Subsystem sftp internal-sftp",  # for scp (SFTP since OpenSSH 9) and sftp in `tools`
             f"SetEnv HOME={d}/home",
             *self.algorithms,
         ]

@@ -1,0 +1,75 @@
+"""The `tools` command: scp, sftp and rsync per cipher and direction, against plaintext copies and crypto ceilings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from sshbench.cli.common import db_option, execute, resuming
+from sshbench.cli.measuring import (
+    DIRECTIONS,
+    algorithm_option,
+    build_options,
+    resume_option,
+    sampling_options,
+    target_options,
+)
+from sshbench.errors import ExitCode, SshbenchError
+
+TOOLS = ("scp", "sftp", "rsync")
+SAMPLE_SECONDS = 1.0
+
+
+def parse_tools(text: str) -> tuple[str, ...]:
+    """Parse --tool scp,sftp,rsync; fail naming the choices."""
+    chosen = tuple(t.strip() for t in text.split(",") if t.strip())
+    unknown = [t for t in chosen if t not in TOOLS]
+    if unknown or not chosen:
+        raise SshbenchError(
+            f"unknown tool {', '.join(unknown) or repr(text)}",
+            place="--tool",
+            fix=f"choose from {','.join(TOOLS)} (the plaintext baselines, socat and an rsync daemon, always run)",
+            code=ExitCode.USAGE,
+        )
+    return tuple(dict.fromkeys(chosen))
+
+
+@click.command("tools")
+@target_options
+@algorithm_option("cipher", "Ciphers to copy with, comma-separated [default: AES-GCM and chacha20-poly1305].")
+@click.option("--tool", default=",".join(TOOLS), show_default=True, help="Copy tools over ssh, comma-separated.")
+@click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
+@click.option("--size", default="auto", show_default=True, help="Bytes per file (64M, 1G) or auto (about 1 s each).")
+@sampling_options
+@db_option
+@resume_option
+def tools_cmd(**kw: Any) -> None:
+    """scp, sftp and rsync per cipher, download and upload, against the same copy without SSH.
+
+    \b
+    Every sample copies a file between tmpfs directories (/dev/shm) of the client and of an embedded
+    server, and counts the bytes as the file grows where it arrives (the first 20 % excluded), checking
+    its size after every copy. The plaintext baselines copy the same file over the same link with no SSH:
+    raw TCP (socat) and an rsync daemon (rsync://), the modern stand-ins for rcp and ftp. The crypto
+    ceiling of each cipher is `openssl speed -evp` on each side under its limits. The tables end with
+    each tool's rate as a share of plain TCP and of the lower crypto ceiling.
+
+    \b
+    Examples:
+      sshbench tools
+      sudo sshbench tools --link gbe --cipher aes128-gcm@openssh.com,chacha20-poly1305@openssh.com
+      sudo sshbench tools --preset pi --tool scp,rsync
+    """
+    import dataclasses
+
+    from sshbench.model import RunKind
+
+    if not resuming(kw):
+        opts = build_options(RunKind.TOOLS, kw, latency=False, throughput=True)
+        # each copy starts its own connection and process: samples of about a second keep that start small
+        tools, seconds = parse_tools(kw["tool"]), max(opts.sample_seconds, SAMPLE_SECONDS)
+        execute(dataclasses.replace(opts, tools=tools, sample_seconds=seconds), kw["db"], kw["as_json"])
+
+
+COMMANDS = (tools_cmd,)

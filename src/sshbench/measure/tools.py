@@ -1,0 +1,176 @@
+"""Copy a file with the tools people use (scp, sftp, rsync over ssh) and with no SSH at all (socat's raw TCP, an
+rsync daemon), counting the bytes where they arrive.
+
+Each sample copies a file of `size` bytes from a tmpfs directory on one side into an emptied tmpfs directory
+on the other (embedded servers only: both are on this machine, so the received file can be watched). Its
+steady rate is measured like the pipe's: the size of what has arrived, read every 10 ms, after its first
+20 % (at least 8 MiB, at most half) up to the moment the whole file is there. The file's size is checked
+after every copy. The real binaries move the bytes; Python only stats the file.
+
+Commands (fixed argv, no shell; algorithm names were validated before planning):
+- scp: `scp -q -F CONFIG -o ... SRC ALIAS:DST` (OpenSSH 9's scp speaks SFTP to the server).
+- sftp: `sftp -q -b BATCH -F CONFIG -o ... ALIAS` with `get`/`put` in the batch file.
+- rsync: `rsync --whole-file --inplace -e 'ssh -F CONFIG -o ...' SRC ALIAS:DST`.
+- tcp: socat from the file to a socat listener that writes the file (or from one that sends `outbox/file`).
+- rsyncd: `rsync --whole-file --inplace` to or from `rsync://ADDRESS:PORT/sshbench/` (a plaintext daemon).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sshbench.measure.samplers import MIN_SIZE, Payload, calibration_size, steady_rate
+from sshbench.model import Direction, JobOptions, Kind, Sample, Scenario
+from sshbench.ssh.destination import COMMON_OPTIONS, Target
+from sshbench.ssh.proc import Finished, run_timed
+from sshbench.ssh.text import ssh_failure_reason
+
+SSH_TOOLS = ("scp", "sftp", "rsync")
+PLAIN_TOOLS = ("tcp", "rsyncd")
+PROBE = 0.01
+MB = 1_000_000
+
+
+@dataclass(frozen=True)
+class Plain:
+    """Where the plaintext baselines listen (inside the server's namespace on an emulated link)."""
+
+    address: str
+    tcp_up: int  # socat writing what arrives into the server's inbox
+    tcp_down: int  # socat sending the server's source file
+    rsyncd: int  # rsync daemon serving the server's directory as module `module`
+    module: str
+
+
+@dataclass(frozen=True)
+class Binaries:
+    """The tools' absolute paths."""
+
+    ssh: str
+    scp: str
+    sftp: str
+    rsync: str
+    socat: str
+
+
+def _ssh_options(target: Target, sc: Scenario) -> list[str]:
+    """Return the `-F`/`-o` options of the pipe's ssh (without flags scp and sftp read differently)."""
+    pairs = [COMMON_OPTIONS[i : i + 2] for i in range(len(COMMON_OPTIONS)) if COMMON_OPTIONS[i] == "-o"]
+    return [*(arg for pair in pairs for arg in pair), *target.options, *sc.ssh_options()]
+
+
+def _dir_bytes(folder: Path) -> int:
+    """Return the bytes in a directory's files (rsync and scp may write under a temporary name)."""
+    total = 0
+    for entry in folder.iterdir():
+        try:
+            total += entry.stat().st_size
+        except OSError:
+            continue
+    return total
+
+
+class ToolSampler:
+    """Take file-copy samples, sizing each scenario's file for about `sample_seconds` after its warm-up."""
+
+    def __init__(self, bins: Binaries, target: Target, opts: JobOptions, local: Path, remote: Path, plain: Plain):
+        self.bins, self.target, self.opts, self.plain = bins, target, opts, plain
+        self.local, self.remote = local, remote
+        self.payload = Payload("zero", local)
+        self.sizes: dict[str, int] = {}
+
+    def _source(self, side: Path, size: int) -> Path:
+        """Return a sparse file of zeros of `size` bytes in a side's directory."""
+        path = side / f"source-{size}"
+        if not path.exists() or path.stat().st_size != size:
+            with open(path, "wb") as f:
+                f.truncate(size)
+        return path
+
+    def command(self, sc: Scenario, source: Path, inbox: Path, workdir: Path) -> list[str]:
+        """Return the argv that copies `source` into `inbox/file` for this scenario."""
+        b, alias, down = self.bins, self.target.destination, sc.direction is Direction.DOWN
+        dest = inbox / "file"
+        ssh_opts = _ssh_options(self.target, sc)
+        if sc.tool == "scp":
+            ends = [f"{alias}:{source}", str(dest)] if down else [str(source), f"{alias}:{dest}"]
+            return [b.scp, "-q", *ssh_opts, *ends]
+        if sc.tool == "sftp":
+            batch = workdir / "sftp-batch"
+            batch.write_text(f"{'get' if down else 'put'} {source} {dest}\n")
+            return [b.sftp, "-q", "-b", str(batch), *ssh_opts, alias]
+        if sc.tool == "rsync":
+            shell = " ".join([b.ssh, *ssh_opts])
+            ends = [f"{alias}:{source}", str(dest)] if down else [str(source), f"{alias}:{dest}"]
+            return [b.rsync, "--whole-file", "--inplace", "-e", shell, *ends]
+        p = self.plain
+        if sc.tool == "tcp":
+            if down:
+                return [b.socat, "-u", f"TCP:{p.address}:{p.tcp_down}", f"CREATE:{dest}"]
+            return [b.socat, "-u", f"OPEN:{source}", f"TCP:{p.address}:{p.tcp_up}"]
+        url = f"rsync://{p.address}:{p.rsyncd}/{p.module}"
+        ends = [f"{url}/{source.name}", str(dest)] if down else [str(source), f"{url}/inbox/file"]
+        return [b.rsync, "--whole-file", "--inplace", *ends]
+
+    def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Copy one file; the warm-up sample calibrates the size."""
+        assert sc.kind is Kind.TOOL
+        size = self.opts.size or self.sizes.get(sc.key, calibration_size(self.opts))
+        down = sc.direction is Direction.DOWN
+        source = self._source(self.remote if down else self.local, size)
+        inbox = (self.local if down else self.remote) / "inbox"
+        shutil.rmtree(inbox, ignore_errors=True)
+        inbox.mkdir(mode=0o700)
+        if sc.tool == "tcp" and down:  # the listener always sends outbox/file
+            outbox = self.remote / "outbox"
+            outbox.mkdir(mode=0o700, exist_ok=True)
+            (outbox / "file").unlink(missing_ok=True)
+            (outbox / "file").symlink_to(source)
+        argv = self.command(sc, source, inbox, self.local)
+        done = run_timed(argv, timeout=30 + size / (1 * MB), probe=PROBE, arrived=lambda: _dir_bytes(inbox))
+        end = _arrival(done, inbox, size)
+        got = _dir_bytes(inbox)
+        why = _problem(done, got, size)
+        if why is not None:
+            return Sample(sc, rnd, warmup, ok=False, value=None, wall=done.wall, error=why,
+                          client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system)  # fmt: skip
+        rate = steady_rate(done.progress, 1, size, done.started, end) or size / (end - done.started) / MB
+        if warmup and self.opts.size is None:
+            self.sizes[sc.key] = max(MIN_SIZE, int(rate * MB * self.opts.sample_seconds) // 2**20 * 2**20)
+        return Sample(sc, rnd, warmup, ok=True, value=rate, wall=done.wall, nbytes=size,
+                      client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system)  # fmt: skip
+
+
+def _arrival(done: Finished, inbox: Path, size: int) -> float:
+    """Return when the whole file had arrived: the sender's exit, or later for a sender that exits as soon as
+    its last byte is in its socket (socat)."""
+    if done.returncode != 0 or _dir_bytes(inbox) >= size:
+        return done.ended
+    deadline = time.perf_counter() + 30
+    while time.perf_counter() < deadline:
+        if _dir_bytes(inbox) >= size:
+            return time.perf_counter()
+        time.sleep(PROBE / 2)
+    return time.perf_counter()
+
+
+def _problem(done: Finished, got: int, size: int) -> str | None:
+    """Return why a copy is not a valid sample, or None when the whole file arrived."""
+    if done.timed_out:
+        return f"the copy did not finish within {done.wall:.0f} s"
+    if done.returncode != 0:
+        text = ssh_failure_reason(done.texts) if done.texts else ""
+        return f"{done.argv[0].rsplit('/', 1)[-1]} exited with status {done.returncode}" + (f": {text}" if text else "")
+    if got != size:
+        return f"short copy: {got} of {size} bytes arrived"
+    return None
+
+
+def plan_tools(tools: tuple[str, ...], ciphers: tuple[str, ...], directions: tuple[Direction, ...]) -> list[Scenario]:
+    """Return the file-copy scenarios: each SSH tool x cipher x direction, then the plaintext baselines."""
+    over_ssh = [Scenario(Kind.TOOL, tool=t, cipher=c, direction=d) for t in tools for c in ciphers for d in directions]
+    plain = [Scenario(Kind.TOOL, tool=t, direction=d) for t in PLAIN_TOOLS for d in directions]
+    return over_ssh + plain

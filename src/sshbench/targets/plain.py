@@ -1,0 +1,119 @@
+"""The plaintext baselines for `tools`: a socat listener each way and an rsync daemon, on the server's side.
+
+They run where the embedded servers run (inside the emulated link's namespace when there is one) and serve the
+same tmpfs directory the SSH tools copy to and from, so "SSH rate / plaintext rate" compares like with like.
+Every process dies with sshbench (setpriv --pdeathsig) and is recorded in the lease until stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from sshbench import leases
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.ssh.proc import require_binary
+from sshbench.targets.base import LocalServer, dies_with_parent, free_port
+from sshbench.targets.netns import EmulatedLink
+
+START_TIMEOUT = 10.0
+MODULE = "sshbench"
+
+
+@dataclass(frozen=True)
+class Listening:
+    """Where the baselines listen."""
+
+    address: str
+    tcp_up: int  # socat writing what arrives into the directory's inbox/file
+    tcp_down: int  # socat sending the directory's outbox/file
+    rsyncd: int  # the rsync daemon, serving the directory as module MODULE
+    module: str = MODULE
+
+
+def _rsyncd_config(remote: Path, folder: Path) -> Path:
+    """Write the daemon's configuration into `folder`: one writable module over the server's directory, as this
+    user."""
+    config = folder / "rsyncd.conf"
+    config.write_text(
+        f"[{MODULE}]\n  path = {remote}\n  read only = false\n  use chroot = false\n"
+        f"  uid = {os.getuid()}\n  gid = {os.getgid()}\n"
+    )
+    return config
+
+
+@contextlib.contextmanager
+def plain_servers(
+    remote: Path, link: EmulatedLink | None, server: LocalServer | None, private: Path
+) -> Iterator[Listening]:
+    """Run the baselines for the block, counted and limited like the embedded server (its CPU cgroup and quota),
+    their configuration in the private directory `private`; yield where they listen."""
+    socat, rsync = require_binary("socat", "socat"), require_binary("rsync", "rsync")
+    address = link.server_address if link else "127.0.0.1"
+    ports = [free_port() for _ in range(3)] if link is None else [5301, 5302, 5303]  # own namespace: all free
+    plain = Listening(address, ports[0], ports[1], ports[2])
+    (remote / "inbox").mkdir(mode=0o700, exist_ok=True)
+    argvs = [
+        [socat, "-u", f"TCP-LISTEN:{plain.tcp_up},bind={address},reuseaddr,fork", f"CREATE:{remote}/inbox/file"],
+        [socat, "-U", f"TCP-LISTEN:{plain.tcp_down},bind={address},reuseaddr,fork", f"OPEN:{remote}/outbox/file"],
+        [rsync, "--daemon", "--no-detach", f"--config={_rsyncd_config(remote, private)}", f"--port={plain.rsyncd}",
+         f"--address={address}"],
+    ]  # fmt: skip
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for argv in argvs:
+            wrapped = dies_with_parent(argv)
+            proc = subprocess.Popen(
+                link.wrap(wrapped) if link else wrapped,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            procs.append(proc)
+            leases.keeper().process(proc.pid)
+            for group in (server.group, server.quota) if server else ():
+                if group is not None:
+                    with contextlib.suppress(OSError):
+                        group.add(proc.pid)
+            if server is not None:
+                server.helpers.add(proc.pid)  # idle between copies: not a connection the server is serving
+        _wait(address, ports, procs)
+        yield plain
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=3)
+            leases.keeper().forget(pid=proc.pid)
+
+
+def _wait(address: str, ports: list[int], procs: list[subprocess.Popen[bytes]]) -> None:
+    """Wait until the baselines listen (a connect closed at once copies nothing: every sample empties the inbox
+    first), or fail."""
+    deadline = time.monotonic() + START_TIMEOUT
+    pending = list(ports)
+    while pending and time.monotonic() < deadline:
+        try:
+            socket.create_connection((address, pending[0]), timeout=1).close()
+            pending.pop(0)
+        except OSError:
+            if any(p.poll() is not None for p in procs):
+                break
+            time.sleep(0.05)
+    if pending or any(p.poll() is not None for p in procs):
+        raise SshbenchError(
+            f"the plaintext baselines (socat, rsync daemon) did not start on {address}",
+            place="sshbench tools",
+            fix="check that socat and rsync are installed (scripts/setup installs them)",
+            code=ExitCode.SERVER_START,
+        )

@@ -1,0 +1,77 @@
+"""`sshbench tools` with the real binaries: scp, sftp and rsync over ssh for AES-GCM and chacha20-poly1305 both ways,
+and the plaintext baselines (socat, an rsync daemon), every copy's size verified; across an emulated gbe link
+(root) no copy beats the link and the plain TCP baseline fills it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import sshbench
+
+pytestmark = pytest.mark.integration
+GCM, CHACHA = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"
+SIZE = 32 * 2**20
+ARGS = ["tools", "--size", "32M", "--rounds", "3", "--max-rounds", "3", "--max-time", "5m", "--json"]
+needs_link = pytest.mark.skipif(
+    os.geteuid() != 0 or not Path("/dev/net/tun").exists() or shutil.which("socat") is None,
+    reason="emulated links need root, /dev/net/tun and socat",
+)
+
+
+def _check_every_copy(doc: dict[str, object], ciphers: tuple[str, ...]) -> dict[tuple[str, str, str], float]:
+    """Assert every planned copy was measured 3 times at full size; return the medians by (group, tool, cipher)."""
+    medians = {}
+    for group in ("tool download", "tool upload"):
+        rows = doc["results"][group]  # type: ignore[index]
+        found = {(r["scenario"]["tool"], r["scenario"].get("cipher", "")) for r in rows}
+        wanted = {(t, c) for t in ("scp", "sftp", "rsync") for c in ciphers} | {("tcp", ""), ("rsyncd", "")}
+        assert found == wanted, group
+        for r in rows:
+            assert r["failure"] is None and r["summary"]["n"] == 3, r
+            medians[(group, r["scenario"]["tool"], r["scenario"].get("cipher", ""))] = r["summary"]["median"]
+    for entry in doc["samples"]:  # type: ignore[attr-defined]
+        for s in entry["samples"]:
+            assert s["ok"] and s["nbytes"] == SIZE, (entry["scenario"], s)
+    return medians
+
+
+def test_every_tool_copies_whole_files_both_ways(cli_env: dict[str, str]) -> None:
+    done = sshbench(cli_env, *ARGS, "--cipher", GCM)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    _check_every_copy(doc, (GCM,))
+    env = doc["run"]["environment"]
+    assert "rsync" in env["tool_versions"]["rsync"] and "socat version" in env["tool_versions"]["socat"]
+    shown = sshbench(cli_env, "show", "last").stdout
+    assert "File copy tools, download" in shown and "Efficiency, upload" in shown and "of plain TCP" in shown
+    assert not list(Path("/dev/shm").glob("sshbench-*"))
+
+
+@needs_link
+def test_on_a_gbe_link_plain_tcp_fills_it_and_no_copy_beats_it(cli_env: dict[str, str]) -> None:
+    from test_link import settled  # the same check of what a link leaves behind
+
+    done = sshbench(cli_env, *ARGS, "--link", "gbe", "--cipher", f"{GCM},{CHACHA}", timeout=600)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    medians = _check_every_copy(doc, (GCM, CHACHA))
+    link = 125.0  # MB/s
+    for (group, tool, cipher), rate in medians.items():
+        assert rate <= 1.05 * link, f"{group} {tool} {cipher}: {rate} MB/s on a {link} MB/s link"
+    for group in ("tool download", "tool upload"):
+        assert medians[(group, "tcp", "")] >= 0.8 * link, f"{group}: plain TCP {medians[(group, 'tcp', '')]}"
+    ceilings = doc["run"]["environment"]["crypto_ceilings_MBps"]
+    assert set(ceilings) == {GCM, CHACHA} and all(set(c) == {"client", "server"} for c in ceilings.values())
+    assert settled() == []
+
+
+def test_tools_refuses_what_it_cannot_do(cli_env: dict[str, str]) -> None:
+    remote = sshbench(cli_env, "tools", "127.0.0.1:1")
+    assert remote.returncode == 2 and "copies to and from an embedded server" in remote.stderr
+    bad = sshbench(cli_env, "tools", "--tool", "ftp")
+    assert bad.returncode == 2 and "unknown tool ftp" in bad.stderr
