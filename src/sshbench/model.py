@@ -137,7 +137,7 @@ METRICS: dict[Kind, Metric] = {
     ),
     Kind.TOOL: Metric(
         kind=Kind.TOOL, stored_unit="MB/s", unit="MB/s", scale=1.0, digits=0, higher_is_better=True,
-        labels=Labels(fields=("tool", "cipher"), titles=("tool", "cipher"), blanks=("", "(no SSH)"),
+        labels=Labels(fields=("tool", "algorithms"), titles=("tool", "cipher [+ MAC]"), blanks=("", "(no SSH)"),
                       missing=("", "no SSH"), join=" + "),
         groups={
             Direction.DOWN: ResultGroup("tool download", f"File copy tools, download (server -> client), {TOOL_NOTE}"),
@@ -167,6 +167,13 @@ class Scenario:
     def metric(self) -> Metric:
         """Return how this scenario's values read."""
         return METRICS[self.kind]
+
+    @property
+    def algorithms(self) -> str | None:
+        """Return the cipher, with its MAC when one is pinned (`aes128-ctr + hmac-sha2-256-etm@openssh.com`)."""
+        if self.cipher is None:
+            return None
+        return self.cipher if self.mac is None else f"{self.cipher} + {self.mac}"
 
     @property
     def key(self) -> str:

@@ -75,3 +75,17 @@ def test_tools_refuses_what_it_cannot_do(cli_env: dict[str, str]) -> None:
     assert remote.returncode == 2 and "copies to and from an embedded server" in remote.stderr
     bad = sshbench(cli_env, "tools", "--tool", "ftp")
     assert bad.returncode == 2 and "unknown tool ftp" in bad.stderr
+
+
+def test_a_non_aead_cipher_is_copied_with_each_mac_asked(cli_env: dict[str, str]) -> None:
+    macs = ("hmac-sha2-256-etm@openssh.com", "umac-64-etm@openssh.com")
+    args = ["tools", "--cipher", "aes128-ctr", "--mac", ",".join(macs), "--tool", "scp", "--direction", "down",
+            "--size", "16M", "--rounds", "3", "--max-rounds", "3", "--json"]  # fmt: skip
+    done = sshbench(cli_env, *args)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["results"]["tool download"]
+    found = {(r["scenario"]["tool"], r["scenario"].get("cipher"), r["scenario"].get("mac")) for r in rows}
+    assert found == {("scp", "aes128-ctr", m) for m in macs} | {("tcp", None, None), ("rsyncd", None, None)}
+    assert all(r["failure"] is None and r["summary"]["n"] == 3 for r in rows)
+    shown = sshbench(cli_env, "show", "last").stdout
+    assert all(f"aes128-ctr + {m}" in shown for m in macs)

@@ -25,3 +25,15 @@ def test_an_upload_to_a_server_on_this_machine_is_timed_where_it_is_received() -
     assert server_timed_rate(out, size) == (size - first) / 4.0 / 1e6
     assert upload_count(b"123\n", size) == 123 and server_timed_rate(b"123\n", size) is None
     assert upload_count(b"", size) is None and upload_count(b"x y z", size) is None
+
+
+def test_tools_plan_each_pair_both_ways_then_the_plaintext_baselines() -> None:
+    from sshbench.measure.tools import plan_tools
+    from sshbench.model import Direction
+
+    both = (Direction.DOWN, Direction.UP)
+    planned = plan_tools(("scp", "rsync"), [("aes128-gcm@openssh.com", None), ("aes128-ctr", "umac-64")], both)
+    assert len(planned) == 2 * 2 * 2 + 2 * 2
+    labels = [sc.label for sc in planned]
+    assert "scp + aes128-ctr + umac-64 down" in labels and "tcp + no SSH up" in labels
+    assert len({sc.key for sc in planned}) == len(planned)

@@ -38,6 +38,7 @@ def parse_tools(text: str) -> tuple[str, ...]:
 @click.command("tools")
 @target_options
 @algorithm_option("cipher", "Ciphers to copy with, comma-separated [default: AES-GCM and chacha20-poly1305].")
+@algorithm_option("mac", "MACs to pair with each non-AEAD cipher [default: the one the client would negotiate].")
 @click.option("--tool", default=",".join(TOOLS), show_default=True, help="Copy tools over ssh, comma-separated.")
 @click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
 @click.option("--size", default="auto", show_default=True, help="Bytes per file (64M, 1G) or auto (about 1 s each).")

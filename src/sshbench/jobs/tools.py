@@ -16,7 +16,7 @@ from sshbench.jobs.recording import Job
 from sshbench.jobs.single import Endpoint, emulated_link, open_target, require_connectable
 from sshbench.measure import budget
 from sshbench.measure.costs import metered
-from sshbench.measure.plan import check_requested
+from sshbench.measure.plan import check_requested, cipher_mac_pairs
 from sshbench.measure.tools import SSH_TOOLS, Binaries, Plain, ToolSampler, plan_tools
 from sshbench.model import JobOptions, is_local
 from sshbench.records import Discovery
@@ -54,10 +54,15 @@ def versions(bins: Binaries, openssh: str | None) -> dict[str, str]:
             "socat": first([bins.socat, "-V"], "socat version")}  # fmt: skip
 
 
-def choose_ciphers(opts: JobOptions, disc: Discovery) -> tuple[str, ...]:
-    """Return the ciphers to copy with: those asked (validated), else AES-GCM and chacha20 where both have them."""
-    check_requested("cipher", opts.ciphers, disc.client["cipher"], disc.server_lists().get("cipher"))
-    return opts.ciphers or tuple(c for c in DEFAULT_CIPHERS if c in disc.shared("cipher")) or disc.shared("cipher")[:1]
+def choose_pairs(opts: JobOptions, disc: Discovery) -> list[tuple[str, str | None]]:
+    """Return the (cipher, MAC) pairs to copy with: the ciphers asked (validated), else AES-GCM and chacha20 where
+    both sides have them; a non-AEAD cipher with the default MAC, or with each --mac given."""
+    for kind, asked in (("cipher", opts.ciphers), ("mac", opts.macs)):
+        check_requested(kind, asked, disc.client[kind], disc.server_lists().get(kind))
+    shared = disc.shared("cipher")
+    ciphers = opts.ciphers or tuple(c for c in DEFAULT_CIPHERS if c in shared) or shared[:1]
+    default_mac = disc.preferred("mac") or ""
+    return cipher_mac_pairs(ciphers, opts.macs, default_mac, "all" if opts.macs else "default")
 
 
 def _environment(job: Job, bins: Binaries, where: Endpoint, disc: Discovery, ciphers: Sequence[str]) -> Environment:
@@ -98,8 +103,9 @@ def run_tools(job: Job) -> int:
         pinned = pinning.apply(opts.pin, [where.server] if where.server else [])
         disc = discover(bins.ssh, where.target)
         require_connectable(disc, where.target)
-        ciphers = choose_ciphers(opts, disc)
-        scenarios = plan_tools(opts.tools or SSH_TOOLS, ciphers, opts.directions)
+        pairs = choose_pairs(opts, disc)
+        ciphers = [c for c, _ in pairs]
+        scenarios = plan_tools(opts.tools or SSH_TOOLS, pairs, opts.directions)
         if job.resume is None:
             found = budget.probe(bins.ssh, where.target, opts, local)
             job.plan_ready(budget.estimate(scenarios, opts, lambda sc: found))

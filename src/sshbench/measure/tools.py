@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,8 +170,12 @@ def _problem(done: Finished, got: int, size: int) -> str | None:
     return None
 
 
-def plan_tools(tools: tuple[str, ...], ciphers: tuple[str, ...], directions: tuple[Direction, ...]) -> list[Scenario]:
-    """Return the file-copy scenarios: each SSH tool x cipher x direction, then the plaintext baselines."""
-    over_ssh = [Scenario(Kind.TOOL, tool=t, cipher=c, direction=d) for t in tools for c in ciphers for d in directions]
+def plan_tools(
+    tools: Sequence[str], pairs: Sequence[tuple[str, str | None]], directions: Sequence[Direction]
+) -> list[Scenario]:
+    """Return the file-copy scenarios: each SSH tool x (cipher, MAC) x direction, then the plaintext baselines."""
+    over_ssh = [
+        Scenario(Kind.TOOL, tool=t, cipher=c, mac=m, direction=d) for t in tools for c, m in pairs for d in directions
+    ]
     plain = [Scenario(Kind.TOOL, tool=t, direction=d) for t in PLAIN_TOOLS for d in directions]
     return over_ssh + plain

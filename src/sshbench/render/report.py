@@ -56,7 +56,7 @@ def run_figures(data: StoredRun) -> list[Figure]:
     if run.kind is RunKind.TOOLS:
         groups = ranked(stored, ci_target)
         shares = {
-            way: [(f"{e.row.scenario.tool} + {e.row.scenario.cipher}", e.of_tcp) for e in items if e.of_tcp]
+            way: [(e.row.scenario.metric.labels.name(e.row.scenario), e.of_tcp) for e in items if e.of_tcp]
             for way, group in (("down", "tool download"), ("up", "tool upload"))
             if (items := efficiency(groups.get(group, []), run.environment.crypto_ceilings))
         }

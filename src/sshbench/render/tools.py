@@ -22,7 +22,7 @@ def efficiency_columns(items: Sequence[Efficiency]) -> list[Column]:
     """Return the efficiency table's columns."""
     return [
         Column("tool", tuple(e.row.scenario.tool or "" for e in items)),
-        Column("cipher", tuple(e.row.scenario.cipher or "" for e in items), fold=True),
+        Column("cipher [+ MAC]", tuple(e.row.scenario.algorithms or "" for e in items), fold=True),
         Column("MB/s", tuple(f"{e.row.summary.median:.0f}" if e.row.summary else "-" for e in items), right=True),
         Column("of plain TCP", tuple(_share(e.of_tcp) for e in items), right=True),
         Column("of rsync daemon", tuple(_share(e.of_rsyncd) for e in items), right=True),
