@@ -1,6 +1,6 @@
 """How faithful the emulated links are, and what the delay line costs (root).
 
-    sudo .venv/bin/python benchmarks/bench_link.py [--presets gbe,wan,long-fat] [--repeats 3] [--json]
+    sudo .venv/bin/python benchmarks/bench_link.py [--presets gbe wan long-fat 1gbit,0ms] [--repeats 3] [--json]
 
 Fidelity: each preset is built and verified `--repeats` times (in a rotating order) exactly as `--link` does
 before a run; the table gives asked vs measured RTT (median TCP connect time) and rate each way (plaintext
@@ -75,12 +75,12 @@ def harness_cost(seconds: float) -> dict[str, float]:
 def main() -> int:
     """Print the tables (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--presets", default="gbe,wan,long-fat")
+    parser.add_argument("--presets", nargs="+", default=["gbe", "wan", "long-fat"], help="presets or RATE,RTT")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=8.0, help="length of each harness-cost transfer")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    presets = args.presets.split(",")
+    presets = args.presets
     runs: dict[str, list[dict[str, float]]] = {p: [] for p in presets}
     for rep in range(args.repeats):
         for p in presets[rep % len(presets) :] + presets[: rep % len(presets)]:

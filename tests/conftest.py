@@ -43,6 +43,17 @@ def sshbench(env: dict[str, str], *args: str, timeout: float = 300) -> subproces
     )
 
 
+def stored_samples(db: Path) -> int:
+    """Return how many samples a results database holds (0 before it exists)."""
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as con:
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
+
 def sshbench_processes() -> set[tuple[int, str]]:
     """Return (pid, cmdline) of running sshd/ssh processes that belong to an sshbench private directory."""
     found = set()

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import remote_config, sshbench
+from conftest import remote_config, sshbench, stored_samples
 from fakes import ENVIRONMENT
 from sshbench import leases
 from sshbench.errors import SshbenchError
@@ -28,23 +28,12 @@ ONE_KEX = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]
 ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "16M", "--rounds", "10", "--max-time", "60"]
 
 
-def _samples(db: Path) -> int:
-    """Return how many samples the database holds (0 before it exists)."""
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db) as con:
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
-        except sqlite3.OperationalError:
-            return 0
-
-
 def _start(env: dict[str, str], db: Path, minimum: int = 2) -> subprocess.Popen[str]:
     """Start a throughput run and return once it has stored `minimum` samples."""
     proc = subprocess.Popen([sys.executable, "-m", "sshbench", *ARGS, "--db", str(db)], env=env, text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     deadline = time.monotonic() + 60
-    while _samples(db) < minimum:
+    while stored_samples(db) < minimum:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         assert time.monotonic() < deadline, "no samples stored in time"
         time.sleep(0.1)
@@ -97,7 +86,7 @@ def test_sigkill_leaves_nothing_and_the_run_resumes(cli_env: dict[str, str], tmp
     tree = _tree(proc.pid)
     guard = [p for p in tree if "sshbench.guardian" in " ".join(p.cmdline())]
     assert len(guard) == 1
-    kept = _samples(db)
+    kept = stored_samples(db)
     if not guardian:
         guard[0].kill()
     proc.kill()
@@ -118,7 +107,7 @@ def test_sigkill_leaves_nothing_and_the_run_resumes(cli_env: dict[str, str], tmp
         assert "interrupted" in shown.stdout
         assert _left(lease) == []
     assert not (Path(cli_env["HOME"]) / ".local" / "state" / "sshbench").exists()
-    assert _samples(db) >= kept  # every sample stored before the kill is still there
+    assert stored_samples(db) >= kept  # every sample stored before the kill is still there
     done = sshbench(cli_env, "throughput", "--db", str(db), "--resume", "1", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["run"]["status"] == "complete"

@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import sshbench
+from conftest import sshbench, stored_samples
 
 pytestmark = [
     pytest.mark.integration,
@@ -90,17 +89,6 @@ def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: di
     assert settled() == []
 
 
-def _samples(db: Path) -> int:
-    """Return how many samples the database holds (0 before it exists)."""
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db) as con:
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
-        except sqlite3.OperationalError:
-            return 0
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "sigkill"])
 def test_nothing_of_the_link_is_left_when_a_run_is_stopped(cli_env: dict[str, str], tmp_path: Path, sig: int) -> None:
     db = tmp_path / "runs.db"
@@ -108,7 +96,7 @@ def test_nothing_of_the_link_is_left_when_a_run_is_stopped(cli_env: dict[str, st
     proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     deadline = time.monotonic() + 120
-    while _samples(db) < 2:
+    while stored_samples(db) < 2:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         assert time.monotonic() < deadline, "no samples stored in time"
         time.sleep(0.1)

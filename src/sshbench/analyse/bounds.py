@@ -118,30 +118,30 @@ def describe(bound: Bound | None) -> str:
 
 
 def summary_lines(groups: dict[str, list[Row]], lim: Limits) -> list[str]:
-    """Return one line per direction naming what bounds its rows, with the remedy for each kind of bound."""
+    """Return one line per direction naming what bounds its rows (rows with the same bound and limit together),
+    with the remedy for each kind of bound."""
     lines = []
     for group in ("download", "upload"):
         rows = [r for r in groups.get(group, []) if r.summary is not None]
-        if not rows:
-            continue
-        by_kind: dict[str, list[Row]] = {}
+        together: dict[tuple[str, str], list[Row]] = {}
         for r in rows:
             bound = diagnose(r, lim)
-            by_kind.setdefault(describe(bound).split(" (")[0], []).append(r)
-        parts = [_part(kind, members, lim, len(rows)) for kind, members in by_kind.items()]
-        lines.append(f"{group}: " + "; ".join(parts))
+            if bound is None:
+                key = ("", "below every known limit")
+            else:
+                at = f" at {bound.limit:.3g} MB/s" if bound.limit is not None else ""
+                key = (bound.kind, f"{bound.kind}-bound{at}: {REMEDIES[bound.kind]}")
+            together.setdefault(key, []).append(r)
+        if together:
+            parts = [
+                f"{_who(members, len(rows))}{' ' if kind else ': '}{text}" for (kind, text), members in together.items()
+            ]
+            lines.append(f"{group}: " + "; ".join(parts))
     return lines
 
 
-def _part(kind: str, rows: Sequence[Row], lim: Limits, total: int) -> str:
-    """Describe the rows that share one bound."""
-    who = (
-        "every cipher"
-        if len(rows) == total and total > 1
-        else ", ".join(r.scenario.metric.labels.name(r.scenario) for r in rows)
-    )
-    bound = diagnose(rows[0], lim)
-    if bound is None:
-        return f"{who}: below every known limit"
-    detail = f"{kind} at {bound.limit:.3g} MB/s" if bound.limit is not None else kind
-    return f"{who} {detail}: {REMEDIES[bound.kind]}"
+def _who(rows: Sequence[Row], total: int) -> str:
+    """Name the rows sharing one bound: `every cipher`, or their names."""
+    if len(rows) == total > 1:
+        return "every cipher"
+    return ", ".join(r.scenario.metric.labels.name(r.scenario) for r in rows)

@@ -8,8 +8,10 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sshbench import leases
+from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job, Recording
 from sshbench.measure import budget
@@ -87,13 +89,31 @@ def constrain(server: LocalServer, opts: JobOptions, link: EmulatedLink | None =
         server.wrappers.append(link.wrap)  # outermost: the server and everything it runs are inside
 
 
-def _ceilings(job: Job, thr: list[Scenario], server: LocalServer | None) -> dict[str, dict[str, float]]:
-    """Measure each cipher's crypto ceiling per side for a job under a link, a CPU limit or an emulated CPU."""
+def crypto_ceilings(
+    job: Job, ciphers: list[str], server: LocalServer | None, always: bool = False
+) -> dict[str, dict[str, float]]:
+    """Measure each cipher's crypto ceiling per side for a new run under a link, a CPU limit or an emulated CPU
+    (or `always`)."""
     opts = job.opts
-    if job.resume is not None or not thr or not (opts.link or opts.server_cpu or opts.client_cpu or opts.emulate):
+    constrained = opts.link or opts.server_cpu or opts.client_cpu or opts.emulate
+    if job.resume is not None or not ciphers or not (constrained or always):
         return {}
     job.progress.update("measuring crypto ceilings (openssl speed, each side under its limits)", 0, 1)
-    return ceilings.measure([sc.cipher for sc in thr if sc.cipher], server)
+    return ceilings.measure(ciphers, server)
+
+
+def target_environment(
+    base: Environment, disc: Discovery, where: Endpoint, link: EmulatedLink | None, **more: Any
+) -> Environment:
+    """Return the run's environment: this machine (`base`), the target and its server, the link, and `more`."""
+    return dataclasses.replace(
+        base,
+        server_banner=disc.server.banner if disc.server else None,
+        target=where.target.describe(),
+        embedded=where.server.info() if where.server else None,
+        link=link.info() if link else None,
+        **more,
+    )
 
 
 def require_connectable(disc: Discovery, target: Target) -> None:
@@ -140,16 +160,15 @@ def run_job(job: Job) -> int:
             if job.resume is None:
                 found = budget.probe(ssh, where.target, opts, tmp)
                 job.plan_ready(budget.estimate([*lat, *thr], opts, lambda sc: found))
-        env = dataclasses.replace(
+        env = target_environment(
             envinfo.collect(ssh),
-            server_banner=disc.server.banner if disc.server else None,
-            target=where.target.describe(),
-            embedded=where.server.info() if where.server else None,
+            disc,
+            where,
+            link,
             emulation=emulated,
             pinning=pinned,
             client_limit=client_limit,
-            link=link.info() if link else None,
-            crypto_ceilings=_ceilings(job, thr, where.server),
+            crypto_ceilings=crypto_ceilings(job, [sc.cipher for sc in thr if sc.cipher], where.server),
         )
         rec = job.record(opts.target, env)
         with rec.status():

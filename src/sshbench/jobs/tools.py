@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
-from collections.abc import Sequence
 
 from sshbench import leases
-from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job
-from sshbench.jobs.single import Endpoint, emulated_link, open_target, require_connectable
+from sshbench.jobs.single import crypto_ceilings, emulated_link, open_target, require_connectable, target_environment
 from sshbench.measure import budget
 from sshbench.measure.costs import metered
 from sshbench.measure.plan import check_requested, cipher_mac_pairs
@@ -22,8 +19,8 @@ from sshbench.model import JobOptions, is_local
 from sshbench.records import Discovery
 from sshbench.ssh import envinfo
 from sshbench.ssh.discover import discover
-from sshbench.ssh.proc import require_binary
-from sshbench.targets import ceilings, cgroups, emulation, pinning
+from sshbench.ssh.proc import require_binary, run_quick
+from sshbench.targets import cgroups, emulation, pinning
 from sshbench.targets.plain import plain_servers
 
 DEFAULT_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
@@ -45,7 +42,7 @@ def versions(bins: Binaries, openssh: str | None) -> dict[str, str]:
     """Return each tool's version line."""
 
     def first(argv: list[str], word: str) -> str:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        done = run_quick(argv)
         lines = (done.stdout + done.stderr).splitlines()
         return next((line.strip() for line in lines if word in line), "unknown")
 
@@ -63,19 +60,6 @@ def choose_pairs(opts: JobOptions, disc: Discovery) -> list[tuple[str, str | Non
     ciphers = opts.ciphers or tuple(c for c in DEFAULT_CIPHERS if c in shared) or shared[:1]
     default_mac = disc.preferred("mac") or ""
     return cipher_mac_pairs(ciphers, opts.macs, default_mac, "all" if opts.macs else "default")
-
-
-def _environment(job: Job, bins: Binaries, where: Endpoint, disc: Discovery, ciphers: Sequence[str]) -> Environment:
-    """Return the run's environment: machine, target, crypto ceilings per side, each tool's version."""
-    base = envinfo.collect(bins.ssh)
-    return dataclasses.replace(
-        base,
-        server_banner=disc.server.banner if disc.server else None,
-        target=where.target.describe(),
-        embedded=where.server.info() if where.server else None,
-        crypto_ceilings=ceilings.measure(ciphers, where.server) if job.resume is None else {},
-        tool_versions=versions(bins, base.openssh_client),
-    )
 
 
 def run_tools(job: Job) -> int:
@@ -104,15 +88,22 @@ def run_tools(job: Job) -> int:
         disc = discover(bins.ssh, where.target)
         require_connectable(disc, where.target)
         pairs = choose_pairs(opts, disc)
-        ciphers = [c for c, _ in pairs]
         scenarios = plan_tools(opts.tools or SSH_TOOLS, pairs, opts.directions)
         if job.resume is None:
             found = budget.probe(bins.ssh, where.target, opts, local)
             job.plan_ready(budget.estimate(scenarios, opts, lambda sc: found))
-            job.progress.update("measuring crypto ceilings (openssl speed, each side under its limits)", 0, 1)
-        env = _environment(job, bins, where, disc, ciphers)
-        env = dataclasses.replace(env, emulation=emulated, pinning=pinned, client_limit=client_limit)
-        env = dataclasses.replace(env, link=link.info() if link else None)
+        base = envinfo.collect(bins.ssh)
+        env = target_environment(
+            base,
+            disc,
+            where,
+            link,
+            emulation=emulated,
+            pinning=pinned,
+            client_limit=client_limit,
+            crypto_ceilings=crypto_ceilings(job, [c for c, _ in pairs], where.server, always=True),
+            tool_versions=versions(bins, base.openssh_client),
+        )
         rec = job.record(opts.target, env)
         with rec.status():
             job.store.set_discovery(rec.run_id, disc)

@@ -80,16 +80,8 @@ class ToolSampler:
     def __init__(self, bins: Binaries, target: Target, opts: JobOptions, local: Path, remote: Path, plain: Plain):
         self.bins, self.target, self.opts, self.plain = bins, target, opts, plain
         self.local, self.remote = local, remote
-        self.payload = Payload("zero", local)
+        self.sources = {local: Payload("zero", local), remote: Payload("zero", remote)}  # sparse files of zeros
         self.sizes: dict[str, int] = {}
-
-    def _source(self, side: Path, size: int) -> Path:
-        """Return a sparse file of zeros of `size` bytes in a side's directory."""
-        path = side / f"source-{size}"
-        if not path.exists() or path.stat().st_size != size:
-            with open(path, "wb") as f:
-                f.truncate(size)
-        return path
 
     def command(self, sc: Scenario, source: Path, inbox: Path, workdir: Path) -> list[str]:
         """Return the argv that copies `source` into `inbox/file` for this scenario."""
@@ -121,7 +113,7 @@ class ToolSampler:
         assert sc.kind is Kind.TOOL
         size = self.opts.size or self.sizes.get(sc.key, calibration_size(self.opts))
         down = sc.direction is Direction.DOWN
-        source = self._source(self.remote if down else self.local, size)
+        source = self.sources[self.remote if down else self.local].upload_source(size)
         inbox = (self.local if down else self.remote) / "inbox"
         shutil.rmtree(inbox, ignore_errors=True)
         inbox.mkdir(mode=0o700)

@@ -13,9 +13,6 @@ Evidence is recorded with the run: `openssl speed` for AES-128-GCM with and with
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 from typing import TYPE_CHECKING
 
 from sshbench.errors import ExitCode, SshbenchError
@@ -30,7 +27,6 @@ HOST_PRESETS: dict[str, dict[str, str]] = {"pi": {"emulate": "server:no-aesni", 
 SIDES = ("client", "server")
 CHOICES = tuple(f"{side}{name}" for name in EMULATIONS for side in ("", "client:", "server:"))
 EVIDENCE_CIPHER = "aes-128-gcm"
-_SPEED = re.compile(r"^AES-128-GCM\s+([0-9.]+)k\s*$", re.MULTILINE)
 
 
 def check(name: str | None) -> None:
@@ -62,21 +58,11 @@ def server_environment(spec: str | None) -> dict[str, str] | None:
     return {**own, **variables} if "server" in sides else own
 
 
-def openssl_speed(env: dict[str, str]) -> float | None:
-    """Return AES-128-GCM MB/s on 16 KiB blocks from `openssl speed` (None without openssl)."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        return None
-    argv = [openssl, "speed", "-elapsed", "-seconds", "1", "-bytes", "16384", "-evp", EVIDENCE_CIPHER]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
-    match = _SPEED.search(done.stdout)
-    return float(match.group(1)) * 1000 / 1e6 if match else None
-
-
 def apply(spec: str | None, remote: bool) -> Emulation | None:
     """Set the client side's variables for this process and its children (servers get theirs from
     `server_environment`); return the emulation's metadata with evidence."""
     from sshbench.environment import Emulation  # here: the CLI reads EMULATIONS for --help
+    from sshbench.targets.ceilings import speed
 
     if spec is None:
         return None
@@ -90,8 +76,8 @@ def apply(spec: str | None, remote: bool) -> Emulation | None:
         )
     variables = EMULATIONS[name]
     native_env = {k: v for k, v in os.environ.items() if k not in variables}
-    native = openssl_speed(native_env)
-    emulated = openssl_speed({**native_env, **variables})
+    native = speed(EVIDENCE_CIPHER, native_env)
+    emulated = speed(EVIDENCE_CIPHER, {**native_env, **variables})
     if "client" in sides:
         os.environ.update(variables)
     applies_to = (("ssh client",) if "client" in sides else ()) + (

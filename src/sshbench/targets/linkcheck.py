@@ -1,7 +1,8 @@
 """Verify an emulated link before anything is measured across it: RTT and rate within 10 % of what was asked.
 
 - RTT: the median TCP connect time (SYN to SYN-ACK: one round trip) to a listener inside the namespace.
-  On a delay line the one-way delay is first calibrated against it (its own processing adds ~0.1 ms).
+  On a delay line the one-way delay is first calibrated against it (its own processing adds ~0.2 ms per
+  round trip, docs/BENCHMARKS.md).
 - Rate: plaintext TCP with socat, one direction at a time, with enough parallel streams to fill the
   bandwidth-delay product (one TCP stream's buffers cannot on a long fat link). The rate is read from the
   client end's device counters (bytes the link carried) over the best window once TCP has ramped up.
@@ -16,17 +17,15 @@ import contextlib
 import math
 import socket
 import statistics
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sshbench import leases
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary
-from sshbench.targets.base import dies_with_parent
+from sshbench.targets import helpers
 from sshbench.targets.links import fmt_rate, fmt_rtt
 
 if TYPE_CHECKING:
@@ -64,28 +63,6 @@ def connect_rtt(address: str, port: int, count: int = CONNECTS) -> float:
     return statistics.median(times)
 
 
-def _spawn(argv: list[str]) -> subprocess.Popen[bytes]:
-    """Start a helper that dies with sshbench, recorded in the lease."""
-    proc = subprocess.Popen(
-        dies_with_parent(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    leases.keeper().process(proc.pid)
-    return proc
-
-
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    """Terminate helpers by PID and reap them."""
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        try:
-            p.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=3)
-        leases.keeper().forget(pid=p.pid)
-
-
 @contextlib.contextmanager
 def listeners(link: EmulatedLink) -> Iterator[str]:
     """Run a plaintext sink and source inside the namespace for as long as the block runs; yield socat's path."""
@@ -93,32 +70,18 @@ def listeners(link: EmulatedLink) -> Iterator[str]:
     address = link.server_address
     sink = [socat, "-u", f"TCP-LISTEN:{SINK_PORT},bind={address},reuseaddr,fork", "OPEN:/dev/null"]
     source = [socat, "-u", "OPEN:/dev/zero", f"TCP-LISTEN:{SOURCE_PORT},bind={address},reuseaddr,fork"]
-    procs = [_spawn(link.wrap(sink)), _spawn(link.wrap(source))]
+    procs = [helpers.spawn(sink, link), helpers.spawn(source, link)]
     try:
-        _wait_listening(address, procs)
+        if not helpers.listening(address, (SINK_PORT, SOURCE_PORT), procs):
+            raise SshbenchError(
+                f"the link check's socat listeners on {address} did not start",
+                place="--link",
+                fix="check that socat is installed (package socat) and runs as root",
+                code=ExitCode.USAGE,
+            )
         yield socat
     finally:
-        _stop(procs)
-
-
-def _wait_listening(address: str, procs: list[subprocess.Popen[bytes]]) -> None:
-    """Wait until both listeners accept connections, or fail."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            for port in (SINK_PORT, SOURCE_PORT):
-                socket.create_connection((address, port), timeout=2).close()
-            return
-        except OSError:
-            if any(p.poll() is not None for p in procs):
-                break
-            time.sleep(0.05)
-    raise SshbenchError(
-        f"the link check's socat listeners on {address} did not start",
-        place="--link",
-        fix="check that socat is installed (package socat) and runs as root",
-        code=ExitCode.USAGE,
-    )
+        helpers.stop(procs)
 
 
 def calibrate(link: EmulatedLink) -> float:
@@ -169,7 +132,7 @@ def _rate(link: EmulatedLink, argv: list[str], streams: int, counter: str) -> fl
     window = max(0.5, 4 * link.spec.rtt)
     longest, enough = min(15.0, 3 + 60 * link.spec.rtt), 1.5 + 10 * link.spec.rtt
     marks: list[tuple[float, int]] = []
-    procs = [_spawn(argv) for _ in range(streams)]
+    procs = [helpers.spawn(argv) for _ in range(streams)]
     best = 0.0
     try:
         start = time.monotonic()
@@ -180,7 +143,7 @@ def _rate(link: EmulatedLink, argv: list[str], streams: int, counter: str) -> fl
                 break
             time.sleep(POLL)
     finally:
-        _stop(procs)
+        helpers.stop(procs)
     return best
 
 
@@ -212,7 +175,7 @@ def verify(link: EmulatedLink) -> LinkCheck:
             f"the emulated link is not what was asked: {'; '.join(problems)} (checked with {streams} plaintext "
             "TCP streams each way and TCP connect times)",
             place=f"--link {spec.name} ({link.method})",
-            fix="ask for a slower rate or a longer RTT (this machine's delay line adds ~0.3 ms and carries about "
+            fix="ask for a slower rate or a longer RTT (this machine's delay line adds ~0.2 ms and carries about "
             "1 Gbit/s), or retry on a quieter machine",
             code=ExitCode.USAGE,
         )

@@ -28,12 +28,12 @@ from types import TracebackType
 from sshbench import leases
 from sshbench.environment import LinkInfo
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.ssh.proc import require_binary
+from sshbench.ssh.proc import require_binary, run_quick
 from sshbench.targets import linkcheck
 from sshbench.targets.base import dies_with_parent
 from sshbench.targets.links import LinkSpec
 
-VETH_RTT = 0.0001  # at or below this RTT, no delay is added (a veth pair's own is ~0.05 ms)
+VETH_RTT = 0.0001  # at or below this RTT, no delay is added (a veth pair's own is ~0.05 ms, docs/BENCHMARKS.md)
 BENCH_NET = (198 << 24) | (18 << 16)  # 198.18.0.0/15: for benchmarking, never routed
 BLOCKS = 1 << 15  # /30 blocks in it
 READY_TIMEOUT = 10.0
@@ -131,13 +131,7 @@ class EmulatedLink:
 
     def _has_netem(self) -> bool:
         """Return True when the kernel has netem (tried on the namespace's own loopback, never the host's)."""
-        tried = subprocess.run(
-            self.wrap([self.tc, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"]),
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-        if tried.returncode != 0:
+        if run_quick(self.wrap([self.tc, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"])).returncode:
             return False
         self._run(*self.wrap([self.tc, "qdisc", "del", "dev", "lo", "root"]))
         return True
@@ -260,7 +254,7 @@ class EmulatedLink:
 
     def _run(self, *argv: str) -> subprocess.CompletedProcess[str]:
         """Run one ip/tc command, or fail naming it and what it printed."""
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30, check=False)
+        done = run_quick(argv)
         if done.returncode != 0:
             raise SshbenchError(
                 f"setting up the emulated link failed: {' '.join(argv)}: {done.stderr.strip()}",

@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench import leases
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary
-from sshbench.targets.base import LocalServer, dies_with_parent, free_port
+from sshbench.targets import helpers
+from sshbench.targets.base import LocalServer, free_port
 from sshbench.targets.netns import EmulatedLink
 
-START_TIMEOUT = 10.0
 MODULE = "sshbench"
 
 
@@ -68,52 +65,20 @@ def plain_servers(
     procs: list[subprocess.Popen[bytes]] = []
     try:
         for argv in argvs:
-            wrapped = dies_with_parent(argv)
-            proc = subprocess.Popen(
-                link.wrap(wrapped) if link else wrapped,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            procs.append(proc)
-            leases.keeper().process(proc.pid)
+            procs.append(proc := helpers.spawn(argv, link))
             for group in (server.group, server.quota) if server else ():
                 if group is not None:
                     with contextlib.suppress(OSError):
                         group.add(proc.pid)
             if server is not None:
                 server.helpers.add(proc.pid)  # idle between copies: not a connection the server is serving
-        _wait(address, ports, procs)
+        if not helpers.listening(address, ports, procs):
+            raise SshbenchError(
+                f"the plaintext baselines (socat, an rsync daemon) did not start on {address}",
+                place="sshbench tools",
+                fix="check that socat and rsync are installed (scripts/setup installs them)",
+                code=ExitCode.SERVER_START,
+            )
         yield plain
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=3)
-            leases.keeper().forget(pid=proc.pid)
-
-
-def _wait(address: str, ports: list[int], procs: list[subprocess.Popen[bytes]]) -> None:
-    """Wait until the baselines listen (a connect closed at once copies nothing: every sample empties the inbox
-    first), or fail."""
-    deadline = time.monotonic() + START_TIMEOUT
-    pending = list(ports)
-    while pending and time.monotonic() < deadline:
-        try:
-            socket.create_connection((address, pending[0]), timeout=1).close()
-            pending.pop(0)
-        except OSError:
-            if any(p.poll() is not None for p in procs):
-                break
-            time.sleep(0.05)
-    if pending or any(p.poll() is not None for p in procs):
-        raise SshbenchError(
-            f"the plaintext baselines (socat, rsync daemon) did not start on {address}",
-            place="sshbench tools",
-            fix="check that socat and rsync are installed (scripts/setup installs them)",
-            code=ExitCode.SERVER_START,
-        )
+        helpers.stop(procs)
