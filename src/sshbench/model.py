@@ -113,7 +113,7 @@ class Metric:
 
 LATENCY_SAMPLE = "spawn -> authenticated -> `true` -> exit"
 TRANSFER_NOTE = "handshake excluded, higher is better"
-TOOL_NOTE = "a file into tmpfs, counted as it arrives, first 20 % excluded, higher is better"
+TOOL_NOTE = "a file into tmpfs, its first 20 % excluded, higher is better"
 METRICS: dict[Kind, Metric] = {
     Kind.LATENCY: Metric(
         kind=Kind.LATENCY, stored_unit="s", unit="ms", scale=1000.0, digits=1, higher_is_better=False,

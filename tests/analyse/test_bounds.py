@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from fakes import CHACHA, GCM, transfer
+from fakes import CHACHA, GCM, stored_values, transfer
 from sshbench.analyse import bounds
 from sshbench.analyse.results import Costs, ranked
 from sshbench.environment import EmbeddedInfo, Environment, LinkInfo
-from sshbench.model import Direction
+from sshbench.model import Direction, Kind, Scenario
 
 WAN = LinkInfo(name="wan", rate_bits=100e6, rtt_s=0.02, measured_rtt_s=0.0204)
 LONG_FAT = LinkInfo(name="long-fat", rate_bits=1e9, rtt_s=0.1, measured_rtt_s=0.1003)
@@ -72,3 +72,18 @@ def test_a_rate_near_the_slower_sides_openssl_speed_is_crypto_bound() -> None:
     assert bounds.diagnose(_groups(39.0, CHACHA)["download"][0], lim) is None  # far below chacha20's ceiling
     only_emulated = bounds.limits(Environment(crypto_ceilings=ceilings))
     assert only_emulated is not None and only_emulated.server_share == 1.0
+
+
+def test_copy_tools_are_diagnosed_and_a_plaintext_copy_has_no_channel_window() -> None:
+    lim = bounds.limits(Environment(link=LONG_FAT, embedded=OPENSSH))
+    assert lim is not None
+    scp = Scenario(Kind.TOOL, tool="scp", cipher=GCM, direction=Direction.DOWN)
+    tcp = Scenario(Kind.TOOL, tool="tcp", direction=Direction.DOWN)
+    stored = [stored_values(sc, [20.5, 20.4, 20.6]) for sc in (scp, tcp)]
+    groups = ranked(stored, 0.05)
+    rows = {r.scenario.tool: r for r in groups["tool download"]}
+    assert bounds.diagnose(rows["scp"], lim).kind == "window"  # type: ignore[union-attr]
+    assert bounds.diagnose(rows["tcp"], lim) is None  # no SSH window: 20 MB/s is far below the 125 MB/s link
+    lines = bounds.summary_lines(groups, lim)
+    window = f"scp + {GCM} window-bound at 20.9 MB/s: {bounds.REMEDIES['window']}"
+    assert lines == [f"tool download: {window}; tcp + no SSH: below every known limit"]

@@ -7,11 +7,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import sshbench
+from conftest import interrupt_after_samples, remote_config, sshbench
+from sshbench.errors import ExitCode
+from sshbench.ssh.destination import Target
+from sshbench.targets.openssh import OpenSSHServer
 
 pytestmark = pytest.mark.integration
 GCM, CHACHA = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"
@@ -23,13 +28,17 @@ needs_link = pytest.mark.skipif(
 )
 
 
-def _check_every_copy(doc: dict[str, object], ciphers: tuple[str, ...]) -> dict[tuple[str, str, str], float]:
+def _check_every_copy(
+    doc: dict[str, object], ciphers: tuple[str, ...], plain: bool = True
+) -> dict[tuple[str, str, str], float]:
     """Assert every planned copy was measured 3 times at full size; return the medians by (group, tool, cipher)."""
     medians = {}
     for group in ("tool download", "tool upload"):
         rows = doc["results"][group]  # type: ignore[index]
         found = {(r["scenario"]["tool"], r["scenario"].get("cipher", "")) for r in rows}
-        wanted = {(t, c) for t in ("scp", "sftp", "rsync") for c in ciphers} | {("tcp", ""), ("rsyncd", "")}
+        wanted = {(t, c) for t in ("scp", "sftp", "rsync") for c in ciphers} | (
+            {("tcp", ""), ("rsyncd", "")} if plain else set()
+        )
         assert found == wanted, group
         for r in rows:
             assert r["failure"] is None and r["summary"]["n"] == 3, r
@@ -71,10 +80,60 @@ def test_on_a_gbe_link_plain_tcp_fills_it_and_no_copy_beats_it(cli_env: dict[str
 
 
 def test_tools_refuses_what_it_cannot_do(cli_env: dict[str, str]) -> None:
-    remote = sshbench(cli_env, "tools", "127.0.0.1:1")
-    assert remote.returncode == 2 and "copies to and from an embedded server" in remote.stderr
+    closed = sshbench(cli_env, "tools", "127.0.0.1:1")
+    assert closed.returncode == ExitCode.CONNECTION_FAILED and "cannot log in" in closed.stderr, closed.stderr
+    linked = sshbench(cli_env, "tools", "127.0.0.1:1", "--link", "gbe")
+    assert linked.returncode == 2 and "--link puts embedded servers behind an emulated link" in linked.stderr
     bad = sshbench(cli_env, "tools", "--tool", "ftp")
     assert bad.returncode == 2 and "unknown tool ftp" in bad.stderr
+
+
+def _scratch_dirs() -> set[Path]:
+    """Return the remote scratch directories (the "remote" host of these tests is this machine)."""
+    return set(Path("/dev/shm").glob("sshbench-tools.*"))
+
+
+def test_a_remote_host_gets_every_copy_and_keeps_no_files(
+    cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
+) -> None:
+    server, _ = embedded
+    assert server.workdir is not None
+    config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
+    before = _scratch_dirs()
+    done = sshbench(cli_env, *ARGS, "testhost", "--ssh-config", str(config), "--cipher", GCM)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    _check_every_copy(doc, (GCM,), plain=False)
+    env = doc["run"]["environment"]
+    assert set(env["crypto_ceilings_MBps"][GCM]) == {"client", "server"}
+    place = env["tool_versions"]["host directory"]
+    assert place.startswith("/dev/shm/sshbench-tools.") and not Path(place).exists()
+    assert "version" in env["tool_versions"]["rsync on the host"]
+    assert _scratch_dirs() == before
+    shown = sshbench(cli_env, "show", "last").stdout
+    assert "of crypto ceiling" in shown and "of plain TCP" not in shown and "no plaintext baseline" in shown
+
+
+def test_a_killed_run_leaves_nothing_on_the_remote_host_and_resumes(
+    cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
+) -> None:
+    server, _ = embedded
+    assert server.workdir is not None
+    config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
+    db = tmp_path / "kill.db"
+    before = _scratch_dirs()
+    args = [*ARGS[:-1], "testhost", "--ssh-config", str(config), "--cipher", GCM, "--tool", "scp", "--db", str(db)]
+    code, _ = interrupt_after_samples(cli_env, args, db, minimum=3, sig=signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    deadline = time.monotonic() + 30
+    while _scratch_dirs() != before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _scratch_dirs() == before, "the host kept the killed run's scratch directory"
+    resumed = sshbench(cli_env, "tools", "--resume", "last", "--db", str(db), "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    rows = [r for group in json.loads(resumed.stdout)["results"].values() for r in group]
+    assert {r["scenario"]["tool"] for r in rows} == {"scp"} and all(r["summary"]["n"] == 3 for r in rows)
+    assert _scratch_dirs() == before
 
 
 def test_a_non_aead_cipher_is_copied_with_each_mac_asked(cli_env: dict[str, str]) -> None:

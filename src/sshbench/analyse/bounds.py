@@ -3,7 +3,8 @@
 A transfer cannot go faster than the link (its rate), than one channel window per round trip (the
 receiver's window / RTT: the client's for downloads, the server's for uploads; OpenSSH's is 2 MiB,
 Dropbear's is its `-W`, TinySSH's 128 KiB), than OpenSSL encrypts that cipher on the slower side under
-its limits (`openssl speed`, targets/ceilings.py), or than the CPU share of the side doing the work. A rate
+its limits (`openssl speed`, targets/ceilings.py), or than the CPU share of the side doing the work (a
+plaintext copy of `tools` only by the link and the CPUs). A rate
 within 20 % of the tightest of the first three is bound by it; otherwise a side whose CPU ran at 85 % or
 more of what it may use (one CPU at most: ssh and each server session are single-threaded) is.
 """
@@ -81,14 +82,15 @@ def _client_share(text: str | None) -> float:
 
 def diagnose(row: Row, lim: Limits) -> Bound | None:
     """Return what bounds a throughput row, or None when no known limit explains its rate."""
-    if row.summary is None or row.scenario.kind is not Kind.THROUGHPUT:
+    if row.summary is None or row.scenario.kind not in (Kind.THROUGHPUT, Kind.TOOL):
         return None
     rate = row.summary.median * MB
+    over_ssh = row.scenario.kind is Kind.THROUGHPUT or row.scenario.cipher is not None  # not a plaintext baseline
     window = CLIENT_WINDOW if row.scenario.direction is Direction.DOWN else lim.server_window
     caps = []
     if lim.link:
         caps.append(("link", lim.link))
-    if window and lim.rtt:
+    if window and lim.rtt and over_ssh:
         caps.append(("window", window / lim.rtt))
     ceiling = lim.ceilings.get(row.scenario.cipher or "")
     if ceiling:
@@ -121,7 +123,7 @@ def summary_lines(groups: dict[str, list[Row]], lim: Limits) -> list[str]:
     """Return one line per direction naming what bounds its rows (rows with the same bound and limit together),
     with the remedy for each kind of bound."""
     lines = []
-    for group in ("download", "upload"):
+    for group in ("download", "upload", "tool download", "tool upload"):
         rows = [r for r in groups.get(group, []) if r.summary is not None]
         together: dict[tuple[str, str], list[Row]] = {}
         for r in rows:
@@ -133,15 +135,17 @@ def summary_lines(groups: dict[str, list[Row]], lim: Limits) -> list[str]:
                 key = (bound.kind, f"{bound.kind}-bound{at}: {REMEDIES[bound.kind]}")
             together.setdefault(key, []).append(r)
         if together:
+            every = "every copy" if group.startswith("tool") else "every cipher"
             parts = [
-                f"{_who(members, len(rows))}{' ' if kind else ': '}{text}" for (kind, text), members in together.items()
+                f"{_who(members, len(rows), every)}{' ' if kind else ': '}{text}"
+                for (kind, text), members in together.items()
             ]
             lines.append(f"{group}: " + "; ".join(parts))
     return lines
 
 
-def _who(rows: Sequence[Row], total: int) -> str:
-    """Name the rows sharing one bound: `every cipher`, or their names."""
+def _who(rows: Sequence[Row], total: int, every: str) -> str:
+    """Name the rows sharing one bound: `every cipher` (or copy), or their names."""
     if len(rows) == total > 1:
-        return "every cipher"
+        return every
     return ", ".join(r.scenario.metric.labels.name(r.scenario) for r in rows)

@@ -48,18 +48,28 @@ def parse_tools(text: str) -> tuple[str, ...]:
 def tools_cmd(**kw: Any) -> None:
     """scp, sftp and rsync per cipher, download and upload, against the same copy without SSH.
 
-    \b
-    Every sample copies a file between tmpfs directories (/dev/shm) of the client and of an embedded
-    server, and counts the bytes as the file grows where it arrives (the first 20 % excluded), checking
-    its size after every copy. The plaintext baselines copy the same file over the same link with no SSH:
-    raw TCP (socat) and an rsync daemon (rsync://), the modern stand-ins for rcp and ftp. The crypto
-    ceiling of each cipher is `openssl speed -evp` on each side under its limits. The tables end with
-    each tool's rate as a share of plain TCP and of the lower crypto ceiling.
+    Every sample copies a file between tmpfs directories (/dev/shm) of the client and of the server,
+    times its steady part (the first 20 % excluded) and checks its size after every copy. TARGET is an
+    embedded server (default: local) or a host you can log in to with ssh.
+
+    Embedded servers: the bytes are counted as the file grows where it arrives. The plaintext baselines
+    copy the same file over the same link with no SSH: raw TCP (socat) and an rsync daemon (rsync://),
+    the modern stand-ins for rcp and ftp.
+
+    Remote hosts: downloads are counted as they arrive here, uploads by the tool's reads of the file up
+    to its exit. sshbench starts no listeners on a host it does not own, so there are no plaintext
+    baselines. The files live in a scratch directory that the host removes when the run ends, even if
+    sshbench is killed.
+
+    The crypto ceiling of each cipher is `openssl speed -evp` on each side under its limits (over ssh on
+    a remote host that has openssl). The tables end with each tool's rate as a share of plain TCP and of
+    the lower crypto ceiling.
 
     \b
     Examples:
       sshbench tools
-      sudo sshbench tools --link gbe --cipher aes128-gcm@openssh.com,chacha20-poly1305@openssh.com
+      sshbench tools backup-host --tool rsync --direction up
+      sudo sshbench tools --link gbe --cipher aes128-gcm@openssh.com
       sudo sshbench tools --preset pi --tool scp,rsync
     """
     import dataclasses

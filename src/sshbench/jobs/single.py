@@ -25,6 +25,7 @@ from sshbench.ssh import audit, envinfo
 from sshbench.ssh.destination import Target, resolve_remote
 from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary
+from sshbench.ssh.scratch import remote_stdout
 from sshbench.targets import ceilings, cgroups, emulation, links, pinning
 from sshbench.targets.base import LocalServer
 from sshbench.targets.netns import EmulatedLink
@@ -89,17 +90,17 @@ def constrain(server: LocalServer, opts: JobOptions, link: EmulatedLink | None =
         server.wrappers.append(link.wrap)  # outermost: the server and everything it runs are inside
 
 
-def crypto_ceilings(
-    job: Job, ciphers: list[str], server: LocalServer | None, always: bool = False
-) -> dict[str, dict[str, float]]:
+def crypto_ceilings(job: Job, ciphers: list[str], where: Endpoint, always: bool = False) -> dict[str, dict[str, float]]:
     """Measure each cipher's crypto ceiling per side for a new run under a link, a CPU limit or an emulated CPU
-    (or `always`)."""
+    (or `always`); a remote host's side over ssh."""
     opts = job.opts
     constrained = opts.link or opts.server_cpu or opts.client_cpu or opts.emulate
     if job.resume is not None or not ciphers or not (constrained or always):
         return {}
     job.progress.update("measuring crypto ceilings (openssl speed, each side under its limits)", 0, 1)
-    return ceilings.measure(ciphers, server)
+    if where.server is not None:
+        return ceilings.measure(ciphers, where.server)
+    return ceilings.measure(ciphers, None, remote=lambda command: remote_stdout(where.ssh, where.target, command))
 
 
 def target_environment(
@@ -168,7 +169,7 @@ def run_job(job: Job) -> int:
             emulation=emulated,
             pinning=pinned,
             client_limit=client_limit,
-            crypto_ceilings=crypto_ceilings(job, [sc.cipher for sc in thr if sc.cipher], where.server),
+            crypto_ceilings=crypto_ceilings(job, [sc.cipher for sc in thr if sc.cipher], where),
         )
         rec = job.record(opts.target, env)
         with rec.status():

@@ -1,16 +1,25 @@
-"""The `tools` job: scp, sftp and rsync over ssh per cipher and direction, against the same copies with no SSH
-at all (raw TCP with socat, an rsync daemon), all to and from an embedded server's tmpfs directory, with the
-crypto ceiling of each cipher (`openssl speed`) on each side. Everything is stored as it is taken."""
+"""The `tools` job: scp, sftp and rsync over ssh per cipher and direction, to and from a tmpfs directory on the
+server, with the crypto ceiling of each cipher (`openssl speed`) on each side. Against an embedded server, also the
+same copies with no SSH at all (raw TCP with socat, an rsync daemon). Everything is stored as it is taken."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 from sshbench import leases
-from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job
-from sshbench.jobs.single import crypto_ceilings, emulated_link, open_target, require_connectable, target_environment
+from sshbench.jobs.single import (
+    Endpoint,
+    crypto_ceilings,
+    emulated_link,
+    open_target,
+    require_connectable,
+    target_environment,
+)
 from sshbench.measure import budget
 from sshbench.measure.costs import metered
 from sshbench.measure.plan import check_requested, cipher_mac_pairs
@@ -20,7 +29,9 @@ from sshbench.records import Discovery
 from sshbench.ssh import envinfo
 from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary, run_quick
+from sshbench.ssh.scratch import RemoteScratch, remote_scratch
 from sshbench.targets import cgroups, emulation, pinning
+from sshbench.targets.netns import EmulatedLink
 from sshbench.targets.plain import plain_servers
 
 DEFAULT_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
@@ -38,17 +49,23 @@ def binaries() -> Binaries:
     )
 
 
-def versions(bins: Binaries, openssh: str | None) -> dict[str, str]:
-    """Return each tool's version line."""
+def versions(bins: Binaries, openssh: str | None, scratch: RemoteScratch | None) -> dict[str, str]:
+    """Return each tool's version line (and, on a remote host, its rsync's and where the files are)."""
 
-    def first(argv: list[str], word: str) -> str:
+    def first(text: str, word: str) -> str:
+        return next((" ".join(line.split()) for line in text.splitlines() if word in line), "unknown")
+
+    def local(argv: list[str], word: str) -> str:
         done = run_quick(argv)
-        lines = (done.stdout + done.stderr).splitlines()
-        return next((line.strip() for line in lines if word in line), "unknown")
+        return first(done.stdout + done.stderr, word)
 
-    ssh_side = f"{openssh} (scp speaks SFTP; the embedded sshd serves it with internal-sftp)" if openssh else "unknown"
-    return {"scp": ssh_side, "sftp": openssh or "unknown", "rsync": first([bins.rsync, "--version"], "version"),
-            "socat": first([bins.socat, "-V"], "socat version")}  # fmt: skip
+    serves = "the host's SFTP server" if scratch else "the embedded sshd's internal-sftp"
+    out = {"scp": f"{openssh} (scp speaks SFTP to {serves})" if openssh else "unknown", "sftp": openssh or "unknown",
+           "rsync": local([bins.rsync, "--version"], "version")}  # fmt: skip
+    if scratch is None:
+        return out | {"socat": local([bins.socat, "-V"], "socat version")}
+    return out | {"rsync on the host": first(scratch.run("rsync --version") or "", "version"),
+                  "host directory": scratch.path}  # fmt: skip
 
 
 def choose_pairs(opts: JobOptions, disc: Discovery) -> list[tuple[str, str | None]]:
@@ -65,30 +82,23 @@ def choose_pairs(opts: JobOptions, disc: Discovery) -> list[tuple[str, str | Non
 def run_tools(job: Job) -> int:
     """Run (or resume) the file-copy comparison; return the run id."""
     opts = job.opts
-    if not is_local(opts.target):
-        raise SshbenchError(
-            f"`tools` copies to and from an embedded server, and {opts.target!r} is a remote host",
-            place="sshbench tools",
-            fix="use `sshbench tools` (or local:NAME); for a remote host, `sshbench throughput HOST` times the pipe",
-            code=ExitCode.USAGE,
-        )
     bins = binaries()
-    emulated = emulation.apply(opts.emulate, remote=False)
+    emulated = emulation.apply(opts.emulate, remote=not is_local(opts.target))
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None
     with (
         cgroups.contain(),
         emulated_link(opts, job.progress) as link,
-        open_target(opts.target, bins.ssh, None, opts, link) as where,
+        open_target(opts.target, bins.ssh, opts.ssh_config, opts, link) as where,
         leases.private_dir("sshbench-client-", shm) as local,
-        leases.private_dir("sshbench-server-", shm) as remote,
-        plain_servers(remote, link, where.server, local) as plain,
         cgroups.limit_clients(opts.client_cpu) as client_limit,
+        contextlib.ExitStack() as stack,
     ):
         pinned = pinning.apply(opts.pin, [where.server] if where.server else [])
         disc = discover(bins.ssh, where.target)
         require_connectable(disc, where.target)
         pairs = choose_pairs(opts, disc)
-        scenarios = plan_tools(opts.tools or SSH_TOOLS, pairs, opts.directions)
+        remote, plain = stack.enter_context(server_side(where, link, local, shm))
+        scenarios = plan_tools(opts.tools or SSH_TOOLS, pairs, opts.directions, plain=plain is not None)
         if job.resume is None:
             found = budget.probe(bins.ssh, where.target, opts, local)
             job.plan_ready(budget.estimate(scenarios, opts, lambda sc: found))
@@ -101,13 +111,31 @@ def run_tools(job: Job) -> int:
             emulation=emulated,
             pinning=pinned,
             client_limit=client_limit,
-            crypto_ceilings=crypto_ceilings(job, [c for c, _ in pairs], where.server, always=True),
-            tool_versions=versions(bins, base.openssh_client),
+            crypto_ceilings=crypto_ceilings(job, [c for c, _ in pairs], where, always=True),
+            tool_versions=versions(bins, base.openssh_client, remote if isinstance(remote, RemoteScratch) else None),
         )
         rec = job.record(opts.target, env)
         with rec.status():
             job.store.set_discovery(rec.run_id, disc)
             rec.register(scenarios)
-            sampler = ToolSampler(bins, where.target, opts, local, remote, Plain(**dataclasses.asdict(plain)))
+            sampler = ToolSampler(bins, where.target, opts, local, remote, plain)
             rec.schedule(scenarios, metered(sampler, where.server, False), job.progress)
         return rec.run_id
+
+
+@contextlib.contextmanager
+def server_side(
+    where: Endpoint, link: EmulatedLink | None, local: Path, shm: str | None
+) -> Iterator[tuple[Path | RemoteScratch, Plain | None]]:
+    """Yield the server's directory and the plaintext baselines: a private tmpfs directory on this machine and
+    socat/rsyncd beside an embedded server; a scratch directory on a remote host and no baselines (sshbench
+    starts no listeners on a host it does not own)."""
+    if where.server is None:
+        with remote_scratch(where.ssh, where.target) as scratch:
+            yield scratch, None
+        return
+    with (
+        leases.private_dir("sshbench-server-", shm) as remote,
+        plain_servers(remote, link, where.server, local) as listening,
+    ):
+        yield remote, Plain(**dataclasses.asdict(listening))

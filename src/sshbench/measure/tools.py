@@ -2,10 +2,11 @@
 rsync daemon), counting the bytes where they arrive.
 
 Each sample copies a file of `size` bytes from a tmpfs directory on one side into an emptied tmpfs directory
-on the other (embedded servers only: both are on this machine, so the received file can be watched). Its
-steady rate is measured like the pipe's: the size of what has arrived, read every 10 ms, after its first
-20 % (at least 8 MiB, at most half) up to the moment the whole file is there. The file's size is checked
-after every copy. The real binaries move the bytes; Python only stats the file.
+on the other. Its steady rate is measured like the pipe's: after the first 20 % of the file (at least 8 MiB,
+at most half) up to the moment the whole file is there, from the size of what has arrived, read every 10 ms
+where the file arrives on this machine (downloads, and uploads to an embedded server), or from the tool's
+reads of the file up to its exit (uploads to a remote host, whose scratch directory is ssh/scratch.py's).
+The file's size is checked after every copy. The real binaries move the bytes; Python only stats the file.
 
 Commands (fixed argv, no shell; algorithm names were validated before planning):
 - scp: `scp -q -F CONFIG -o ... SRC ALIAS:DST` (OpenSSH 9's scp speaks SFTP to the server).
@@ -17,16 +18,18 @@ Commands (fixed argv, no shell; algorithm names were validated before planning):
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from sshbench.measure.samplers import MIN_SIZE, Payload, calibration_size, steady_rate
 from sshbench.model import Direction, JobOptions, Kind, Sample, Scenario
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
 from sshbench.ssh.proc import Finished, run_timed
+from sshbench.ssh.scratch import RemoteScratch
 from sshbench.ssh.text import ssh_failure_reason
 
 SSH_TOOLS = ("scp", "sftp", "rsync")
@@ -75,57 +78,91 @@ def _dir_bytes(folder: Path) -> int:
 
 
 class ToolSampler:
-    """Take file-copy samples, sizing each scenario's file for about `sample_seconds` after its warm-up."""
+    """Take file-copy samples, sizing each scenario's file for about `sample_seconds` after its warm-up.
 
-    def __init__(self, bins: Binaries, target: Target, opts: JobOptions, local: Path, remote: Path, plain: Plain):
+    `remote` is the server's directory: a local path for an embedded server (the arrival of uploads is watched
+    there), or a scratch directory on a remote host (uploads are counted by the tool's reads of the file, up to
+    its exit, and their size checked on the host afterwards, like the pipe's uploads to a remote host)."""
+
+    def __init__(
+        self, bins: Binaries, target: Target, opts: JobOptions, local: Path, remote: Path | RemoteScratch,
+        plain: Plain | None,
+    ):  # fmt: skip
         self.bins, self.target, self.opts, self.plain = bins, target, opts, plain
         self.local, self.remote = local, remote
-        self.sources = {local: Payload("zero", local), remote: Payload("zero", remote)}  # sparse files of zeros
+        self.sources = {"local": Payload("zero", local)}  # sparse files of zeros
+        if isinstance(remote, Path):
+            self.sources["remote"] = Payload("zero", remote)
         self.sizes: dict[str, int] = {}
+        self.made: dict[int, str] = {}  # the source files made on a remote host, by size
 
-    def command(self, sc: Scenario, source: Path, inbox: Path, workdir: Path) -> list[str]:
-        """Return the argv that copies `source` into `inbox/file` for this scenario."""
+    def command(self, sc: Scenario, source: str, dest: str, workdir: Path) -> list[str]:
+        """Return the argv that copies `source` to `dest` for this scenario."""
         b, alias, down = self.bins, self.target.destination, sc.direction is Direction.DOWN
-        dest = inbox / "file"
         ssh_opts = _ssh_options(self.target, sc)
+        ends = [f"{alias}:{source}", dest] if down else [source, f"{alias}:{dest}"]
         if sc.tool == "scp":
-            ends = [f"{alias}:{source}", str(dest)] if down else [str(source), f"{alias}:{dest}"]
             return [b.scp, "-q", *ssh_opts, *ends]
         if sc.tool == "sftp":
             batch = workdir / "sftp-batch"
             batch.write_text(f"{'get' if down else 'put'} {source} {dest}\n")
             return [b.sftp, "-q", "-b", str(batch), *ssh_opts, alias]
         if sc.tool == "rsync":
-            shell = " ".join([b.ssh, *ssh_opts])
-            ends = [f"{alias}:{source}", str(dest)] if down else [str(source), f"{alias}:{dest}"]
+            shell = shlex.join([b.ssh, *ssh_opts])  # rsync splits -e at spaces and honours quotes
             return [b.rsync, "--whole-file", "--inplace", "-e", shell, *ends]
         p = self.plain
+        assert p is not None, "plaintext baselines run against embedded servers only"
         if sc.tool == "tcp":
             if down:
                 return [b.socat, "-u", f"TCP:{p.address}:{p.tcp_down}", f"CREATE:{dest}"]
             return [b.socat, "-u", f"OPEN:{source}", f"TCP:{p.address}:{p.tcp_up}"]
         url = f"rsync://{p.address}:{p.rsyncd}/{p.module}"
-        ends = [f"{url}/{source.name}", str(dest)] if down else [str(source), f"{url}/inbox/file"]
+        ends = [f"{url}/{PurePosixPath(source).name}", dest] if down else [source, f"{url}/inbox/file"]
         return [b.rsync, "--whole-file", "--inplace", *ends]
+
+    def _source(self, size: int, down: bool) -> str:
+        """Return the file to copy from: on the server's side for a download, on this machine's for an upload."""
+        if not down:
+            return str(self.sources["local"].upload_source(size))
+        if isinstance(self.remote, RemoteScratch):
+            if size not in self.made:
+                self.made[size] = self.remote.source(size)
+            return self.made[size]
+        source = self.sources["remote"].upload_source(size)
+        outbox = self.remote / "outbox"  # the plain TCP listener always sends outbox/file
+        outbox.mkdir(mode=0o700, exist_ok=True)
+        (outbox / "file").unlink(missing_ok=True)
+        (outbox / "file").symlink_to(source)
+        return str(source)
+
+    def _watched_inbox(self, down: bool) -> Path | None:
+        """Return the emptied directory whose growth times the copy (None: an upload to a remote host)."""
+        if down:
+            inbox = self.local / "inbox"
+        elif isinstance(self.remote, RemoteScratch):
+            return None
+        else:
+            inbox = self.remote / "inbox"
+        shutil.rmtree(inbox, ignore_errors=True)
+        inbox.mkdir(mode=0o700)
+        return inbox
 
     def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Copy one file; the warm-up sample calibrates the size."""
         assert sc.kind is Kind.TOOL
         size = self.opts.size or self.sizes.get(sc.key, calibration_size(self.opts))
         down = sc.direction is Direction.DOWN
-        source = self.sources[self.remote if down else self.local].upload_source(size)
-        inbox = (self.local if down else self.remote) / "inbox"
-        shutil.rmtree(inbox, ignore_errors=True)
-        inbox.mkdir(mode=0o700)
-        if sc.tool == "tcp" and down:  # the listener always sends outbox/file
-            outbox = self.remote / "outbox"
-            outbox.mkdir(mode=0o700, exist_ok=True)
-            (outbox / "file").unlink(missing_ok=True)
-            (outbox / "file").symlink_to(source)
-        argv = self.command(sc, source, inbox, self.local)
-        done = run_timed(argv, timeout=30 + size / (1 * MB), probe=PROBE, arrived=lambda: _dir_bytes(inbox))
-        end = _arrival(done, inbox, size)
-        got = _dir_bytes(inbox)
+        source, inbox = self._source(size, down), self._watched_inbox(down)
+        timeout = 30 + size / (1 * MB)
+        if inbox is None:  # an upload to a remote host; column 1: the tool's reads of the file
+            assert isinstance(self.remote, RemoteScratch)
+            done = run_timed(self.command(sc, source, self.remote.inbox, self.local), timeout=timeout, probe=PROBE)
+            end, got = done.ended, self.remote.take_upload()
+        else:  # column 1: the bytes arrived
+            argv = self.command(sc, source, str(inbox / "file"), self.local)
+            done = run_timed(argv, timeout=timeout, probe=PROBE, arrived=lambda: _dir_bytes(inbox))
+            end = _arrival(done, inbox, size)
+            got = _dir_bytes(inbox)
         why = _problem(done, got, size)
         if why is not None:
             return Sample(sc, rnd, warmup, ok=False, value=None, wall=done.wall, error=why,
@@ -150,7 +187,7 @@ def _arrival(done: Finished, inbox: Path, size: int) -> float:
     return time.perf_counter()
 
 
-def _problem(done: Finished, got: int, size: int) -> str | None:
+def _problem(done: Finished, got: int | None, size: int) -> str | None:
     """Return why a copy is not a valid sample, or None when the whole file arrived."""
     if done.timed_out:
         return f"the copy did not finish within {done.wall:.0f} s"
@@ -158,16 +195,17 @@ def _problem(done: Finished, got: int, size: int) -> str | None:
         text = ssh_failure_reason(done.texts) if done.texts else ""
         return f"{done.argv[0].rsplit('/', 1)[-1]} exited with status {done.returncode}" + (f": {text}" if text else "")
     if got != size:
-        return f"short copy: {got} of {size} bytes arrived"
+        return f"short copy: {'nothing' if got is None else got} of {size} bytes arrived"
     return None
 
 
 def plan_tools(
-    tools: Sequence[str], pairs: Sequence[tuple[str, str | None]], directions: Sequence[Direction]
+    tools: Sequence[str], pairs: Sequence[tuple[str, str | None]], directions: Sequence[Direction], plain: bool = True
 ) -> list[Scenario]:
-    """Return the file-copy scenarios: each SSH tool x (cipher, MAC) x direction, then the plaintext baselines."""
+    """Return the file-copy scenarios: each SSH tool x (cipher, MAC) x direction, then the plaintext baselines
+    (where they can run)."""
     over_ssh = [
         Scenario(Kind.TOOL, tool=t, cipher=c, mac=m, direction=d) for t in tools for c, m in pairs for d in directions
     ]
-    plain = [Scenario(Kind.TOOL, tool=t, direction=d) for t in PLAIN_TOOLS for d in directions]
-    return over_ssh + plain
+    baselines = [Scenario(Kind.TOOL, tool=t, direction=d) for t in PLAIN_TOOLS for d in directions]
+    return over_ssh + (baselines if plain else [])

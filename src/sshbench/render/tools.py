@@ -12,6 +12,12 @@ from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import hidden_note, print_table
 from sshbench.render.layout import Column, build, fit
 
+_BOTH_SHARES = "the same copy without SSH and of the crypto"
+_NO_BASELINE = (
+    "no plaintext baseline: this run's server is a remote host, and sshbench starts no listeners on hosts it "
+    "does not own (run `sshbench tools` for an embedded server with them)"
+)
+
 
 def _share(value: float | None) -> str:
     """Format a share as a percentage ('-' when unknown)."""
@@ -19,14 +25,17 @@ def _share(value: float | None) -> str:
 
 
 def efficiency_columns(items: Sequence[Efficiency]) -> list[Column]:
-    """Return the efficiency table's columns."""
+    """Return the efficiency table's columns (a share no row has is left out)."""
+    shares = [
+        ("of plain TCP", [e.of_tcp for e in items]),
+        ("of rsync daemon", [e.of_rsyncd for e in items]),
+        ("of crypto ceiling", [e.of_crypto for e in items]),
+    ]
     return [
         Column("tool", tuple(e.row.scenario.tool or "" for e in items)),
         Column("cipher [+ MAC]", tuple(e.row.scenario.algorithms or "" for e in items), fold=True),
         Column("MB/s", tuple(f"{e.row.summary.median:.0f}" if e.row.summary else "-" for e in items), right=True),
-        Column("of plain TCP", tuple(_share(e.of_tcp) for e in items), right=True),
-        Column("of rsync daemon", tuple(_share(e.of_rsyncd) for e in items), right=True),
-        Column("of crypto ceiling", tuple(_share(e.of_crypto) for e in items), right=True),
+        *(Column(name, tuple(_share(v) for v in values), right=True) for name, values in shares if any(values)),
     ]
 
 
@@ -38,8 +47,14 @@ def print_efficiency(console: Console, run: RunRecord, stored: Sequence[StoredSc
         if items:
             columns = efficiency_columns(items)
             shown, shed = fit(columns, console.width)
-            title = f"Efficiency, {way}: each tool's median as a share of the same copy without SSH and of the crypto"
+            title = f"Efficiency, {way}: each tool's median as a share of " + (
+                "the crypto ceiling"
+                if run.environment.embedded is None
+                else "the same copy without SSH and of the crypto"
+            )
             print_table(console, title, build(shown), hidden_note(shed, columns))
+    if run.environment.embedded is None and (groups.get("tool download") or groups.get("tool upload")):
+        console.print(f"  {_NO_BASELINE}", highlight=False, markup=False)
     versions = run.environment.tool_versions
     if versions:
-        console.print("  tools: " + "; ".join(f"{k} {v}" for k, v in versions.items()), highlight=False, markup=False)
+        console.print("  tools: " + "; ".join(f"{k}: {v}" for k, v in versions.items()), highlight=False, markup=False)
