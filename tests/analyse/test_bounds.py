@@ -87,3 +87,5 @@ def test_copy_tools_are_diagnosed_and_a_plaintext_copy_has_no_channel_window() -
     lines = bounds.summary_lines(groups, lim)
     window = f"scp + {GCM} window-bound at 20.9 MB/s: {bounds.REMEDIES['window']}"
     assert lines == [f"tool download: {window}; tcp + no SSH: below every known limit"]
+    busy = dataclasses.replace(rows["tcp"], costs=Costs(20.0, 20.0, None, None, None))  # 0.4 CPU per side at 20 MB/s
+    assert bounds.diagnose(busy, dataclasses.replace(lim, client_share=0.3, server_share=0.3)) is None

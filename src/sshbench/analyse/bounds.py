@@ -3,10 +3,13 @@
 A transfer cannot go faster than the link (its rate), than one channel window per round trip (the
 receiver's window / RTT: the client's for downloads, the server's for uploads; OpenSSH's is 2 MiB,
 Dropbear's is its `-W`, TinySSH's 128 KiB), than OpenSSL encrypts that cipher on the slower side under
-its limits (`openssl speed`, targets/ceilings.py), or than the CPU share of the side doing the work (a
-plaintext copy of `tools` only by the link and the CPUs). A rate
+its limits (`openssl speed`, targets/ceilings.py), or than the CPU share of the side doing the work. A rate
 within 20 % of the tightest of the first three is bound by it; otherwise a side whose CPU ran at 85 % or
 more of what it may use (one CPU at most: ssh and each server session are single-threaded) is.
+
+A `tools` copy is diagnosed against the link, the window and the crypto only (a plaintext copy against the
+link only: it has no channel window). Its CPU time is the tool's and its ssh's together (two processes on
+each side, e.g. scp and ssh), which one CPU does not bound, and which of the two is busy is not known.
 """
 
 from __future__ import annotations
@@ -100,7 +103,7 @@ def diagnose(row: Row, lim: Limits) -> Bound | None:
         if rate >= NEAR_LIMIT * cap:
             return Bound(kind, cap / MB, rate / cap)
     costs = row.costs
-    if costs is not None:
+    if costs is not None and row.scenario.kind is Kind.THROUGHPUT:  # a copy tool's CPU is two processes: see above
         for kind, per_gib, share in (
             ("server CPU", costs.server_cpu_gib, lim.server_share),
             ("client CPU", costs.client_cpu_gib, lim.client_share),
