@@ -49,8 +49,9 @@ def binaries() -> Binaries:
     )
 
 
-def versions(bins: Binaries, openssh: str | None, scratch: RemoteScratch | None) -> dict[str, str]:
+def versions(bins: Binaries, openssh: str | None, where: Endpoint, remote: Path | RemoteScratch) -> dict[str, str]:
     """Return each tool's version line (and, on a remote host, its rsync's and where the files are)."""
+    scratch = remote if isinstance(remote, RemoteScratch) else None
 
     def first(text: str, word: str) -> str:
         return next((" ".join(line.split()) for line in text.splitlines() if word in line), "unknown")
@@ -59,7 +60,12 @@ def versions(bins: Binaries, openssh: str | None, scratch: RemoteScratch | None)
         done = run_quick(argv)
         return first(done.stdout + done.stderr, word)
 
-    serves = "the host's SFTP server" if scratch else "the embedded sshd's internal-sftp"
+    server = where.target.server or "openssh"
+    serves = (
+        "the host's SFTP server" if scratch
+        else "the embedded sshd's internal-sftp" if server == "openssh"
+        else f"the embedded {server} server's SFTP subsystem"
+    )  # fmt: skip
     out = {"scp": f"{openssh} (scp speaks SFTP to {serves})" if openssh else "unknown", "sftp": openssh or "unknown",
            "rsync": local([bins.rsync, "--version"], "version")}  # fmt: skip
     if scratch is None:
@@ -112,7 +118,7 @@ def run_tools(job: Job) -> int:
             pinning=pinned,
             client_limit=client_limit,
             crypto_ceilings=crypto_ceilings(job, [c for c, _ in pairs], where, always=True),
-            tool_versions=versions(bins, base.openssh_client, remote if isinstance(remote, RemoteScratch) else None),
+            tool_versions=versions(bins, base.openssh_client, where, remote),
         )
         rec = job.record(opts.target, env)
         with rec.status():
