@@ -148,3 +148,18 @@ def test_a_non_aead_cipher_is_copied_with_each_mac_asked(cli_env: dict[str, str]
     assert all(r["failure"] is None and r["summary"]["n"] == 3 for r in rows)
     shown = sshbench(cli_env, "show", "last").stdout
     assert all(f"aes128-ctr + {m}" in shown for m in macs)
+
+
+def test_a_server_without_sftp_is_copied_to_with_legacy_scp_and_sftp_failures_say_why(cli_env: dict[str, str]) -> None:
+    args = ["tools", "local:tinyssh", "--tool", "scp-legacy,scp", "--cipher", CHACHA, "--size", "8M",
+            "--rounds", "3", "--max-rounds", "3", "--json"]  # fmt: skip
+    done = sshbench(cli_env, *args)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    for group in ("tool download", "tool upload"):
+        rows = {r["scenario"]["tool"]: r for r in doc["results"][group]}
+        assert rows["scp-legacy"]["failure"] is None and rows["scp-legacy"]["summary"]["n"] == 3
+        assert "no SFTP subsystem" in rows["scp"]["failure"] and "--tool scp-legacy" in rows["scp"]["failure"]
+    for entry in doc["samples"]:
+        if entry["scenario"]["tool"] == "scp-legacy":
+            assert all(s["ok"] and s["nbytes"] == 8 * 2**20 for s in entry["samples"])

@@ -17,7 +17,8 @@ from sshbench.cli.measuring import (
 )
 from sshbench.errors import ExitCode, SshbenchError
 
-TOOLS = ("scp", "sftp", "rsync")
+TOOLS = ("scp", "sftp", "rsync", "scp-legacy")
+DEFAULT_TOOLS = "scp,sftp,rsync"
 SAMPLE_SECONDS = 1.0
 
 
@@ -29,7 +30,7 @@ def parse_tools(text: str) -> tuple[str, ...]:
         raise SshbenchError(
             f"unknown tool {', '.join(unknown) or repr(text)}",
             place="--tool",
-            fix=f"choose from {','.join(TOOLS)} (the plaintext baselines, socat and an rsync daemon, always run)",
+            fix=f"choose from {','.join(TOOLS)} (plus socat and rsyncd beside embedded servers)",
             code=ExitCode.USAGE,
         )
     return tuple(dict.fromkeys(chosen))
@@ -39,7 +40,13 @@ def parse_tools(text: str) -> tuple[str, ...]:
 @target_options
 @algorithm_option("cipher", "Ciphers to copy with, comma-separated [default: AES-GCM and chacha20-poly1305].")
 @algorithm_option("mac", "MACs to pair with each non-AEAD cipher [default: the one the client would negotiate].")
-@click.option("--tool", default=",".join(TOOLS), show_default=True, help="Copy tools over ssh, comma-separated.")
+@click.option(
+    "--tool",
+    default=DEFAULT_TOOLS,
+    show_default=True,
+    help="Copy tools over ssh, comma-separated; scp-legacy is `scp -O` (the original SCP protocol, for servers "
+    "without SFTP such as TinySSH, and what the older published scp numbers used).",
+)
 @click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
 @click.option("--size", default="auto", show_default=True, help="Bytes per file (64M, 1G) or auto (about 1 s each).")
 @sampling_options
@@ -71,6 +78,7 @@ def tools_cmd(**kw: Any) -> None:
       sshbench tools backup-host --tool rsync --direction up
       sudo sshbench tools --link gbe --cipher aes128-gcm@openssh.com
       sudo sshbench tools --preset pi --tool scp,rsync
+      sshbench tools local:tinyssh --tool scp-legacy,rsync
     """
     import dataclasses
 

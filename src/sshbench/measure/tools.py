@@ -9,7 +9,8 @@ reads of the file up to its exit (uploads to a remote host, whose scratch direct
 The file's size is checked after every copy. The real binaries move the bytes; Python only stats the file.
 
 Commands (fixed argv, no shell; algorithm names were validated before planning):
-- scp: `scp -q -F CONFIG -o ... SRC ALIAS:DST` (OpenSSH 9's scp speaks SFTP to the server).
+- scp: `scp -q -F CONFIG -o ... SRC ALIAS:DST` (OpenSSH 9's scp speaks SFTP to the server); scp-legacy adds
+  `-O` (the original SCP protocol: the server runs `scp -f`/`scp -t`, for servers without SFTP such as TinySSH).
 - sftp: `sftp -q -b BATCH -F CONFIG -o ... ALIAS` with `get`/`put` in the batch file.
 - rsync: `rsync --whole-file --inplace -e 'ssh -F CONFIG -o ...' SRC ALIAS:DST`.
 - tcp: socat from the file to a socat listener that writes the file (or from one that sends `outbox/file`).
@@ -33,6 +34,7 @@ from sshbench.ssh.scratch import RemoteScratch
 from sshbench.ssh.text import ssh_failure_reason
 
 SSH_TOOLS = ("scp", "sftp", "rsync")
+LEGACY_SCP = "scp-legacy"  # `scp -O`: the original SCP protocol (a remote `scp -f`/`scp -t`), for servers without SFTP
 PLAIN_TOOLS = ("tcp", "rsyncd")
 PROBE = 0.01
 MB = 1_000_000
@@ -101,8 +103,8 @@ class ToolSampler:
         b, alias, down = self.bins, self.target.destination, sc.direction is Direction.DOWN
         ssh_opts = _ssh_options(self.target, sc)
         ends = [f"{alias}:{source}", dest] if down else [source, f"{alias}:{dest}"]
-        if sc.tool == "scp":
-            return [b.scp, "-q", *ssh_opts, *ends]
+        if sc.tool in ("scp", LEGACY_SCP):
+            return [b.scp, *(["-O"] if sc.tool == LEGACY_SCP else []), "-q", *ssh_opts, *ends]
         if sc.tool == "sftp":
             batch = workdir / "sftp-batch"
             batch.write_text(f"{'get' if down else 'put'} {source} {dest}\n")
@@ -193,7 +195,10 @@ def _problem(done: Finished, got: int | None, size: int) -> str | None:
         return f"the copy did not finish within {done.wall:.0f} s"
     if done.returncode != 0:
         text = ssh_failure_reason(done.texts) if done.texts else ""
-        return f"{done.argv[0].rsplit('/', 1)[-1]} exited with status {done.returncode}" + (f": {text}" if text else "")
+        why = f"{done.argv[0].rsplit('/', 1)[-1]} exited with status {done.returncode}" + (f": {text}" if text else "")
+        if "-O" not in done.argv and done.argv[0].endswith(("/scp", "/sftp")) and "Connection closed" in text:
+            why += f" (the server may have no SFTP subsystem, as TinySSH has none: try --tool {LEGACY_SCP},rsync)"
+        return why
     if got != size:
         return f"short copy: {'nothing' if got is None else got} of {size} bytes arrived"
     return None
