@@ -99,6 +99,15 @@ def embedded() -> Iterator[tuple[OpenSSHServer, Target]]:
         yield server, target
 
 
+@pytest.fixture
+def testhost(tmp_path: Path, embedded: tuple[OpenSSHServer, Target]) -> Path:
+    """An ssh_config in which `testhost` is the module's embedded server, reached as a remote host with its key
+    (nothing of it is sshbench's to stop)."""
+    server, _ = embedded
+    assert server.workdir is not None
+    return remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
+
+
 def interrupt_after_samples(
     env: dict[str, str], args: list[str], db: Path, minimum: int, sig: int = signal.SIGINT, timeout: float = 120
 ) -> tuple[int, str]:

@@ -15,14 +15,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import remote_config, sshbench, stored_samples
+from conftest import sshbench, stored_samples
 from fakes import ENVIRONMENT
 from sshbench import leases
 from sshbench.errors import SshbenchError
 from sshbench.model import JobOptions, RunKind
-from sshbench.ssh.destination import Target
 from sshbench.store import Store
-from sshbench.targets.openssh import OpenSSHServer
 
 ONE_KEX = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]
 ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "16M", "--rounds", "10", "--max-time", "60"]
@@ -148,12 +146,9 @@ def test_claim_is_refused_while_the_owner_lives(tmp_path: Path) -> None:
 
 
 def test_ssh_clients_die_with_sshbench_even_against_a_remote_host(
-    cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
+    cli_env: dict[str, str], tmp_path: Path, testhost: Path
 ) -> None:
-    server, _ = embedded  # reached as a remote host: nothing of it is sshbench's to stop
-    assert server.workdir is not None
-    config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
-    args = ["throughput", "testhost", "--ssh-config", str(config), "--cipher", "aes128-gcm@openssh.com",
+    args = ["throughput", "testhost", "--ssh-config", str(testhost), "--cipher", "aes128-gcm@openssh.com",
             "--direction", "down", "--size", "64G", "--max-time", "none",
             "--db", str(tmp_path / "runs.db")]  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,

@@ -97,13 +97,8 @@ def test_interrupt_cleans_up_and_resume_completes(
     assert all(r["summary"]["n"] >= 4 for group in doc["results"].values() for r in group)
 
 
-def test_remote_target_through_ssh_config(
-    cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
-) -> None:
-    server, _ = embedded
-    assert server.workdir is not None
-    config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
-    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(config), "--json", *ONE_KEX, *LATENCY_SMALL)
+def test_remote_target_through_ssh_config(cli_env: dict[str, str], testhost: Path) -> None:
+    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(testhost), "--json", *ONE_KEX, *LATENCY_SMALL)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["results"]["latency"][0]["summary"]["n"] == 3

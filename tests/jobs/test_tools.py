@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import interrupt_after_samples, remote_config, sshbench
+from conftest import interrupt_after_samples, sshbench
 from sshbench.errors import ExitCode
-from sshbench.ssh.destination import Target
-from sshbench.targets.openssh import OpenSSHServer
 
 pytestmark = pytest.mark.integration
 GCM, CHACHA = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"
@@ -93,14 +91,9 @@ def _scratch_dirs() -> set[Path]:
     return set(Path("/dev/shm").glob("sshbench-tools.*"))
 
 
-def test_a_remote_host_gets_every_copy_and_keeps_no_files(
-    cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
-) -> None:
-    server, _ = embedded
-    assert server.workdir is not None
-    config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
+def test_a_remote_host_gets_every_copy_and_keeps_no_files(cli_env: dict[str, str], testhost: Path) -> None:
     before = _scratch_dirs()
-    done = sshbench(cli_env, *ARGS, "testhost", "--ssh-config", str(config), "--cipher", GCM)
+    done = sshbench(cli_env, *ARGS, "testhost", "--ssh-config", str(testhost), "--cipher", GCM)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     _check_every_copy(doc, (GCM,), plain=False)
@@ -115,14 +108,11 @@ def test_a_remote_host_gets_every_copy_and_keeps_no_files(
 
 
 def test_a_killed_run_leaves_nothing_on_the_remote_host_and_resumes(
-    cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
+    cli_env: dict[str, str], tmp_path: Path, testhost: Path
 ) -> None:
-    server, _ = embedded
-    assert server.workdir is not None
-    config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
     db = tmp_path / "kill.db"
     before = _scratch_dirs()
-    args = [*ARGS[:-1], "testhost", "--ssh-config", str(config), "--cipher", GCM, "--tool", "scp", "--db", str(db)]
+    args = [*ARGS[:-1], "testhost", "--ssh-config", str(testhost), "--cipher", GCM, "--tool", "scp", "--db", str(db)]
     code, _ = interrupt_after_samples(cli_env, args, db, minimum=3, sig=signal.SIGKILL)
     assert code == -signal.SIGKILL
     deadline = time.monotonic() + 30

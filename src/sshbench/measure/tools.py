@@ -122,7 +122,7 @@ class ToolSampler:
         ends = [f"{url}/{PurePosixPath(source).name}", dest] if down else [source, f"{url}/inbox/file"]
         return [b.rsync, "--whole-file", "--inplace", *ends]
 
-    def _source(self, size: int, down: bool) -> str:
+    def _source(self, size: int, down: bool, tool: str | None) -> str:
         """Return the file to copy from: on the server's side for a download, on this machine's for an upload."""
         if not down:
             return str(self.sources["local"].upload_source(size))
@@ -131,10 +131,11 @@ class ToolSampler:
                 self.made[size] = self.remote.source(size)
             return self.made[size]
         source = self.sources["remote"].upload_source(size)
-        outbox = self.remote / "outbox"  # the plain TCP listener always sends outbox/file
-        outbox.mkdir(mode=0o700, exist_ok=True)
-        (outbox / "file").unlink(missing_ok=True)
-        (outbox / "file").symlink_to(source)
+        if tool == "tcp":  # the plain TCP listener always sends outbox/file
+            outbox = self.remote / "outbox"
+            outbox.mkdir(mode=0o700, exist_ok=True)
+            (outbox / "file").unlink(missing_ok=True)
+            (outbox / "file").symlink_to(source)
         return str(source)
 
     def _watched_inbox(self, down: bool) -> Path | None:
@@ -154,7 +155,7 @@ class ToolSampler:
         assert sc.kind is Kind.TOOL
         size = self.opts.size or self.sizes.get(sc.key, calibration_size(self.opts))
         down = sc.direction is Direction.DOWN
-        source, inbox = self._source(size, down), self._watched_inbox(down)
+        source, inbox = self._source(size, down, sc.tool), self._watched_inbox(down)
         timeout = 30 + size / (1 * MB)
         if inbox is None:  # an upload to a remote host; column 1: the tool's reads of the file
             assert isinstance(self.remote, RemoteScratch)

@@ -53,7 +53,7 @@ class RemoteScratch:
         """Return the path of a file of `size` zero bytes on the host (sparse where `truncate` exists)."""
         path = f"{self.path}/source-{int(size)}"
         quoted, n = shlex.quote(path), int(size)
-        made = self.run(f"test -f {quoted} || truncate -s {n} {quoted} 2>/dev/null || head -c {n} /dev/zero > {quoted}")
+        made = self.run(f"truncate -s {n} {quoted} 2>/dev/null || head -c {n} /dev/zero > {quoted}")
         if made is None:
             raise SshbenchError(
                 f"could not make a {size}-byte file in {self.path} on the host",

@@ -3,13 +3,15 @@ die with sshbench, inside the link's namespace when there is one, recorded in th
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from sshbench import leases
+from sshbench.errors import SshbenchError
 from sshbench.targets.base import dies_with_parent
 
 if TYPE_CHECKING:
@@ -57,3 +59,26 @@ def listening(address: str, ports: Sequence[int], procs: Sequence[subprocess.Pop
                 return False
             time.sleep(0.05)
     return not pending and all(p.poll() is None for p in procs)
+
+
+@contextlib.contextmanager
+def serving(
+    argvs: Sequence[list[str]],
+    link: EmulatedLink | None,
+    address: str,
+    ports: Sequence[int],
+    failure: SshbenchError,
+    started: Callable[[subprocess.Popen[bytes]], None] = lambda proc: None,
+) -> Iterator[None]:
+    """Run listening helpers for the block (each handed to `started` as it starts); raise `failure` unless every
+    port accepts connections in time; stop them all afterwards."""
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for argv in argvs:
+            procs.append(proc := spawn(argv, link))
+            started(proc)
+        if not listening(address, ports, procs):
+            raise failure
+        yield
+    finally:
+        stop(procs)

@@ -70,18 +70,14 @@ def listeners(link: EmulatedLink) -> Iterator[str]:
     address = link.server_address
     sink = [socat, "-u", f"TCP-LISTEN:{SINK_PORT},bind={address},reuseaddr,fork", "OPEN:/dev/null"]
     source = [socat, "-u", "OPEN:/dev/zero", f"TCP-LISTEN:{SOURCE_PORT},bind={address},reuseaddr,fork"]
-    procs = [helpers.spawn(sink, link), helpers.spawn(source, link)]
-    try:
-        if not helpers.listening(address, (SINK_PORT, SOURCE_PORT), procs):
-            raise SshbenchError(
-                f"the link check's socat listeners on {address} did not start",
-                place="--link",
-                fix="check that socat is installed (package socat) and runs as root",
-                code=ExitCode.USAGE,
-            )
+    failure = SshbenchError(
+        f"the link check's socat listeners on {address} did not start",
+        place="--link",
+        fix="check that socat is installed (package socat) and runs as root",
+        code=ExitCode.USAGE,
+    )
+    with helpers.serving([sink, source], link, address, (SINK_PORT, SOURCE_PORT), failure):
         yield socat
-    finally:
-        helpers.stop(procs)
 
 
 def calibrate(link: EmulatedLink) -> float:

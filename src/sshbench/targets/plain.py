@@ -62,23 +62,21 @@ def plain_servers(
         [rsync, "--daemon", "--no-detach", f"--config={_rsyncd_config(remote, private)}", f"--port={plain.rsyncd}",
          f"--address={address}"],
     ]  # fmt: skip
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        for argv in argvs:
-            procs.append(proc := helpers.spawn(argv, link))
-            for group in (server.group, server.quota) if server else ():
-                if group is not None:
-                    with contextlib.suppress(OSError):
-                        group.add(proc.pid)
-            if server is not None:
-                server.helpers.add(proc.pid)  # idle between copies: not a connection the server is serving
-        if not helpers.listening(address, ports, procs):
-            raise SshbenchError(
-                f"the plaintext baselines (socat, an rsync daemon) did not start on {address}",
-                place="sshbench tools",
-                fix="check that socat and rsync are installed (scripts/setup installs them)",
-                code=ExitCode.SERVER_START,
-            )
+
+    def started(proc: subprocess.Popen[bytes]) -> None:
+        if server is None:
+            return
+        for group in (server.group, server.quota):
+            if group is not None:
+                with contextlib.suppress(OSError):
+                    group.add(proc.pid)
+        server.helpers.add(proc.pid)  # idle between copies: not a connection the server is serving
+
+    failure = SshbenchError(
+        f"the plaintext baselines (socat, an rsync daemon) did not start on {address}",
+        place="sshbench tools",
+        fix="check that socat and rsync are installed (scripts/setup installs them)",
+        code=ExitCode.SERVER_START,
+    )
+    with helpers.serving(argvs, link, address, ports, failure, started):
         yield plain
-    finally:
-        helpers.stop(procs)
