@@ -15,6 +15,7 @@ import psutil
 import pytest
 from hypothesis import settings
 
+from claims_invariants import check_store
 from sshbench.ssh.destination import Target
 from sshbench.targets.openssh import OpenSSHServer
 
@@ -37,8 +38,9 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
 
 
 def sshbench(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI and capture its output."""
-    return subprocess.run(
+    """Run the real CLI and capture its output; then hold every run in its database to the claim invariants
+    (tests/claims_invariants.py), so each stored run the suite produces is checked where it was made."""
+    done = subprocess.run(
         [sys.executable, "-m", "sshbench", *args],
         env=env,
         capture_output=True,
@@ -47,6 +49,19 @@ def sshbench(env: dict[str, str], *args: str, timeout: float = 300) -> subproces
         stdin=subprocess.DEVNULL,
         check=False,
     )
+    broken = check_store(database(env, args))
+    assert not broken, "claim invariants broken:\n" + "\n".join(broken)
+    return done
+
+
+def database(env: dict[str, str], args: tuple[str, ...]) -> Path:
+    """Return the results database a CLI invocation used: --db, SSHBENCH_DB, or the XDG default."""
+    if "--db" in args and args.index("--db") + 1 < len(args):
+        return Path(args[args.index("--db") + 1])
+    if env.get("SSHBENCH_DB"):
+        return Path(env["SSHBENCH_DB"])
+    data = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local" / "share")
+    return Path(data) / "sshbench" / "sshbench.db"
 
 
 def stored_samples(db: Path) -> int:

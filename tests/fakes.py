@@ -36,6 +36,13 @@ def connection(kex: str, hostkey: str, seconds: float) -> StoredScenario:
     return stored_values(Scenario(Kind.LATENCY, kex=kex, hostkey=hostkey), values)
 
 
+def failed_connection(kex: str, hostkey: str, reason: str) -> StoredScenario:
+    """Return a latency scenario whose every sample failed, marked failed with `reason` (as the store keeps it)."""
+    sc = Scenario(Kind.LATENCY, kex=kex, hostkey=hostkey)
+    samples = tuple(Sample(sc, 0, True, False, None, 0.1, error=reason) for _ in range(1))
+    return StoredScenario(0, 0, sc, reason, samples)
+
+
 def factorised_sweep() -> list[StoredScenario]:
     """A small factorised sweep: AEAD ciphers, CBC and CTR with the default MAC, MACs with aes128-ctr."""
     rates = {

@@ -18,6 +18,8 @@ GROUND = (
     "sshbench.records",
     "sshbench.environment",
     "sshbench.stats",
+    "sshbench.ratios",
+    "sshbench.hints",
     "sshbench.leases",
 )
 STORE = ("sshbench.store", "sshbench.rows")
@@ -44,7 +46,8 @@ def modules(package: str) -> list[str]:
         return list(GROUND)
     folder = SRC.joinpath(*package.split(".")[1:])
     if folder.is_dir():
-        return [package] + [f"{package}.{p.stem}" for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
+        found = [p.relative_to(SRC).with_suffix("") for p in sorted(folder.rglob("*.py"))]
+        return [".".join(("sshbench", *(p.parts[:-1] if p.name == "__init__" else p.parts))) for p in found]
     return [package]
 
 

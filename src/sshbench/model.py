@@ -357,6 +357,7 @@ class JobOptions:
     hosts_file: str | None = None  # `fleet`: a file of destinations, one per line
     forks: int = 5  # `fleet`: hosts measured at once (throughput: always one at a time)
     tools: tuple[str, ...] = ()  # `tools`: scp, sftp, rsync (the plaintext baselines tcp and rsyncd come with them)
+    margin: float = 0.05  # equivalence margin of the claims (sshbench.ratios): +-5 % is "equivalent"
 
     @property
     def measures(self) -> bool:

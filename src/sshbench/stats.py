@@ -145,6 +145,6 @@ def instability(summary: Summary, ci_target: float) -> str | None:
 
 
 REMEDY = (
-    "results marked ! may be unstable: allow more rounds (--max-rounds, --max-time), stop other busy "
-    "programs, and read statistically tied ranks (=N) as equal"
+    "results marked ! may be unstable: allow more rounds (--max-rounds, --max-time) and stop other busy programs; "
+    "a rank =N is shared by rows not significantly slower than the first row of its group"
 )

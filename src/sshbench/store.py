@@ -11,6 +11,11 @@ Schema history (SCHEMA_VERSION):
   4 - runs.owner (`PID:START` of the sshbench process writing it): a `running` run whose owner is gone reads
       as interrupted, and a run with a live owner cannot be resumed by another process.
   5 - runs.parent: a fleet run's per-host runs name it (and `history` lists them under it).
+  6 - no new column: the claims vocabulary (docs/CLAIMS.md). Options carry the equivalence `margin`; run documents
+      (--json) carry `claims`, each result row its `standing` against its group's leader with the verdict behind it,
+      and `bound` as {kind, limit, unit, used, evidence, remedy} with network/tcp-window/ssh-window/client-cpu/
+      server-cpu/crypto/unknown (schema 5's link/window are network/ssh-window). Runs of schema 5 and before are
+      read as they are: a missing margin is 5 %.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from sshbench import leases
+from sshbench import hints, leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
@@ -103,7 +108,7 @@ class Store:
             raise SshbenchError(
                 "there is no results database yet",
                 place=str(path),
-                fix="run `sshbench` first, or point --db (or SSHBENCH_DB) at a database",
+                fix=f"run `{hints.sshbench()}` first, or point --db (or SSHBENCH_DB) at a database",
                 code=ExitCode.USAGE,
             )
         try:
@@ -173,7 +178,7 @@ class Store:
                 f"the results database was written by a newer sshbench (schema {version}; this one reads up to "
                 f"{SCHEMA_VERSION})",
                 place=str(self.path),
-                fix="upgrade sshbench (git pull && scripts/setup), or use another --db",
+                fix=f"upgrade sshbench (`{hints.upgrade()}`), or use another --db",
                 code=ExitCode.STORAGE,
             )
 
@@ -342,7 +347,7 @@ class Store:
             raise SshbenchError(
                 f"there is no run {run_id}",
                 place=str(self.path),
-                fix="list the stored runs with `sshbench history`",
+                fix=f"list the stored runs with `{hints.sshbench('history')}`",
                 code=ExitCode.USAGE,
             )
         return run_record(row)

@@ -70,7 +70,11 @@ def test_a_100mbit_20ms_link_bounds_aes_gcm_at_the_link_rate(cli_env: dict[str, 
         assert 0.8 * 12.5 <= rate <= 12.5 * 1.01, f"{group}: {rate} MB/s on a 12.5 MB/s link"
     shown = sshbench(cli_env, "show", "last").stdout
     assert "emulated link 100mbit,20ms: 100 Mbit/s, 20 ms RTT" in shown
-    assert f"download: {GCM} link-bound at 12.5 MB/s" in shown and f"upload: {GCM} link-bound at 12.5 MB/s" in shown
+    for way in ("download", "upload"):
+        assert f"{way}: {GCM}: network-bound at 12.5 MB/s" in shown
+    bounds = [r["bound"] for rows in json.loads(sshbench(cli_env, "show", "last", "--json").stdout)["results"].values()
+              for r in rows]  # fmt: skip
+    assert all(b["kind"] == "network" and b["limit"] == 12.5 and b["evidence"]["link_MBps"] == 12.5 for b in bounds)
     assert settled() == []
 
 
@@ -84,8 +88,9 @@ def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: di
     for group, rate in _rates(doc).items():
         assert abs(rate - window_rate) <= 0.25 * window_rate, f"{group}: {rate} MB/s, window allows {window_rate:.1f}"
     shown = sshbench(cli_env, "show", "last").stdout
-    assert re.search(rf"download: {GCM} window-bound at 2[01]\.[0-9] MB/s: the cipher hardly matters", shown), shown
-    assert re.search(rf"upload: {GCM} window-bound at 2[01]\.[0-9] MB/s", shown) and "HPN-SSH" in shown
+    window = rf"download: {GCM}: ssh-window-bound at 2[01]\.[0-9] MB/s: the cipher hardly matters"
+    assert re.search(window, shown), shown
+    assert re.search(rf"upload: {GCM}: ssh-window-bound at 2[01]\.[0-9] MB/s", shown) and "HPN-SSH" in shown
     assert settled() == []
 
 

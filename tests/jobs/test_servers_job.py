@@ -106,7 +106,7 @@ def test_tables_show_settings_and_unsupported_host_keys(cli_env: dict[str, str])
 def test_missing_and_bad_servers_are_explained(cli_env: dict[str, str], tmp_path: Path) -> None:
     done = sshbench(cli_env, "servers", f"local:sshd={tmp_path}/no-such-sshd")
     assert done.returncode == ExitCode.MISSING_BINARY
-    assert "is not an executable file" in done.stderr and "scripts/setup" in done.stderr
+    assert "is not an executable file" in done.stderr and "the absolute path of an executable sshd" in done.stderr
     done = sshbench(cli_env, "servers", "local:telnetd")
     assert done.returncode == ExitCode.USAGE and "local:dropbear" in done.stderr
     done = sshbench(cli_env, "servers", "myhost")

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import interrupt_after_samples, private_dirs, sshbench
+from conftest import database, interrupt_after_samples, private_dirs, remote_config, sshbench
 from sshbench.errors import ExitCode
+from sshbench.ssh.destination import Target
+from sshbench.targets.openssh import OpenSSHServer
 
 pytestmark = pytest.mark.integration
 GCM, CHACHA, CTR = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com", "aes128-ctr"
@@ -49,10 +51,11 @@ def test_sweep_stores_per_dimension_aggregates(swept: tuple[dict[str, str], dict
             assert est["n"] == 2 and est["low"] <= est["median"] <= est["high"] and est["median"] > 1
     assert ("mac", "hmac-sha2-256-etm@openssh.com", "up") in dims
     assert ("mac", GCM, "up") not in dims  # AEAD ciphers have no MAC dimension
-    for kex in ("curve25519-sha256", "diffie-hellman-group14-sha256"):
+    for kex in ("curve25519-sha256", "diffie-hellman-group14-sha256"):  # every row here was measured
         assert 0.005 < dims[("kex", kex, None)]["estimate"]["median"] < 5
     assert ("hostkey", "rsa-sha2-512", None) in dims
-    assert analysis["top"] and analysis["top"][0]["both_ways"]["median"] > 1
+    assert analysis["top"] and analysis["top"][0]["combined"]["median"] > 1
+    assert analysis["top"][0]["combined"]["over"] == "both ways" and analysis["directions"] == ["down", "up"]
     rec = analysis["recommendation"]
     assert rec["within_policy"]["cipher"] in (GCM, CHACHA, CTR)
     assert all(reason for _, _, reason in rec["excluded"])
@@ -128,3 +131,32 @@ def test_interrupted_sweep_resumes_and_stores_its_analysis(cli_env: dict[str, st
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["run"]["status"] == "complete" and doc["analysis"]["recommendation"]["within_policy"]
+
+
+def test_items_1_and_2_a_host_with_one_known_key_and_one_direction(
+    cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
+) -> None:
+    """Issue 21, items 1 and 2: against a host whose known_hosts holds only its ed25519 key, the rsa and ecdsa rows
+    failed ("Host key verification failed."), the console and the report showed only ssh-ed25519, and the verdict was
+    "your current host key ssh-ed25519 is the quickest: keep it"; with --direction down the output said "both ways =
+    harmonic mean of down and up" with every upload cell `-`."""
+    server, _ = embedded
+    assert server.workdir is not None
+    config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
+    known = tmp_path / "known_hosts"
+    known.write_text("".join(line + "\n" for line in known.read_text().splitlines() if "ssh-ed25519" in line))
+    args = ("sweep", "testhost", "--ssh-config", str(config), "--direction", "down", "--cipher", f"{GCM},{CHACHA}",
+            "--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519,rsa-sha2-512,ecdsa-sha2-nistp256",
+            "--rounds", "3", "--max-rounds", "3", "--size", "8M", "--warmup", "0")  # fmt: skip
+    done = sshbench(cli_env, *args)
+    assert done.returncode in (0, 9), done.stderr
+    out = done.stdout
+    for key in ("rsa-sha2-512", "ecdsa-sha2-nistp256"):
+        assert f"failed {key}: Host key verification failed." in out  # listed where host keys are summarised
+    assert "is the quickest: keep it" not in out and "keep it (no HostKeyAlgorithms line)" not in out
+    assert "not measured: rsa-sha2-512 (Host key verification failed.)" in out
+    assert "both ways" not in out and "download only" in out and "only download was measured" in out
+    report = tmp_path / "report.html"
+    assert sshbench(cli_env, "report", "--db", str(database(cli_env, args)), "-o", str(report)).returncode == 0
+    html = report.read_text()
+    assert "Host testhost" in html and "Host key verification failed." in html and "both ways" not in html

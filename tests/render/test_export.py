@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import GCM, factorised_sweep, stored_run_record
+from fakes import GCM, factorised_sweep, stored_run_record, stored_values, transfer
+from sshbench.model import Direction, Kind, RunKind, Scenario
 from sshbench.records import StoredRun
+from sshbench.render.export import run_document
 from sshbench.render.formats import FORMATS
 
 
@@ -63,3 +65,34 @@ def test_json_carries_units() -> None:
     assert doc["units"]["wall"] == "s" and "MB/s" in doc["units"]["value"]
     units = {r["unit"] for rows in doc["results"].values() for r in rows}
     assert units == {"s", "MB/s"}
+
+
+def test_item_5_mac_files_hold_the_macs_own_rows_not_another_ciphers() -> None:
+    """Issue 21, item 5: a quick-start run's mac-receive.csv gave `umac-64-etm@openssh.com,40.9249`, the 3des-cbc
+    pairing's time. Each cipher with its default MAC only: the MAC files name the row measured with aes128-ctr."""
+    umac = "umac-64-etm@openssh.com"
+    run = [transfer(c, umac, r, d) for c, r in (("3des-cbc", 26.0), ("aes128-ctr", 500.0)) for d in Direction]
+    files = FORMATS["shell-csv"].write(StoredRun(stored_run_record(RunKind.RUN), tuple(run)))
+    times = dict(line.split(",") for line in files["mac-receive.csv"].splitlines()[1:])
+    assert float(times[umac]) == pytest.approx(2**30 / 500e6, rel=0.02)  # aes128-ctr's row, not 3des-cbc's
+    without = [st for st in run if st.scenario.cipher == "3des-cbc"] + [transfer("aes256-ctr", umac, 480.0, d)
+                                                                         for d in Direction]  # fmt: skip
+    files = FORMATS["shell-csv"].write(StoredRun(stored_run_record(RunKind.RUN), tuple(without)))
+    assert "mac-receive.csv" not in files  # no reference cipher: no MAC file rather than a cipher's time
+
+
+def test_item_12_tools_json_carries_efficiency_bounds_and_every_claim() -> None:
+    """Issue 21, item 12: `tools --json` carried no efficiency and no bounds (`"analysis": null`)."""
+    stored = [stored_values(Scenario(Kind.TOOL, tool=t, cipher=c, direction=Direction.DOWN), [v] * 4)
+              for t, c, v in (("scp", GCM, 600.0), ("rsync", GCM, 400.0), ("tcp", None, 500.0),
+                              ("rsyncd", None, 900.0))]  # fmt: skip
+    record = stored_run_record(RunKind.TOOLS)
+    doc = run_document(StoredRun(record, tuple(stored)))
+    down = doc["analysis"]["efficiency"]["download"]
+    scp = next(e for e in down if e["tool"] == "scp")
+    assert scp["of_tcp"] is None and scp["failed_baselines"] == ["tcp"]  # 600 over a 500 MB/s "ceiling"
+    rsync = next(e for e in down if e["tool"] == "rsync")
+    assert rsync["of_tcp"] == pytest.approx(0.8) and rsync["of_rsyncd"] == pytest.approx(400 / 900)
+    texts = [c["text"] for c in doc["claims"]]
+    assert any("failed baseline: plain TCP (socat) at 500 MB/s is below scp + aes128-gcm" in t for t in texts)
+    assert all("bound" in row for row in doc["results"]["tool download"])

@@ -10,8 +10,8 @@ from rich.console import Console
 
 from fakes import DISCOVERY, factorised_sweep, stored_run_record
 from sshbench.analyse import policy
+from sshbench.analyse.claims.fastest import pick
 from sshbench.analyse.results import ranked
-from sshbench.analyse.winners import pick
 from sshbench.render.layout import Column, build, fit, fold_name
 from sshbench.render.sweep import print_sweep
 from sshbench.stats import summarize

@@ -3,6 +3,7 @@ report with networking disabled."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -14,7 +15,10 @@ from pathlib import Path
 import pytest
 
 from conftest import sshbench
-from fakes import runs_db
+from fakes import CHACHA, DISCOVERY, ENVIRONMENT, GCM, runs_db
+from sshbench.environment import Emulation
+from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.store import Store
 
 
 @pytest.fixture
@@ -130,3 +134,33 @@ def test_report_renders_offline_in_headless_chromium(cli_env: dict[str, str], db
     done = subprocess.run(argv, capture_output=True, text=True, timeout=180, env=env)
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     assert _png_colours(shot) > 20  # charts, text and colours: not a blank page
+
+
+def test_item_12_the_report_says_what_the_terminal_says(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 21, item 12: the report said `Host your-server` instead of the target's name, dumped the environment and
+    options as raw JSON, showed no instability warnings or failed rows, and no caveat beside config lines measured
+    under emulation."""
+    db = tmp_path / "remote.db"
+    store = Store(db)
+    env = dataclasses.replace(ENVIRONMENT, emulation=Emulation("no-aesni", {"OPENSSL_ia32cap": "~0x2"},
+                                                                ("ssh client",), "Dropbear"))  # fmt: skip
+    run_id = store.create_run(JobOptions(command=RunKind.RUN), "backup-host", env)
+    wild = Scenario(Kind.THROUGHPUT, cipher=GCM, direction=Direction.DOWN)
+    steady = Scenario(Kind.THROUGHPUT, cipher=CHACHA, direction=Direction.DOWN)
+    broken = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.DOWN)
+    ids = store.add_scenarios(run_id, [wild, steady, broken])
+    for i, (a, b) in enumerate(zip((900.0, 400.0, 1300.0, 700.0, 950.0, 500.0), (600.0, 601.0, 599.0, 600.0, 602.0,
+                                                                              598.0), strict=True), 1):  # fmt: skip
+        store.add_sample(ids[wild.key], Sample(wild, i, False, True, a, 1.0, nbytes=2**27))
+        store.add_sample(ids[steady.key], Sample(steady, i, False, True, b, 1.0, nbytes=2**27))
+    store.mark_failed(ids[broken.key], "ssh exited with status 255: Connection closed")
+    store.set_discovery(run_id, DISCOVERY)
+    store.set_status(run_id, RunStatus.COMPLETE)
+    store.close()
+    html = _html(cli_env, db, tmp_path, str(run_id))
+    assert "Host backup-host" in html and "Host your-server" not in html
+    assert "options: no time budget; rounds 6-20" in html and '{&#34;' not in html and '{"command"' not in html
+    assert "95 % CI is" in html  # the unstable row's warning
+    assert "failed aes128-ctr + hmac-sha1 down: ssh exited with status 255: Connection closed" in html
+    assert "# measured under emulated hardware no-aesni" in html  # beside the config lines
+    assert "Fastest here" in html and "not measured: aes128-ctr + hmac-sha1" in html

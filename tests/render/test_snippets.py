@@ -6,13 +6,14 @@ import subprocess
 from pathlib import Path
 
 from fakes import DISCOVERY, factorised_sweep
-from sshbench.analyse import policy, sweep
+from sshbench.analyse import policy
+from sshbench.analyse.recommend import recommend
 from sshbench.render.snippets import ssh_config, sshd_config
 from sshbench.ssh.proc import require_binary
 
 
 def test_snippets_are_valid_ssh_and_sshd_config(tmp_path: Path) -> None:
-    rec = sweep.recommend(factorised_sweep(), DISCOVERY, policy.builtin("modern"), full=False)
+    rec = recommend(factorised_sweep(), DISCOVERY, policy.builtin("modern"), full=False)
     ssh, sshd, keygen = (require_binary(b, "openssh-client") for b in ("ssh", "sshd", "ssh-keygen"))
     subprocess.run([keygen, "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "hk")], check=True)
     for choice in (rec.overall, rec.within_policy, rec.handshake):

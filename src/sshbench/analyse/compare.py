@@ -1,20 +1,27 @@
-"""Compare two runs (pure): per scenario the change in %, significant only when the CIs do not overlap.
+"""Compare runs (pure): per scenario the change in %, and the verdict on the ratio B/A in the claims vocabulary.
 
 Scenarios are matched on what they measure (`Scenario.match_key`: kind, server, profile, algorithms and
-direction; fields a metric marks as untimed, like the kex a sweep pins for transfers, are ignored).
-Environment differences that make a comparison doubtful (CPU, crypto flags, versions, emulation,
-pinning) are listed.
+direction; fields a metric marks as untimed, like the kex a sweep pins for transfers, are ignored). The samples of
+one side are pooled when several runs are given for it. The ratio of B to A and its interval are the Hodges-Lehmann
+estimate and Moses interval of `sshbench.ratios` (unpaired: the runs' rounds are not the same rounds). That
+interval holds the noise inside the runs only: drift between runs (5-28 % on a shared machine) is not in it, which
+is why several runs per side can be given and their spread is reported. Verdicts: equivalent (inside the margin),
+faster, slower (the interval excludes 1), inconclusive (neither), with too few samples (fewer than
+`stats.MIN_RANKED` on a side) no verdict at all. Environment differences that make a comparison doubtful (CPU,
+crypto flags, versions, emulation, pinning) are listed.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sshbench.environment import Environment
 from sshbench.model import Scenario
+from sshbench.ratios import MARGIN, Verdict, judge, speed, unpaired_ratio
 from sshbench.records import StoredScenario
-from sshbench.stats import Summary, summarize
+from sshbench.stats import MIN_RANKED, Summary, summarize
 
 # What is compared between two runs' environments: (name shown, how to read it).
 ENVIRONMENT_FIELDS: tuple[tuple[str, Callable[[Environment], object]], ...] = (
@@ -31,58 +38,100 @@ ENVIRONMENT_FIELDS: tuple[tuple[str, Callable[[Environment], object]], ...] = (
     ("client CPU limit", lambda e: e.client_limit),
     ("emulated link", lambda e: e.link.name if e.link else None),
 )
+DRIFT = "drift between runs (5-28 % on a shared machine) is not inside these intervals"
+ONLY_A, ONLY_B, TOO_FEW = "only in A", "only in B", "too few samples"
 
 
 @dataclass(frozen=True)
 class Change:
-    """One scenario in both runs (or one of them) and what changed."""
+    """One scenario in both sides (or one of them) and what changed."""
 
     scenario: Scenario
     a: Summary | None
     b: Summary | None
-    percent: float | None  # change of the measured value, B against A
-    verdict: str  # faster | slower | no change | too few samples | only in A | only in B
+    percent: float | None  # change of the median (pooled), B against A
+    verdict: str  # equivalent | faster | slower | inconclusive | too few samples | only in A | only in B
+    judged: Verdict | None = None  # the ratio B/A of the values, its interval and word
+    spread_a: float | None = None  # several runs on side A: (max / min of their medians) - 1
+    spread_b: float | None = None
+
+    @property
+    def speed(self) -> tuple[float, float] | None:
+        """Return the interval of B's speed relative to A's (time ratios inverted), or None without a verdict."""
+        if self.judged is None:
+            return None
+        r = speed(self.judged.ratio, self.scenario.metric.higher_is_better)
+        return r.low, r.high
 
     @property
     def slower_by(self) -> float:
-        """Return how much slower B is, in % (0 when not slower)."""
-        if self.verdict != "slower" or self.percent is None:
+        """Return how much slower B is at least, in % of A's speed (0 unless significantly slower)."""
+        interval = self.speed
+        if self.verdict != "slower" or interval is None:
             return 0.0
-        return -self.percent if self.scenario.metric.higher_is_better else self.percent
+        return 100 * (1 - interval[1])
 
 
-def _summary(st: StoredScenario) -> Summary | None:
-    """Summarize a scenario's measured values."""
-    values = st.values()
-    return summarize(values) if values else None
+def _pooled(sides: Sequence[Sequence[StoredScenario]]) -> dict[tuple[object, ...], list[StoredScenario]]:
+    """Return each scenario's stored rows from every run of one side, matched on what they measure."""
+    out: dict[tuple[object, ...], list[StoredScenario]] = {}
+    for run in sides:
+        for st in run:
+            out.setdefault(st.scenario.match_key(), []).append(st)
+    return out
 
 
-def _verdict(scenario: Scenario, a: Summary, b: Summary) -> str:
-    """Return faster/slower/no change for B against A (no verdict from fewer than MIN_RANKED samples)."""
-    if not (a.rankable and b.rankable):
-        return "too few samples"
-    if a.overlaps(b):
-        return "no change"
-    return "faster" if scenario.metric.better(b.median, a.median) else "slower"
+def _spread(members: Sequence[StoredScenario]) -> float | None:
+    """Return how far apart several runs' medians of one scenario are, (max / min) - 1 (None for one run)."""
+    medians = [statistics.median(v) for st in members if (v := st.values())]
+    if len(medians) < 2 or min(medians) <= 0:
+        return None
+    return max(medians) / min(medians) - 1
 
 
-def compare(run_a: Sequence[StoredScenario], run_b: Sequence[StoredScenario]) -> list[Change]:
-    """Return one Change per scenario measured in either run, in A's order then B's extras."""
-    a_by = {st.scenario.match_key(): st for st in run_a}
-    b_by = {st.scenario.match_key(): st for st in run_b}
+def _change(scenario: Scenario, a: list[StoredScenario], b: list[StoredScenario], margin: float) -> Change:
+    """Return the change of one scenario measured on both sides."""
+    va = [v for st in a for v in st.values()]
+    vb = [v for st in b for v in st.values()]
+    sa, sb = summarize(va), summarize(vb)
+    percent = 100 * (sb.median / sa.median - 1)
+    spread = (_spread(a), _spread(b))
+    if len(va) < MIN_RANKED or len(vb) < MIN_RANKED:
+        return Change(scenario, sa, sb, percent, TOO_FEW, None, *spread)
+    ratio = unpaired_ratio(va, vb)
+    if ratio is None:
+        return Change(scenario, sa, sb, percent, TOO_FEW, None, *spread)
+    verdict = judge(ratio, scenario.metric.higher_is_better, margin)
+    return Change(scenario, sa, sb, percent, verdict.word.value, verdict, *spread)
+
+
+def compare(
+    run_a: Sequence[StoredScenario] | Sequence[Sequence[StoredScenario]],
+    run_b: Sequence[StoredScenario] | Sequence[Sequence[StoredScenario]],
+    margin: float = MARGIN,
+) -> list[Change]:
+    """Return one Change per scenario measured on either side (a side: one run's scenarios, or several runs'),
+    in A's order then B's extras."""
+    a_by, b_by = _pooled(_runs(run_a)), _pooled(_runs(run_b))
     changes = []
     for key in [*a_by, *(k for k in b_by if k not in a_by)]:
-        sa = _summary(a_by[key]) if key in a_by else None
-        sb = _summary(b_by[key]) if key in b_by else None
-        scenario = (a_by.get(key) or b_by[key]).scenario
-        if sa is None or sb is None:
-            if sa is None and sb is None:
-                continue
-            changes.append(Change(scenario, sa, sb, None, "only in A" if sb is None else "only in B"))
-            continue
-        percent = 100 * (sb.median / sa.median - 1)
-        changes.append(Change(scenario, sa, sb, percent, _verdict(scenario, sa, sb)))
+        has_a = any(st.values() for st in a_by.get(key, []))
+        has_b = any(st.values() for st in b_by.get(key, []))
+        scenario = (a_by.get(key) or b_by[key])[0].scenario
+        if has_a and has_b:
+            changes.append(_change(scenario, a_by[key], b_by[key], margin))
+        elif has_a or has_b:
+            one = summarize([v for st in (a_by if has_a else b_by)[key] for v in st.values()])
+            changes.append(Change(scenario, one if has_a else None, None if has_a else one, None,
+                                  ONLY_A if has_a else ONLY_B))  # fmt: skip
     return changes
+
+
+def _runs(side: Sequence[StoredScenario] | Sequence[Sequence[StoredScenario]]) -> list[Sequence[StoredScenario]]:
+    """Return a side as a list of runs (one run's scenarios are one run)."""
+    if side and isinstance(side[0], StoredScenario):
+        return [side]  # type: ignore[list-item]
+    return list(side)  # type: ignore[arg-type]
 
 
 def environment_differences(env_a: Environment, env_b: Environment) -> list[str]:
@@ -100,6 +149,26 @@ def _short(value: object) -> str:
     return "none" if value is None else str(value)
 
 
-def regressions(changes: Sequence[Change], threshold: float) -> list[Change]:
-    """Return significant slow-downs larger than `threshold` percent."""
-    return [c for c in changes if c.slower_by > threshold]
+@dataclass(frozen=True)
+class FailIf:
+    """What `--fail-if slower:PCT` found: scenarios surely slower than allowed, and those it cannot tell."""
+
+    threshold: float  # percent
+    failing: tuple[Change, ...]  # B's speed is below 1 - PCT even at the interval's upper end
+    unsure: tuple[Change, ...]  # the interval reaches below 1 - PCT but not entirely: inconclusive
+
+
+def fail_if(changes: Sequence[Change], threshold: float) -> FailIf:
+    """Judge `--fail-if slower:PCT`: fail only when B's speed interval lies entirely below 1 - PCT; a scenario
+    whose interval straddles it is inconclusive (no failure, a warning)."""
+    limit = 1 - threshold / 100
+    failing, unsure = [], []
+    for c in changes:
+        interval = c.speed
+        if interval is None:
+            continue
+        if interval[1] < limit:
+            failing.append(c)
+        elif interval[0] < limit:
+            unsure.append(c)
+    return FailIf(threshold, tuple(failing), tuple(unsure))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sshbench.model import GROUP_ORDER, PHASES, Scenario
+from sshbench.ratios import MARGIN, Ratio, Standing, Verdict, Word, judge, paired_ratio, unpaired_ratio
 from sshbench.records import StoredScenario
-from sshbench.stats import Summary, instability, rank_with_ties, summarize
+from sshbench.stats import Summary, instability, summarize
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,9 @@ class Row:
     phases: tuple[tuple[str, float], ...]  # median seconds per phase
     client_cpu: float | None  # median client CPU seconds per sample
     costs: Costs | None = None  # CPU and memory medians (throughput: per GiB; latency: per connection)
+    standing: Standing | None = None  # against the group's leader (None: not ranked)
+    against_leader: Verdict | None = None  # the row / leader ratio and its verdict (None for the leader itself)
+    rounds: tuple[tuple[int, float], ...] = ()  # (round, value) of its measured samples, for paired ratios
 
 
 GIB = 2**30
@@ -73,37 +78,83 @@ def _phase_medians(stored: StoredScenario) -> tuple[tuple[str, float], ...]:
     return tuple((p, statistics.median(per_phase[p])) for p in PHASES if p in per_phase)
 
 
-def build_rows(stored: Sequence[StoredScenario], ci_target: float) -> list[Row]:
-    """Summarize and rank scenarios of one kind and direction: ranked rows best first, then rows with too few
+def by_round(st: StoredScenario) -> dict[int, float]:
+    """Return a scenario's measured value per round (the median when a round has several)."""
+    per: dict[int, list[float]] = {}
+    for s in st.samples:
+        if s.measured and s.value is not None:
+            per.setdefault(s.round, []).append(s.value)
+    return {r: statistics.median(v) for r, v in per.items()}
+
+
+def ratio_of(b: Row, a: Row) -> Ratio | None:
+    """Return b / a of two rows of one run: paired per round where they share enough rounds, else unpaired."""
+    ra, rb = dict(a.rounds), dict(b.rounds)
+    return paired_ratio(ra, rb) or unpaired_ratio(list(ra.values()), list(rb.values()))
+
+
+def _standing(row: Row, leader: Row, margin: float) -> tuple[Standing, Verdict | None]:
+    """Return a row's standing against its group's leader, and the verdict it rests on."""
+    if row is leader:
+        return Standing.LEADER, None
+    ratio = ratio_of(row, leader)
+    if ratio is None:
+        return Standing.INCONCLUSIVE, None
+    verdict = judge(ratio, row.scenario.metric.higher_is_better, margin)
+    word = {Word.EQUIVALENT: Standing.EQUIVALENT, Word.SLOWER: Standing.SLOWER}.get(verdict.word)
+    return word or Standing.INCONCLUSIVE, verdict  # "faster" than the best median: the data cannot tell
+
+
+def _rank(rows: list[Row], margin: float) -> list[Row]:
+    """Rank rows given best median first: a row shares the rank of the head of its tie group unless it is
+    significantly slower than that head (then it heads a new group); standings are against the first row."""
+    out: list[Row] = []
+    head = 0
+    for position, row in enumerate(rows):
+        standing, verdict = _standing(row, rows[0], margin)
+        tied = position > 0 and _word(row, rows[head], margin) is not Word.SLOWER
+        if tied:
+            out[head] = dataclasses.replace(out[head], tied=True)
+        else:
+            head = position
+        rank = out[head].rank if tied else position + 1
+        out.append(dataclasses.replace(row, rank=rank, tied=tied, standing=standing, against_leader=verdict))
+    return out
+
+
+def _word(row: Row, head: Row, margin: float) -> Word:
+    """Return the verdict word on row / head (inconclusive when no ratio can be made)."""
+    ratio = ratio_of(row, head)
+    return Word.INCONCLUSIVE if ratio is None else judge(ratio, row.scenario.metric.higher_is_better, margin).word
+
+
+def build_rows(stored: Sequence[StoredScenario], ci_target: float, margin: float = MARGIN) -> list[Row]:
+    """Summarize and rank scenarios of one kind and direction: ranked rows best first (ties are rows that are not
+    significantly slower than their group's head, by the ratio verdicts of ratios.py), then rows with too few
     samples to rank (rank 0), then rows with no samples."""
-    prepared = []
+    higher = bool(stored) and stored[0].scenario.metric.higher_is_better
+    rows = []
     for st in stored:
         values = st.values()
         cpu = [s.client_cpu for s in st.samples if s.measured and s.client_cpu is not None]
-        failed = sum(1 for s in st.samples if not s.ok)
         summary = summarize(values) if values else None
-        prepared.append((st, summary, failed, statistics.median(cpu) if cpu else None))
-    measured = [p for p in prepared if p[1] is not None and p[1].rankable]
-    higher = bool(stored) and stored[0].scenario.metric.higher_is_better
-    ranks = rank_with_ties([p[1] for p in measured if p[1] is not None], higher_is_better=higher)
+        rows.append(
+            Row(
+                st.scenario, summary, 0, False, sum(1 for s in st.samples if not s.ok), st.failure,
+                instability(summary, ci_target) if summary else None, _phase_medians(st),
+                statistics.median(cpu) if cpu else None, costs(st) if summary else None,
+                rounds=tuple(sorted(by_round(st).items())),
+            )
+        )  # fmt: skip
 
-    def row(p: tuple[StoredScenario, Summary | None, int, float | None], rank: int = 0, tied: bool = False) -> Row:
-        """Return the result row of one prepared scenario."""
-        st, summary, failed, cpu = p
-        warning = instability(summary, ci_target) if summary else None
-        return Row(st.scenario, summary, rank, tied, failed, st.failure, warning, _phase_medians(st), cpu, costs(st))
-
-    def order(r: Row) -> tuple[int, float]:
-        """Sort key: rank, then the better median first within a tie."""
+    def better_first(r: Row) -> float:
+        """Sort key: the better median first."""
         median = r.summary.median if r.summary else 0.0
-        return (r.rank, -median if higher else median)
+        return -median if higher else median
 
-    rows = sorted((row(p, rank, tied) for p, (rank, tied) in zip(measured, ranks, strict=True)), key=order)
-    few = [p for p in prepared if p[1] is not None and not p[1].rankable]
-    few.sort(key=lambda p: -p[1].median if higher and p[1] else (p[1].median if p[1] else 0.0))
-    rows += [row(p) for p in few]
-    rows += [Row(p[0].scenario, None, 0, False, p[2], p[0].failure, None, (), None) for p in prepared if p[1] is None]
-    return rows
+    rankable = sorted((r for r in rows if r.summary is not None and r.summary.rankable), key=better_first)
+    few = sorted((r for r in rows if r.summary is not None and not r.summary.rankable), key=better_first)
+    return _rank(rankable, margin) + few + [r for r in rows if r.summary is None]
 
 
 def groups(stored: Sequence[StoredScenario]) -> dict[str, list[StoredScenario]]:
@@ -114,6 +165,6 @@ def groups(stored: Sequence[StoredScenario]) -> dict[str, list[StoredScenario]]:
     return {k: v for k, v in out.items() if v}
 
 
-def ranked(stored: Sequence[StoredScenario], ci_target: float) -> dict[str, list[Row]]:
+def ranked(stored: Sequence[StoredScenario], ci_target: float, margin: float = MARGIN) -> dict[str, list[Row]]:
     """Return each result group's ranked rows."""
-    return {name: build_rows(members, ci_target) for name, members in groups(stored).items()}
+    return {name: build_rows(members, ci_target, margin) for name, members in groups(stored).items()}

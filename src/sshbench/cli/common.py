@@ -8,7 +8,7 @@ are imported inside the functions that use them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,16 +16,15 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
+from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from sshbench.model import JobOptions
-    from sshbench.records import Fleet
+    from sshbench.records import Fleet, StoredRun
     from sshbench.store import Store
-
-Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
 @dataclass
@@ -71,59 +70,6 @@ def err() -> Console:
     from rich.console import Console
 
     return Console(stderr=True)
-
-
-def apply(f: Callable[..., Any], decorators: Sequence[Decorator]) -> Callable[..., Any]:
-    """Apply decorators so that options appear in --help in the order listed."""
-    for decorator in reversed(decorators):
-        f = decorator(f)
-    return f
-
-
-def db_only(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --db (the results database)."""
-    return click.option(
-        "--db",
-        type=click.Path(dir_okay=False, path_type=Path),
-        envvar="SSHBENCH_DB",
-        help="Results database [default: $XDG_DATA_HOME/sshbench/sshbench.db].",
-    )(f)
-
-
-def _set_wide(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    """Remember --wide for the results console."""
-    if value:
-        ctx.ensure_object(Session).wide = True
-
-
-def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --json."""
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of tables.")(f)
-
-
-def wide_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --wide (tables at full width; a narrow terminal otherwise hides bars, costs and IQR)."""
-    return click.option(
-        "--wide",
-        is_flag=True,
-        expose_value=False,
-        callback=_set_wide,
-        help="Tables at full width with every column (a narrow terminal hides bars, CPU/memory and IQR).",
-    )(f)
-
-
-def db_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --db, --json and --wide to a command that prints tables."""
-    return db_only(json_option(wide_option(f)))
-
-
-def ssh_config_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --ssh-config (ssh -F) for remote targets."""
-    return click.option(
-        "--ssh-config",
-        type=click.Path(exists=True, dir_okay=False),
-        help="ssh_config file for a remote TARGET (ssh -F) [default: ~/.ssh/config].",
-    )(f)
 
 
 def open_store(db: Path | None, read_only: bool = False) -> Store:
@@ -227,8 +173,8 @@ def _check_fleet(store: Store, run_id: int) -> None:
         raise SshbenchError(
             f"{len(missed)} of {len(fleet.hosts)} hosts were not measured: {names}{more}",
             place=f"fleet run {run_id}",
-            fix="fix what each reason names (`ssh -v HOST`), then measure them again with "
-            f"`sshbench fleet --resume {run_id}`",
+            fix=f"fix what each reason names (`{hints.ssh_verbose('HOST')}`), then measure them again with "
+            f"`{hints.sshbench('fleet', '--resume', str(run_id))}`",
             code=ExitCode.CONNECTION_FAILED,
         )
 
@@ -251,11 +197,11 @@ def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
     if stored and not any(s.ok for st in stored for s in st.samples):
         reasons = sorted({st.failure for st in stored if st.failure}) or ["the --max-time budget ran out first"]
         unsupported = all(r.startswith("unsupported") for r in reasons)
-        resume = f"sshbench {opts.command.resume_command} --resume {run_id}"
+        resume = hints.sshbench(opts.command.resume_command, "--resume", str(run_id))
         raise SshbenchError(
             "nothing could be measured: " + "; ".join(reasons[:3]),
             place=f"run {run_id}",
-            fix="choose algorithms the server supports (see `sshbench algos`)"
+            fix=f"choose algorithms the server supports (see `{hints.measure('algos', opts.target, opts.ssh_config)}`)"
             if unsupported
             else f"raise --max-time or narrow the plan, then `{resume}`",
             code=ExitCode.UNSUPPORTED_ALGORITHM if unsupported else ExitCode.MEASUREMENT_FAILED,
@@ -269,14 +215,35 @@ def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
         raise SshbenchError(
             f"run {run_id} is incomplete: " + "; ".join(what),
             place=f"run {run_id}",
-            fix=f"finish it with `sshbench {opts.command.resume_command} --resume {run_id}`{budget}",
+            fix=f"finish it with `{hints.sshbench(opts.command.resume_command, '--resume', str(run_id))}`{budget}",
             code=ExitCode.MEASUREMENT_FAILED,
         )
 
 
-def show(store: Store, run_id: int, as_json: bool, discovery_only: bool = False) -> None:
-    """Print a stored run as tables or JSON."""
-    stored = store.load(run_id)
+def rejudged(stored: StoredRun, margin: str | None, policy: str | None = None) -> StoredRun:
+    """Return a stored run judged with another --margin (or --policy) than it was measured with, saying so."""
+    import dataclasses
+
+    from sshbench.cli.options import parse_percent
+
+    opts = stored.run.options
+    new = opts
+    if margin is not None:
+        new = dataclasses.replace(new, margin=parse_percent(margin, "--margin"))
+        if new.margin != opts.margin:
+            err().print(f"judged with --margin {new.margin:.1%} (run {stored.run.id} was measured with "
+                        f"{opts.margin:.1%}): every verdict below is re-judged from the stored samples",
+                        highlight=False)  # fmt: skip
+    if policy is not None:
+        new = dataclasses.replace(new, policy=policy)
+    if new is opts:
+        return stored
+    return dataclasses.replace(stored, run=dataclasses.replace(stored.run, options=new))
+
+
+def show(store: Store, run_id: int, as_json: bool, discovery_only: bool = False, margin: str | None = None) -> None:
+    """Print a stored run as tables or JSON (judged with another --margin when one is given)."""
+    stored = rejudged(store.load(run_id), margin)
     if as_json:
         import json
 
@@ -322,7 +289,8 @@ def resolve(store: Store, run_id: int) -> int:
     latest = store.latest_run()
     if latest is None:
         raise SshbenchError(
-            "there are no stored runs", place=str(store.path), fix="run `sshbench` first", code=ExitCode.USAGE
+            "there are no stored runs", place=str(store.path), fix=f"run `{hints.sshbench()}` first",
+            code=ExitCode.USAGE,
         )
     return latest
 
@@ -337,7 +305,7 @@ def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
         raise SshbenchError(
             f"run {record.id} is one host of fleet run {record.parent}",
             place="--resume",
-            fix=f"resume the fleet: `sshbench fleet --resume {record.parent}`",
+            fix=f"resume the fleet: `{hints.sshbench('fleet', '--resume', str(record.parent))}`",
             code=ExitCode.USAGE,
         )
     missed = record.fleet is not None and bool(missed_hosts(store, record.fleet))
@@ -345,7 +313,7 @@ def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
         raise SshbenchError(
             f"run {record.id} is already complete",
             place="--resume",
-            fix=f"see it with `sshbench show {record.id}`",
+            fix=f"see it with `{hints.sshbench('show', str(record.id))}`",
             code=ExitCode.USAGE,
         )
     store.check_free(record.id)  # early, before any server starts; `claim` checks again atomically

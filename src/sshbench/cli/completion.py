@@ -69,11 +69,32 @@ class RunRef(click.ParamType[int, object]):
             return LAST
         if text.isdigit():
             return int(text)
-        self.fail(f"{value!r} is not a run: use a run id from `sshbench history`, or `last`", param, ctx)
+        from sshbench import hints
+
+        self.fail(f"{value!r} is not a run: use a run id from `{hints.sshbench('history')}`, or `last`", param, ctx)
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
         """Complete run ids."""
         return run_ids(ctx, param, incomplete)
+
+
+class RunRefs(click.ParamType[tuple[int, ...], object]):
+    """One or more stored runs, comma-separated: ids, or `last`."""
+
+    name = "runs"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> tuple[int, ...]:
+        """Return the run ids (LAST for `last`)."""
+        if isinstance(value, tuple):
+            return value
+        one = RunRef()
+        return tuple(one.convert(part, param, ctx) for part in str(value).split(",") if part.strip())
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        """Complete the last run id of the list."""
+        head, _, last = incomplete.rpartition(",")
+        prefix = f"{head}," if head else ""
+        return [CompletionItem(prefix + str(i.value), help=i.help) for i in run_ids(ctx, param, last)]
 
 
 @click.command("completion")

@@ -9,15 +9,9 @@ from typing import Any
 
 import click
 
-from sshbench.cli.common import db_option, execute, open_store, out, resuming
-from sshbench.cli.measuring import (
-    DIRECTIONS,
-    POLICY_HELP,
-    algorithm_option,
-    build_options,
-    count_option,
-    resume_option,
-)
+from sshbench.cli.common import execute, open_store, out, resuming
+from sshbench.cli.decorators import DIRECTIONS, algorithm_option, count_option, db_option, resume_option
+from sshbench.cli.measuring import POLICY_HELP, build_options
 from sshbench.errors import ExitCode, SshbenchError
 
 FLEET_HELP = """Measure many hosts: what each offers and negotiates, its connection time, optionally its throughput;

@@ -9,13 +9,31 @@ from types import FrameType
 
 import click
 
-from sshbench import __version__, leases
+from sshbench import __version__, hints, leases
 from sshbench.cli import completion, fleet, measuring, stored, tools
 from sshbench.cli.common import Session
 from sshbench.errors import ExitCode, SshbenchError, Terminated
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+class DefaultJob(click.Group):
+    """The `sshbench` group: with no command, or with options only `run` knows, it runs the main job, `run`."""
+
+    OWN = ("--traceback", "--version", "-h", "--help")
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Insert `run` before the first option that is not the group's own (`sshbench --max-time 90s`)."""
+        rest = list(args)
+        i = 0
+        while i < len(rest) and rest[i] in self.OWN:
+            i += 1
+        if i < len(rest) and rest[i].startswith("-") and rest[i] != "--":
+            rest.insert(i, "run")
+        return super().parse_args(ctx, rest)
+
+
+@click.group(
+    cls=DefaultJob, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(__version__, prog_name="sshbench")
 @click.option("--traceback", is_flag=True, help="Show Python tracebacks on errors (for bug reports).")
 @click.pass_context
@@ -23,12 +41,14 @@ def cli(ctx: click.Context, traceback: bool) -> None:
     """Measure which SSH cipher, MAC, key exchange and server is fastest here, and what it costs.
 
     With no command, `sshbench` runs the main job (`sshbench run`) against a private, throw-away
-    OpenSSH server on 127.0.0.1. TARGET can instead be any ssh destination or ~/.ssh/config alias
-    (user@host, host:port, alias): your own keys, agent and host-key checking are used.
+    OpenSSH server on 127.0.0.1; `sshbench --max-time 90s` (any option of `run`) runs it with those
+    options. TARGET can instead be any ssh destination or ~/.ssh/config alias (user@host, host:port,
+    alias): your own keys, agent and host-key checking are used.
 
     \b
     Examples:
       sshbench                          discovery, latency and throughput on the embedded server
+      sshbench --max-time 90s           the same within 90 seconds
       sshbench algos myserver           what client and server offer and negotiate, with ratings
       sshbench latency --kex curve25519-sha256,sntrup761x25519-sha512@openssh.com
       sshbench throughput --cipher aes128-gcm@openssh.com,chacha20-poly1305@openssh.com
@@ -52,7 +72,7 @@ def _interrupted(state: Session, code: ExitCode, what: str) -> int:
     """Report an interruption and how to resume; return the exit code."""
     msg = f"sshbench: {what}"
     if state.run_id is not None:
-        how = f"sshbench {state.resume_command} --resume {state.run_id}"
+        how = hints.sshbench(state.resume_command, "--resume", str(state.run_id))
         msg += f"; every sample so far is stored in run {state.run_id}: finish it with `{how}`"
     _say(msg)
     return int(code)
@@ -107,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         text = exc.render()
         if state.run_id is not None and exc.code is ExitCode.STORAGE:  # e.g. the disk filled up during a run
-            how = f"sshbench {state.resume_command} --resume {state.run_id}"
+            how = hints.sshbench(state.resume_command, "--resume", str(state.run_id))
             text += f"; the samples stored before this are kept in run {state.run_id}: then finish it with `{how}`"
         _say(f"sshbench: error: {text}")
         code = int(exc.code)

@@ -12,27 +12,30 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
-from sshbench.cli.common import Decorator, apply, db_option, execute, resuming, ssh_config_option
-from sshbench.cli.completion import RunRef, algorithms
+from sshbench.cli.common import execute, resuming
+from sshbench.cli.decorators import (
+    DIRECTIONS,
+    SAMPLE_SECONDS,
+    algorithm_option,
+    db_option,
+    latency_options,
+    resume_option,
+    sampling_options,
+    target_options,
+    throughput_options,
+)
 from sshbench.cli.options import parse_budget, parse_cpu_share, parse_list, parse_percent, parse_size
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.targets.emulation import CHOICES, HOST_PRESETS
-from sshbench.targets.links import PRESETS
+from sshbench.targets.emulation import HOST_PRESETS
 from sshbench.targets.registry import KNOWN, SERVER_TYPES
 
 if TYPE_CHECKING:
     from sshbench.model import JobOptions, RunKind
 
-DIRECTIONS = {"both": ("down", "up"), "down": ("down",), "up": ("up",)}
 POLICY_HELP = (
     "Security policy: any, compatible (drops what ssh-audit fails), modern (also drops its warnings; "
     "curve25519 stays: not post-quantum is not weak), post-quantum, or a TOML file (base/allow/deny)."
 )
-
-
-def count_option(name: str, default: int, low: int, high: int, text: str) -> Decorator:
-    """Return an option taking a whole number from low to high, showing its default."""
-    return click.option(name, default=default, show_default=True, type=click.IntRange(low, high), help=text)
 
 
 SERVERS_HELP = f"""SSH servers side by side: {", ".join(t.product for t in SERVER_TYPES if not t.by_path)}, or any
@@ -55,138 +58,6 @@ Examples:
   sshbench servers local:openssh local:dropbear --cipher chacha20-poly1305@openssh.com
   sshbench servers local:openssh local:sshd=/opt/hpnssh/sbin/sshd --max-time 5m
 """
-LINK_PRESETS = ", ".join(f"{name} ({spec})" for name, (spec, _) in PRESETS.items())
-SAMPLE_SECONDS = 0.2  # --size auto: short samples; the steady rate excludes the start, so length does not bias it
-DEFAULT_BUDGET = "3m"
-
-
-def algorithm_option(kind: str, text: str) -> Decorator:
-    """Return --KIND: a comma-separated list of algorithm names, completed from `ssh -Q`."""
-    return click.option(f"--{kind}", shell_complete=algorithms(kind), help=text)
-
-
-def target_options(f: Any) -> Any:
-    """Add TARGET and --ssh-config."""
-    return apply(f, [click.argument("target", default="local", metavar="[TARGET]"), ssh_config_option])
-
-
-def latency_options(full: bool) -> Decorator:
-    """Return the options that choose connection scenarios (full: this command's default for --full)."""
-    return lambda f: apply(
-        f,
-        [
-            algorithm_option("kex", "Key exchanges to measure, comma-separated [default: all shared]."),
-            algorithm_option("hostkey", "Host-key algorithms to measure [default: all shared]."),
-            click.option(
-                "--full/--factorised",
-                default=full,
-                show_default=True,
-                help="Connections: every kex x every host key, or each kex with the default host key and "
-                "each host key with the default kex.",
-            ),
-        ],
-    )
-
-
-def throughput_options(macs: str) -> Decorator:
-    """Return the options that choose transfer scenarios (macs: this command's default for --macs)."""
-    return lambda f: apply(
-        f,
-        [
-            algorithm_option("cipher", "Ciphers to measure, comma-separated [default: all shared]."),
-            algorithm_option("mac", "MACs to pair with every non-AEAD cipher [default: see --macs]."),
-            click.option(
-                "--macs",
-                "mac_mode",
-                type=click.Choice(["default", "each", "all"]),
-                default=macs,
-                show_default=True,
-                help="default: each cipher with the default MAC; each: also every MAC once with "
-                "aes128-ctr; all: every non-AEAD cipher x every MAC.",
-            ),
-            click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True),
-            click.option(
-                "--size",
-                default="auto",
-                show_default=True,
-                help=f"Bytes per transfer (512M, 1G) or auto (about {SAMPLE_SECONDS:g} s of steady transfer).",
-            ),
-            click.option("--payload", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
-        ],
-    )
-
-
-SAMPLING_OPTIONS: list[Decorator] = [
-    count_option("--warmup", 1, 0, 10, "Warm-up samples per scenario (discarded; a transfer's sizes the next ones)."),
-    count_option("--rounds", 8, 1, 1000, "Minimum interleaved rounds per scenario."),
-    count_option("--max-rounds", 20, 1, 1000, "Stop adding rounds here even if the CI target is not reached."),
-    click.option(
-        "--ci",
-        "ci",
-        default="5%",
-        show_default=True,
-        help="Adaptive stopping: target half-width of the median's 95% CI.",
-    ),
-    click.option(
-        "--max-time",
-        default=DEFAULT_BUDGET,
-        show_default=True,
-        help="Time budget shared by every row (90s, 5m, or none). A plan that cannot fit is refused before "
-        "measuring; a run the budget cuts short, or whose server stops answering, ends incomplete (exit 9, "
-        "--resume finishes it).",
-    ),
-    click.option(
-        "--pin/--no-pin",
-        default=True,
-        show_default=True,
-        help="Embedded servers: run the ssh client on one CPU and the server on another (less noise, like two hosts).",
-    ),
-    click.option(
-        "--emulate",
-        type=click.Choice(CHOICES),
-        help="Emulate hardware: no-aesni masks AES-NI/PCLMUL from OpenSSL in ssh and the embedded "
-        "OpenSSH server; client:no-aesni or server:no-aesni in one side only (recorded with the run, with "
-        "`openssl speed` evidence).",
-    ),
-    click.option(
-        "--server-cpu",
-        metavar="PCT",
-        help="Embedded servers: at most this share of one CPU for all their processes (25%, 150%), a cgroup "
-        "CPU quota (root). With --emulate server:no-aesni: a slow server without AES instructions.",
-    ),
-    click.option(
-        "--client-cpu",
-        metavar="PCT",
-        help="The ssh clients: at most this share of one CPU (a cgroup quota; sshbench itself is not limited).",
-    ),
-    click.option(
-        "--link",
-        metavar="LINK",
-        help="Embedded servers: reach them across an emulated link (root), RATE,RTT[,LOSS] such as 100mbit,20ms or "
-        f"50mbit,80ms,0.1%, or a preset: {LINK_PRESETS}. Verified before measuring; results name what bounds them.",
-    ),
-    click.option(
-        "--preset",
-        type=click.Choice(sorted(HOST_PRESETS)),
-        help="A constrained host: pi = a Raspberry-Pi-class server (a tenth of one CPU, no AES instructions) on a "
-        "gbe link. Options given explicitly win over the preset's.",
-    ),
-]
-
-
-def sampling_options(f: Any) -> Any:
-    """Add the sampling options shared by every measuring command."""
-    return apply(f, SAMPLING_OPTIONS)
-
-
-def resume_option(f: Any) -> Any:
-    """Add --resume RUN."""
-    return click.option(
-        "--resume",
-        type=RunRef(),
-        metavar="RUN",
-        help="Finish an interrupted or incomplete run with its stored options (give no other options).",
-    )(f)
 
 
 def with_preset(kw: dict[str, Any]) -> dict[str, Any]:
@@ -232,6 +103,7 @@ def build_options(kind: RunKind, kw: dict[str, Any], *, latency: bool, throughpu
         client_cpu=parse_cpu_share(kw.get("client_cpu"), "--client-cpu"),
         link=link.name if link else None,
         policy=kw.get("policy") or "modern",
+        margin=parse_percent(kw.get("margin") or "5%", "--margin"),
         sample_seconds=sample_seconds(link, SAMPLE_SECONDS) if link else SAMPLE_SECONDS,
         pin=bool(kw.get("pin")),
     )

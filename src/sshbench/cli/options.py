@@ -32,19 +32,22 @@ def parse_size(value: str) -> int | None:
     return size
 
 
-def parse_duration(value: str, option: str = "--max-time") -> float:
-    """Parse a duration such as 90, 90s, 3m or 1h into seconds."""
+def parse_duration(
+    value: str, option: str = "--max-time", fix: str = "use a positive duration such as 90s, 3m or 1h"
+) -> float:
+    """Parse a duration such as 90, 90s, 3m or 1h into seconds (0 and negative durations are refused)."""
     m = _DURATION.match(value.strip().lower())
     if not m or float(m.group(1)) <= 0:
-        raise _usage(option, value, "use a positive duration such as 90s, 3m or 1h")
+        raise _usage(option, value, fix)
     return float(m.group(1)) * _DURATION_UNITS[m.group(2) or ""]
 
 
 def parse_budget(value: str | None) -> float | None:
-    """Parse --max-time: a duration, or `none` for no budget."""
-    if value is None or value.strip().lower() in ("none", "off", "0"):
+    """Parse --max-time: a positive duration, or `none` (also `off`) for no budget; 0 is refused, not read as
+    "no limit"."""
+    if value is None or value.strip().lower() in ("none", "off"):
         return None
-    return parse_duration(value)
+    return parse_duration(value, "--max-time", "use a positive duration such as 90s, 3m or 1h, or `none` (no budget)")
 
 
 def parse_percent(value: str, option: str = "--ci") -> float:

@@ -9,12 +9,16 @@ from typing import TYPE_CHECKING
 import click
 from click.core import ParameterSource
 
-from sshbench.cli.common import db_only, db_option, err, json_option, open_store, out, resolve, show, write_files
-from sshbench.cli.completion import LAST, RunRef
+from sshbench import hints
+from sshbench.cli.common import err, open_store, out, rejudged, resolve, show, write_files
+from sshbench.cli.completion import LAST, RunRef, RunRefs
+from sshbench.cli.decorators import db_only, db_option, json_option, margin_option
 from sshbench.cli.measuring import POLICY_HELP
-from sshbench.cli.options import parse_fail_if
+from sshbench.cli.options import parse_fail_if, parse_percent
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.render.formats import FORMATS
+
+MARGIN_DEFAULT = 0.05  # sshbench.ratios.MARGIN (not imported here: --help stays light)
 
 if TYPE_CHECKING:
     from sshbench.analyse.policy import Policy
@@ -36,7 +40,7 @@ def history_cmd(db: Path | None, as_json: bool, limit: int, with_hosts: bool) ->
 
         click.echo(json.dumps(history_document(runs), indent=2))
     elif not runs:
-        out().print("No runs stored yet: run `sshbench` to make one.")
+        out().print(f"No runs stored yet: run `{hints.sshbench()}` to make one.", highlight=False, markup=False)
     else:
         from sshbench.render.console import print_history
 
@@ -45,14 +49,15 @@ def history_cmd(db: Path | None, as_json: bool, limit: int, with_hosts: bool) ->
 
 @click.command("show")
 @click.argument("run_id", type=RunRef(), default="last", metavar="[RUN]")
+@margin_option(stored=True)
 @db_option
-def show_cmd(run_id: int, db: Path | None, as_json: bool) -> None:
+def show_cmd(run_id: int, margin: str | None, db: Path | None, as_json: bool) -> None:
     """Show a stored run (complete or partial) as tables or JSON. RUN: an id, or `last` (the default)."""
     from sshbench.model import RunKind
 
     store = open_store(db, read_only=True)
     run_id = resolve(store, run_id)
-    show(store, run_id, as_json, discovery_only=store.run(run_id).kind is RunKind.ALGOS)
+    show(store, run_id, as_json, discovery_only=store.run(run_id).kind is RunKind.ALGOS, margin=margin)
 
 
 @click.command("export")
@@ -111,9 +116,12 @@ def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None, as_j
     show_default=True,
     help="html: one self-contained interactive file (offline, light/dark, printable); png/svg: one file per chart.",
 )
+@margin_option(stored=True)
 @db_only
 @json_option
-def report_cmd(run_ids: tuple[int, ...], output: Path | None, fmt: str, db: Path | None, as_json: bool) -> None:
+def report_cmd(
+    run_ids: tuple[int, ...], output: Path | None, fmt: str, margin: str | None, db: Path | None, as_json: bool
+) -> None:
     """Charts of stored runs: an offline HTML report, or PNG/SVG files.
 
     \b
@@ -133,7 +141,7 @@ def report_cmd(run_ids: tuple[int, ...], output: Path | None, fmt: str, db: Path
 
     store = open_store(db, read_only=True)
     ids = [resolve(store, i) for i in (run_ids or (LAST,))]
-    runs = [store.load(i) for i in ids]
+    runs = [rejudged(store.load(i), margin) for i in ids]
     try:
         if fmt == "html":
             path = output or Path("sshbench-report.html")
@@ -157,42 +165,65 @@ def report_cmd(run_ids: tuple[int, ...], output: Path | None, fmt: str, db: Path
 
 
 @click.command("compare")
-@click.argument("run_a", type=RunRef(), metavar="RUN_A")
-@click.argument("run_b", type=RunRef(), default="last", metavar="[RUN_B]")
+@click.argument("run_a", type=RunRefs(), metavar="RUN_A[,RUN...]")
+@click.argument("run_b", type=RunRefs(), default="last", metavar="[RUN_B[,RUN...]]")
 @click.option(
     "--fail-if",
     "fail_if",
     metavar="slower:PCT",
-    help="Exit with status 10 when any scenario of RUN_B is significantly slower than in RUN_A by more "
-    "than PCT (e.g. slower:5%). For CI pipelines.",
+    help="Exit with status 10 when some scenario of B is slower than in A by more than PCT even at its interval's "
+    "best end (e.g. slower:5%); when the interval straddles PCT the outcome is INCONCLUSIVE (exit 0, a warning). "
+    "For CI pipelines.",
 )
+@margin_option(stored=False)
 @db_option
-def compare_cmd(run_a: int, run_b: int, fail_if: str | None, db: Path | None, as_json: bool) -> None:
-    """Per scenario, the change from RUN_A to RUN_B (default: `last`) in %, with significance.
+def compare_cmd(
+    run_a: tuple[int, ...], run_b: tuple[int, ...], fail_if: str | None, margin: str | None, db: Path | None,
+    as_json: bool,
+) -> None:  # fmt: skip
+    """Per scenario, the change from A to B (default: `last`) in %, with its interval and verdict.
 
-    Overlapping 95% confidence intervals of the medians mean "no change"; no verdict (and no
-    --fail-if) is drawn from a scenario with fewer than 3 samples in either run. Differences in the
+    \b
+    The ratio B/A gets a 95 % interval (Hodges-Lehmann, unpaired) and one word:
+      equivalent    the interval lies within +-MARGIN (5 %) of no change
+      faster/slower the interval excludes no change
+      inconclusive  neither: more samples (or runs) would tell; roughly how many is shown
+    No verdict (and no --fail-if) is drawn from fewer than 3 samples on a side. The interval holds the
+    noise inside the runs, not the drift between runs (5-28 % on a shared machine): give several runs
+    per side (`sshbench compare 3,4 7,8`) to pool them and see their spread. Differences in the
     environment (CPU, crypto flags, versions, emulation, pinning) are printed as warnings.
     """
-    from sshbench.analyse.compare import compare, environment_differences, regressions
+    from sshbench.analyse.compare import compare, environment_differences
+    from sshbench.analyse.compare import fail_if as judge_fail_if
     from sshbench.render.compare import compare_document, print_compare
 
     threshold = parse_fail_if(fail_if) if fail_if else None
+    m = parse_percent(margin, "--margin") if margin else MARGIN_DEFAULT
     store = open_store(db, read_only=True)
-    run_a, run_b = resolve(store, run_a), resolve(store, run_b)
-    a, b = store.run(run_a), store.run(run_b)
-    changes = compare(store.load(run_a).scenarios, store.load(run_b).scenarios)  # a fleet: every host, named
-    diffs = environment_differences(a.environment, b.environment)
-    failing = regressions(changes, threshold) if threshold is not None else None
+    ids_a = [resolve(store, i) for i in run_a]
+    ids_b = [resolve(store, i) for i in run_b]
+    a, b = [store.run(i) for i in ids_a], [store.run(i) for i in ids_b]
+    side_a = [store.load(i).scenarios for i in ids_a]  # a fleet: every host, named
+    changes = compare(side_a, [store.load(i).scenarios for i in ids_b], m)
+    diffs = sorted({d for x in a for y in b for d in environment_differences(x.environment, y.environment)})
+    judged = judge_fail_if(changes, threshold) if threshold is not None else None
     if as_json:
-        click.echo(json.dumps(compare_document(a, b, changes, diffs, failing), indent=2))
+        click.echo(json.dumps(compare_document(a, b, changes, diffs, judged, m), indent=2))
     else:
-        print_compare(out(), a, b, changes, diffs, failing, threshold)
-    if failing:
+        print_compare(out(), a, b, changes, diffs, judged, m)
+    if judged is not None and judged.unsure:
+        err().print(
+            f"sshbench: warning: --fail-if {fail_if}: {len(judged.unsure)} scenario(s) cannot be told: inconclusive, "
+            "not failed (more samples or runs per side would tell)",
+            highlight=False,
+        )
+    if judged is not None and judged.failing:
+        names = " + ".join(map(str, ids_b))
         raise SshbenchError(
-            f"{len(failing)} scenario(s) of run {run_b} are slower than run {run_a} by more than {threshold:g}%",
+            f"{len(judged.failing)} scenario(s) of run {names} are slower than run {' + '.join(map(str, ids_a))} by "
+            f"more than {threshold:g}% even at their interval's best end",
             place="--fail-if",
-            fix="see the table above; rerun both to rule out noise (`sshbench show`)",
+            fix="see the table above; rerun both to rule out drift between runs, and compare several runs per side",
             code=ExitCode.REGRESSION,
         )
 
@@ -201,15 +232,17 @@ def compare_cmd(run_a: int, run_b: int, fail_if: str | None, db: Path | None, as
 @click.argument("run_id", type=RunRef(), required=False, metavar="[RUN]")
 @click.option("--policy", "policy_spec", help=POLICY_HELP + " [default: the run's, else modern]")
 @click.option("--host", help="Host pattern for the ssh_config block [default: the run's remote target].")
+@margin_option(stored=True)
 @db_option
 def recommend_cmd(
-    run_id: int | None, policy_spec: str | None, host: str | None, db: Path | None, as_json: bool
+    run_id: int | None, policy_spec: str | None, host: str | None, margin: str | None, db: Path | None, as_json: bool
 ) -> None:
     """Fastest configuration overall, within a policy, and fastest handshake, as config lines.
 
-    Uses a stored run with throughput (default: the newest). Gains are against what the plain client
-    negotiates today, in % with a conservative interval. Every algorithm the policy excludes is listed
-    with its reason.
+    Uses a stored run with throughput (default: the newest). The pick is made among the fastest and the
+    rows equivalent to it (--margin); gains against what the client negotiates today are in % with a
+    95 % interval paired per round, or "equivalent" / "not told apart" where the data cannot tell.
+    Every algorithm the policy excludes is listed with its reason.
 
     \b
     Policy file example (TOML):
@@ -219,39 +252,55 @@ def recommend_cmd(
       [allow.mac]
       "umac-64-etm@openssh.com" = "accepted on the backup network"
     """
-    from sshbench.analyse import policy, sweep
+    from sshbench.analyse import policy
+    from sshbench.analyse.claims.caveats import measured_under
+    from sshbench.analyse.claims.collect import run_recommendation
     from sshbench.render.console import print_bounds, print_environment
-    from sshbench.render.snippets import host_for, valid_host
+    from sshbench.render.export import sweep_document
+    from sshbench.render.snippets import host_for
     from sshbench.render.sweep import print_recommendation
+
+    store, run_id = _recommend_source(db, run_id)
+    _check_host(host)
+    data = rejudged(store.load(run_id), margin, policy_spec)
+    run = data.run
+    pol = policy.resolve(run.options.policy)
+    if run.fleet is not None:
+        return _recommend_fleet(store, run_id, pol, as_json)
+    if as_json:
+        click.echo(json.dumps(sweep_document(data), indent=2))
+        return
+    rec = run_recommendation(run, data.scenarios, pol)
+    if rec.overall is None:
+        raise SshbenchError(
+            f"run {run_id} has no measured throughput or latency to recommend from",
+            place=f"run {run_id}",
+            fix=f"choose a run listed by `{hints.sshbench('history')}` with throughput results",
+            code=ExitCode.USAGE,
+        )
+    print_environment(out(), run)
+    print_recommendation(out(), rec, host or host_for(run), run.source, measured_under(run.environment))
+    print_bounds(out(), run, data.scenarios)
+
+
+def _recommend_source(db: Path | None, run_id: int | None) -> tuple[Store, int]:
+    """Open the database and find the run to recommend from: the one given, else the newest with throughput."""
     from sshbench.store import default_db_path
 
     if not (db or default_db_path()).exists():
         raise _no_throughput(db or default_db_path())
     store = open_store(db, read_only=True)
-    run_id = resolve(store, run_id) if run_id is not None else _latest_with_throughput(store)
-    run, stored = store.run(run_id), store.scenarios(run_id)
+    return store, resolve(store, run_id) if run_id is not None else _latest_with_throughput(store)
+
+
+def _check_host(host: str | None) -> None:
+    """Refuse a --host that is not a safe Host pattern."""
+    from sshbench.render.snippets import valid_host
+
     if host is not None and not valid_host(host):
         raise SshbenchError(
             f"{host!r} is not a valid Host pattern", place="--host", fix="use a host name or alias", code=ExitCode.USAGE
         )
-    pol = policy.resolve(policy_spec or run.options.policy)
-    if run.fleet is not None:
-        return _recommend_fleet(store, run_id, pol, as_json)
-    full = run.options.full_latency
-    rec = sweep.recommend(stored, run.discovery, pol, full)
-    if as_json:
-        click.echo(json.dumps(sweep.to_document(stored, run.discovery, pol, full), indent=2))
-        return
-    if rec.overall is None:
-        raise SshbenchError(
-            f"run {run_id} has no measured throughput or latency to recommend from",
-            place=f"run {run_id}",
-            fix="choose a run listed by `sshbench history` with throughput results",
-            code=ExitCode.USAGE,
-        )
-    print_environment(out(), run)
-    print_recommendation(out(), rec, host or host_for(run), run.source)
-    print_bounds(out(), run, stored)
 
 
 def _recommend_fleet(store: Store, run_id: int, pol: Policy, as_json: bool) -> None:
@@ -286,7 +335,7 @@ def _no_throughput(path: Path) -> SshbenchError:
     return SshbenchError(
         "no stored run has throughput results",
         place=str(path),
-        fix="run `sshbench sweep` (or `sshbench`) first",
+        fix=f"run `{hints.sshbench('sweep')}` (or `{hints.sshbench()}`) first",
         code=ExitCode.USAGE,
     )
 

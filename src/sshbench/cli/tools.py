@@ -6,15 +6,16 @@ from typing import Any
 
 import click
 
-from sshbench.cli.common import db_option, execute, resuming
-from sshbench.cli.measuring import (
+from sshbench.cli.common import execute, resuming
+from sshbench.cli.decorators import (
     DIRECTIONS,
     algorithm_option,
-    build_options,
+    db_option,
     resume_option,
     sampling_options,
     target_options,
 )
+from sshbench.cli.measuring import build_options
 from sshbench.errors import ExitCode, SshbenchError
 
 TOOLS = ("scp", "sftp", "rsync", "scp-legacy")
@@ -69,16 +70,18 @@ def tools_cmd(**kw: Any) -> None:
     sshbench is killed.
 
     The crypto ceiling of each cipher is `openssl speed -evp` on each side under its limits (over ssh on
-    a remote host that has openssl). The tables end with each tool's rate as a share of plain TCP and of
-    the lower crypto ceiling.
+    a remote host that has openssl). The tables end with each tool's rate as a share of plain TCP (and
+    of the rsync daemon for rsync) and of the lower crypto ceiling. A baseline or ceiling that comes out
+    below an SSH copy it should cap is reported as a failed baseline, with both numbers, never as a share
+    above 100 %.
 
     \b
     Examples:
       sshbench tools
       sshbench tools backup-host --tool rsync --direction up
-      sudo sshbench tools --link gbe --cipher aes128-gcm@openssh.com
-      sudo sshbench tools --preset pi --tool scp,rsync
-      sshbench tools local:tinyssh --tool scp-legacy,rsync
+      sshbench tools --link gbe --cipher aes128-gcm@openssh.com     (as root: --link needs it)
+      sshbench tools --preset pi --tool scp,rsync                    (as root)
+      sshbench tools local:tinyssh --tool scp-legacy,rsync          (as root: TinySSH needs it)
     """
     import dataclasses
 

@@ -44,6 +44,11 @@ class Job:
     on_run: Callable[[int], None] = _ignore  # told the new run's id as soon as it exists
     on_plan: Callable[[Estimate | None], None] = _check_only  # told the plan's estimate before a run is stored
     allows: Callable[[str, str], bool] = _allow_all  # the security policy (a fleet times only what it allows)
+    started: float = dataclasses.field(default_factory=time.monotonic)  # the --max-time budget counts from here
+
+    def elapsed(self) -> float:
+        """Return the seconds this job has run (everything it did is inside its --max-time budget)."""
+        return time.monotonic() - self.started
 
     def plan_ready(self, estimate: Estimate | None) -> None:
         """Hand the plan's time estimate over (the default refuses a plan that does not fit its budget)."""
@@ -58,17 +63,17 @@ class Job:
             run_id = self.store.create_run(self.opts, target, environment)
             self.on_run(run_id)
         leases.keeper().run(self.store.path, run_id)  # if this process dies, its run is marked interrupted
-        return Recording(self.store, run_id, self.opts.plan)
+        return Recording(self.store, run_id, self.opts.plan, self.started)
 
 
 class Recording:
     """One run being measured; also the scheduler's sink, so every sample is stored the moment it is taken."""
 
-    def __init__(self, store: Store, run_id: int, plan: Plan) -> None:
+    def __init__(self, store: Store, run_id: int, plan: Plan, started: float | None = None) -> None:
         self.store, self.run_id, self.plan = store, run_id, plan
         self.ids: dict[str, int] = {}
         self.stored: dict[str, StoredScenario] = {}
-        self.started = time.monotonic()
+        self.started = time.monotonic() if started is None else started  # the job's start: one budget for it all
 
     @contextlib.contextmanager
     def status(self) -> Iterator[None]:
@@ -88,12 +93,11 @@ class Recording:
             leases.keeper().forget(run=self.run_id)
 
     def register(self, scenarios: Sequence[Scenario], unsupported: Sequence[tuple[Scenario, str]] = ()) -> None:
-        """Store the planned scenarios (idempotent on resume), mark unsupported ones, start the time budget."""
+        """Store the planned scenarios (idempotent on resume) and mark unsupported ones."""
         self.ids = self.store.add_scenarios(self.run_id, [*scenarios, *(sc for sc, _ in unsupported)])
         for sc, reason in unsupported:
             self.store.mark_failed(self.ids[sc.key], reason)
         self.stored = {s.scenario.key: s for s in self.store.scenarios(self.run_id)}
-        self.started = time.monotonic()
 
     def samples(self, scenario: Scenario) -> tuple[Sample, ...]:
         """Return what an interrupted invocation stored for a scenario."""

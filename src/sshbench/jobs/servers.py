@@ -14,7 +14,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench import leases
+from sshbench import hints, leases
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import constrain, emulated_link
@@ -95,7 +95,7 @@ def run_servers(job: Job) -> int:
             progress.update("probing what a connection and a transfer cost", 0, 1)
             probes = {name: budget.probe(ssh, running[name].target, opts, tmp) for name in plans}
             planned = [sc for p in plans.values() for sc in (*p.latency, *p.throughput)]
-            job.plan_ready(budget.estimate(planned, opts, lambda sc: probes[sc.server or ""]))
+            job.plan_ready(budget.estimate(planned, opts, lambda sc: probes[sc.server or ""], job.elapsed()))
         env = dataclasses.replace(
             envinfo.collect(ssh),
             emulation=emulated,
@@ -115,10 +115,16 @@ def _none_started(reports: dict[str, ServerReport]) -> None:
     """Fail naming why no server could be started (not installed, or did not start)."""
     reasons = "; ".join(f"{name}: {r.skipped or r.failed}" for name, r in reports.items())
     skipped_only = all(r.skipped for r in reports.values())
+    skipped = [r.skipped or "" for r in reports.values()]
+    fixes = [f"run it as root: `{hints.as_root()}`"] if any("needs root" in s for s in skipped) else []
+    fixes += ["install what is missing, as each reason says"] if any("not found" in s for s in skipped) else []
+    fixes += ["give local:sshd= the absolute path of an executable sshd"] if any(
+        "not an executable" in s for s in skipped) else []  # fmt: skip
+    fixes += ["see why each server did not start, above"] if not skipped_only else []
     raise SshbenchError(
         f"no embedded server could be started ({reasons or 'none requested'})",
         place="sshbench servers",
-        fix="install the servers (scripts/setup installs all three), or name installed ones",
+        fix="; or ".join([*fixes, "name servers that can run here"]),
         code=ExitCode.MISSING_BINARY if skipped_only else ExitCode.SERVER_START,
     )
 

@@ -90,12 +90,23 @@ def constrain(server: LocalServer, opts: JobOptions, link: EmulatedLink | None =
         server.wrappers.append(link.wrap)  # outermost: the server and everything it runs are inside
 
 
+def ceilings_wanted(job: Job, ciphers: list[str], always: bool = False) -> bool:
+    """Return True when a new run measures crypto ceilings: under a link, a CPU limit or an emulated CPU (or
+    `always`)."""
+    opts = job.opts
+    constrained = opts.link or opts.server_cpu or opts.client_cpu or opts.emulate
+    return job.resume is None and bool(ciphers) and bool(constrained or always)
+
+
+def setup_seconds(job: Job, ciphers: list[str], always: bool = False) -> float:
+    """Return the set-up inside the budget: what the job spent so far, and the crypto ceilings still to measure."""
+    return job.elapsed() + (ceilings.duration(ciphers) if ceilings_wanted(job, ciphers, always) else 0.0)
+
+
 def crypto_ceilings(job: Job, ciphers: list[str], where: Endpoint, always: bool = False) -> dict[str, dict[str, float]]:
     """Measure each cipher's crypto ceiling per side for a new run under a link, a CPU limit or an emulated CPU
     (or `always`); a remote host's side over ssh."""
-    opts = job.opts
-    constrained = opts.link or opts.server_cpu or opts.client_cpu or opts.emulate
-    if job.resume is not None or not ciphers or not (constrained or always):
+    if not ceilings_wanted(job, ciphers, always):
         return {}
     job.progress.update("measuring crypto ceilings (openssl speed, each side under its limits)", 0, 1)
     if where.server is not None:
@@ -160,7 +171,8 @@ def run_job(job: Job) -> int:
             require_connectable(disc, where.target)
             if job.resume is None:
                 found = budget.probe(ssh, where.target, opts, tmp)
-                job.plan_ready(budget.estimate([*lat, *thr], opts, lambda sc: found))
+                setup = setup_seconds(job, [sc.cipher for sc in thr if sc.cipher])
+                job.plan_ready(budget.estimate([*lat, *thr], opts, lambda sc: found, setup))
         env = target_environment(
             envinfo.collect(ssh),
             disc,

@@ -18,6 +18,7 @@ from sshbench.jobs.single import (
     emulated_link,
     open_target,
     require_connectable,
+    setup_seconds,
     target_environment,
 )
 from sshbench.measure import budget
@@ -107,7 +108,8 @@ def run_tools(job: Job) -> int:
         scenarios = plan_tools(opts.tools or SSH_TOOLS, pairs, opts.directions, plain=plain is not None)
         if job.resume is None:
             found = budget.probe(bins.ssh, where.target, opts, local)
-            job.plan_ready(budget.estimate(scenarios, opts, lambda sc: found))
+            setup = setup_seconds(job, [c for c, _ in pairs], always=True)
+            job.plan_ready(budget.estimate(scenarios, opts, lambda sc: found, setup))
         base = envinfo.collect(bins.ssh)
         env = target_environment(
             base,

@@ -1,11 +1,12 @@
 """Does a plan fit its --max-time budget? Probe what one connection and one transfer cost, then estimate.
 
-Before anything is stored, one connection and one calibration-sized download with the client's default
-algorithms are timed. From them the warm-ups (a connection; a calibration transfer) and one round (one
-sample of every scenario) are estimated. A plan whose warm-ups alone exceed the budget, or that leaves
-fewer rounds than a rank needs, is refused with what would fit. Slow ciphers (3DES, CBC) take longer than
-the default cipher the probe used, so the estimate is a lower bound: the run still ends `incomplete` if
-the budget runs out.
+The budget covers the whole job: building and checking an emulated link, discovery, the probes, the crypto
+ceilings, the warm-ups and the rounds. Before anything is stored, one connection and one calibration-sized
+download with the client's default algorithms are timed. From them the warm-ups (a connection; a calibration
+transfer) and one round (one sample of every scenario) are estimated. A plan whose set-up and warm-ups alone
+exceed the budget, or that leaves fewer rounds than a rank needs, is refused with what would fit. Slow ciphers
+(3DES, CBC) take longer than the default cipher the probe used, so the estimate is a lower bound: the run still
+ends `incomplete` if the budget runs out.
 """
 
 from __future__ import annotations
@@ -55,13 +56,15 @@ class Estimate:
     warmup: float  # seconds for every warm-up sample
     per_round: float  # seconds for one sample of every scenario
     budget: float | None
+    setup: float = 0.0  # seconds the job has spent before measuring (link check, discovery, probes) plus its ceilings
 
     @property
     def rounds(self) -> int | None:
-        """Return the rounds that fit after the warm-ups (None without a budget)."""
+        """Return the rounds that fit after the set-up and the warm-ups (None without a budget)."""
         if self.budget is None:
             return None
-        return max(0, math.floor((self.budget - self.warmup) / self.per_round)) if self.per_round > 0 else 0
+        left = self.budget - self.setup - self.warmup
+        return max(0, math.floor(left / self.per_round)) if self.per_round > 0 else 0
 
     def describe(self) -> str:
         """Return the plan in one line, for the user to see before measuring."""
@@ -70,7 +73,8 @@ class Estimate:
             for n, word in ((self.connections, "connection"), (self.transfers, "transfer"))
             if n
         )
-        line = f"Plan: {what}; warm-ups ~{_secs(self.warmup)}, then ~{_secs(self.per_round)} per round"
+        setup = f"set-up ~{_secs(self.setup)} (link check, discovery, probes, crypto ceilings), " if self.setup else ""
+        line = f"Plan: {what}; {setup}warm-ups ~{_secs(self.warmup)}, then ~{_secs(self.per_round)} per round"
         if self.budget is not None:
             line += f": ~{self.rounds} rounds fit the {_secs(self.budget)} budget (--max-time)"
         return line
@@ -81,16 +85,17 @@ class Estimate:
             return None
         n = self.connections + self.transfers
         they = f"{n} scenario{'s need' if n != 1 else ' needs'}"
-        if self.warmup >= self.budget:
-            return f"{they} ~{_secs(self.warmup)} of warm-ups; the budget is {_secs(self.budget)}"
+        setup = f"~{_secs(self.setup)} of set-up and " if self.setup else ""
+        if self.setup + self.warmup >= self.budget:
+            return f"{they} {setup}~{_secs(self.warmup)} of warm-ups; the budget is {_secs(self.budget)}"
         return (
-            f"{they} ~{_secs(self.warmup)} of warm-ups and ~{_secs(self.per_round)} per round; "
+            f"{they} {setup}~{_secs(self.warmup)} of warm-ups and ~{_secs(self.per_round)} per round; "
             f"the {_secs(self.budget)} budget leaves {self.rounds} round(s) and a rank needs {MIN_RANKED}"
         )
 
     def needed(self) -> float:
         """Return the budget that would give every row the samples a rank needs."""
-        return self.warmup + MIN_RANKED * self.per_round
+        return self.setup + self.warmup + MIN_RANKED * self.per_round
 
 
 def _secs(seconds: float) -> str:
@@ -102,9 +107,10 @@ def _secs(seconds: float) -> str:
 
 
 def estimate(
-    scenarios: Sequence[Scenario], opts: JobOptions, probe_for: Callable[[Scenario], Probe | None]
+    scenarios: Sequence[Scenario], opts: JobOptions, probe_for: Callable[[Scenario], Probe | None], setup: float = 0.0
 ) -> Estimate | None:
-    """Estimate a plan's time from probed costs (None when there is nothing to measure or no probe)."""
+    """Estimate a plan's time from probed costs (None when there is nothing to measure or no probe); `setup`: what
+    the job spent before measuring and will spend on its crypto ceilings, inside the same budget."""
     if not scenarios:
         return None
     warmup = per_round = 0.0
@@ -122,7 +128,7 @@ def estimate(
         warmup += (p.connection + calibration / MB / p.rate) * opts.plan.warmup
         per_round += p.connection + size / MB / p.rate
     lat = sum(1 for sc in scenarios if sc.kind is Kind.LATENCY)
-    return Estimate(lat, len(scenarios) - lat, warmup, per_round, opts.plan.max_time)
+    return Estimate(lat, len(scenarios) - lat, warmup, per_round, opts.plan.max_time, setup)
 
 
 def check(est: Estimate | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import STRICT_PROFILE, Direction, JobOptions, Kind, Scenario, is_aead
 from sshbench.records import Discovery
@@ -32,7 +33,7 @@ def check_requested(kind: str, requested: Sequence[str], client: Sequence[str], 
             raise SshbenchError(
                 f"{name!r} is not a valid {kind} name",
                 place=f"--{kind}",
-                fix="list valid names with `sshbench algos`",
+                fix=f"list valid names with `{hints.sshbench('algos')}`",
                 code=ExitCode.USAGE,
             )
         if name not in client:

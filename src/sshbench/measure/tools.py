@@ -13,7 +13,8 @@ Commands (fixed argv, no shell; algorithm names were validated before planning):
   `-O` (the original SCP protocol: the server runs `scp -f`/`scp -t`, for servers without SFTP such as TinySSH).
 - sftp: `sftp -q -b BATCH -F CONFIG -o ... ALIAS` with `get`/`put` in the batch file.
 - rsync: `rsync --whole-file --inplace -e 'ssh -F CONFIG -o ...' SRC ALIAS:DST`.
-- tcp: socat from the file to a socat listener that writes the file (or from one that sends `outbox/file`).
+- tcp: socat from the file to a socat listener that writes the file (or from one that sends `outbox/file`), both
+  with 1 MiB blocks (`-b`).
 - rsyncd: `rsync --whole-file --inplace` to or from `rsync://ADDRESS:PORT/sshbench/` (a plaintext daemon).
 """
 
@@ -38,6 +39,7 @@ LEGACY_SCP = "scp-legacy"  # `scp -O`: the original SCP protocol (a remote `scp 
 PLAIN_TOOLS = ("tcp", "rsyncd")
 PROBE = 0.01
 MB = 1_000_000
+SOCAT_BLOCK = 2**20
 
 
 @dataclass(frozen=True)
@@ -114,10 +116,10 @@ class ToolSampler:
             return [b.rsync, "--whole-file", "--inplace", "-e", shell, *ends]
         p = self.plain
         assert p is not None, "plaintext baselines run against embedded servers only"
-        if sc.tool == "tcp":
+        if sc.tool == "tcp":  # 1 MiB blocks: socat's 8 KiB default holds the baseline below scp (docs/BENCHMARKS.md)
             if down:
-                return [b.socat, "-u", f"TCP:{p.address}:{p.tcp_down}", f"CREATE:{dest}"]
-            return [b.socat, "-u", f"OPEN:{source}", f"TCP:{p.address}:{p.tcp_up}"]
+                return [b.socat, "-u", "-b", str(SOCAT_BLOCK), f"TCP:{p.address}:{p.tcp_down}", f"CREATE:{dest}"]
+            return [b.socat, "-u", "-b", str(SOCAT_BLOCK), f"OPEN:{source}", f"TCP:{p.address}:{p.tcp_up}"]
         url = f"rsync://{p.address}:{p.rsyncd}/{p.module}"
         ends = [f"{url}/{PurePosixPath(source).name}", dest] if down else [source, f"{url}/inbox/file"]
         return [b.rsync, "--whole-file", "--inplace", *ends]

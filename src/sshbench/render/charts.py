@@ -212,7 +212,7 @@ def dimension_figures(dims: Sequence[DimensionRow], prefix: str) -> list[Figure]
         data = [
             {"label": d.algorithm, "direction": DIRECTION_NAMES.get(d.direction or "", "both"),
              "median": d.estimate.median * scale, "low": d.estimate.low * scale, "high": d.estimate.high * scale}
-            for d in dims if d.kind == kind
+            for d in dims if d.kind == kind and d.estimate is not None
         ]  # fmt: skip
         if data:
             group = "direction" if any(d.direction for d in dims if d.kind == kind) else None
@@ -236,7 +236,10 @@ def compare_figure(changes: Sequence[Change], a: int, b: int) -> list[Figure]:
             x=alt.X("percent:Q", title="% change (throughput: + is faster; connection time: + is slower)"),
             color=alt.Color(
                 "verdict:N",
-                scale=alt.Scale(domain=["faster", "slower", "no change"], range=["#2e7d32", "#c62828", "#9e9e9e"]),
+                scale=alt.Scale(
+                    domain=["faster", "slower", "equivalent", "inconclusive", "too few samples"],
+                    range=["#2e7d32", "#c62828", "#9e9e9e", "#f9a825", "#bdbdbd"],
+                ),
             ),
             tooltip=["label:N", alt.Tooltip("percent:Q", format="+.1f"), "verdict:N"],
         )

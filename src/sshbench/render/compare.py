@@ -1,4 +1,5 @@
-"""Presentation of `compare`: environment warnings, per-scenario changes, a summary line; and its JSON."""
+"""Presentation of `compare`: environment warnings, per-scenario changes with their verdicts, a summary line, the
+`--fail-if` outcome; and its JSON."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from sshbench.analyse.compare import Change
+from sshbench.analyse.claims.core import margin_text
+from sshbench.analyse.compare import DRIFT, Change, FailIf
 from sshbench.model import Metric
-from sshbench.records import RunRecord
 from sshbench.render.console import ci_cell
 from sshbench.render.layout import Column, build, fit
 from sshbench.stats import MIN_RANKED, Summary
 
-VERDICT_STYLE = {"faster": "green", "slower": "red", "no change": "dim"}
+VERDICT_STYLE = {"faster": "green", "slower": "red", "equivalent": "dim", "inconclusive": "yellow"}
+WORDS = ("equivalent", "faster", "slower", "inconclusive")
 
 
 def format_value(metric: Metric, s: Summary | None) -> str:
@@ -25,61 +27,120 @@ def format_value(metric: Metric, s: Summary | None) -> str:
     return f"{metric.format(s.median)} ({ci_cell(s, metric.format)})"
 
 
-def compare_columns(changes: Sequence[Change], a: int, b: int) -> list[Column]:
-    """Return the comparison's columns: scenario, unit, A, B, change and verdict."""
+def ratio_cell(c: Change) -> str:
+    """Return the interval of B/A as a change in %: `-22 % .. -18 %` ('' without a verdict)."""
+    if c.judged is None:
+        return ""
+    r = c.judged.ratio
+    return f"{100 * (r.low - 1):+.1f}% .. {100 * (r.high - 1):+.1f}%"
+
+
+def verdict_cell(c: Change) -> str:
+    """Return the verdict, with how many more samples would likely decide an inconclusive one."""
+    more = c.judged.more if c.judged else None
+    word = c.verdict + (f" (~{more} more samples each)" if c.verdict == "inconclusive" and more else "")
+    return f"[{VERDICT_STYLE.get(c.verdict, 'yellow')}]{word}[/]"
+
+
+def compare_columns(changes: Sequence[Change], a: str, b: str) -> list[Column]:
+    """Return the comparison's columns: scenario, unit, A, B, change, its interval and the verdict."""
     return [
         Column("scenario", tuple(c.scenario.label for c in changes), fold=True),
         Column("unit", tuple(c.scenario.metric.unit for c in changes)),
-        Column(f"run {a} median (CI)", tuple(format_value(c.scenario.metric, c.a) for c in changes), right=True),
-        Column(f"run {b} median (CI)", tuple(format_value(c.scenario.metric, c.b) for c in changes), right=True),
+        Column(f"{a} median (CI)", tuple(format_value(c.scenario.metric, c.a) for c in changes), right=True),
+        Column(f"{b} median (CI)", tuple(format_value(c.scenario.metric, c.b) for c in changes), right=True),
         Column("change", tuple("" if c.percent is None else f"{c.percent:+.1f}%" for c in changes), right=True),
-        Column("verdict", tuple(f"[{VERDICT_STYLE.get(c.verdict, 'yellow')}]{c.verdict}[/]" for c in changes)),
+        Column("95% interval", tuple(ratio_cell(c) for c in changes), right=True),
+        Column("verdict", tuple(verdict_cell(c) for c in changes)),
     ]
 
 
-def compare_table(changes: Sequence[Change], a: int, b: int, width: int | None = None) -> Table:
+def compare_table(changes: Sequence[Change], a: str, b: str, width: int | None = None) -> Table:
     """Return one row per scenario, fitted to `width`."""
     shown, _ = fit(compare_columns(changes, a, b), width)
     return build(shown)
 
 
+def side_name(runs: Sequence[int]) -> str:
+    """Return how a side is named: `run 3`, or `runs 3+4` for several."""
+    return f"run {runs[0]}" if len(runs) == 1 else "runs " + "+".join(str(r) for r in runs)
+
+
+def explanation(a: Sequence[int], b: Sequence[int], margin: float) -> list[str]:
+    """Return the lines that say what the verdicts mean and what the intervals do not hold."""
+    several = len(a) > 1 or len(b) > 1
+    pooled = "; each side's runs are pooled" if several else ""
+    drift = (
+        "the spread of each side's run medians is shown below" if several
+        else "give several runs per side (compare 3,4 7,8) to see it"
+    )  # fmt: skip
+    return [
+        f"{side_name(b)} against {side_name(a)}: the change of the median and the 95 % interval of B/A (Hodges-Lehmann"
+        f", unpaired){pooled}. equivalent = the interval lies {margin_text(margin)}; faster/slower = it excludes 0; "
+        "inconclusive = neither.",
+        f"  {DRIFT}: {drift}.",
+    ]
+
+
 def print_compare(
-    console: Console,
-    a: RunRecord,
-    b: RunRecord,
-    changes: Sequence[Change],
-    env_diffs: Sequence[str],
-    failing: Sequence[Change] | None,
-    threshold: float | None,
-) -> None:
-    """Print the comparison, then the --fail-if verdict when one was asked for."""
-    console.print(f"Run {a.id} ({a.kind}, {a.target}) -> run {b.id} ({b.kind}, {b.target})", highlight=False)
+    console: Console, a: Sequence[Any], b: Sequence[Any], changes: Sequence[Change], env_diffs: Sequence[str],
+    judged: FailIf | None, margin: float,
+) -> None:  # fmt: skip
+    """Print the comparison, then the --fail-if outcome when one was asked for."""
+    ids_a, ids_b = [r.id for r in a], [r.id for r in b]
+    heads = [f"{side_name([r.id])} ({r.kind}, {r.target})" for r in (*a, *b)]
+    console.print(" + ".join(heads[: len(a)]) + " -> " + " + ".join(heads[len(a):]), highlight=False)
     for line in env_diffs:
         console.print(f"[yellow]! environment {line}[/]: the change may come from this, not from SSH", highlight=False)
-    console.print(f"Run {b.id} against run {a.id} (overlapping 95% CIs = no change)", style="bold", highlight=False)
-    console.print(compare_table(changes, a.id, b.id, console.width))
-    counts = {v: sum(1 for c in changes if c.verdict == v) for v in ("faster", "slower", "no change")}
+    lines = explanation(ids_a, ids_b, margin)
+    console.print(lines[0], style="bold", highlight=False)
+    console.print(lines[1], highlight=False)
+    console.print(compare_table(changes, side_name(ids_a), side_name(ids_b), console.width))
+    _print_spread(console, changes)
+    counts = {w: sum(1 for c in changes if c.verdict == w) for w in WORDS}
     few = sum(1 for c in changes if c.verdict == "too few samples")
     if few:
-        console.print(f"  no verdict for {few} scenario(s) with fewer than {MIN_RANKED} samples in a run")
+        console.print(f"  no verdict for {few} scenario(s) with fewer than {MIN_RANKED} samples on a side")
     others = len(changes) - sum(counts.values()) - few
-    summary = f"{counts['faster']} faster, {counts['slower']} slower, {counts['no change']} no change"
-    console.print(summary + (f", {others} in one run only" if others else ""), highlight=False)
-    if threshold is not None and failing is not None:
-        if failing:
-            names = "; ".join(f"{c.scenario.label} {c.slower_by:.1f}% slower" for c in failing)
-            console.print(f"[red]FAIL[/]: slower than {threshold:g}%: {names}", highlight=False)
-        else:
-            console.print(f"[green]PASS[/]: nothing significantly slower than {threshold:g}%", highlight=False)
+    summary = ", ".join(f"{n} {w}" for w, n in counts.items())
+    console.print(summary + (f", {others} on one side only" if others else ""), highlight=False)
+    if judged is not None:
+        _print_fail_if(console, judged)
+
+
+def _print_spread(console: Console, changes: Sequence[Change]) -> None:
+    """Print how far apart the runs of each side are, where a side has several."""
+    for side, field in (("A", "spread_a"), ("B", "spread_b")):
+        spreads = [s for c in changes if (s := getattr(c, field)) is not None]
+        if spreads:
+            console.print(f"  side {side}: its runs' medians of one scenario differ by up to {max(spreads):.1%} "
+                          f"(median {sorted(spreads)[len(spreads) // 2]:.1%})", highlight=False)  # fmt: skip
+
+
+def _print_fail_if(console: Console, judged: FailIf) -> None:
+    """Print FAIL, PASS or INCONCLUSIVE for --fail-if."""
+    limit = f"{judged.threshold:g}%"
+    if judged.failing:
+        names = "; ".join(f"{c.scenario.label} at least {c.slower_by:.1f}% slower" for c in judged.failing)
+        console.print(f"[red]FAIL[/]: slower by more than {limit}: {names}", highlight=False)
+    if judged.unsure:
+        names = "; ".join(c.scenario.label for c in judged.unsure)
+        console.print(f"[yellow]INCONCLUSIVE[/]: cannot tell whether these are slower by more than {limit}: {names}"
+                      " (more samples or runs per side would tell)", highlight=False)  # fmt: skip
+    if not judged.failing and not judged.unsure:
+        console.print(f"[green]PASS[/]: nothing is slower by more than {limit}", highlight=False)
 
 
 def compare_document(
-    a: RunRecord, b: RunRecord, changes: Sequence[Change], diffs: Sequence[str], failing: Sequence[Change] | None
-) -> dict[str, Any]:
+    a: Sequence[Any], b: Sequence[Any], changes: Sequence[Change], diffs: Sequence[str], judged: FailIf | None,
+    margin: float,
+) -> dict[str, Any]:  # fmt: skip
     """Return the comparison as JSON-ready data."""
     return {
-        "run_a": a.id,
-        "run_b": b.id,
+        "run_a": a[0].id if len(a) == 1 else [r.id for r in a],
+        "run_b": b[0].id if len(b) == 1 else [r.id for r in b],
+        "margin": margin,
+        "note": DRIFT,
         "environment_differences": list(diffs),
         "changes": [
             {
@@ -92,8 +153,12 @@ def compare_document(
                 "b_n": c.b.n if c.b else None,
                 "percent": c.percent,
                 "verdict": c.verdict,
+                "ratio": c.judged.to_dict() if c.judged else None,
+                "spread_a": c.spread_a,
+                "spread_b": c.spread_b,
             }
             for c in changes
         ],
-        "failing": None if failing is None else [c.scenario.label for c in failing],
+        "failing": None if judged is None else [c.scenario.label for c in judged.failing],
+        "inconclusive": None if judged is None else [c.scenario.label for c in judged.unsure],
     }

@@ -9,17 +9,20 @@ import socket
 from collections.abc import Callable, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from sshbench.analyse import bounds
+from sshbench import hints
 from sshbench.analyse import policy as policies
+from sshbench.analyse.claims import bounds
+from sshbench.analyse.claims.core import Claim, ClaimKind
+from sshbench.analyse.claims.fastest import fastest_claims
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
-from sshbench.analyse.winners import Pick, pick
 from sshbench.environment import Environment, LinkInfo
 from sshbench.errors import SshbenchError
 from sshbench.model import RunStatus
-from sshbench.records import Discovery, RunRecord, StoredScenario
+from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
 
@@ -156,11 +159,12 @@ def result_table(rows: Sequence[Row], width: int | None = None) -> tuple[Table, 
 def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     """Return the lines printed under a result table: failures, warnings, unranked rows."""
     lines = [
-        f"  {'n/a' if r.failure.startswith('unsupported') else '[red]failed[/]'} {r.scenario.label}: {r.failure}"
+        f"  {'n/a' if r.failure.startswith('unsupported') else '[red]failed[/]'} {escape(r.scenario.label)}: "
+        f"{escape(r.failure)}"
         for r in rows
         if r.summary is None and r.failure
     ]
-    lines += [f"  [yellow]![/] {r.scenario.label}: {r.warning}" for r in rows if r.warning]
+    lines += [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in rows if r.warning]
     if any(r.warning for r in rows):
         lines.append(f"  [yellow]![/] {REMEDY}")
     unranked = [r for r in rows if r.summary is not None and not r.summary.rankable]
@@ -171,7 +175,8 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
         lines.append(f"  pending: {pending} row(s) not measured yet")
     failed = sum(r.failed_samples for r in rows)
     if failed and run_id is not None:
-        lines.append(f"  {failed} failed sample(s) kept in the database (`sshbench export {run_id}`)")
+        how = escape(hints.sshbench("export", str(run_id)))
+        lines.append(f"  {failed} failed sample(s) kept in the database (`{how}`)")
     return lines
 
 
@@ -184,84 +189,52 @@ def print_table(console: Console, title: str, table: Table, note: str | None, li
 
 
 def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
-    """Print every result group of a run, its warnings, and the one-line answer."""
-    by_group = ranked(stored, run.options.plan.ci_target)
+    """Print every result group of a run, its warnings, what bounds its rates, and who is fastest."""
+    by_group = ranked(stored, run.options.plan.ci_target, run.options.margin)
     for rows in by_group.values():
         sc = rows[0].scenario
         table, note = result_table(rows, console.width)
         print_table(console, sc.metric.group(sc).title, table, note, row_notes(rows, run.id))
     print_bounds(console, run, stored)
-    for line in fastest_lines(by_group, run.discovery, run.options.policy):
-        console.print(line, highlight=False)
+    print_claims(console, "Fastest here:", fastest_claims(by_group, run.discovery, policy_of(run), run.options.margin))
+    if any(g in by_group for g in ("download", "upload", "latency")):
+        console.print(f"  `{hints.sshbench('recommend', str(run.id))}` turns this into config lines under a security "
+                      "policy (--policy)", highlight=False, markup=False)  # fmt: skip
     print_unfinished(console, run)
+
+
+def print_claims(console: Console, title: str, claims: Sequence[Claim]) -> None:
+    """Print claims under a title, one sentence each (caveats marked !)."""
+    if not claims:
+        return
+    if title:
+        console.print(title, style="bold", highlight=False)
+    for claim in claims:
+        mark = "! " if claim.kind is ClaimKind.CAVEAT or claim.kind is ClaimKind.CEILING else ""
+        console.print(f"  {mark}{claim.text}", highlight=False, markup=False)
 
 
 def print_bounds(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
     """Say what bounds the rates of a run across an emulated link or under a CPU limit."""
     lim = bounds.limits(run.environment)
-    lines = bounds.summary_lines(ranked(stored, run.options.plan.ci_target), lim) if lim else []
-    if lines:
-        console.print("What bounds these rates:", style="bold")
-        for line in lines:
-            console.print(f"  {line}", highlight=False, markup=False)
+    if lim is not None:
+        claims = bounds.bound_claims(ranked(stored, run.options.plan.ci_target, run.options.margin), lim)
+        print_claims(console, "What bounds these rates:", claims)
 
 
 def print_unfinished(console: Console, run: RunRecord) -> None:
     """Say how to finish a run that did not complete."""
     if run.status is not RunStatus.COMPLETE:
-        how = f"sshbench {run.kind.resume_command} --resume {run.id}"
-        console.print(f"[yellow]Run {run.id} is {run.status}[/]: finish it with `{how}`")
+        how = hints.sshbench(run.kind.resume_command, "--resume", str(run.id))
+        console.print(f"[yellow]Run {run.id} is {run.status}[/]: finish it with `{escape(how)}`")
 
 
-def _policy(spec: str) -> Policy:
+def policy_of(run: RunRecord) -> Policy:
     """Return the run's policy, or `modern` when its policy file is gone."""
     try:
-        return policies.resolve(spec)
+        return policies.resolve(run.options.policy)
     except SshbenchError:
         return policies.builtin("modern")
-
-
-def _pick_text(p: Pick) -> str:
-    """Describe a pick: the outright winner, or the tied group and the policy's choice within it."""
-    metric = p.chosen.scenario.metric
-
-    def named(r: Row) -> str:
-        """Return a row's algorithms and its median with unit."""
-        value = metric.format(r.summary.median) if r.summary else "-"
-        return f"{metric.labels.name(r.scenario)} ({value} {metric.unit})"
-
-    if p.outright and p.chosen is p.tied[0]:
-        return named(p.chosen)
-    if p.chosen not in p.tied:
-        tied = ", ".join(metric.labels.name(r.scenario) for r in p.tied)
-        none = f"{p.policy} allows none of the {len(p.tied)} tied for first ({tied})"
-        return f"{named(p.tied[0])}, but {none} and picks {named(p.chosen)}"
-    others = ", ".join(metric.labels.name(r.scenario) for r in p.tied if r is not p.chosen)
-    return f"{len(p.tied)} statistically tied; {p.policy} picks {named(p.chosen)}; also tied: {others}"
-
-
-def fastest_lines(by_group: dict[str, list[Row]], discovery: Discovery | None, policy_spec: str) -> list[str]:
-    """Return the 'fastest here' answer: winners only where significant, else tied groups and the policy's pick."""
-    pol = _policy(policy_spec)
-    default = discovery.default() if discovery else None
-    parts, notes = [], []
-    for group, word in (("download", "download"), ("upload", "upload"), ("latency", "quickest connection")):
-        p = pick(by_group.get(group, []), pol, default)
-        if p is None:
-            continue
-        parts.append(f"{word} {_pick_text(p)}{_rating_note(discovery, 'kex', p.chosen.scenario.kex)}")
-        if p.loses:
-            notes.append(f"  [yellow]![/] {p.loses}")
-    if not parts:
-        return []
-    head = "[bold]Fastest here:[/] " + "; ".join(parts)
-    return [head, *notes, "  `sshbench recommend` turns this into config lines under a security policy (--policy)"]
-
-
-def _rating_note(discovery: Discovery | None, kind: str, name: str | None) -> str:
-    """Return ' (ssh-audit: fail)' when the algorithm is rated fail or warn, else ''."""
-    rating = discovery.rating(kind, name) if discovery and name else None
-    return f" (ssh-audit: {rating})" if rating in ("fail", "warn") else ""
 
 
 def _target(run: RunRecord) -> str:
@@ -315,8 +288,9 @@ def fmt_bits(bits: float) -> str:
     return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
 
 
-def print_environment(console: Console, run: RunRecord) -> None:
-    """Print the run header: target, CPU, versions, server settings, pinning, emulation."""
+def environment_lines(run: RunRecord) -> list[str]:
+    """Return the run header: target, CPU, versions, server settings, pinning, limits, link, ceilings, emulation,
+    and the options that shaped the measurement."""
     env = run.environment
     server = f"; server {env.server_banner}" if env.server_banner else ""
     lines = [
@@ -351,4 +325,21 @@ def print_environment(console: Console, run: RunRecord) -> None:
             f"{emu.evidence_tool}: native {emu.native_mbps or 0:.0f} MB/s, "
             f"emulated {emu.emulated_mbps or 0:.0f} MB/s; not affected: {emu.not_affected}"
         )
-    console.print("\n".join(lines), highlight=False, markup=False)
+    return lines
+
+
+def options_line(run: RunRecord) -> str:
+    """Return the options that shaped a run's measurement, in words."""
+    o = run.options
+    plan = o.plan
+    budget = "no time budget" if plan.max_time is None else f"--max-time {plan.max_time:g} s"
+    ways = "+".join(d.value for d in o.directions)
+    size = "--size auto" if o.size is None else f"--size {o.size // 2**20} MiB"
+    return (f"  options: {budget}; rounds {plan.min_rounds}-{plan.max_rounds}, CI target {plan.ci_target:.0%}, "
+            f"margin {o.margin:.0%}, {plan.warmup} warm-up(s); directions {ways}; {size}, payload {o.payload}; "
+            f"policy {o.policy}; pinning {'on' if o.pin else 'off'}")  # fmt: skip
+
+
+def print_environment(console: Console, run: RunRecord) -> None:
+    """Print the run header."""
+    console.print("\n".join(environment_lines(run)), highlight=False, markup=False)

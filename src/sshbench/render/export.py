@@ -10,14 +10,19 @@ import csv
 import dataclasses
 import io
 import json
+import re
 import shlex
 import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from sshbench.analyse import bounds, fleet, policy, sweep
+from sshbench.analyse import fleet, policy, sweep
+from sshbench.analyse.claims import bounds
+from sshbench.analyse.claims.baselines import efficiency
+from sshbench.analyse.claims.collect import run_claims, run_recommendation
 from sshbench.analyse.results import Row, ranked
-from sshbench.model import Direction, Kind, Sample, Scenario
+from sshbench.errors import SshbenchError
+from sshbench.model import Direction, Kind, RunKind, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun, StoredScenario
 
 CSV_COLUMNS = (
@@ -47,14 +52,61 @@ CSV_COLUMNS = (
 
 
 def analysis(stored: StoredRun) -> dict[str, Any] | None:
-    """Return a sweep's or a fleet's derived results under the run's policy (computed on read), else None."""
+    """Return a sweep's, a `tools` run's or a fleet's derived results under the run's policy (computed on read),
+    else None."""
     run = stored.run
     if run.fleet is not None:
         return fleet.to_document(stored, policy.resolve(run.options.policy))
-    if not run.kind.sweep:
-        return None
-    pol = policy.resolve(run.options.policy)
-    return sweep.to_document(stored.scenarios, run.discovery, pol, run.options.full_latency)
+    if run.kind.sweep:
+        return sweep_document(stored)
+    if run.kind is RunKind.TOOLS:
+        return tools_document(stored)
+    return None
+
+
+def sweep_document(stored: StoredRun, top: int = 10) -> dict[str, Any]:
+    """Return a sweep's derived results: dimensions, the top combinations, the recommendation."""
+    run, scenarios = stored.run, stored.scenarios
+    combos = sweep.combinations(scenarios)
+    ways = sweep.measured_directions(scenarios)
+    rec = run_recommendation(run, scenarios, _policy(run))
+    return {
+        "design": "full cartesian product" if run.options.full_latency else "factorised",
+        "directions": list(ways),
+        "dimensions": [dataclasses.asdict(r) for r in sweep.dimensions(scenarios, run.options.full_latency)],
+        "top": [
+            {"cipher": c.cipher, "mac": c.mac, "label": c.label, "predicted": c.predicted,
+             "rates": {d: dataclasses.asdict(e) for d, e in c.rates.items()},
+             "combined": {"over": sweep.ways_text(c.directions), **dataclasses.asdict(c.combined)}}
+            for c in combos[:top]
+        ],
+        "not_predicted": sweep.predictions(scenarios)[1],
+        "recommendation": rec.to_dict(),
+    }
+
+
+def tools_document(stored: StoredRun) -> dict[str, Any]:
+    """Return a `tools` run's efficiency per direction: each copy's shares and the baselines that failed."""
+    run = stored.run
+    groups = ranked(stored.scenarios, run.options.plan.ci_target, run.options.margin)
+    out: dict[str, Any] = {}
+    for group, way in (("tool download", "download"), ("tool upload", "upload")):
+        items = efficiency(groups.get(group, []), run.environment.crypto_ceilings)
+        out[way] = [
+            {"row": e.row.scenario.metric.labels.name(e.row.scenario), "tool": e.row.scenario.tool,
+             "MBps": e.row.summary.median if e.row.summary else None, "of_tcp": e.of_tcp, "of_rsyncd": e.of_rsyncd,
+             "of_crypto": e.of_crypto, "failed_baselines": list(e.failed)}
+            for e in items
+        ]  # fmt: skip
+    return {"efficiency": out}
+
+
+def _policy(run: RunRecord) -> policy.Policy:
+    """Return the run's policy, or `modern` when its policy file is gone."""
+    try:
+        return policy.resolve(run.options.policy)
+    except SshbenchError:
+        return policy.builtin("modern")
 
 
 UNITS = {
@@ -77,24 +129,26 @@ def run_document(stored: StoredRun) -> dict[str, Any]:
     run = stored.run
     if run.fleet is not None:  # hosts are not ranked against each other: each host's results on their own
         return _document(stored, _host_results(stored))
-    return _document(stored, _results(stored.scenarios, run.options.plan.ci_target, bounds.limits(run.environment)))
+    return _document(stored, _results(stored.scenarios, run, bounds.limits(run.environment)))
 
 
 def _host_results(stored: StoredRun) -> dict[str, Any]:
     """Return a fleet's results per host, each host's rows ranked among themselves."""
-    ci = stored.run.options.plan.ci_target
-    return {
-        h.name: _results([st for st in stored.scenarios if st.scenario.server == h.name], ci) for h, _ in stored.hosts
-    }
+    run = stored.run
+    return {h.name: _results([st for st in stored.scenarios if st.scenario.server == h.name], run)
+            for h, _ in stored.hosts}  # fmt: skip
+
+
+NO_LIMITS = "no emulated link, CPU limit or emulated CPU in this run: nothing known to diagnose the rate against"
 
 
 def _results(
-    scenarios: Sequence[StoredScenario], ci_target: float, limits: bounds.Limits | None = None
+    scenarios: Sequence[StoredScenario], run: RunRecord, limits: bounds.Limits | None = None
 ) -> dict[str, Any]:
-    """Return each result group's ranked rows as JSON-ready dicts (with what bounds each rate, under a link or a
-    CPU limit)."""
+    """Return each result group's ranked rows as JSON-ready dicts, with each row's standing against its group's
+    leader and what bounds each rate."""
     results = {}
-    for name, rows in ranked(scenarios, ci_target).items():
+    for name, rows in ranked(scenarios, run.options.plan.ci_target, run.options.margin).items():
         results[name] = [
             {
                 "scenario": row.scenario.to_dict(),
@@ -102,22 +156,29 @@ def _results(
                 "summary": None if row.summary is None else dataclasses.asdict(row.summary),
                 "rank": row.rank,
                 "tied": row.tied,
+                "standing": row.standing.value if row.standing else None,
+                "against_leader": row.against_leader.to_dict() if row.against_leader else None,
                 "failure": row.failure,
                 "warning": row.warning,
                 "phases_median_s": dict(row.phases),
                 "client_cpu_median_s": row.client_cpu,
                 "costs": None if row.costs is None else dataclasses.asdict(row.costs),
             }
-            | ({"bound": _bound(row, limits)} if limits is not None and row.scenario.kind is Kind.THROUGHPUT else {})
+            | ({"bound": _bound(row, rows, limits)} if row.scenario.kind in (Kind.THROUGHPUT, Kind.TOOL) else {})
             for row in rows
         ]
     return results
 
 
-def _bound(row: Row, limits: bounds.Limits) -> dict[str, Any] | None:
-    """Return what bounds a row's rate (kind, limit MB/s, share of it used), or None."""
-    found = bounds.diagnose(row, limits)
-    return None if found is None else {"kind": found.kind, "limit_MBps": found.limit, "used": found.used}
+def _bound(row: Row, group: Sequence[Row], limits: bounds.Limits | None) -> dict[str, Any] | None:
+    """Return what bounds a row's rate (kind, limit, unit, used, evidence, remedy), or None without a median."""
+    if row.summary is None:
+        return None
+    if limits is None:
+        return {"kind": "unknown", "limit": None, "unit": "MB/s", "used": None, "evidence": {"reason": NO_LIMITS},
+                "remedy": ""}  # fmt: skip
+    found = bounds.diagnose(row, limits, group)
+    return None if found is None else found.bound.to_dict()
 
 
 def _document(stored: StoredRun, results: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +192,7 @@ def _document(stored: StoredRun, results: dict[str, Any]) -> dict[str, Any]:
         "results": results,
         "memory": [dataclasses.asdict(m) for m in stored.memory],
         "analysis": analysis(stored),
+        "claims": [c.to_dict() for c in run_claims(stored, _policy(run))],
         "samples": [
             {"scenario": st.scenario.to_dict(), "failure": st.failure, "samples": [_sample_dict(s) for s in st.samples]}
             for st in stored.scenarios
@@ -202,18 +264,37 @@ def to_shell_csv(stored: StoredRun) -> dict[str, str]:
     """Return the layout of the common shell benchmark scripts: one `algorithm,time` file per test.
 
     time is seconds: per connection for kex.csv; to move 1 GiB at the median rate (handshake excluded)
-    for the cipher and MAC files. send = client -> server (upload), receive = server -> client.
+    for the cipher and MAC files. send = client -> server (upload), receive = server -> client. Each value is a
+    row `show` prints: a cipher with the reference MAC, a MAC with the reference cipher (aes128-ctr); MAC files are
+    written only when the run measured MACs against one cipher (`--macs each`, a sweep), since a MAC measured with
+    one cipher alone is that cipher's speed. A run of several servers (or a fleet's hosts) gets one set of files per
+    server, named `SERVER-kex.csv` and so on: a value pooled over servers would be no row `show` prints.
     """
-    dims = sweep.dimensions(stored.scenarios, stored.run.options.full_latency)
+    servers = sorted({st.scenario.server for st in stored.scenarios}, key=lambda s: s or "")
+    if servers == [None]:
+        return _shell_files(stored.scenarios, stored.run.options.full_latency)
+    files: dict[str, str] = {}
+    for server in servers:
+        mine = [st for st in stored.scenarios if st.scenario.server == server]
+        prefix = re.sub(r"[^A-Za-z0-9._-]+", "_", server or "none")
+        own = _shell_files(mine, stored.run.options.full_latency)
+        files |= {f"{prefix}-{name}": text for name, text in own.items()}
+    return files
+
+
+def _shell_files(scenarios: Sequence[StoredScenario], full: bool) -> dict[str, str]:
+    """Return the shell-script files of one server's scenarios."""
+    dims = sweep.dimensions(scenarios, full)
     files = {}
     for name, (kind, direction) in SHELL_FILES.items():
-        rows = [r for r in dims if r.kind == kind and r.direction == direction]
+        rows = [r for r in dims if r.kind == kind and r.direction == direction and r.estimate is not None]
         if not rows:
             continue
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(("algorithm", "time"))
         for r in rows:
+            assert r.estimate is not None
             seconds = r.estimate.median if kind == "kex" else 2**30 / (r.estimate.median * 1_000_000)
             writer.writerow((r.algorithm, f"{seconds:.4f}"))
         files[name] = buf.getvalue()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from sshbench import hints
 from sshbench.analyse.fleet import FleetChoice, HostRow, group_rows, host_rows, outliers, recommend
 from sshbench.analyse.policy import resolve
 from sshbench.model import Direction
@@ -108,8 +109,8 @@ def print_fleet(console: Console, stored: StoredRun, db: Path) -> None:
     choice = recommend(rows, policy)
     if choice is not None:
         print_choice(console, choice, rows)
-    console.print(f"Stored as fleet run {run.id} in {db} (each host's own run: `sshbench show RUN`)", style="dim",
-                  highlight=False)  # fmt: skip
+    how = hints.sshbench("show", "RUN")
+    console.print(f"Stored as fleet run {run.id} in {db} (each host's own run: `{how}`)", style="dim", highlight=False)
 
 
 def _samples(rows: Sequence[HostRow]) -> str:

@@ -18,20 +18,24 @@ import altair as alt
 import jinja2
 import vl_convert as vlc
 from markupsafe import Markup
+from rich.text import Text
 
 from sshbench import __version__
-from sshbench.analyse import bounds, fleet, policy, sweep
+from sshbench.analyse import fleet, policy, sweep
+from sshbench.analyse.claims.baselines import efficiency
+from sshbench.analyse.claims.caveats import measured_under
+from sshbench.analyse.claims.collect import bound_claims, run_recommendation, tools_claims
+from sshbench.analyse.claims.fastest import fastest_claims
 from sshbench.analyse.compare import Change, compare, environment_differences
-from sshbench.analyse.efficiency import efficiency
 from sshbench.analyse.results import build_rows, ranked
 from sshbench.model import Direction, Kind, RunKind
 from sshbench.records import RunRecord, StoredRun
 from sshbench.render import charts
 from sshbench.render.charts import Figure
-from sshbench.render.compare import format_value
-from sshbench.render.console import link_line
+from sshbench.render.compare import explanation, format_value, ratio_cell
+from sshbench.render.console import environment_lines, options_line, policy_of, row_notes
 from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
-from sshbench.render.snippets import gain_text, ssh_config, sshd_config
+from sshbench.render.snippets import host_for, ssh_config, sshd_config
 
 
 def run_figures(data: StoredRun) -> list[Figure]:
@@ -41,20 +45,20 @@ def run_figures(data: StoredRun) -> list[Figure]:
     ci_target = run.options.plan.ci_target
     lat = [st for st in stored if st.scenario.kind is Kind.LATENCY]
     by_dir = {
-        d.value: build_rows([st for st in stored if st.scenario.direction is d], ci_target)
+        d.value: build_rows([st for st in stored if st.scenario.direction is d], ci_target, run.options.margin)
         for d in Direction
         if any(st.scenario.direction is d for st in stored)
     }
     figures = []
     if lat:
-        figures += charts.latency_figures(build_rows(lat, ci_target), prefix)
+        figures += charts.latency_figures(build_rows(lat, ci_target, run.options.margin), prefix)
     figures += charts.throughput_figures(by_dir, prefix, by_server=run.kind.side_by_side or run.fleet is not None)
     figures += charts.cost_figures(by_dir, prefix)
     figures += charts.memory_figures(data.memory, prefix)
     if run.kind.sweep:
         figures += charts.dimension_figures(sweep.dimensions(stored, run.options.full_latency), prefix)
     if run.kind is RunKind.TOOLS:
-        groups = ranked(stored, ci_target)
+        groups = ranked(stored, ci_target, run.options.margin)
         shares = {
             way: [(e.row.scenario.metric.labels.name(e.row.scenario), e.of_tcp) for e in items if e.of_tcp]
             for way, group in (("down", "tool download"), ("up", "tool upload"))
@@ -64,33 +68,30 @@ def run_figures(data: StoredRun) -> list[Figure]:
     return figures
 
 
-def _recommendation(data: StoredRun) -> tuple[str, list[dict[str, str]], list[str]]:
-    """Return (policy name, choices with snippets, caveats) for runs with throughput results."""
+def _recommendation(data: StoredRun) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """Return (policy name, choices with their claims and snippets, caveats) for runs with throughput results."""
     run = data.run
     if run.fleet is not None:
         return _fleet_recommendation(data)
     if not run.kind.recommends or not any(st.scenario.kind is Kind.THROUGHPUT for st in data.scenarios):
         return "", [], []
-    pol = policy.resolve(run.options.policy)
-    rec = sweep.recommend(data.scenarios, run.discovery, pol, run.options.full_latency)
-    source = run.source
-    items = []
-    for choice in (rec.overall, rec.within_policy, rec.handshake):
-        if choice is None:
-            continue
-        what = [choice.cipher or "", gain_text(choice.gain, "throughput") if choice.cipher else ""]
-        items.append(
-            {
-                "title": choice.title,
-                "summary": "; ".join(w for w in what if w) or f"{choice.kex}",
-                "ssh_config": ssh_config(choice, "your-server", source),
-                "sshd_config": sshd_config(choice, source),
-            }
-        )
-    return pol.name, items, rec.caveats
+    pol = policy_of(run)
+    rec = run_recommendation(run, data.scenarios, pol)
+    conditions, host = measured_under(run.environment), host_for(run)
+    items = [
+        {
+            "title": choice.title,
+            "summary": [c.text for c in choice.claims()],
+            "ssh_config": ssh_config(choice, host, run.source, conditions),
+            "sshd_config": sshd_config(choice, run.source, conditions),
+        }
+        for choice in (rec.overall, rec.within_policy, rec.handshake)
+        if choice is not None
+    ]
+    return pol.name, items, [c.text for c in rec.caveats]
 
 
-def _fleet_recommendation(data: StoredRun) -> tuple[str, list[dict[str, str]], list[str]]:
+def _fleet_recommendation(data: StoredRun) -> tuple[str, list[dict[str, Any]], list[str]]:
     """Return a fleet's configuration for all its reached hosts, and its hosts that were not measured or lack it."""
     pol = policy.resolve(data.run.options.policy)
     rows = fleet.host_rows(data, pol)
@@ -105,7 +106,7 @@ def _fleet_recommendation(data: StoredRun) -> tuple[str, list[dict[str, str]], l
     notes += [f"{h}: would refuse it (offers none of the listed {', '.join(v)})" for h, v in choice.refuses.items()]
     item = {
         "title": f"One configuration for all {len(choice.hosts)} reached hosts",
-        "summary": "; ".join(f"{k.kind}: {k.pick.name if k.pick else 'none'} ({k.basis})" for k in choice.kinds),
+        "summary": [f"{k.kind}: {k.pick.name if k.pick else 'none'} ({k.basis})" for k in choice.kinds],
         "ssh_config": ssh_config_block(choice) + "\n",
         "sshd_config": sshd_config_lines(choice) + "\n",
     }
@@ -136,47 +137,49 @@ def _fleet_tables(data: StoredRun) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def _environment(run: RunRecord) -> list[tuple[str, str]]:
-    """Return the run's environment and options as table rows."""
-    env = run.environment
-    rows = [
-        ("client (measured from)", str(env.client_host or "not recorded")),
-        ("CPU", f"{env.cpu_model} x{env.cpus}"),
-        ("CPU crypto flags", ", ".join(env.flags_on()) or "none"),
-        ("kernel", str(env.kernel)),
-        ("OpenSSH client", str(env.openssh_client)),
-        ("OpenSSL", str(env.openssl)),
-        ("server", str(env.server_banner or run.target)),
-    ]
-    stored = env.to_dict()
-    for key, name in (("server_settings", "server settings"), ("emulation", "emulation"), ("pinning", "CPU pinning"),
-                      ("client_limit", "ssh client CPU limit")):  # fmt: skip
-        value = stored.get(key)
-        if value:
-            rows.append((name, value if isinstance(value, str) else json.dumps(value)))
-    if env.link:
-        rows.append(("network", link_line(env.link)))
-    rows.append(("options", json.dumps(run.options.to_dict(), sort_keys=True)))
-    return rows
+def _environment(run: RunRecord) -> list[str]:
+    """Return the run's environment and options as the terminal's header states them."""
+    lines = [*environment_lines(run)[1:], options_line(run)]
+    host = run.environment.client_host
+    return [f"measured from {host}" if host else "measured from: not recorded", *(line.strip() for line in lines)]
 
 
-def _bounds(data: StoredRun) -> list[str]:
-    """Return what bounds the run's rates (under an emulated link or a CPU limit), one line per direction."""
-    lim = bounds.limits(data.run.environment)
-    if lim is None or data.run.fleet is not None:
+def _notes(data: StoredRun) -> list[dict[str, Any]]:
+    """Return what the terminal states under and after the tables: failed rows and unstable results per group,
+    what bounds the rates, who is fastest, the baselines (titled sections of plain lines)."""
+    run = data.run
+    if run.fleet is not None:
         return []
-    return bounds.summary_lines(ranked(data.scenarios, data.run.options.plan.ci_target), lim)
+    groups = ranked(data.scenarios, run.options.plan.ci_target, run.options.margin)
+    sections = []
+    for rows in groups.values():
+        sc = rows[0].scenario
+        lines = [Text.from_markup(line).plain.strip() for line in row_notes(rows, run.id)]
+        if lines:
+            sections.append({"title": f"Notes: {sc.metric.group(sc).name}", "lines": lines})
+    fastest = [] if run.kind.sweep or run.kind.side_by_side else fastest_claims(
+        groups, run.discovery, policy_of(run), run.options.margin)  # fmt: skip
+    for title, claims in (
+        ("What bounds these rates", bound_claims(run, data.scenarios)),
+        ("Fastest here", fastest),
+        ("Baselines", tools_claims(run, groups) if run.kind is RunKind.TOOLS else []),
+    ):
+        if claims:
+            sections.append({"title": title, "lines": [c.text for c in claims]})
+    return sections
 
 
 def _comparison(a: StoredRun, b: StoredRun) -> dict[str, Any]:
     """Return the template data comparing two runs."""
-    changes: list[Change] = compare(a.scenarios, b.scenarios)
+    margin = b.run.options.margin
+    changes: list[Change] = compare(a.scenarios, b.scenarios, margin)
     rows = [
         {
             "label": c.scenario.label,
             "a": format_value(c.scenario.metric, c.a),
             "b": format_value(c.scenario.metric, c.b),
             "change": "" if c.percent is None else f"{c.percent:+.1f}%",
+            "interval": ratio_cell(c),
             "verdict": c.verdict,
             "verdict_class": c.verdict if c.verdict in ("faster", "slower") else "",
         }
@@ -186,6 +189,7 @@ def _comparison(a: StoredRun, b: StoredRun) -> dict[str, Any]:
         "a": a.run.id,
         "b": b.run.id,
         "warnings": environment_differences(a.run.environment, b.run.environment),
+        "explanation": " ".join(line.strip() for line in explanation([a.run.id], [b.run.id], margin)),
         "figures": charts.compare_figure(changes, a.run.id, b.run.id),
         "rows": rows,
     }
@@ -224,7 +228,7 @@ def render_html(runs: Sequence[StoredRun]) -> str:
             {
                 "id": data.run.id,
                 "command": data.run.kind.value,
-                "target": data.run.target,
+                "target": data.run.environment.target or data.run.target,
                 "status": data.run.status,
                 "started": data.run.started_at[:19].replace("T", " ") + " UTC",
                 "figures": figures,
@@ -233,7 +237,7 @@ def render_html(runs: Sequence[StoredRun]) -> str:
                 "caveats": caveats,
                 "environment": _environment(data.run),
                 "tables": _fleet_tables(data),
-                "bounds": _bounds(data),
+                "notes": _notes(data),
             }
         )
     comparison = _comparison(runs[0], runs[1]) if len(runs) == 2 else None

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
 
-from sshbench.analyse import bounds
-from sshbench.analyse.results import Row, build_rows, ranked
+from sshbench.analyse.claims.collect import bound_claims
+from sshbench.analyse.results import Row, build_rows
 from sshbench.model import Direction, Kind, MemoryRecord
 from sshbench.records import Profile, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
@@ -17,6 +16,7 @@ from sshbench.render.console import (
     fmt_mib,
     fmt_num,
     hidden_note,
+    print_claims,
     print_table,
     print_unfinished,
     result_columns,
@@ -169,21 +169,6 @@ def _default_ciphers(servers: Sequence[ServerReport]) -> dict[str, str]:
     return out
 
 
-def _print_bounds(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
-    """Say what bounds each server's rates, under an emulated link or a CPU limit (each server its own window)."""
-    lines = []
-    for report in run.servers:
-        lim = bounds.limits(dataclasses.replace(run.environment, embedded=report.embedded))
-        mine = [st for st in stored if st.scenario.server == report.name]
-        if lim is not None and mine:
-            groups = ranked(mine, run.options.plan.ci_target)
-            lines += [f"{report.name} {line}" for line in bounds.summary_lines(groups, lim)]
-    if lines:
-        console.print("What bounds these rates:", style="bold")
-        for line in lines:
-            console.print(f"  {line}", highlight=False, markup=False)
-
-
 def print_servers(
     console: Console, run: RunRecord, stored: Sequence[StoredScenario], memory: Sequence[MemoryRecord]
 ) -> None:
@@ -193,7 +178,7 @@ def print_servers(
     lat = [st for st in stored if st.scenario.kind is Kind.LATENCY]
     warnings: list[Row] = []
     if lat:
-        rows = build_rows(lat, ci_target)
+        rows = build_rows(lat, ci_target, run.options.margin)
         title = "Connection time per host key, ms: median (95% CI) n, lower is better"
         print_server_table(console, title, latency_columns(rows, [r.name for r in run.servers]))
         warnings += [r for r in rows if r.warning]
@@ -201,12 +186,12 @@ def print_servers(
     for direction in (Direction.DOWN, Direction.UP):
         members = [st for st in stored if st.scenario.direction is direction]
         if members:
-            rows = build_rows(members, ci_target)
+            rows = build_rows(members, ci_target, run.options.margin)
             way = "download (server -> client)" if direction is Direction.DOWN else "upload (client -> server)"
             title = f"Throughput, {way}, MB/s, higher is better (* = what the default profile negotiates)"
             print_server_table(console, title, throughput_columns(rows, defaults))
             warnings += [r for r in rows if r.warning]
-    _print_bounds(console, run, stored)
+    print_claims(console, "What bounds these rates:", bound_claims(run, stored))
     if memory:
         console.print(memory_table(memory))
     for report in run.servers:

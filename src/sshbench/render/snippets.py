@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sshbench.analyse.sweep import Choice, Gain
+from sshbench.analyse.recommend import Choice, gain_text
 from sshbench.model import is_local
 from sshbench.records import RunRecord
 
@@ -24,22 +24,15 @@ def host_for(run: RunRecord) -> str:
     return run.target
 
 
-def gain_text(g: Gain | None, unit: str) -> str:
-    """Describe a gain with its conservative interval."""
-    if g is None:
-        return f"{unit}: no baseline measured"
-    interval = f"conservative interval {g.low:+.0f} % .. {g.high:+.0f} %"
-    if g.low <= 0 <= g.high:
-        return f"{unit}: no significant change vs {g.baseline} ({interval})"
-    return f"{unit}: {g.percent:+.0f} % vs {g.baseline} ({interval})"
-
-
-def _header(choice: Choice, source: str) -> list[str]:
-    """Return comment lines: what this is and what it is expected to gain."""
+def _header(choice: Choice, source: str, conditions: str | None) -> list[str]:
+    """Return comment lines: what this is, what it is expected to gain, and the conditions it was measured under."""
     lines = [f"# sshbench: {choice.title} - {source}"]
+    if conditions:
+        lines.append(f"# measured under {conditions}: these lines fit a host like that")
     if choice.rate is not None:
         flag = " (predicted, not measured together)" if choice.predicted else ""
-        lines.append(f"# throughput both ways {choice.rate.median:.0f} MB/s{flag}; {gain_text(choice.gain, 'gain')}")
+        rate = f"{choice.rate.median:.0f} MB/s{flag}"
+        lines.append(f"# throughput {choice.ways} {rate}; {gain_text(choice.gain, 'gain')}")
     if choice.latency is not None:
         lines.append(
             f"# connection {choice.latency.median * 1000:.0f} ms; {gain_text(choice.latency_gain, 'handshake')}"
@@ -47,18 +40,18 @@ def _header(choice: Choice, source: str) -> list[str]:
     return lines
 
 
-def ssh_config(choice: Choice, host: str, source: str) -> str:
+def ssh_config(choice: Choice, host: str, source: str, conditions: str | None = None) -> str:
     """Return an ssh_config Host block: the client's order decides, so the fastest comes first."""
     if not valid_host(host):
         raise ValueError(f"unsafe Host pattern {host!r}")
     body = [f"    {key} {','.join(choice.lists[key])}" for key in ORDER if choice.lists.get(key)]
-    return "\n".join([*_header(choice, source), f"Host {host}", *body]) + "\n"
+    return "\n".join([*_header(choice, source, conditions), f"Host {host}", *body]) + "\n"
 
 
-def sshd_config(choice: Choice, source: str) -> str:
+def sshd_config(choice: Choice, source: str, conditions: str | None = None) -> str:
     """Return sshd_config lines: a server can only allow, so these restrict it to the chosen algorithms."""
     lines = [
-        *_header(choice, source),
+        *_header(choice, source, conditions),
         "# server side: the client's preference order decides; these lines allow only the algorithms listed",
     ]
     lines += [f"{key} {','.join(choice.lists[key])}" for key in ORDER if choice.lists.get(key)]

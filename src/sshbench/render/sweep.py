@@ -5,22 +5,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 
-from sshbench.analyse import policy as policies
 from sshbench.analyse import sweep
+from sshbench.analyse.claims.caveats import measured_under
+from sshbench.analyse.claims.collect import run_recommendation
 from sshbench.analyse.policy import Policy
-from sshbench.analyse.sweep import Choice, Combo, DimensionRow, Estimate, Recommendation
+from sshbench.analyse.recommend import Choice, Recommendation
+from sshbench.analyse.sweep import Combo, DimensionRow, Estimate
 from sshbench.model import METRICS, Kind, Metric
 from sshbench.records import RunRecord, StoredScenario
-from sshbench.render.console import hidden_note, inline_bar, print_bounds, print_table, print_unfinished
+from sshbench.render.console import (
+    hidden_note,
+    inline_bar,
+    policy_of,
+    print_bounds,
+    print_claims,
+    print_table,
+    print_unfinished,
+)
 from sshbench.render.layout import Column, build, fit
-from sshbench.render.snippets import gain_text, host_for, ssh_config, sshd_config
+from sshbench.render.snippets import host_for, ssh_config, sshd_config
 
 
-def _est(e: Estimate | None, metric: Metric = METRICS[Kind.THROUGHPUT]) -> str:
-    """Format an estimate as `median (low-high)` in the metric's unit."""
+def _est(e: Estimate | None, metric: Metric = METRICS[Kind.THROUGHPUT], failure: str | None = None) -> str:
+    """Format an estimate as `median (low-high)` in the metric's unit (`failed` when its scenario failed)."""
     if e is None:
-        return "-"
+        return "[red]failed[/]" if failure else "-"
     flag = " [yellow]![/]" if e.rel_halfwidth > 0.05 else ""
     return f"{metric.format(e.median)}{flag} ({metric.format(e.low)}-{metric.format(e.high)})"
 
@@ -35,12 +46,13 @@ def _verdict(policy: Policy, kind: str, algorithm: str | None) -> str:
 def latency_dimension_columns(rows: Sequence[DimensionRow], kind: str, policy: Policy) -> list[Column]:
     """Return connection time per kex or per host key."""
     mine = [r for r in rows if r.kind == kind]
-    longest = max((r.estimate.median for r in mine), default=0.0)
+    longest = max((r.estimate.median for r in mine if r.estimate), default=0.0)
     return [
         Column("key exchange" if kind == "kex" else "host key", tuple(r.algorithm for r in mine), fold=True),
-        Column("ms (95% CI)", tuple(_est(r.estimate, METRICS[Kind.LATENCY]) for r in mine), right=True),
-        Column("n", tuple(str(r.estimate.n) for r in mine), right=True),
-        Column("", tuple(inline_bar(r.estimate.median, longest) for r in mine), shed=1, hidden_as="bar"),
+        Column("ms (95% CI)", tuple(_est(r.estimate, METRICS[Kind.LATENCY], r.failure) for r in mine), right=True),
+        Column("n", tuple(str(r.estimate.n) if r.estimate else "0" for r in mine), right=True),
+        Column("", tuple(inline_bar(r.estimate.median, longest) if r.estimate else "" for r in mine), shed=1,
+               hidden_as="bar"),
         Column("measured", tuple(r.basis for r in mine), shed=3, hidden_as="how measured"),
         Column("policy", tuple(_verdict(policy, kind, r.algorithm) for r in mine)),
     ]
@@ -56,7 +68,10 @@ def transfer_dimension_columns(rows: Sequence[DimensionRow], kind: str, policy: 
 
     def way(direction: str) -> tuple[str, ...]:
         """Return one direction's cells."""
-        return tuple(_est(by_name[n][direction].estimate if direction in by_name[n] else None) for n in names)
+        return tuple(
+            _est(by_name[n][direction].estimate, failure=by_name[n][direction].failure) if direction in by_name[n]
+            else "-" for n in names
+        )  # fmt: skip
 
     basis = [by_name[n].get("down") or by_name[n].get("up") for n in names]
     return [
@@ -68,8 +83,10 @@ def transfer_dimension_columns(rows: Sequence[DimensionRow], kind: str, policy: 
     ]
 
 
-def top_columns(combos: Sequence[Combo], policy: Policy, top: int) -> list[Column]:
-    """Return the N fastest cipher (+ MAC) combinations, both ways combined."""
+def top_columns(
+    combos: Sequence[Combo], policy: Policy, top: int, ways: Sequence[str] = ("down", "up")
+) -> list[Column]:
+    """Return the N fastest cipher (+ MAC) combinations: each way measured, and both ways combined when both were."""
     shown = combos[:top]
     best = max((c.combined.median for c in shown), default=0.0)
 
@@ -82,15 +99,23 @@ def top_columns(combos: Sequence[Combo], policy: Policy, top: int) -> list[Colum
         e = c.rates.get(direction)
         return "-" if e is None else METRICS[Kind.THROUGHPUT].format(e.median)
 
+    each = [Column(d, tuple(rate(c, d) for c in shown), right=True) for d in ways] if len(ways) > 1 else []
     return [
         Column("#", tuple(str(i) for i in range(1, len(shown) + 1)), right=True),
         Column("cipher + MAC", tuple(c.label + (" [yellow]p[/]" if c.predicted else "") for c in shown), fold=True),
-        Column("down", tuple(rate(c, "down") for c in shown), right=True),
-        Column("up", tuple(rate(c, "up") for c in shown), right=True),
-        Column("both ways (CI)", tuple(_est(c.combined) for c in shown), right=True),
+        *each,
+        Column(f"{sweep.ways_text(ways)} (CI)", tuple(_est(c.combined) for c in shown), right=True),
         Column("", tuple(inline_bar(c.combined.median, best) for c in shown), shed=1, hidden_as="bar"),
         Column("policy", tuple("[green]allowed[/]" if allowed(c) else "[red]excluded[/]" for c in shown)),
     ]
+
+
+def failure_lines(rows: Sequence[DimensionRow], kind: str) -> list[str]:
+    """Return one line per row of a dimension that was not measured, with its reason."""
+    return [
+        f"  [red]failed[/] {escape(r.algorithm)}{f' {r.direction}' if r.direction else ''}: {escape(r.failure or '')}"
+        for r in rows if r.kind == kind and r.estimate is None
+    ]  # fmt: skip
 
 
 def _print_fitted(console: Console, title: str, columns: list[Column], lines: Sequence[str] = ()) -> None:
@@ -99,69 +124,60 @@ def _print_fitted(console: Console, title: str, columns: list[Column], lines: Se
     print_table(console, title, build(shown), hidden_note(shed, columns), lines)
 
 
-def print_choice(console: Console, choice: Choice, host: str, source: str) -> None:
-    """Print one recommendation with its ssh_config and sshd_config snippets."""
+def print_choice(console: Console, choice: Choice, host: str, source: str, conditions: str | None = None) -> None:
+    """Print one recommendation: what it claims, then its ssh_config and sshd_config snippets."""
     console.print(f"\n[bold]{choice.title}[/]", highlight=False)
-    if choice.cipher:
-        what = choice.cipher if choice.mac is None else f"{choice.cipher} + {choice.mac}"
-        predicted = " [yellow](predicted)[/]" if choice.predicted else ""
-        console.print(f"  cipher: {what}{predicted}; {gain_text(choice.gain, 'throughput')}", highlight=False)
-    if choice.kex:
-        hostkey = f" / {choice.hostkey}" if choice.hostkey else " (keep your host key)"
-        console.print(
-            f"  handshake: {choice.kex}{hostkey}; {gain_text(choice.latency_gain, 'connection time')}",
-            highlight=False,
-        )
-    for what, tied in (("combinations", choice.tied), ("key exchanges", choice.tied_kex)):
-        if tied:
-            console.print(
-                f"  {len(tied)} {what} are statistically tied for fastest ({', '.join(tied)}): picked within the "
-                "tie by the policy (allowed first, then what the client uses today, then post-quantum)",
-                highlight=False,
-            )
+    for claim in choice.claims():
+        console.print(f"  {claim.text}", highlight=False, markup=False)
     # soft_wrap: long algorithm lists must stay on one line to be pasted
     console.print("  ~/.ssh/config:", style="dim")
-    console.print(ssh_config(choice, host, source), highlight=False, markup=False, end="", soft_wrap=True)
+    console.print(ssh_config(choice, host, source, conditions), highlight=False, markup=False, end="", soft_wrap=True)
     console.print("  sshd_config:", style="dim")
-    console.print(sshd_config(choice, source), highlight=False, markup=False, end="", soft_wrap=True)
+    console.print(sshd_config(choice, source, conditions), highlight=False, markup=False, end="", soft_wrap=True)
 
 
-def print_recommendation(console: Console, rec: Recommendation, host: str, source: str) -> None:
+def print_recommendation(
+    console: Console, rec: Recommendation, host: str, source: str, conditions: str | None = None
+) -> None:
     """Print the three recommendations, what the policy excluded and why, and the caveats."""
     for choice in (rec.overall, rec.within_policy, rec.handshake):
         if choice is not None:
-            print_choice(console, choice, host, source)
+            print_choice(console, choice, host, source, conditions)
     if rec.excluded:
         console.print(f"\n[bold]Excluded by {rec.policy['name']}[/] (every reason):", highlight=False)
         for kind, algorithm, reason in rec.excluded:
             console.print(f"  {kind:8} {algorithm}: {reason}", highlight=False, markup=False)
     if rec.caveats:
-        console.print("\n[bold]Caveats[/]")
-        for caveat in rec.caveats:
-            console.print(f"  - {caveat}", highlight=False, markup=False)
+        console.print()
+        print_claims(console, "Caveats", rec.caveats)
 
 
 def print_sweep(console: Console, run: RunRecord, stored: Sequence[StoredScenario], top: int = 10) -> None:
     """Print a sweep: per-dimension aggregates, top combinations, recommendation under the run's policy."""
-    pol = policies.resolve(run.options.policy)
+    pol = policy_of(run)
     full = run.options.full_latency
     dims = sweep.dimensions(stored, full)
     for kind in ("kex", "hostkey"):
         if any(r.kind == kind for r in dims):
             title = f"Connection time per {'key exchange' if kind == 'kex' else 'host key'}, lower is better"
-            _print_fitted(console, title, latency_dimension_columns(dims, kind, pol))
+            _print_fitted(console, title, latency_dimension_columns(dims, kind, pol), failure_lines(dims, kind))
     for kind in ("cipher", "mac"):
         if any(r.kind == kind for r in dims):
             title = f"Throughput per {'cipher' if kind == 'cipher' else 'MAC'}, MB/s: median (95% CI), higher is better"
-            _print_fitted(console, title, transfer_dimension_columns(dims, kind, pol))
+            _print_fitted(console, title, transfer_dimension_columns(dims, kind, pol), failure_lines(dims, kind))
     combos = sweep.combinations(stored)
+    ways = sweep.measured_directions(stored)
     if combos:
-        title = f"Top {min(top, len(combos))} combinations, MB/s, both ways = harmonic mean of down and up"
-        note = "  p = predicted from per-byte costs, not measured together; combined intervals are conservative"
-        _print_fitted(
-            console, title, top_columns(combos, pol, top), [note] if any(c.predicted for c in combos[:top]) else []
-        )
-    rec = sweep.recommend(stored, run.discovery, pol, full)
-    print_recommendation(console, rec, host_for(run), run.source)
+        what = "both ways = harmonic mean of down and up" if len(ways) > 1 else f"{sweep.ways_text(ways)} only"
+        title = f"Top {min(top, len(combos))} combinations, MB/s, {what}"
+        notes = ["  p = predicted from per-byte costs, not measured together; combined intervals are conservative"]
+        notes = notes if any(c.predicted for c in combos[:top]) else []
+        missing = sweep.predictions(stored)[1]
+        if missing:
+            notes.append(f"  not predicted ({len(missing)}): the model's interval would reach beyond +-50 % or it "
+                         f"broke down: {', '.join(missing)}")  # fmt: skip
+        _print_fitted(console, title, top_columns(combos, pol, top, ways), notes)
+    rec = run_recommendation(run, stored, pol)
+    print_recommendation(console, rec, host_for(run), run.source, measured_under(run.environment))
     print_bounds(console, run, stored)
     print_unfinished(console, run)

@@ -1,4 +1,5 @@
-"""A `tools` run's efficiency tables: each copy tool as a share of the plaintext copies and of the crypto alone."""
+"""A `tools` run's efficiency tables: each copy tool as a share of the plaintext copies and of the crypto alone, and
+the baselines that failed (claims/baselines.py)."""
 
 from __future__ import annotations
 
@@ -6,55 +7,57 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from sshbench.analyse.efficiency import Efficiency, efficiency
+from sshbench import hints
+from sshbench.analyse.claims.baselines import Efficiency, baseline_claims, efficiency
 from sshbench.analyse.results import ranked
 from sshbench.records import RunRecord, StoredScenario
-from sshbench.render.console import hidden_note, print_table
+from sshbench.render.console import hidden_note, print_claims, print_table
 from sshbench.render.layout import Column, build, fit
 
-_BOTH_SHARES = "the same copy without SSH and of the crypto"
 _NO_BASELINE = (
     "no plaintext baseline: this run's server is a remote host, and sshbench starts no listeners on hosts it "
-    "does not own (run `sshbench tools` for an embedded server with them)"
+    "does not own (`{}` measures an embedded server with them)"
 )
+SHARES = (("of plain TCP", "tcp"), ("of rsync daemon", "rsyncd"), ("of crypto ceiling", "crypto"))
 
 
-def _share(value: float | None) -> str:
-    """Format a share as a percentage ('-' when unknown)."""
+def _share(e: Efficiency, name: str) -> str:
+    """Format one share as a percentage: `failed` where that baseline lies below the copy, '-' where unknown."""
+    if name in e.failed:
+        return "failed"
+    value = {"tcp": e.of_tcp, "rsyncd": e.of_rsyncd, "crypto": e.of_crypto}[name]
     return "-" if value is None else f"{value:.0%}"
 
 
 def efficiency_columns(items: Sequence[Efficiency]) -> list[Column]:
     """Return the efficiency table's columns (a share no row has is left out)."""
-    shares = [
-        ("of plain TCP", [e.of_tcp for e in items]),
-        ("of rsync daemon", [e.of_rsyncd for e in items]),
-        ("of crypto ceiling", [e.of_crypto for e in items]),
-    ]
+    shares = [(title, tuple(_share(e, name) for e in items)) for title, name in SHARES]
     return [
         Column("tool", tuple(e.row.scenario.tool or "" for e in items)),
         Column("cipher [+ MAC]", tuple(e.row.scenario.algorithms or "" for e in items), fold=True),
         Column("MB/s", tuple(f"{e.row.summary.median:.0f}" if e.row.summary else "-" for e in items), right=True),
-        *(Column(name, tuple(_share(v) for v in values), right=True) for name, values in shares if any(values)),
+        *(Column(title, cells, right=True) for title, cells in shares if any(c != "-" for c in cells)),
     ]
 
 
 def print_efficiency(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
-    """Print, per direction, each SSH tool's rate as a share of the plaintext baselines and of the crypto ceiling."""
-    groups = ranked(stored, run.options.plan.ci_target)
+    """Print, per direction, each SSH tool's rate as a share of the plaintext baselines and of the crypto ceiling,
+    and every baseline that failed (below the SSH copies it caps, or not run)."""
+    groups = ranked(stored, run.options.plan.ci_target, run.options.margin)
     for group, way in (("tool download", "download"), ("tool upload", "upload")):
-        items = efficiency(groups.get(group, []), run.environment.crypto_ceilings)
+        rows = groups.get(group, [])
+        items = efficiency(rows, run.environment.crypto_ceilings)
         if items:
             columns = efficiency_columns(items)
             shown, shed = fit(columns, console.width)
+            plain = "the same copy without SSH (plain TCP for every tool, the rsync daemon for rsync) and of the crypto"
             title = f"Efficiency, {way}: each tool's median as a share of " + (
-                "the crypto ceiling"
-                if run.environment.embedded is None
-                else "the same copy without SSH and of the crypto"
+                "the crypto ceiling" if run.environment.embedded is None else plain
             )
             print_table(console, title, build(shown), hidden_note(shed, columns))
+            print_claims(console, "", baseline_claims(way, rows, items))
     if run.environment.embedded is None and (groups.get("tool download") or groups.get("tool upload")):
-        console.print(f"  {_NO_BASELINE}", highlight=False, markup=False)
+        console.print(f"  {_NO_BASELINE.format(hints.sshbench('tools'))}", highlight=False, markup=False)
     versions = run.environment.tool_versions
     if versions:
         console.print("  tools: " + "; ".join(f"{k}: {v}" for k, v in versions.items()), highlight=False, markup=False)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import run_quick
 from sshbench.ssh.text import parse_config_dump
@@ -50,16 +51,32 @@ class Target:
         return [ssh, "-v", *COMMON_OPTIONS, *self.options, *extra, self.destination, command]
 
     def ssh_hint(self) -> str:
-        """Return the plain ssh command a user can run to see why this target cannot be reached."""
+        """Return the plain ssh command a user can run to see why this target cannot be reached (with the -F and the
+        inventory's options it was given, without the ConnectTimeout sshbench adds)."""
         if self.embedded or _HOST_PORT.match(self.spec):
             user = f"{self.user}@" if "@" in self.spec and not self.embedded else ""
-            return f"ssh -v -p {self.port} {user}{self.host}"
-        return f"ssh -v {self.spec}"
+            return hints.ssh_verbose(f"{user}{self.host}", ["-p", str(self.port)])
+        return hints.ssh_verbose(self.spec, _without_timeout(self.options))
 
     def describe(self) -> str:
         """Return where this target is, for messages."""
         kind = f"embedded {self.server or 'openssh'} server" if self.embedded else "remote host"
         return f"{kind} {self.host}:{self.port}"
+
+
+def _without_timeout(options: Sequence[str]) -> list[str]:
+    """Return ssh options without the `-o ConnectTimeout=N` pair sshbench adds on its own."""
+    out: list[str] = []
+    skip = False
+    for i, o in enumerate(options):
+        if skip:
+            skip = False
+            continue
+        if o == "-o" and i + 1 < len(options) and options[i + 1] == f"ConnectTimeout={CONNECT_TIMEOUT}":
+            skip = True
+            continue
+        out.append(o)
+    return out
 
 
 def normalize_destination(spec: str) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 
 Clock = Callable[[], float]
@@ -55,7 +56,7 @@ def require_binary(name: str, package: str) -> str:
         raise SshbenchError(
             f"`{name}` was not found",
             place="PATH and /usr/sbin",
-            fix=f"install it: sudo apt-get install {package} (or run scripts/setup)",
+            fix=f"install it: {hints.install(package)}",
             code=ExitCode.MISSING_BINARY,
         )
     return os.path.abspath(path)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.records import FleetHost
 from sshbench.ssh.destination import normalize_destination
@@ -41,7 +42,7 @@ def ansible_inventory() -> str:
         raise SshbenchError(
             "ansible-inventory was not found",
             place="-i/--inventory",
-            fix="install ansible-core (scripts/setup does; or `pip install 'sshbench[fleet]'`)",
+            fix=f"install ansible-core: {hints.extra('fleet', 'ansible-core')}",
             code=ExitCode.MISSING_BINARY,
         )
     return found

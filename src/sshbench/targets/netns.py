@@ -25,7 +25,7 @@ import sys
 import time
 from types import TracebackType
 
-from sshbench import leases
+from sshbench import hints, leases
 from sshbench.environment import LinkInfo
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary, run_quick
@@ -56,7 +56,7 @@ def require_admin() -> None:
     raise SshbenchError(
         "emulating a link needs root (CAP_NET_ADMIN): it creates a network namespace and shapes its devices",
         place="--link",
-        fix="run sshbench as root (sudo .venv/bin/sshbench ...), or measure a real link: sshbench run HOST",
+        fix=f"run it as root: `{hints.as_root()}`; or measure a real link: `{hints.sshbench('run', 'HOST')}`",
         code=ExitCode.USAGE,
     )
 

@@ -1,12 +1,17 @@
 """OpenSSH's sshd as an embedded server: the system's, or any OpenSSH-compatible build given by path.
 
 Every algorithm the ssh client supports is enabled (CBC, 3DES and SHA-1 too, so that they can be measured),
-and `SetEnv HOME=<empty dir>` keeps shell start-up files out of the numbers.
+and nothing of the user's account runs in a session: `SetEnv HOME=<empty dir>` keeps the shell's own start-up
+files out of the numbers, `PermitUserRC no` keeps ~/.ssh/rc from running (sshd reads it from the passwd home, not
+from HOME) and `PermitUserEnvironment no` ignores ~/.ssh/environment. What sshd and the login shell still run for
+every session whatever the configuration (/etc/ssh/sshrc, bash's /etc/bash.bashrc) is system-wide; it is named in
+the server's settings, since it is part of every number.
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 from pathlib import Path
 
@@ -25,6 +30,19 @@ def _algorithm_lines(ssh: str) -> list[str]:
 
 
 OPENSSH_WINDOW = 2 * 2**20
+SYSTEM_RC = Path("/etc/ssh/sshrc")  # sshd runs it for every session when it exists (no option turns it off)
+BASH_RC = Path("/etc/bash.bashrc")  # Debian's bash reads it for commands run by sshd
+
+
+def system_startup_files() -> tuple[str, ...]:
+    """Return what runs in every session whatever sshd_config says (system-wide), as settings to show."""
+    found = []
+    if SYSTEM_RC.exists():
+        found.append(f"{SYSTEM_RC} exists: sshd runs it in every session (nothing turns it off), part of every number")
+    shell = pwd.getpwuid(os.getuid()).pw_shell
+    if os.path.basename(shell) == "bash" and BASH_RC.exists():
+        found.append(f"the login shell {shell} reads {BASH_RC} for every command (system-wide), part of every number")
+    return tuple(found)
 
 
 class OpenSSHServer(LocalServer):
@@ -55,7 +73,9 @@ class OpenSSHServer(LocalServer):
             if self.algorithms
             else "the server's default algorithms (this build rejected the client's full lists)",
             "UsePAM no, StrictModes no (throw-away server)",
-            "HOME of sessions: an empty directory (no shell rc files)",
+            "HOME of sessions: an empty directory (no shell rc files); PermitUserRC no, PermitUserEnvironment no "
+            "(nothing of your ~/.ssh runs)",
+            *system_startup_files(),
         )
 
     def retry_plainer(self) -> bool:
@@ -101,6 +121,8 @@ class OpenSSHServer(LocalServer):
             "LogLevel VERBOSE",
             "Subsystem sftp internal-sftp",  # for scp (SFTP since OpenSSH 9) and sftp in `tools`
             f"SetEnv HOME={d}/home",
+            "PermitUserRC no",  # sshd would run ~/.ssh/rc of the passwd home (HOME does not move it)
+            "PermitUserEnvironment no",
             *self.algorithms,
         ]
         (d / "sshd_config").write_text("\n".join(server) + "\n")

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary
 from sshbench.targets import helpers
@@ -34,14 +35,16 @@ class Listening:
     module: str = MODULE
 
 
+BLOCK = 2**20  # socat's read/write size: its 8 KiB default made the "ceiling" slower than scp over SSH
+
+
 def _rsyncd_config(remote: Path, folder: Path) -> Path:
     """Write the daemon's configuration into `folder`: one writable module over the server's directory, as this
-    user."""
+    user. Only root names the user (a daemon started by root would switch to `nobody`); a normal user's daemon runs
+    as that user already, and `uid =`/`gid =` lines make it fail (`@ERROR: setgroups failed`)."""
     config = folder / "rsyncd.conf"
-    config.write_text(
-        f"[{MODULE}]\n  path = {remote}\n  read only = false\n  use chroot = false\n"
-        f"  uid = {os.getuid()}\n  gid = {os.getgid()}\n"
-    )
+    who = f"  uid = {os.getuid()}\n  gid = {os.getgid()}\n" if os.geteuid() == 0 else ""
+    config.write_text(f"[{MODULE}]\n  path = {remote}\n  read only = false\n  use chroot = false\n{who}")
     return config
 
 
@@ -57,25 +60,32 @@ def plain_servers(
     plain = Listening(address, ports[0], ports[1], ports[2])
     (remote / "inbox").mkdir(mode=0o700, exist_ok=True)
     argvs = [
-        [socat, "-u", f"TCP-LISTEN:{plain.tcp_up},bind={address},reuseaddr,fork", f"CREATE:{remote}/inbox/file"],
-        [socat, "-U", f"TCP-LISTEN:{plain.tcp_down},bind={address},reuseaddr,fork", f"OPEN:{remote}/outbox/file"],
+        [socat, "-u", "-b", str(BLOCK), f"TCP-LISTEN:{plain.tcp_up},bind={address},reuseaddr,fork",
+         f"CREATE:{remote}/inbox/file"],
+        [socat, "-U", "-b", str(BLOCK), f"TCP-LISTEN:{plain.tcp_down},bind={address},reuseaddr,fork",
+         f"OPEN:{remote}/outbox/file"],
         [rsync, "--daemon", "--no-detach", f"--config={_rsyncd_config(remote, private)}", f"--port={plain.rsyncd}",
          f"--address={address}"],
     ]  # fmt: skip
 
     def started(proc: subprocess.Popen[bytes]) -> None:
+        """Put a baseline where the server is: its cgroups and quota, and its CPU when it is pinned (started from
+        sshbench, a helper would otherwise share the client's CPU and hold the baseline back)."""
         if server is None:
             return
         for group in (server.group, server.quota):
             if group is not None:
                 with contextlib.suppress(OSError):
                     group.add(proc.pid)
+        if server.pid is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(proc.pid, os.sched_getaffinity(server.pid))
         server.helpers.add(proc.pid)  # idle between copies: not a connection the server is serving
 
     failure = SshbenchError(
         f"the plaintext baselines (socat, an rsync daemon) did not start on {address}",
         place="sshbench tools",
-        fix="check that socat and rsync are installed (scripts/setup installs them)",
+        fix=f"check that socat and rsync are installed ({hints.install('socat rsync')})",
         code=ExitCode.SERVER_START,
     )
     with helpers.serving(argvs, link, address, ports, failure, started):

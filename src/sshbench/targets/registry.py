@@ -15,6 +15,7 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class ServerType:
             return self.root_only
         for binary in self.binaries:
             if shutil.which(binary) is None and shutil.which(binary, path=SEARCH_PATH) is None:
-                return f"`{binary}` not found: sudo apt-get install {self.packages} (or run scripts/setup)"
+                return f"`{binary}` not found: {hints.install(self.packages)}"
         return None
 
     def make(self, spec: str, path: str = "") -> LocalServer:

@@ -1,0 +1,294 @@
+"""Recommendations from a run (pure): the fastest configuration overall, within a security policy, and the
+quickest handshake, each with the gain it promises against what the client uses today.
+
+The pick is made among the leader and the rows equivalent to it (ratio verdicts paired per round, sshbench.ratios):
+the one the policy allows, then today's. Rows not told apart from the leader yet are named, not picked over it.
+Host keys follow `claims.gains.keep_or_change`: a change only to a significantly quicker key, and nothing said
+about keys that were not measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sshbench.analyse.claims.caveats import caveats
+from sshbench.analyse.claims.core import Claim, ClaimKind
+from sshbench.analyse.claims.fastest import pq_loss
+from sshbench.analyse.claims.gains import Gain, Option, gain, keep_or_change
+from sshbench.analyse.policy import Policy, is_post_quantum
+from sshbench.analyse.sweep import Combo, DimensionRow, Estimate, combinations, dimensions, measured_directions
+from sshbench.analyse.sweep import ways_text as ways_of
+from sshbench.model import is_aead
+from sshbench.ratios import MARGIN, Word, judge, paired_ratio, unpaired_ratio
+from sshbench.records import Discovery, Negotiated, StoredScenario
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One recommended configuration with its expected gain."""
+
+    title: str
+    cipher: str | None
+    mac: str | None
+    kex: str | None
+    hostkey: str | None
+    rate: Estimate | None  # MB/s over `ways`
+    latency: Estimate | None  # seconds
+    gain: Gain | None
+    latency_gain: Gain | None
+    lists: dict[str, list[str]] = field(default_factory=dict)  # ssh_config lines: kind -> algorithms, best first
+    predicted: bool = False
+    ways: str = "both ways"  # what `rate` is over: both ways, download, upload
+    equivalent: tuple[str, ...] = ()  # combinations equivalent to the fastest (the pick was made among them)
+    inconclusive: tuple[str, ...] = ()  # combinations not told apart from the fastest yet
+    equivalent_kex: tuple[str, ...] = ()
+    inconclusive_kex: tuple[str, ...] = ()
+
+    def claims(self) -> list[Claim]:
+        """Return the sentences this choice states: the cipher and its gain, the handshake and its gain, and what
+        stands with the pick (equivalent, not told apart yet)."""
+        out = []
+        if self.cipher:
+            what = self.cipher if self.mac is None else f"{self.cipher} + {self.mac}"
+            predicted = " (predicted)" if self.predicted else ""
+            text = f"cipher: {what}{predicted}; " + gain_text(self.gain, f"throughput {self.ways}")
+            out.append(Claim(ClaimKind.GAIN, self.title, text, self.gain.to_dict() if self.gain else {}))
+        if self.kex:
+            hostkey = f" / {self.hostkey}" if self.hostkey else " (keep your host key)"
+            text = f"handshake: {self.kex}{hostkey}; " + gain_text(self.latency_gain, "connection time")
+            evidence = self.latency_gain.to_dict() if self.latency_gain else {}
+            out.append(Claim(ClaimKind.GAIN, self.title, text, evidence))
+        for what, equivalent, unsure in (("combinations", self.equivalent, self.inconclusive),
+                                          ("key exchanges", self.equivalent_kex, self.inconclusive_kex)):  # fmt: skip
+            if equivalent:
+                text = (f"equivalent {what} (within the margin of the fastest; picked among them by the policy: "
+                        f"allowed first, then what the client uses today, then post-quantum): {', '.join(equivalent)}")
+                out.append(Claim(ClaimKind.FASTEST, self.title, text, {"equivalent": list(equivalent)}))
+            if unsure:
+                text = f"{what} not told apart from the fastest yet (more samples would tell): {', '.join(unsure)}"
+                out.append(Claim(ClaimKind.FASTEST, self.title, text, {"inconclusive": list(unsure)}))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        out = {k: getattr(self, k) for k in ("title", "cipher", "mac", "kex", "hostkey", "lists", "predicted", "ways",
+                                             "equivalent", "inconclusive", "equivalent_kex", "inconclusive_kex")}
+        out["rate"] = None if self.rate is None else vars(self.rate)
+        out["latency"] = None if self.latency is None else vars(self.latency)
+        out["gain"] = None if self.gain is None else self.gain.to_dict()
+        out["latency_gain"] = None if self.latency_gain is None else self.latency_gain.to_dict()
+        return out  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """Fastest overall, fastest within the policy, fastest handshake, and what the policy excluded."""
+
+    overall: Choice | None
+    within_policy: Choice | None
+    handshake: Choice | None
+    policy: dict[str, Any]
+    excluded: list[tuple[str, str, str]]  # (kind, algorithm, reason)
+    caveats: list[Claim]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return {
+            **{k: None if (c := getattr(self, k)) is None else c.to_dict()
+               for k in ("overall", "within_policy", "handshake")},
+            "policy": self.policy,
+            "excluded": [list(e) for e in self.excluded],
+            "caveats": [c.to_dict() for c in self.caveats],
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Baseline:
+    """What the plain client negotiates today, to state gains against."""
+
+    default: Negotiated | None
+    combo: Combo | None  # today's cipher (+ MAC), if it was measured
+    kexes: list[DimensionRow]  # every measured kex, to find today's
+    ok: Callable[[str, str | None], bool]  # the policy's verdict, to pick among equals
+    margin: float
+
+    def allowed(self, c: Combo) -> bool:
+        """Return True when the policy allows a combination."""
+        return self.ok("cipher", c.cipher) and self.ok("mac", c.mac)
+
+
+def gain_text(g: Gain | None, unit: str) -> str:
+    """Describe a gain in the claims vocabulary (claims/gains.py), or say that today's choice was not measured."""
+    if g is None:
+        return f"{unit}: what your client uses today was not measured: no gain is claimed"
+    return g.text(unit)
+
+
+def _standings(
+    items: Sequence[Any], rounds: Callable[[Any], Mapping[int, float]], higher: bool, margin: float
+) -> tuple[list[Any], list[Any]]:
+    """Return the items (best first) equivalent to the first one and those not told apart from it yet; the rest
+    are significantly slower. Items without per-round values (predictions) cannot be told apart."""
+    if not items:
+        return [], []
+    lead = rounds(items[0])
+    equivalent, inconclusive = [], []
+    for item in items[1:]:
+        mine = rounds(item)
+        ratio = paired_ratio(lead, mine) or (unpaired_ratio(list(lead.values()), list(mine.values()))
+                                             if len(lead) >= 3 and len(mine) >= 3 else None)  # fmt: skip
+        word = Word.INCONCLUSIVE if ratio is None else judge(ratio, higher, margin).word
+        if word is Word.EQUIVALENT:
+            equivalent.append(item)
+        elif word is not Word.SLOWER:
+            inconclusive.append(item)
+    return equivalent, inconclusive
+
+
+def _lists(pool: list[Combo], ks: list[DimensionRow], hostkey: str | None, ranked: bool) -> dict[str, list[str]]:
+    """Return the config lines of a choice: the best of each kind, or every allowed one best first (ranked)."""
+    best = pool[0] if pool else None
+    lists: dict[str, list[str]] = {}
+    if best:
+        lists["Ciphers"] = list(dict.fromkeys(c.cipher for c in pool)) if ranked else [best.cipher]
+        macs = [c.mac for c in pool if c.mac] if ranked else ([best.mac] if best.mac else [])
+        if macs:
+            lists["MACs"] = list(dict.fromkeys(macs))
+    if ks:
+        lists["KexAlgorithms"] = [r.algorithm for r in ks] if ranked else [ks[0].algorithm]
+    if hostkey:
+        lists["HostKeyAlgorithms"] = [hostkey]
+    return lists
+
+
+def _first(items: list[Any], chosen: Any) -> list[Any]:
+    """Return the items with the chosen one first."""
+    return [chosen, *(i for i in items if i is not chosen)] if items else items
+
+
+def _choice(
+    title: str, pool: list[Combo], ks: list[DimensionRow], hostkey: str | None, ranked: bool, base: _Baseline
+) -> Choice | None:
+    """Build one Choice from the pools: the pick among the fastest and its equivalents comes first."""
+    if not pool and not ks:
+        return None
+    eq, unsure = _standings(pool, lambda c: c.combined_rounds(), True, base.margin)
+    chosen = min([*pool[:1], *eq], key=lambda c: (not base.allowed(c), c is not base.combo)) if pool else None
+    keq, kunsure = _standings(ks, lambda r: dict(r.rounds), False, base.margin)
+    kex = min([*ks[:1], *keq], key=lambda r: _kex_preference(r, base)) if ks else None
+    pool, ks = _first(pool, chosen), _first(ks, kex)
+    return Choice(
+        title=title,
+        cipher=chosen.cipher if chosen else None,
+        mac=chosen.mac if chosen else None,
+        kex=kex.algorithm if kex else None,
+        hostkey=hostkey,
+        rate=chosen.combined if chosen else None,
+        latency=kex.estimate if kex else None,
+        gain=_gain(chosen, base) if chosen else None,
+        latency_gain=_latency_gain(kex, base) if kex else None,
+        lists=_lists(pool, ks, hostkey, ranked),
+        predicted=bool(chosen and chosen.predicted),
+        ways=ways_of(chosen.directions) if chosen else "none",
+        equivalent=tuple(c.label for c in [*pool[:1], *eq] if c is not chosen) if eq else (),
+        inconclusive=tuple(c.label for c in unsure),
+        equivalent_kex=tuple(r.algorithm for r in [*ks[:1], *keq] if r is not kex) if keq else (),
+        inconclusive_kex=tuple(r.algorithm for r in kunsure),
+    )
+
+
+def _gain(chosen: Combo, base: _Baseline) -> Gain | None:
+    """Return the throughput gain of the chosen combination over today's (None when today's was not measured)."""
+    if base.combo is None:
+        return None
+    return gain(chosen.combined_rounds(), base.combo.combined_rounds(), base.combo.label, True, base.margin,
+                same=chosen is base.combo, predicted=chosen.predicted)  # fmt: skip
+
+
+def _latency_gain(kex: DimensionRow, base: _Baseline) -> Gain | None:
+    """Return the connection-time change of the chosen kex against the kex negotiated today."""
+    today = base.default.kex if base.default else None
+    old = next((r for r in base.kexes if r.algorithm == today), None)
+    if old is None:
+        return None
+    return gain(dict(kex.rounds), dict(old.rounds), old.algorithm, False, base.margin, same=kex is old)
+
+
+def _kex_preference(r: DimensionRow, base: _Baseline) -> tuple[bool, bool, bool]:
+    """Among equals: allowed by the policy, the kex used today, post-quantum."""
+    today = base.default.kex if base.default else None
+    return (not base.ok("kex", r.algorithm), r.algorithm != today, not is_post_quantum(r.algorithm))
+
+
+def _quickest(rows: Sequence[DimensionRow], kind: str, allowed: Callable[[str, str], bool]) -> list[DimensionRow]:
+    """Return allowed, measured per-kex or per-host-key rows, quickest first."""
+    mine = [r for r in rows if r.kind == kind and r.estimate is not None and allowed(kind, r.algorithm)]
+    return sorted(mine, key=lambda r: r.estimate.median if r.estimate else 0.0)
+
+
+def _hostkey(
+    dims: Sequence[DimensionRow], default: Negotiated | None, allowed: Callable[[str, str], bool], margin: float
+) -> tuple[str | None, Claim | None]:
+    """Return the host key to switch to (None: keep today's) and the claim that says why."""
+    rows = [r for r in dims if r.kind == "hostkey" and allowed("hostkey", r.algorithm)]
+    if not rows or default is None or default.hostkey is None:
+        return None, None
+    options = [Option(r.algorithm, dict(r.rounds), r.failure if r.estimate is None else None) for r in rows]
+    return keep_or_change("host key", default.hostkey, options, margin)
+
+
+def recommend(
+    stored: Sequence[StoredScenario], discovery: Discovery | None, policy: Policy, full: bool, margin: float = MARGIN,
+    caveats_more: Sequence[Claim] = (),
+) -> Recommendation:  # fmt: skip
+    """Choose configurations from a run's measurements under a policy."""
+    dims = dimensions(stored, full)
+    directions = measured_directions(stored)
+    combos = [c for c in combinations(stored) if c.directions == directions]  # rank only what every way measured
+    verdicts = {(k, a): policy.check(k, a) for k, a in _names(stored)}
+    excluded = sorted((k, a, v.reason) for (k, a), v in verdicts.items() if not v.allowed)
+
+    def ok(kind: str, algorithm: str | None) -> bool:
+        """Return True if the policy allows the algorithm (None: not used)."""
+        return algorithm is None or policy.check(kind, algorithm).allowed
+
+    default = discovery.default() if discovery else None
+    kexes = _quickest(dims, "kex", lambda k, a: True)
+    any_key, any_note = _hostkey(dims, default, lambda k, a: True, margin)
+    policy_key, policy_note = _hostkey(dims, default, ok, margin)
+    allowed_combos = [c for c in combos if ok("cipher", c.cipher) and ok("mac", c.mac)]
+    base = _Baseline(default, _find_default(combos, default), kexes, ok, margin)
+    handshake = None
+    if kexes:
+        handshake = _choice(f"Fastest handshake within {policy.name}", [], _quickest(dims, "kex", ok), policy_key,
+                            True, base)  # fmt: skip
+    overall = _choice("Fastest overall (any algorithm)", combos, kexes, any_key, False, base)
+    within = _choice(f"Fastest within {policy.name}", allowed_combos, _quickest(dims, "kex", ok), policy_key, True,
+                     base)  # fmt: skip
+    notes = caveats(excluded, combos, allowed_combos, directions, margin)
+    notes += [n for n in {c.text: c for c in (any_note, policy_note) if c}.values()]
+    losses = sorted({loss for c in (overall, within) if c and (loss := pq_loss(default, c.kex))})
+    notes += [Claim(ClaimKind.CAVEAT, "kex", loss) for loss in losses]
+    return Recommendation(overall, within, handshake, policy.to_dict(), excluded, [*notes, *caveats_more])
+
+
+def _names(stored: Sequence[StoredScenario]) -> list[tuple[str, str]]:
+    """Return every (kind, algorithm) that appears in the run's scenarios."""
+    out = []
+    for st in stored:
+        for kind in ("kex", "hostkey", "cipher", "mac"):
+            value = getattr(st.scenario, kind)
+            if value is not None:
+                out.append((kind, value))
+    return out
+
+
+def _find_default(combos: Sequence[Combo], default: Negotiated | None) -> Combo | None:
+    """Return the combination the plain client negotiates today, if it was measured."""
+    if not default:
+        return None
+    cipher = default.cipher
+    mac = None if is_aead(cipher or "") else default.mac
+    return next((c for c in combos if c.cipher == cipher and c.mac == mac and not c.predicted), None)

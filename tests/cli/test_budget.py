@@ -1,0 +1,59 @@
+"""Issue 21, item 9: the budget is the budget. `--max-time` covers the set-up (link check, ceilings) and the
+warm-ups, the plan line says so, `0` is refused with the accepted forms, and `sshbench [run options]` is the
+documented default job."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import sshbench
+from fakes import ENVIRONMENT, ListProgress
+from sshbench.cli.options import parse_budget
+from sshbench.errors import SshbenchError
+from sshbench.jobs.recording import Job
+from sshbench.measure.budget import Estimate, check
+from sshbench.model import JobOptions, Plan, RunKind
+from sshbench.store import Store
+
+
+def test_zero_is_refused_not_read_as_no_limit() -> None:
+    """`--max-time 0` silently meant "no limit"."""
+    with pytest.raises(SshbenchError) as caught:
+        parse_budget("0")
+    assert "`none`" in caught.value.fix
+    assert parse_budget("none") is None and parse_budget("90s") == 90
+
+
+def test_the_plan_counts_the_set_up_inside_the_budget() -> None:
+    """Link checks and `openssl speed` ceilings (~20 s) ran outside a 60 s budget: runs took 66-97 s."""
+    est = Estimate(connections=2, transfers=4, warmup=5.0, per_round=8.0, budget=60.0, setup=22.0)
+    assert est.rounds == 4  # (60 - 22 - 5) / 8
+    assert "set-up ~22 s" in est.describe() and "~4 rounds fit the 60 s budget" in est.describe()
+    tight = Estimate(connections=2, transfers=4, warmup=5.0, per_round=8.0, budget=40.0, setup=22.0)
+    with pytest.raises(SshbenchError) as caught:
+        check(tight)
+    assert "~22 s of set-up" in caught.value.cause and "at least 51s" in caught.value.fix
+
+
+def test_the_budget_counts_from_the_start_of_the_job(tmp_path: Path) -> None:
+    """What a job did before its first sample (link, discovery, probes, ceilings) is spent from the same budget."""
+    store = Store(tmp_path / "runs.db")
+    opts = JobOptions(command=RunKind.RUN, plan=Plan(max_time=60.0))
+    job = Job(store, opts, ListProgress(), started=time.monotonic() - 25.0)  # 25 s of set-up already spent
+    rec = job.record("local", ENVIRONMENT)
+    rec.register([])
+    left = rec.remaining().max_time
+    assert left is not None and 34.0 < left <= 35.0
+
+
+def test_run_options_without_a_command_run_the_main_job(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """`sshbench --max-time 90s` (the documented default job) was refused with "No such option"."""
+    done = sshbench(cli_env, "--max-time", "0", "--db", str(tmp_path / "x.db"))
+    assert done.returncode == 2
+    assert "No such option" not in done.stderr and "bad --max-time '0'" in done.stderr
+    helped = sshbench(cli_env, "--max-time", "90s", "--help")
+    assert helped.returncode == 0 and "Usage: sshbench run" in helped.stdout
+    assert "--max-time 90s" in sshbench(cli_env, "--help").stdout
