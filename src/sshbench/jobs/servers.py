@@ -95,7 +95,8 @@ def run_servers(job: Job) -> int:
             progress.update("probing what a connection and a transfer cost", 0, 1)
             probes = {name: budget.probe(ssh, running[name].target, opts, tmp) for name in plans}
             planned = [sc for p in plans.values() for sc in (*p.latency, *p.throughput)]
-            job.plan_ready(budget.estimate(planned, opts, lambda sc: probes[sc.server or ""], job.elapsed()))
+            what = ", ".join([*(["link check"] if opts.link else []), "starting the servers", "discovery", "probes"])
+            job.plan_ready(budget.estimate(planned, opts, lambda sc: probes[sc.server or ""], job.elapsed(), what))
         env = dataclasses.replace(
             envinfo.collect(ssh),
             emulation=emulated,

@@ -98,9 +98,12 @@ def ceilings_wanted(job: Job, ciphers: list[str], always: bool = False) -> bool:
     return job.resume is None and bool(ciphers) and bool(constrained or always)
 
 
-def setup_seconds(job: Job, ciphers: list[str], always: bool = False) -> float:
-    """Return the set-up inside the budget: what the job spent so far, and the crypto ceilings still to measure."""
-    return job.elapsed() + (ceilings.duration(ciphers) if ceilings_wanted(job, ciphers, always) else 0.0)
+def setup_seconds(job: Job, ciphers: list[str], always: bool = False) -> tuple[float, str]:
+    """Return the set-up inside the budget, in seconds and in words: what the job spent so far (the link and its
+    check, discovery, the probes) and the crypto ceilings still to measure."""
+    wanted = ceilings_wanted(job, ciphers, always)
+    what = [*(["link check"] if job.opts.link else []), "discovery", "probes", *(["crypto ceilings"] if wanted else [])]
+    return job.elapsed() + (ceilings.duration(ciphers) if wanted else 0.0), ", ".join(what)
 
 
 def crypto_ceilings(job: Job, ciphers: list[str], where: Endpoint, always: bool = False) -> dict[str, dict[str, float]]:
@@ -171,8 +174,8 @@ def run_job(job: Job) -> int:
             require_connectable(disc, where.target)
             if job.resume is None:
                 found = budget.probe(ssh, where.target, opts, tmp)
-                setup = setup_seconds(job, [sc.cipher for sc in thr if sc.cipher])
-                job.plan_ready(budget.estimate([*lat, *thr], opts, lambda sc: found, setup))
+                setup, what = setup_seconds(job, [sc.cipher for sc in thr if sc.cipher])
+                job.plan_ready(budget.estimate([*lat, *thr], opts, lambda sc: found, setup, what))
         env = target_environment(
             envinfo.collect(ssh),
             disc,

@@ -108,8 +108,8 @@ def run_tools(job: Job) -> int:
         scenarios = plan_tools(opts.tools or SSH_TOOLS, pairs, opts.directions, plain=plain is not None)
         if job.resume is None:
             found = budget.probe(bins.ssh, where.target, opts, local)
-            setup = setup_seconds(job, [c for c, _ in pairs], always=True)
-            job.plan_ready(budget.estimate(scenarios, opts, lambda sc: found, setup))
+            setup, what = setup_seconds(job, [c for c, _ in pairs], always=True)
+            job.plan_ready(budget.estimate(scenarios, opts, lambda sc: found, setup, what))
         base = envinfo.collect(bins.ssh)
         env = target_environment(
             base,

@@ -57,6 +57,7 @@ class Estimate:
     per_round: float  # seconds for one sample of every scenario
     budget: float | None
     setup: float = 0.0  # seconds the job has spent before measuring (link check, discovery, probes) plus its ceilings
+    setup_what: str = "discovery, probes"  # what the set-up holds, in words
 
     @property
     def rounds(self) -> int | None:
@@ -73,7 +74,7 @@ class Estimate:
             for n, word in ((self.connections, "connection"), (self.transfers, "transfer"))
             if n
         )
-        setup = f"set-up ~{_secs(self.setup)} (link check, discovery, probes, crypto ceilings), " if self.setup else ""
+        setup = f"set-up ~{_secs(self.setup)} ({self.setup_what}), " if self.setup else ""
         line = f"Plan: {what}; {setup}warm-ups ~{_secs(self.warmup)}, then ~{_secs(self.per_round)} per round"
         if self.budget is not None:
             line += f": ~{self.rounds} rounds fit the {_secs(self.budget)} budget (--max-time)"
@@ -107,7 +108,11 @@ def _secs(seconds: float) -> str:
 
 
 def estimate(
-    scenarios: Sequence[Scenario], opts: JobOptions, probe_for: Callable[[Scenario], Probe | None], setup: float = 0.0
+    scenarios: Sequence[Scenario],
+    opts: JobOptions,
+    probe_for: Callable[[Scenario], Probe | None],
+    setup: float = 0.0,
+    setup_what: str = "discovery, probes",
 ) -> Estimate | None:
     """Estimate a plan's time from probed costs (None when there is nothing to measure or no probe); `setup`: what
     the job spent before measuring and will spend on its crypto ceilings, inside the same budget."""
@@ -128,7 +133,7 @@ def estimate(
         warmup += (p.connection + calibration / MB / p.rate) * opts.plan.warmup
         per_round += p.connection + size / MB / p.rate
     lat = sum(1 for sc in scenarios if sc.kind is Kind.LATENCY)
-    return Estimate(lat, len(scenarios) - lat, warmup, per_round, opts.plan.max_time, setup)
+    return Estimate(lat, len(scenarios) - lat, warmup, per_round, opts.plan.max_time, setup, setup_what)
 
 
 def check(est: Estimate | None) -> None:

@@ -98,6 +98,7 @@ class ToolSampler:
         if isinstance(remote, Path):
             self.sources["remote"] = Payload("zero", remote)
         self.sizes: dict[str, int] = {}
+        self.directions: dict[str, tuple[Direction | None, bool]] = {}  # scenario key -> (direction, plaintext?)
         self.made: dict[int, str] = {}  # the source files made on a remote host, by size
 
     def command(self, sc: Scenario, source: str, dest: str, workdir: Path) -> list[str]:
@@ -123,6 +124,18 @@ class ToolSampler:
         url = f"rsync://{p.address}:{p.rsyncd}/{p.module}"
         ends = [f"{url}/{PurePosixPath(source).name}", dest] if down else [source, f"{url}/inbox/file"]
         return [b.rsync, "--whole-file", "--inplace", *ends]
+
+    def _calibrated(self, sc: Scenario, rate: float) -> int:
+        """Return the file size for a scenario's samples: about `sample_seconds` of its warm-up rate; a plaintext
+        baseline copies the largest file the SSH copies of its direction copy, so that both write the same amount of
+        fresh tmpfs memory per sample (a baseline sized by its own, far higher rate wrote ~2 GB files and measured
+        the memory's first touch, not the network: docs/BENCHMARKS.md)."""
+        own = max(MIN_SIZE, int(rate * MB * self.opts.sample_seconds) // 2**20 * 2**20)
+        self.directions[sc.key] = (sc.direction, sc.tool in PLAIN_TOOLS)
+        if sc.tool not in PLAIN_TOOLS:
+            return own
+        ssh = [self.sizes[k] for k, (d, plain) in self.directions.items() if d is sc.direction and not plain]
+        return max(ssh, default=own)
 
     def _source(self, size: int, down: bool, tool: str | None) -> str:
         """Return the file to copy from: on the server's side for a download, on this machine's for an upload."""
@@ -174,7 +187,7 @@ class ToolSampler:
                           client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system)  # fmt: skip
         rate = steady_rate(done.progress, 1, size, done.started, end) or size / (end - done.started) / MB
         if warmup and self.opts.size is None:
-            self.sizes[sc.key] = max(MIN_SIZE, int(rate * MB * self.opts.sample_seconds) // 2**20 * 2**20)
+            self.sizes[sc.key] = self._calibrated(sc, rate)
         return Sample(sc, rnd, warmup, ok=True, value=rate, wall=done.wall, nbytes=size,
                       client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system)  # fmt: skip
 
