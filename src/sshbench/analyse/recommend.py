@@ -56,7 +56,7 @@ class Choice:
             text = f"cipher: {what}{predicted}; " + gain_text(self.gain, f"throughput {self.ways}")
             out.append(Claim(ClaimKind.GAIN, self.title, text, self.gain.to_dict() if self.gain else {}))
         if self.kex:
-            hostkey = f" / {self.hostkey}" if self.hostkey else " (keep your host key)"
+            hostkey = f" / {self.hostkey}" if self.hostkey else " (your host key is left as it is)"
             text = f"handshake: {self.kex}{hostkey}; " + gain_text(self.latency_gain, "connection time")
             evidence = self.latency_gain.to_dict() if self.latency_gain else {}
             out.append(Claim(ClaimKind.GAIN, self.title, text, evidence))
@@ -127,10 +127,12 @@ def gain_text(g: Gain | None, unit: str) -> str:
 
 
 def _standings(
-    items: Sequence[Any], rounds: Callable[[Any], Mapping[int, float]], higher: bool, margin: float
+    items: Sequence[Any], rounds: Callable[[Any], Mapping[int, float]], higher: bool, margin: float,
+    interval: Callable[[Any], Estimate | None] = lambda item: None,
 ) -> tuple[list[Any], list[Any]]:
     """Return the items (best first) equivalent to the first one and those not told apart from it yet; the rest
-    are significantly slower. Items without per-round values (predictions) cannot be told apart."""
+    are significantly slower. An item without per-round values (a prediction) is never equivalent: it is slower
+    when its interval and the first one's do not overlap, else not told apart."""
     if not items:
         return [], []
     lead = rounds(items[0])
@@ -140,6 +142,9 @@ def _standings(
         ratio = paired_ratio(lead, mine) or (unpaired_ratio(list(lead.values()), list(mine.values()))
                                              if len(lead) >= 3 and len(mine) >= 3 else None)  # fmt: skip
         word = Word.INCONCLUSIVE if ratio is None else judge(ratio, higher, margin).word
+        a, b = interval(items[0]), interval(item)
+        if ratio is None and a is not None and b is not None and (b.high < a.low or a.high < b.low):
+            word = Word.SLOWER
         if word is Word.EQUIVALENT:
             equivalent.append(item)
         elif word is not Word.SLOWER:
@@ -174,7 +179,7 @@ def _choice(
     """Build one Choice from the pools: the pick among the fastest and its equivalents comes first."""
     if not pool and not ks:
         return None
-    eq, unsure = _standings(pool, lambda c: c.combined_rounds(), True, base.margin)
+    eq, unsure = _standings(pool, lambda c: c.combined_rounds(), True, base.margin, lambda c: c.combined)
     chosen = min([*pool[:1], *eq], key=lambda c: (not base.allowed(c), c is not base.combo)) if pool else None
     keq, kunsure = _standings(ks, lambda r: dict(r.rounds), False, base.margin)
     kex = min([*ks[:1], *keq], key=lambda r: _kex_preference(r, base)) if ks else None
@@ -268,7 +273,8 @@ def recommend(
     within = _choice(f"Fastest within {policy.name}", allowed_combos, _quickest(dims, "kex", ok), policy_key, True,
                      base)  # fmt: skip
     notes = caveats(excluded, combos, allowed_combos, directions, margin)
-    notes += [n for n in {c.text: c for c in (any_note, policy_note) if c}.values()]
+    notes += [any_note] if any_note else []
+    notes += [policy_note] if policy_note and policy_key != any_key else []
     losses = sorted({loss for c in (overall, within) if c and (loss := pq_loss(default, c.kex))})
     notes += [Claim(ClaimKind.CAVEAT, "kex", loss) for loss in losses]
     return Recommendation(overall, within, handshake, policy.to_dict(), excluded, [*notes, *caveats_more])

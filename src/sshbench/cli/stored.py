@@ -212,10 +212,11 @@ def compare_cmd(
     else:
         print_compare(out(), a, b, changes, diffs, judged, m)
     if judged is not None and judged.unsure:
-        err().print(
-            f"sshbench: warning: --fail-if {fail_if}: {len(judged.unsure)} scenario(s) cannot be told: inconclusive, "
-            "not failed (more samples or runs per side would tell)",
-            highlight=False,
+        click.echo(
+            f"sshbench: warning: --fail-if {fail_if}: for {len(judged.unsure)} scenario(s) the data cannot tell "
+            f"whether they are slower by more than {threshold:g}%: inconclusive, not failed (more samples or runs per "
+            "side would tell)",
+            err=True,
         )
     if judged is not None and judged.failing:
         names = " + ".join(map(str, ids_b))

@@ -38,7 +38,8 @@ def ratio_cell(c: Change) -> str:
 def verdict_cell(c: Change) -> str:
     """Return the verdict, with how many more samples would likely decide an inconclusive one."""
     more = c.judged.more if c.judged else None
-    word = c.verdict + (f" (~{more} more samples each)" if c.verdict == "inconclusive" and more else "")
+    each = f"~{more} more sample{'s' if more and more > 1 else ''} each"
+    word = c.verdict + (f" ({each})" if c.verdict == "inconclusive" and more else "")
     return f"[{VERDICT_STYLE.get(c.verdict, 'yellow')}]{word}[/]"
 
 

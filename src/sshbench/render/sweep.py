@@ -10,6 +10,7 @@ from rich.markup import escape
 from sshbench.analyse import sweep
 from sshbench.analyse.claims.caveats import measured_under
 from sshbench.analyse.claims.collect import run_recommendation
+from sshbench.analyse.claims.core import names
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.recommend import Choice, Recommendation
 from sshbench.analyse.sweep import Combo, DimensionRow, Estimate
@@ -74,10 +75,10 @@ def transfer_dimension_columns(rows: Sequence[DimensionRow], kind: str, policy: 
         )  # fmt: skip
 
     basis = [by_name[n].get("down") or by_name[n].get("up") for n in names]
+    ways = [d for d in ("down", "up") if any(d in by_name[n] for n in names)]  # a way not measured has no column
     return [
         Column(kind if kind == "cipher" else "MAC", tuple(names), fold=True),
-        Column("download", way("down"), right=True),
-        Column("upload", way("up"), right=True),
+        *(Column(sweep.WAYS[d], way(d), right=True) for d in ways),
         Column("measured", tuple(b.basis if b else "" for b in basis), shed=3, hidden_as="how measured"),
         Column("policy", tuple(_verdict(policy, kind, n) for n in names)),
     ]
@@ -175,7 +176,7 @@ def print_sweep(console: Console, run: RunRecord, stored: Sequence[StoredScenari
         missing = sweep.predictions(stored)[1]
         if missing:
             notes.append(f"  not predicted ({len(missing)}): the model's interval would reach beyond +-50 % or it "
-                         f"broke down: {', '.join(missing)}")  # fmt: skip
+                         f"broke down: {names(missing)}")  # fmt: skip
         _print_fitted(console, title, top_columns(combos, pol, top, ways), notes)
     rec = run_recommendation(run, stored, pol)
     print_recommendation(console, rec, host_for(run), run.source, measured_under(run.environment))

@@ -27,6 +27,11 @@ PQ_LOSS = (
     "your default key exchange {default} is post-quantum and {pick} is not: sessions recorded today could be "
     "decrypted by a future quantum computer"
 )
+STANDING_WORDS = {
+    Standing.SLOWER: "significantly slower than the leader",
+    Standing.INCONCLUSIVE: "not told apart from the leader yet",
+    Standing.EQUIVALENT: "equivalent to the leader",
+}
 GROUP_WORDS = {"download": "download", "upload": "upload", "latency": "quickest connection"}
 
 
@@ -142,8 +147,8 @@ def sentence(p: Pick, rating_note: str = "") -> str:
         if p.chosen in p.top:
             text += f"; {p.policy} picks {label(p.chosen.scenario)}"
         else:
-            standing = p.chosen.standing.value if p.chosen.standing else "unranked"
-            text += f"; {p.policy} allows none of these and picks {_named(p.chosen)} ({standing})"
+            standing = STANDING_WORDS.get(p.chosen.standing, "unranked") if p.chosen.standing else "unranked"
+            text += f"; {p.policy} allows none of these and picks {_named(p.chosen)}, {standing}"
     if p.unmeasured:
         text += f"; not measured: {names([f'{label(r.scenario)} ({_why_unmeasured(r)})' for r in p.unmeasured])}"
     return text
