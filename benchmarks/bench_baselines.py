@@ -1,13 +1,15 @@
 """Benchmark: are the `tools` plaintext baselines strong enough to be ceilings on loopback? (issue 21, item 4)
 
-Run:  .venv/bin/python benchmarks/bench_baselines.py [--reps 5] [--size 256M] [--tools-runs 2]
+Run:  .venv/bin/python benchmarks/bench_baselines.py [--reps 5] [--size 256M] [--tools-runs 2] [--placement-runs 2]
 
 Part 1, plain TCP alone: socat copies a tmpfs file into another over loopback, with socat's default 8 KiB blocks
 and with the 1 MiB blocks `tools` now uses, the listener on the client's CPU (where a helper started by a pinned
 sshbench landed before) or on the other CPU (where the embedded server runs), the four set-ups alternating in every
 round. Part 2, the real thing: `sshbench tools --cipher aes128-gcm@openssh.com` on loopback (scp, sftp, rsync and
 both baselines, both ways) a few times; per direction the medians of every row and the baselines that failed (an
-SSH copy above the baseline that caps it). Prints Markdown tables.
+SSH copy above the baseline that caps it). Part 3, where the socat listeners run inside a `tools` job: as shipped
+(on sshbench's CPU, the client's) and moved to the pinned server's CPU (patched here, like the rsync daemon), the
+two set-ups alternating, 8 rounds of scp, sftp, rsync and both baselines each. Prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -80,15 +82,79 @@ def part_two(runs: int) -> None:
             print(f"| {n} | {way} | {cells} | {', '.join(failed) or 'none'} |")
 
 
+def _job(server_cpu: bool, rounds: int) -> dict[str, list[float]]:
+    """Run one `tools` job in this process, with the socat listeners moved to the server's CPU when asked; return
+    the plain TCP and scp values per direction."""
+    import contextlib
+
+    import psutil
+
+    from sshbench import jobs
+    from sshbench.jobs import tools as job
+    from sshbench.model import JobOptions, Plan, RunKind
+    from sshbench.store import Store
+
+    shipped = job.plain_servers
+
+    @contextlib.contextmanager
+    def moved(*args, **kw):  # type: ignore[no-untyped-def]
+        """Start the baselines as shipped, then move every socat listener to the server's CPU."""
+        with shipped(*args, **kw) as listening:
+            server = args[2]
+            for child in psutil.Process().children(recursive=True):
+                if "TCP-LISTEN" in " ".join(child.cmdline()):
+                    os.sched_setaffinity(child.pid, os.sched_getaffinity(server.pid))
+            yield listening
+
+    class Quiet:
+        def update(self, description: str, done: int, total: int) -> None:
+            """Say nothing."""
+
+    job.plain_servers = moved if server_cpu else shipped  # type: ignore[assignment]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Store(Path(tmp) / "b.db")
+            plan = Plan(min_rounds=rounds, max_rounds=rounds)
+            opts = JobOptions(command=RunKind.TOOLS, tools=("scp", "sftp", "rsync"), sample_seconds=1.0, plan=plan,
+                              ciphers=("aes128-gcm@openssh.com",), pin=True)  # fmt: skip
+            run_id = jobs.run(jobs.Job(store, opts, Quiet()))
+            out = {f"{st.scenario.tool} {st.scenario.direction}": st.values() for st in store.scenarios(run_id)
+                   if st.scenario.tool in ("tcp", "scp")}  # fmt: skip
+            store.close()
+    finally:
+        job.plain_servers = shipped
+    return out
+
+
+def part_three(runs: int, rounds: int = 8) -> None:
+    """Print plain TCP (and scp) inside `tools` jobs with the socat listeners on the client's or the server's CPU."""
+    print("\n| socat listeners on | run | tcp down | tcp up | scp down | scp up |")
+    print("|---|---|---:|---:|---:|---:|")
+    for n in range(1, runs + 1):
+        for server_cpu in (False, True) if n % 2 else (True, False):
+            values = _job(server_cpu, rounds)
+            cells = []
+            for key in ("tcp down", "tcp up", "scp down", "scp up"):
+                s = summarize(values[key])
+                cells.append(f"{s.median:.0f} ({s.ci_low:.0f}-{s.ci_high:.0f})")
+            where = "the server's CPU (1)" if server_cpu else "the client's CPU (0), as shipped"
+            print(f"| {where} | {n} | {' | '.join(cells)} |")
+
+
 def main() -> None:
-    """Run both parts."""
+    """Run the parts."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--size", default="256M")
     parser.add_argument("--tools-runs", type=int, default=2)
+    parser.add_argument("--placement-runs", type=int, default=2)
     args = parser.parse_args()
-    part_one(args.reps, parse_size(args.size) or 2**28)
-    part_two(args.tools_runs)
+    if args.reps:  # 0 skips a part
+        part_one(args.reps, parse_size(args.size) or 2**28)
+    if args.tools_runs:
+        part_two(args.tools_runs)
+    if args.placement_runs:
+        part_three(args.placement_runs)
 
 
 if __name__ == "__main__":

@@ -69,15 +69,18 @@ def plain_servers(
     ]  # fmt: skip
 
     def started(proc: subprocess.Popen[bytes]) -> None:
-        """Put a baseline where the server is: its cgroups and quota, and its CPU when it is pinned (started from
-        sshbench, a helper would otherwise share the client's CPU and hold the baseline back)."""
+        """Count and limit a baseline like the server (its cgroups and quota). The rsync daemon also runs on the
+        server's CPU when it is pinned, like the server's own processes; the socat listeners keep sshbench's CPU (the
+        client's): with them on the server's CPU, two of three loopback `tools` runs had plain TCP uploads well
+        below SSH (a failed baseline), with them here none of three did (docs/BENCHMARKS.md)."""
         if server is None:
             return
         for group in (server.group, server.quota):
             if group is not None:
                 with contextlib.suppress(OSError):
                     group.add(proc.pid)
-        if server.pid is not None:
+        argv = proc.args if isinstance(proc.args, list) else []
+        if server.pid is not None and "--daemon" in argv:
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(proc.pid, os.sched_getaffinity(server.pid))
         server.helpers.add(proc.pid)  # idle between copies: not a connection the server is serving

@@ -126,7 +126,7 @@ def _more(r: Row) -> str:
     """Return how many more samples would likely decide an inconclusive row, in words."""
     more = r.against_leader.more if r.against_leader else None
     if not more:
-        return "more samples are unlikely to decide"
+        return "more than 50 times as many samples would be needed to decide"
     return f"about {more} more sample{'s' if more > 1 else ''} each would likely decide"
 
 
