@@ -6,7 +6,9 @@ import json
 import os
 from pathlib import Path
 
+import jsonschema
 import pytest
+from referencing import Registry, Resource
 
 from conftest import sshbench
 from fakes import CHACHA, ENVIRONMENT, GCM, runs_db
@@ -112,3 +114,16 @@ def test_several_runs_per_side_are_pooled_and_their_spread_shown(cli_env: dict[s
     assert done.returncode == 0, done.stderr
     assert "runs 1+2" in done.stdout and "runs 3+4" in done.stdout and "slower" in done.stdout
     assert "side A: its runs' medians of one scenario differ by up to 8.0%" in done.stdout
+
+
+def test_compare_json_follows_its_schema(cli_env: dict[str, str], db: Path) -> None:
+    """`compare --json` validates against docs/schema/compare-document.schema.json (which uses the run document's
+    ratio)."""
+    schemas = Path(__file__).parent.parent.parent / "docs" / "schema"
+    run_schema = json.loads((schemas / "run-document.schema.json").read_text())
+    compare_schema = json.loads((schemas / "compare-document.schema.json").read_text())
+    registry = Registry().with_resource(run_schema["$id"], Resource.from_contents(run_schema))
+    validator = jsonschema.Draft202012Validator(compare_schema, registry=registry)
+    for args in (["1", "2"], ["1,2", "2", "--fail-if", "slower:5%"]):
+        doc = json.loads(sshbench(cli_env, "compare", *args, "--db", str(db), "--json").stdout)
+        assert [e.message for e in validator.iter_errors(doc)] == []
