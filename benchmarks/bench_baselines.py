@@ -92,7 +92,7 @@ def _job(server_cpu: bool, rounds: int) -> dict[str, list[float]]:
     from sshbench import jobs
     from sshbench.jobs import tools as job
     from sshbench.model import JobOptions, Plan, RunKind
-    from sshbench.store import Store
+    from sshbench.storage.store import Store
 
     shipped = job.plain_servers
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from sshbench.cli.options import parse_size
 from sshbench.measure.samplers import Payload, throughput_sample
 from sshbench.model import Direction, Kind, Scenario
-from sshbench.targets.dropbear import DROPBEAR_WINDOW, DropbearServer
+from sshbench.targets.servers.dropbear import DROPBEAR_WINDOW, DropbearServer
 
 DEFAULT_WINDOW = 24576
 

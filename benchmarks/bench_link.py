@@ -20,8 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from sshbench.targets import linkcheck, links
-from sshbench.targets.netns import EmulatedLink
+from sshbench.targets.link import linkcheck, links
 
 TICK = 100  # clock ticks per second (CLK_TCK on Linux)
 
@@ -36,7 +35,7 @@ def fidelity(name: str) -> dict[str, float]:
     """Build and verify one link; return what was asked and measured."""
     spec = links.parse(name)
     started = time.monotonic()
-    with EmulatedLink(spec) as link:
+    with linkcheck.verified(spec) as link:
         setup = time.monotonic() - started
         check = link.check
         assert check is not None
@@ -47,7 +46,7 @@ def fidelity(name: str) -> dict[str, float]:
 
 def harness_cost(seconds: float) -> dict[str, float]:
     """Measure the delay line's added latency and its CPU time at the full rate of a gbe link."""
-    with EmulatedLink(links.parse("gbe")) as link, linkcheck.listeners(link) as socat:
+    with linkcheck.verified(links.parse("gbe")) as link, linkcheck.listeners(link) as socat:
         assert link.delay_line is not None and link.check is not None and link.one_way is not None
         out: dict[str, float] = {"added_latency_ms": (link.check.rtt - 2 * link.one_way) * 1e3}
         address = link.server_address

@@ -22,10 +22,10 @@ from pathlib import Path
 from sshbench.measure.samplers import Payload, throughput_sample
 from sshbench.model import Direction, Kind, Sample, Scenario
 from sshbench.ssh.destination import Target
-from sshbench.targets import links
-from sshbench.targets.dropbear import DropbearServer
-from sshbench.targets.netns import EmulatedLink
-from sshbench.targets.openssh import OpenSSHServer
+from sshbench.targets.link import linkcheck, links
+from sshbench.targets.link.netns import EmulatedLink
+from sshbench.targets.servers.dropbear import DropbearServer
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 FIELDS = ("bytes_received", "rb", "rcv_ssthresh")
 
@@ -61,7 +61,7 @@ def main() -> None:
     print("| server | MiB | MB/s | seconds | at 3 s: received, rb, rcv_ssthresh |")
     print("|---|---:|---:|---:|---|")
     for name in ("openssh", "dropbear") if args.server == "both" else (args.server,):
-        with EmulatedLink(links.parse("long-fat")) as link:
+        with linkcheck.verified(links.parse("long-fat")) as link:
             server = DropbearServer() if name == "dropbear" else OpenSSHServer()
             server.address = link.server_address
             server.wrappers.append(link.wrap)

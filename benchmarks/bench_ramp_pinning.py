@@ -6,7 +6,7 @@ Run:  .venv/bin/python benchmarks/bench_ramp_pinning.py [--reps 7]
    to exit; the intercept of time against size is the fixed cost per transfer (window ramp), and the
    steady rate (measure.steady_rate, what sshbench reports) is shown beside the naive rate.
 2. Pinning: the same 256 MiB transfers with client and server free on all CPUs vs pinned apart
-   (targets/pinning.py); the coefficient of variation (stdev / median) of each, interleaved.
+   (targets/limits/pinning.py); the coefficient of variation (stdev / median) of each, interleaved.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sshbench.measure.samplers import MB, Payload, throughput_sample
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ssh.proc import run_timed
 from sshbench.ssh.text import first_time
-from sshbench.targets.registry import make_server
+from sshbench.targets.servers.registry import make_server
 
 CIPHER = "aes128-gcm@openssh.com"
 SIZES = (16, 64, 256)

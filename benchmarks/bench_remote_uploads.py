@@ -22,7 +22,7 @@ from sshbench.measure.tools import ToolSampler
 from sshbench.model import Direction, JobOptions, Kind, RunKind, Scenario
 from sshbench.ssh.scratch import remote_scratch
 from sshbench.stats import summarize
-from sshbench.targets.openssh import OpenSSHServer
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 GCM = "aes128-gcm@openssh.com"
 

@@ -26,7 +26,7 @@ from sshbench.cli.options import parse_size
 from sshbench.measure.samplers import MB, Payload, latency_sample, throughput_sample
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
-from sshbench.targets.openssh import OpenSSHServer
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 CONFIGS = [("aes128-gcm@openssh.com", None), ("chacha20-poly1305@openssh.com", None),
            ("aes128-ctr", "umac-64-etm@openssh.com")]  # fmt: skip

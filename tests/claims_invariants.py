@@ -35,7 +35,7 @@ from sshbench.errors import SshbenchError
 from sshbench.model import Kind, RunKind
 from sshbench.records import StoredRun
 from sshbench.render.export import run_document, to_shell_csv
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 SCHEMA = Path(__file__).parent.parent / "docs" / "schema" / "run-document.schema.json"
 

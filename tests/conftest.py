@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -17,7 +17,7 @@ from hypothesis import settings
 
 from claims_invariants import check_store
 from sshbench.ssh.destination import Target
-from sshbench.targets.openssh import OpenSSHServer
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 # No per-example time limit: these machines are shared and noisy (a 60 ms example once took 360 ms in CI), and
 # timing belongs in benchmarks/, never in a unit test's verdict.
@@ -121,6 +121,17 @@ def testhost(tmp_path: Path, embedded: tuple[OpenSSHServer, Target]) -> Path:
     server, _ = embedded
     assert server.workdir is not None
     return remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
+
+
+def eventually(check: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Poll `check` every 50 ms until it holds or `timeout` seconds pass; return whether it held (processes
+    and directories go away a moment after their owner exits: poll with a deadline, never sleep and hope)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def interrupt_after_samples(

@@ -1,17 +1,27 @@
 """Test doubles and hand-made data: a fake clock and sampler (like hyperfine's mock executor), a progress
-recorder, and stored scenarios with chosen values, so that scheduling, statistics and rendering are exact."""
+recorder, stored scenarios with chosen values, and a fake bench on which every job runs with no server, so that
+scheduling, statistics, jobs and rendering are exact."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sshbench.environment import Emulation, Environment
+from sshbench.environment import EmbeddedInfo, Emulation, Environment
+from sshbench.errors import SshbenchError
+from sshbench.jobs.endpoints import Endpoint, Unavailable, refuse_remote_limits
+from sshbench.jobs.staging import Bench, Stager, Staging
+from sshbench.measure.budget import Probe
+from sshbench.measure.scheduler import Progress, Sampler
+from sshbench.measure.tools import Binaries
 from sshbench.model import Direction, JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
-from sshbench.records import Discovery, Negotiated, Profile, RunRecord, StoredScenario
-from sshbench.store import Store
+from sshbench.records import Discovery, Negotiated, Profile, RunRecord, ServerOffer, StoredScenario
+from sshbench.ssh.destination import Target
+from sshbench.storage.store import Store
 
 CHACHA, GCM, CTR = "chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes128-ctr"
 SNTRUP = "sntrup761x25519-sha512@openssh.com"
@@ -206,3 +216,150 @@ def runs_db(path: Path) -> Path:
     store.set_status(servers, RunStatus.COMPLETE)
     store.close()
     return path
+
+
+# A fake bench (like hyperfine's MockExecutor): `Job(..., stage=fake_stage())` runs a job's whole logic (staging,
+# discovery, planning, scheduling, storing) with no servers, no root and no ssh connection.
+CURVE, ED25519, UMAC = "curve25519-sha256", "ssh-ed25519", "umac-64-etm@openssh.com"
+FAKE_LISTS = {"kex": (CURVE, SNTRUP), "hostkey": (ED25519, "rsa-sha2-512"), "cipher": (GCM, CHACHA, CTR),
+              "mac": (UMAC, "hmac-sha2-256-etm@openssh.com")}  # fmt: skip
+FAKE_RATES = {GCM: 900.0, CHACHA: 600.0, CTR: 450.0}  # MB/s of a transfer, per cipher
+FAKE_CONNECT = {CURVE: 0.110, SNTRUP: 0.160}  # seconds of a connection, per kex
+
+
+def fake_discovery(banner: str = "SSH-2.0-OpenSSH_9.2p1") -> Discovery:
+    """Return a discovery in which both sides offer FAKE_LISTS and both client profiles connect."""
+    offer = ServerOffer(banner, FAKE_LISTS["kex"], FAKE_LISTS["hostkey"], FAKE_LISTS["cipher"], FAKE_LISTS["mac"])
+    default = Negotiated(CURVE, ED25519, CHACHA, None, banner)
+    profiles = (Profile("default", default, None), Profile("strict", default, None))
+    return Discovery(dict(FAKE_LISTS), dict(FAKE_LISTS), offer, None, profiles)
+
+
+def fake_value(sc: Scenario, rnd: int) -> float:
+    """Return a fake sample's value: the scenario's rate or connection time, +-1 % by round."""
+    wobble = 1 + ((rnd * 7) % 5 - 2) / 200
+    if sc.kind is Kind.THROUGHPUT:
+        return FAKE_RATES.get(sc.cipher or "", 300.0) * wobble
+    return FAKE_CONNECT.get(sc.kex or "", 0.120) * wobble
+
+
+@dataclass
+class FakeTransfers(FakeSampler):
+    """A throughput sampler with nothing to stage."""
+
+    primed: list[str] = field(default_factory=list)
+    cleaned: bool = False
+
+    def prime(self, sc: Scenario, samples: Sequence[Sample]) -> None:
+        """Note which scenarios were sized."""
+        self.primed.append(sc.label)
+
+    def cleanup(self) -> None:
+        """Note the clean-up."""
+        self.cleaned = True
+
+
+@dataclass(frozen=True)
+class FakeServer:
+    """What a job reads of an embedded server, with no process behind it."""
+
+    spec: str
+    name: str
+
+    def info(self) -> EmbeddedInfo:
+        """Return the server's settings as a run records them."""
+        return EmbeddedInfo(self.name, f"fake {self.name}", ("fake settings",), None, None, None, None)
+
+
+@dataclass
+class FakeBench(Bench):
+    """A bench whose endpoints answer with FAKE_LISTS, FAKE_RATES and FAKE_CONNECT and take no time."""
+
+    taken: list[tuple[str, str, int, bool]] = field(default_factory=list)  # (endpoint, scenario, round, warm-up)
+
+    def add_remote(self, name: str, options: Sequence[str] = ()) -> Endpoint:
+        """Add a fake remote host (`closed-*` names cannot be resolved)."""
+        if name.startswith("closed"):
+            raise SshbenchError("cannot resolve the host", place=name, fix="none: it is a fake")
+        self.endpoints[name] = Endpoint(name, self.ssh, fake_target(name), None)
+        return self.endpoints[name]
+
+    def discover(self, endpoint: Endpoint) -> Discovery:
+        """Return the fake discovery."""
+        return fake_discovery(f"SSH-2.0-{endpoint.name}")
+
+    def probe(self, endpoint: Endpoint) -> Probe | None:
+        """Return a probe of 0.1 s per connection and 500 MB/s per transfer."""
+        return Probe(0.1, 500.0, 500.0)
+
+    def environment(
+        self, endpoint: Endpoint | None = None, disc: Discovery | None = None, **more: object
+    ) -> Environment:
+        """Return the fake environment with the endpoint's name and `more`."""
+        target = endpoint.target.describe() if endpoint else None
+        return dataclasses.replace(ENVIRONMENT, target=target, **more)  # type: ignore[arg-type]
+
+    def ceilings(self, ciphers: list[str], endpoint: Endpoint) -> dict[str, dict[str, float]]:
+        """Return ceilings of 2000 MB/s on each side."""
+        return {c: {"client": 2000.0, "server": 2000.0} for c in ciphers}
+
+    def memory(self, endpoint: Endpoint) -> tuple[list[MemoryRecord], list[str]]:
+        """Return no memory records and no problems."""
+        return [], []
+
+    def sampler(self, take: Sampler, endpoint: Endpoint, watch_memory: bool) -> Sampler:
+        """Return `take` noting each sample, with the bench's hooks (no costs: nothing runs)."""
+
+        def noted(sc: Scenario, rnd: int, warmup: bool) -> Sample:
+            self.taken.append((endpoint.name, sc.label, rnd, warmup))
+            return take(sc, rnd, warmup)
+
+        wrapped: Sampler = noted
+        for hook in self.hooks:
+            wrapped = hook(wrapped)
+        return wrapped
+
+    def latency(self, endpoint: Endpoint) -> Sampler:
+        """Return a fake connection sampler."""
+        return self.sampler(FakeSampler(fake_value, seconds=0.0), endpoint, False)
+
+    def transfers(self, endpoint: Endpoint) -> FakeTransfers:
+        """Return a fake throughput sampler."""
+        return FakeTransfers(fake_value, seconds=0.0)
+
+    @contextlib.contextmanager
+    def tool_dirs(self, endpoint: Endpoint, tmpfs: str | None) -> Iterator[tuple[Path, None]]:
+        """Yield the scratch directory as the server's, with no baselines."""
+        yield self.workdir, None
+
+    def copies(self, bins: Binaries, endpoint: Endpoint, remote: object, plain: object) -> Sampler:
+        """Return a fake file-copy sampler."""
+        return FakeSampler(fake_value, seconds=0.0)
+
+
+def fake_target(spec: str) -> Target:
+    """Return a target that names `spec` and reaches nothing."""
+    return Target(spec, spec, (), "127.0.0.1", 1, embedded=spec.startswith("local"))
+
+
+def fake_stage(servers_missing: Sequence[str] = ()) -> Stager:
+    """Return a stager of fake benches: each local spec a fake embedded server (except `servers_missing`, reported as
+    not runnable here), each other spec a fake remote host; a private scratch directory."""
+
+    @contextlib.contextmanager
+    def stage(staging: Staging, opts: JobOptions, progress: Progress) -> Iterator[FakeBench]:
+        endpoints: dict[str, Endpoint] = {}
+        unavailable: dict[str, Unavailable] = {}
+        for spec in staging.specs:
+            name = spec.split(":", 1)[1] if staging.tolerant and ":" in spec else spec
+            if name in servers_missing:
+                unavailable[name] = Unavailable(name, spec, skipped=f"{name}: not found (fake)")
+                continue
+            if not spec.startswith("local"):
+                refuse_remote_limits(opts)  # as the real staging does, before anything starts
+            server = FakeServer(spec, name) if spec.startswith("local") else None
+            endpoints[name] = Endpoint(name, staging.ssh, fake_target(spec), server)  # type: ignore[arg-type]
+        with tempfile.TemporaryDirectory(prefix="sshbench-fake-") as scratch:
+            yield FakeBench(staging.ssh, opts, endpoints, workdir=Path(scratch), unavailable=unavailable)
+
+    return stage

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench.targets.base import LocalServer
-from sshbench.targets.registry import make_server
+from sshbench.targets.servers.base import LocalServer
+from sshbench.targets.servers.registry import make_server
 
 
 @dataclass(frozen=True)

@@ -19,16 +19,16 @@ GROUND = (
     "sshbench.environment",
     "sshbench.stats",
     "sshbench.ratios",
+    "sshbench.units",
     "sshbench.hints",
     "sshbench.leases",
 )
-STORE = ("sshbench.store", "sshbench.rows")
+STORE = ("sshbench.storage",)
 RATINGS = ("sshbench.ssh", "sshbench.ssh.audit")  # analyse/policy reads ssh-audit's ratings through the adapter
 # package -> what its modules may import of ours (besides themselves and `sshbench` itself)
 ALLOWED = {
     "ground": GROUND,
-    "sshbench.store": (*GROUND, "sshbench.rows"),
-    "sshbench.rows": GROUND,
+    "sshbench.storage": GROUND,
     "sshbench.guardian": (*GROUND, *STORE),  # the process that reaps a killed sshbench's lease
     "sshbench.ssh": GROUND,
     "sshbench.targets": (*GROUND, "sshbench.ssh"),
@@ -81,8 +81,8 @@ def test_help_loads_no_heavy_library() -> None:
 def test_every_module_is_in_a_layer() -> None:
     packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     top = {p.stem for p in SRC.glob("*.py")} - {"__init__", "__main__"}
-    assert packages == {"ssh", "targets", "measure", "jobs", "analyse", "render", "cli"}
-    assert {f"sshbench.{m}" for m in top} == {*GROUND, *STORE, "sshbench.guardian"}
+    assert packages == {"storage", "ssh", "targets", "measure", "jobs", "analyse", "render", "cli"}
+    assert {f"sshbench.{m}" for m in top} == {*GROUND, "sshbench.guardian"}
 
 
 def test_modules_and_functions_stay_small() -> None:

@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
     while owner is not None and owner.alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     if path.exists():
-        from sshbench.store import settle
+        from sshbench.storage.store import settle
 
         leases.reap_file(path, settle)
     leases.tidy()

@@ -1,6 +1,6 @@
 """What is measured: kinds of measurement and their metrics, scenarios, samples, plans, run kinds, job options.
 
-A `Metric` per `Kind` says everything that depends on the kind of value: its unit and scale, whether higher
+A `Metric` per `Kind` says everything that depends on the kind of value: its unit (units.py), whether higher
 is better, which scenario fields name a row, and which result groups it falls into. Results, comparisons,
 exports, tables and charts look it up instead of branching on the kind. Adding a kind of measurement means:
 a `Kind`, a `Metric` in `METRICS`, a sampler in `measure/samplers.py` and a planner in `measure/plan.py`.
@@ -13,6 +13,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from sshbench.units import UNITS, format_value
 
 AEAD_CIPHERS = frozenset({"chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"})
 STRICT_PROFILE = {
@@ -82,10 +84,7 @@ class Metric:
     """How the values of one kind read: unit, scale, which way is better, row labels, result groups, costs."""
 
     kind: Kind
-    stored_unit: str  # unit of Sample.value
-    unit: str  # unit shown to people
-    scale: float  # shown value = stored value * scale
-    digits: int  # decimals shown
+    unit: str  # a unit of units.UNITS: its symbol is shown to people, its stored unit is Sample.value's
     higher_is_better: bool
     labels: Labels
     groups: Mapping[Direction | None, ResultGroup]
@@ -93,9 +92,19 @@ class Metric:
     phases: bool  # samples carry a connection phase breakdown
     untimed: tuple[str, ...] = ()  # scenario fields pinned for the run but outside the timed part
 
+    @property
+    def stored_unit(self) -> str:
+        """Return the unit of Sample.value."""
+        return UNITS[self.unit].stored
+
+    @property
+    def scale(self) -> float:
+        """Return the factor from a stored value to the value shown."""
+        return UNITS[self.unit].scale
+
     def format(self, value: float) -> str:
         """Format a stored value in the shown unit (no unit text)."""
-        return f"{value * self.scale:.{self.digits}f}"
+        return format_value(self.unit, value)
 
     def group(self, scenario: Scenario) -> ResultGroup:
         """Return the result group a scenario belongs to."""
@@ -116,7 +125,7 @@ TRANSFER_NOTE = "handshake excluded, higher is better"
 TOOL_NOTE = "a file into tmpfs, its first 20 % excluded, higher is better"
 METRICS: dict[Kind, Metric] = {
     Kind.LATENCY: Metric(
-        kind=Kind.LATENCY, stored_unit="s", unit="ms", scale=1000.0, digits=1, higher_is_better=False,
+        kind=Kind.LATENCY, unit="ms", higher_is_better=False,
         labels=Labels(
             fields=("kex", "hostkey"), titles=("key exchange", "host key"), blanks=("", ""),
             missing=("default kex", "default host key"), join=" / ",
@@ -125,7 +134,7 @@ METRICS: dict[Kind, Metric] = {
         costs_per_gib=False, phases=True,
     ),
     Kind.THROUGHPUT: Metric(
-        kind=Kind.THROUGHPUT, stored_unit="MB/s", unit="MB/s", scale=1.0, digits=0, higher_is_better=True,
+        kind=Kind.THROUGHPUT, unit="MB/s", higher_is_better=True,
         labels=Labels(fields=("cipher", "mac"), titles=("cipher", "MAC"), blanks=("", "(AEAD)"), missing=("", ""),
                       join=" + "),
         groups={
@@ -136,7 +145,7 @@ METRICS: dict[Kind, Metric] = {
         untimed=("kex",),  # a sweep pins a quick kex for the handshake before each (untimed) transfer
     ),
     Kind.TOOL: Metric(
-        kind=Kind.TOOL, stored_unit="MB/s", unit="MB/s", scale=1.0, digits=0, higher_is_better=True,
+        kind=Kind.TOOL, unit="MB/s", higher_is_better=True,
         labels=Labels(fields=("tool", "algorithms"), titles=("tool", "cipher [+ MAC]"), blanks=("", "(no SSH)"),
                       missing=("", "no SSH"), join=" + "),
         groups={
@@ -345,10 +354,10 @@ class JobOptions:
     payload: str = "zero"
     plan: Plan = dataclasses.field(default_factory=Plan)
     servers: tuple[str, ...] = ()  # `servers` command: local:NAME specs
-    emulate: str | None = None  # e.g. no-aesni, server:no-aesni (see targets/emulation.py)
+    emulate: str | None = None  # e.g. no-aesni, server:no-aesni (see targets/limits/emulation.py)
     server_cpu: float | None = None  # embedded servers: at most this many CPUs (0.5: half of one), a cgroup quota
     client_cpu: float | None = None  # the ssh clients: at most this many CPUs
-    link: str | None = None  # embedded servers behind an emulated link: a preset or RATE,RTT[,LOSS] (targets/links.py)
+    link: str | None = None  # embedded servers behind an emulated link: a preset or RATE,RTT[,LOSS] (link/links.py)
     policy: str = "modern"  # security policy for recommendations: a level or a TOML file
     pin: bool = False  # embedded servers: ssh client on one CPU, server on another
     inventory: str | None = None  # `fleet`: an Ansible inventory (file, directory or script) for ansible-inventory

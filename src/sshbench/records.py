@@ -15,7 +15,7 @@ from typing import Any
 from sshbench.environment import EmbeddedInfo, Environment
 from sshbench.model import JobOptions, MemoryRecord, RunKind, RunStatus, Sample, Scenario
 
-SCHEMA_VERSION = 6  # of the stored data: the SQLite schema (its history is in store.py) and --json documents
+SCHEMA_VERSION = 6  # of the stored data: the SQLite schema (its history is in storage/store.py) and --json documents
 ALGORITHM_KINDS = ("kex", "hostkey", "cipher", "mac")
 # Pseudo-algorithms that signal extensions inside the kex list; they cannot be negotiated alone.
 PSEUDO_PREFIXES = ("ext-info-", "kex-strict-")

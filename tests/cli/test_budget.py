@@ -16,7 +16,7 @@ from sshbench.errors import SshbenchError
 from sshbench.jobs.recording import Job
 from sshbench.measure.budget import Estimate, check
 from sshbench.model import JobOptions, Plan, RunKind
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 
 def test_zero_is_refused_not_read_as_no_limit() -> None:

@@ -19,8 +19,8 @@ from sshbench.jobs.servers import _none_started
 from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import ServerReport
 from sshbench.ssh.destination import Target
-from sshbench.store import Store
-from sshbench.targets.registry import SERVER_TYPES
+from sshbench.storage.store import Store
+from sshbench.targets.servers.registry import SERVER_TYPES
 
 
 @pytest.fixture(autouse=True)

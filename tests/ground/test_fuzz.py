@@ -27,7 +27,7 @@ from sshbench.ssh.text import (
     phase_breakdown,
     ssh_failure,
 )
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 # Real prefixes of the lines the parsers look for, so that fuzzing reaches past the first comparison.
 SSH_V = [

@@ -8,7 +8,7 @@ from pathlib import Path
 from fakes import DISCOVERY, ENVIRONMENT
 from sshbench.model import Direction, JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, Fleet, FleetHost, ServerReport
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 SC = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.DOWN)
 
@@ -77,7 +77,7 @@ def test_many_processes_opening_one_new_database_at_once_all_succeed(tmp_path: P
     db = tmp_path / "new.db"
     go = tmp_path / "go"
     code = (
-        "import os, sys, time\nfrom pathlib import Path\nfrom sshbench.store import Store\n"
+        "import os, sys, time\nfrom pathlib import Path\nfrom sshbench.storage.store import Store\n"
         "while not Path(sys.argv[2]).exists(): time.sleep(0.001)\n"
         "Store(Path(sys.argv[1])).close()\n"
     )

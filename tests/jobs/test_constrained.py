@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import sshbench
-from sshbench.targets import cgroups
+from sshbench.targets.limits import cgroups
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 GCM, CHACHA = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"
 ARGS = ["throughput", "--cipher", f"{GCM},{CHACHA}", "--size", "64M", "--rounds", "6", "--max-rounds", "6",
         "--max-time", "3m", "--json"]  # fmt: skip

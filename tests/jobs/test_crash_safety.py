@@ -20,7 +20,7 @@ from fakes import ENVIRONMENT
 from sshbench import leases
 from sshbench.errors import SshbenchError
 from sshbench.model import JobOptions, RunKind
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 ONE_KEX = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]
 ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "16M", "--rounds", "10", "--max-time", "60"]
@@ -75,6 +75,7 @@ def _status(db: Path) -> str:
         return str(con.execute("SELECT status FROM runs WHERE id=1").fetchone()[0])
 
 
+@pytest.mark.integration  # real sshbench runs against embedded servers
 @pytest.mark.parametrize("guardian", [True, False], ids=["guardian-reaps", "next-command-reaps"])
 def test_sigkill_leaves_nothing_and_the_run_resumes(cli_env: dict[str, str], tmp_path: Path, guardian: bool) -> None:
     db = tmp_path / "runs.db"
@@ -111,6 +112,7 @@ def test_sigkill_leaves_nothing_and_the_run_resumes(cli_env: dict[str, str], tmp
     assert json.loads(done.stdout)["run"]["status"] == "complete"
 
 
+@pytest.mark.integration  # real sshbench runs against embedded servers
 def test_a_live_run_cannot_be_resumed_by_another_process(cli_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     proc = _start(cli_env, db)
@@ -145,6 +147,7 @@ def test_claim_is_refused_while_the_owner_lives(tmp_path: Path) -> None:
     assert store.db.execute("SELECT owner FROM runs WHERE id=?", (run_id,)).fetchone()[0] == leases.me().text
 
 
+@pytest.mark.integration  # real sshbench runs against embedded servers
 def test_ssh_clients_die_with_sshbench_even_against_a_remote_host(
     cli_env: dict[str, str], tmp_path: Path, testhost: Path
 ) -> None:
@@ -179,6 +182,7 @@ def _long_transfer(proc: subprocess.Popen[str]) -> psutil.Process:
     raise AssertionError("the long download did not start")
 
 
+@pytest.mark.integration  # real sshbench runs against embedded servers
 def test_ctrl_c_during_discovery_stores_no_failed_run(cli_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     proc = subprocess.Popen([sys.executable, "-m", "sshbench", "run", "--db", str(db)], env=cli_env, text=True,

@@ -4,15 +4,14 @@ the progress bar shared by several hosts."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from fakes import ENVIRONMENT
 from sshbench.jobs.fleet import FleetProgress, _needs_work, parallel
 from sshbench.model import JobOptions, RunKind, RunStatus
 from sshbench.records import FleetHost
-from sshbench.store import Store
-from sshbench.targets.inventory import REFUSED
+from sshbench.ssh.inventory import REFUSED
+from sshbench.storage.store import Store
 
 
 def test_hosts_to_work_on(tmp_path: Path) -> None:
@@ -29,12 +28,13 @@ def test_hosts_to_work_on(tmp_path: Path) -> None:
 
 def test_parallel_runs_at_most_forks_at_once_and_every_item() -> None:
     lock, running, peak, seen = threading.Lock(), [0], [0], []
+    together = threading.Barrier(3, timeout=10)  # passes only when 3 items run at once
 
     def work(item: int) -> None:
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
-        time.sleep(0.05)
+        together.wait()
         with lock:
             running[0] -= 1
             seen.append(item)
@@ -45,20 +45,21 @@ def test_parallel_runs_at_most_forks_at_once_and_every_item() -> None:
 
 def test_one_failing_worker_stops_the_others_and_its_error_is_raised() -> None:
     started: list[int] = []
+    stop = threading.Event()
 
     def work(item: int) -> None:
         started.append(item)
         if item == 0:
             raise OSError("disk full")
-        time.sleep(0.05)
+        assert stop.wait(10)  # the other worker holds its item until the failure stops the fleet
 
     try:
-        parallel(list(range(20)), 2, work, threading.Event())
+        parallel(list(range(20)), 2, work, stop)
     except OSError as exc:
         assert "disk full" in str(exc)
     else:
         raise AssertionError("the worker's error was swallowed")
-    assert len(started) < 20
+    assert 0 in started and set(started) <= {0, 1}  # at most one item each; none taken after the stop
 
 
 def test_progress_sums_every_hosts_rounds() -> None:

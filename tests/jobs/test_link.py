@@ -22,6 +22,7 @@ from conftest import sshbench, stored_samples
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.slow,
     pytest.mark.skipif(
         os.geteuid() != 0 or not Path("/dev/net/tun").exists() or shutil.which("socat") is None,
         reason="emulated links need root, /dev/net/tun and socat",
@@ -39,7 +40,7 @@ def leftovers() -> list[str]:
     left += [f"device {d.name}" for d in Path("/sys/class/net").iterdir() if d.name.startswith(("sbc", "sbs"))]
     for p in psutil.process_iter(["pid", "cmdline"]):
         cmd = " ".join(p.info["cmdline"] or [])
-        if "sshbench.targets.delayline" in cmd or ("socat" in cmd and ":520" in cmd):
+        if "sshbench.targets.link.delayline" in cmd or ("socat" in cmd and ":520" in cmd):
             left.append(f"process {p.info['pid']}: {cmd}")
     for root in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
         left += [f"cgroup {g}" for g in Path(root).glob("sshbench-*")]

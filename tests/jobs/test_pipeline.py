@@ -15,7 +15,7 @@ from sshbench.jobs.recording import Job
 from sshbench.model import Direction, JobOptions, Kind, Plan, RunKind, RunStatus, Scenario
 from sshbench.render.export import run_document
 from sshbench.render.show import print_run
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 PLAN = Plan(warmup=1, min_rounds=6, max_rounds=6)

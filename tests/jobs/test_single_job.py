@@ -7,15 +7,14 @@ import json
 import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import interrupt_after_samples, private_dirs, remote_config, sshbench, sshbench_processes
+from conftest import eventually, interrupt_after_samples, private_dirs, remote_config, sshbench, sshbench_processes
 from sshbench.errors import ExitCode
 from sshbench.ssh.destination import Target
-from sshbench.targets.openssh import OpenSSHServer
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 pytestmark = pytest.mark.integration
 SMALL = ["--size", "8M", "--warmup", "0", "--rounds", "3", "--max-rounds", "3"]
@@ -80,9 +79,8 @@ def test_interrupt_cleans_up_and_resume_completes(
     returncode, err = interrupt_after_samples(cli_env, args, db, 3, sig)
     assert returncode == code, err
     assert "--resume 1" in err
-    time.sleep(0.5)
-    assert sshbench_processes() - before_procs == set()
-    assert private_dirs() - before_dirs == set()
+    assert eventually(lambda: sshbench_processes() - before_procs == set())
+    assert eventually(lambda: private_dirs() - before_dirs == set())
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT status FROM runs WHERE id=1").fetchone()[0] == "interrupted"
         kept = con.execute("SELECT id, value FROM samples ORDER BY id").fetchall()

@@ -11,7 +11,7 @@ import pytest
 from conftest import database, interrupt_after_samples, private_dirs, remote_config, sshbench
 from sshbench.errors import ExitCode
 from sshbench.ssh.destination import Target
-from sshbench.targets.openssh import OpenSSHServer
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 pytestmark = pytest.mark.integration
 GCM, CHACHA, CTR = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com", "aes128-ctr"

@@ -14,7 +14,7 @@ from conftest import sshbench
 from fakes import CHACHA, ENVIRONMENT, GCM, runs_db
 from sshbench.errors import ExitCode
 from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 

@@ -18,7 +18,7 @@ from conftest import sshbench
 from fakes import CHACHA, DISCOVERY, ENVIRONMENT, GCM, runs_db
 from sshbench.environment import Emulation
 from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from sshbench.errors import SshbenchError
 from sshbench.records import Rating
 from sshbench.ssh import audit
 from sshbench.ssh.destination import Target
-from sshbench.targets import registry
-from sshbench.targets.base import free_port
-from sshbench.targets.openssh import OpenSSHServer
+from sshbench.targets.servers import registry
+from sshbench.targets.servers.base import free_port
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 
 @pytest.mark.integration

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from sshbench.ssh.proc import run_timed
-from sshbench.targets import cgroups, registry
+from sshbench.targets.limits import cgroups
+from sshbench.targets.servers import registry
 
 pytestmark = pytest.mark.integration
 

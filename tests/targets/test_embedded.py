@@ -12,8 +12,8 @@ import pytest
 
 from conftest import sshbench_processes
 from sshbench.ssh.destination import Target
-from sshbench.targets import openssh
-from sshbench.targets.openssh import OpenSSHServer
+from sshbench.targets.servers import openssh
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 pytestmark = pytest.mark.integration
 
@@ -64,8 +64,8 @@ def test_nothing_of_the_users_account_runs_in_a_session(tmp_path: Path) -> None:
 PROBE = """
 import subprocess, sys
 from pathlib import Path
-from sshbench.targets.openssh import OpenSSHServer
-import sshbench.targets.base, sshbench.leases, sshbench.targets.cgroups, psutil
+from sshbench.targets.servers.openssh import OpenSSHServer
+import sshbench.targets.servers.base, sshbench.leases, sshbench.targets.limits.cgroups, psutil
 home, fake = Path(sys.argv[1]), sys.argv[2]
 if not (home / ".ssh").is_dir():
     subprocess.run(["mount", "-t", "tmpfs", "none", str(home)], check=True)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sshbench.errors import SshbenchError
-from sshbench.targets.inventory import (
+from sshbench.ssh.inventory import (
     ALONE,
     WITH_VALUE,
     checked_flags,

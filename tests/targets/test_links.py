@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.targets import links
-from sshbench.targets.netns import mtu_for
+from sshbench.targets.link import links
+from sshbench.targets.link.netns import mtu_for
 
 
 def test_presets_and_explicit_links_parse() -> None:

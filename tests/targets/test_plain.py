@@ -12,7 +12,7 @@ from sshbench.analyse.claims.baselines import baseline_claims, efficiency
 from sshbench.analyse.results import ranked
 from sshbench.model import Direction, Kind, Sample, Scenario
 from sshbench.records import StoredScenario
-from sshbench.targets import plain
+from sshbench.targets.helpers import plain
 
 
 def test_a_normal_users_rsync_daemon_names_no_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

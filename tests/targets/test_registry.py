@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.targets import registry
-from sshbench.targets.base import LocalServer
+from sshbench.targets.servers import registry
+from sshbench.targets.servers.base import LocalServer
 
 
 def test_missing_binary_hint_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:

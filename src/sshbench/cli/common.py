@@ -22,9 +22,10 @@ from sshbench.errors import ExitCode, SshbenchError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from sshbench.cli.values import Given
     from sshbench.model import JobOptions
     from sshbench.records import Fleet, StoredRun
-    from sshbench.store import Store
+    from sshbench.storage.store import Store
 
 
 @dataclass
@@ -74,7 +75,7 @@ def err() -> Console:
 
 def open_store(db: Path | None, read_only: bool = False) -> Store:
     """Open the results database (read-only for commands that only read it)."""
-    from sshbench.store import Store, default_db_path
+    from sshbench.storage.store import Store, default_db_path
 
     return Store(db or default_db_path(), read_only)
 
@@ -259,37 +260,39 @@ def show(store: Store, run_id: int, as_json: bool, discovery_only: bool = False,
 OUTPUT_ONLY = {"resume", "db", "as_json", "wide"}
 
 
-def resuming(kw: dict[str, Any]) -> bool:
+def resuming(given: Given) -> bool:
     """Finish the run named by --resume (refusing other options) and return True, or return False."""
-    if kw.get("resume") is None:
+    if given.resume is None:
         return False
     ctx = click.get_current_context()
-    given = [
+    changed = [
         p for p in ctx.command.params
         if p.name not in OUTPUT_ONLY and ctx.get_parameter_source(p.name or "") is ParameterSource.COMMANDLINE
     ]  # fmt: skip
-    if given:
-        names = ", ".join(p.opts[0] if isinstance(p, click.Option) else p.human_readable_name for p in given)
+    if changed:
+        names = ", ".join(p.opts[0] if isinstance(p, click.Option) else p.human_readable_name for p in changed)
         raise SshbenchError(
-            f"--resume finishes run {kw['resume']} with the options it was started with; {names} cannot change them",
+            f"--resume finishes run {given.resume} with the options it was started with; {names} cannot change them",
             place="--resume",
             fix=f"drop {names}, or start a new run without --resume",
             code=ExitCode.USAGE,
         )
-    resume_run(kw["resume"], kw["db"], kw["as_json"])
+    resume_run(given.resume, given.db, given.as_json)
     return True
 
 
 def resolve(store: Store, run_id: int) -> int:
     """Return a run id, turning `last` into the newest run."""
-    from sshbench.cli.completion import LAST
+    from sshbench.cli.params import LAST
 
     if run_id != LAST:
         return run_id
     latest = store.latest_run()
     if latest is None:
         raise SshbenchError(
-            "there are no stored runs", place=str(store.path), fix=f"run `{hints.sshbench()}` first",
+            "there are no stored runs",
+            place=str(store.path),
+            fix=f"run `{hints.sshbench()}` first",
             code=ExitCode.USAGE,
         )
     return latest

@@ -1,105 +1,19 @@
 """Shell completion: commands and options (click), algorithm names (`ssh -Q`), run ids (the database).
 
-`sshbench completion bash|zsh|fish` prints the script to source; README says where to put it.
+`sshbench completion bash|zsh|fish` prints the script to source; README says where to put it. The completers of
+algorithm names and run ids live with the parameter types they complete (cli/params.py).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from collections.abc import Callable
-from pathlib import Path
-
 import click
-from click.shell_completion import CompletionItem, get_completion_class
-
-QUERIES = {"kex": "kex", "hostkey": "HostKeyAlgorithms", "cipher": "cipher", "mac": "mac"}
-LAST = -1  # the RUN argument `last`: the newest run
-
-
-def algorithms(kind: str) -> Callable[[click.Context, click.Parameter, str], list[CompletionItem]]:
-    """Return a completer of comma-separated algorithm names this ssh client supports (`ssh -Q`)."""
-
-    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        """Complete the last name of a comma-separated list."""
-        ssh = shutil.which("ssh")
-        if ssh is None:
-            return []
-        try:
-            done = subprocess.run([ssh, "-Q", QUERIES[kind]], capture_output=True, text=True, timeout=5, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return []
-        head, _, last = incomplete.rpartition(",")
-        prefix = f"{head}," if head else ""
-        return [CompletionItem(prefix + n) for n in done.stdout.split() if n.startswith(last)]
-
-    return complete
-
-
-def run_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """Complete run ids from the database (read-only), newest first, with what each run was."""
-    from sshbench.errors import SshbenchError
-    from sshbench.store import Store, default_db_path
-
-    db = ctx.params.get("db") or os.environ.get("SSHBENCH_DB") or default_db_path()
-    try:
-        runs = Store(Path(db), read_only=True).runs(50)
-    except SshbenchError:
-        return []
-    items = [CompletionItem("last", help="the newest run")] if "last".startswith(incomplete) else []
-    return items + [
-        CompletionItem(str(r.id), help=f"{r.kind} {r.target} {r.status} {r.started_at[:16]}")
-        for r, _ in runs
-        if str(r.id).startswith(incomplete)
-    ]
-
-
-class RunRef(click.ParamType[int, object]):
-    """A stored run: its id, or `last` for the newest."""
-
-    name = "run"
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        """Return the run id, or LAST."""
-        if isinstance(value, int):
-            return value
-        text = str(value).strip().lower()
-        if text == "last":
-            return LAST
-        if text.isdigit():
-            return int(text)
-        from sshbench import hints
-
-        self.fail(f"{value!r} is not a run: use a run id from `{hints.sshbench('history')}`, or `last`", param, ctx)
-
-    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        """Complete run ids."""
-        return run_ids(ctx, param, incomplete)
-
-
-class RunRefs(click.ParamType[tuple[int, ...], object]):
-    """One or more stored runs, comma-separated: ids, or `last`."""
-
-    name = "runs"
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> tuple[int, ...]:
-        """Return the run ids (LAST for `last`)."""
-        if isinstance(value, tuple):
-            return value
-        one = RunRef()
-        return tuple(one.convert(part, param, ctx) for part in str(value).split(",") if part.strip())
-
-    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        """Complete the last run id of the list."""
-        head, _, last = incomplete.rpartition(",")
-        prefix = f"{head}," if head else ""
-        return [CompletionItem(prefix + str(i.value), help=i.help) for i in run_ids(ctx, param, last)]
+from click.shell_completion import get_completion_class
 
 
 @click.command("completion")
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-def completion_cmd(shell: str) -> None:
+@click.pass_context
+def completion_cmd(ctx: click.Context, shell: str) -> None:
     """Print the shell completion script: commands, options, algorithm names and run ids.
 
     \b
@@ -107,8 +21,7 @@ def completion_cmd(shell: str) -> None:
     zsh:   sshbench completion zsh > "${fpath[1]}/_sshbench"
     fish:  sshbench completion fish > ~/.config/fish/completions/sshbench.fish
     """
-    from sshbench.cli.main import cli
-
+    root = ctx.find_root().command  # the `sshbench` group, whichever module holds it
     cls = get_completion_class(shell)
     assert cls is not None
-    click.echo(cls(cli, {}, "sshbench", "_SSHBENCH_COMPLETE").source())
+    click.echo(cls(root, {}, "sshbench", "_SSHBENCH_COMPLETE").source())

@@ -16,9 +16,10 @@ from click.core import ParameterSource
 
 from sshbench import hints
 from sshbench.cli.common import Session
-from sshbench.cli.completion import RunRef, algorithms
-from sshbench.targets.emulation import CHOICES, HOST_PRESETS
-from sshbench.targets.links import PRESETS
+from sshbench.cli.params import RunRef, algorithms
+from sshbench.cli.values import DEFAULT_BUDGET
+from sshbench.targets.limits.emulation import CHOICES, HOST_PRESETS
+from sshbench.targets.link.links import PRESETS
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -104,7 +105,6 @@ LINK_PRESETS = ", ".join(f"{name} ({spec})" for name, (spec, _) in PRESETS.items
 SAMPLE_SECONDS = 0.2  # --size auto: short samples; the steady rate excludes the start, so length does not bias it
 
 
-DEFAULT_BUDGET = "3m"
 
 
 def algorithm_option(kind: str, text: str) -> Decorator:

@@ -12,6 +12,7 @@ import click
 from sshbench.cli.common import execute, open_store, out, resuming
 from sshbench.cli.decorators import DIRECTIONS, algorithm_option, count_option, db_option, resume_option
 from sshbench.cli.measuring import POLICY_HELP, build_options
+from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
 
 FLEET_HELP = """Measure many hosts: what each offers and negotiates, its connection time, optionally its throughput;
@@ -64,9 +65,11 @@ def fleet_cmd(**kw: Any) -> None:
     from sshbench.analyse import policy
     from sshbench.model import RunKind
 
-    if resuming(kw):
+    given = Given.from_click(kw)
+    if resuming(given):
         return
-    sources = [n for n in ("inventory", "hosts_pattern", "hosts_file") if kw.get(n)]
+    sources = [n for n, v in (("inventory", given.inventory), ("hosts_pattern", given.hosts_pattern),
+                              ("hosts_file", given.hosts_file)) if v]  # fmt: skip
     if len(sources) != 1:
         raise SshbenchError(
             "give one source of hosts" if not sources else "give only one source of hosts",
@@ -74,25 +77,26 @@ def fleet_cmd(**kw: Any) -> None:
             fix="-i INVENTORY, --hosts PATTERNS (with --ssh-config FILE) or --hosts-file FILE",
             code=ExitCode.USAGE,
         )
-    if kw.get("limit") and not kw.get("inventory"):
+    if given.limit and not given.inventory:
         raise SshbenchError(
             "--limit narrows an inventory", place="--limit", fix="add -i INVENTORY", code=ExitCode.USAGE
         )
-    policy.resolve(kw["policy_spec"])  # a bad level or policy file fails before any host is reached
-    spec = kw["policy_spec"]
-    kw |= {"policy": spec if spec in policy.LEVELS else str(Path(spec).resolve()), "warmup": 1, "max_time": "none"}
-    opts = build_options(RunKind.FLEET, kw, latency=True, throughput=kw["throughput"])
+    spec = given.policy_spec or "modern"
+    policy.resolve(spec)  # a bad level or policy file fails before any host is reached
+    stored_policy = spec if spec in policy.LEVELS else str(Path(spec).resolve())
+    given = dataclasses.replace(given, policy=stored_policy, warmup=1, max_time="none")
+    opts = build_options(RunKind.FLEET, given, latency=True, throughput=given.throughput)
     opts = dataclasses.replace(
         opts,
         target="fleet",
-        inventory=kw.get("inventory"),
-        limit=kw.get("limit"),
-        hosts=kw.get("hosts_pattern"),
-        hosts_file=str(Path(kw["hosts_file"]).resolve()) if kw.get("hosts_file") else None,
-        forks=kw["forks"],
+        inventory=given.inventory,
+        limit=given.limit,
+        hosts=given.hosts_pattern,
+        hosts_file=str(Path(given.hosts_file).resolve()) if given.hosts_file else None,
+        forks=given.forks,
         sample_seconds=0.2,
     )
-    execute(opts, kw["db"], kw["as_json"])
+    execute(opts, given.db, given.as_json)
 
 
 @click.command("import")

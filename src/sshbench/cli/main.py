@@ -93,7 +93,7 @@ def usage_error(exc: click.ClickException) -> str:
 
 def _settle(db: str) -> None:
     """Mark a killed sshbench's run interrupted (the store is imported only when there is one)."""
-    from sshbench.store import settle
+    from sshbench.storage.store import settle
 
     settle(db)
 

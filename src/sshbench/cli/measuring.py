@@ -6,6 +6,7 @@ The data model is imported inside the commands: `--help` reads this module and n
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +26,10 @@ from sshbench.cli.decorators import (
     throughput_options,
 )
 from sshbench.cli.options import parse_budget, parse_cpu_share, parse_list, parse_percent, parse_size
+from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.targets.emulation import HOST_PRESETS
-from sshbench.targets.registry import KNOWN, SERVER_TYPES
+from sshbench.targets.limits.emulation import HOST_PRESETS
+from sshbench.targets.servers.registry import KNOWN, SERVER_TYPES
 
 if TYPE_CHECKING:
     from sshbench.model import JobOptions, RunKind
@@ -60,59 +62,66 @@ Examples:
 """
 
 
-def with_preset(kw: dict[str, Any]) -> dict[str, Any]:
+def with_preset(given: Given) -> Given:
     """Fill the options a --preset sets, where they were not given."""
-    preset = HOST_PRESETS.get(kw.get("preset") or "", {})
-    return {**kw, **{k: v for k, v in preset.items() if kw.get(k) is None}}
+    preset = HOST_PRESETS.get(given.preset or "", {})
+    unknown = set(preset) - {"emulate", "server_cpu", "client_cpu", "link"}
+    assert not unknown, f"a host preset sets options with no field here: {unknown}"
+    return dataclasses.replace(
+        given,
+        emulate=given.emulate if given.emulate is not None else preset.get("emulate"),
+        server_cpu=given.server_cpu if given.server_cpu is not None else preset.get("server_cpu"),
+        client_cpu=given.client_cpu if given.client_cpu is not None else preset.get("client_cpu"),
+        link=given.link if given.link is not None else preset.get("link"),
+    )
 
 
-def build_options(kind: RunKind, kw: dict[str, Any], *, latency: bool, throughput: bool) -> JobOptions:
+def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: bool) -> JobOptions:
     """Turn validated CLI values into JobOptions."""
     from sshbench.model import Direction, JobOptions, Plan
-    from sshbench.targets.links import parse, sample_seconds
+    from sshbench.targets.link.links import parse, sample_seconds
 
-    kw = with_preset(kw)
-    link = parse(kw["link"]) if kw.get("link") else None
-    rounds, max_rounds = kw["rounds"], max(kw["max_rounds"], kw["rounds"])
+    given = with_preset(given)
+    link = parse(given.link) if given.link else None
     plan = Plan(
-        warmup=kw["warmup"],
-        min_rounds=rounds,
-        max_rounds=max_rounds,
-        ci_target=parse_percent(kw["ci"]),
-        max_time=parse_budget(kw["max_time"]),
+        warmup=given.warmup,
+        min_rounds=given.rounds,
+        max_rounds=max(given.max_rounds, given.rounds),
+        ci_target=parse_percent(given.ci),
+        max_time=parse_budget(given.max_time),
     )
     return JobOptions(
         command=kind,
-        target=kw.get("target", "local"),
-        ssh_config=kw.get("ssh_config"),
+        target=given.target,
+        ssh_config=given.ssh_config,
         measure_latency=latency,
         measure_throughput=throughput,
-        kex=parse_list(kw.get("kex")),
-        hostkeys=parse_list(kw.get("hostkey")),
-        ciphers=parse_list(kw.get("cipher")),
-        macs=parse_list(kw.get("mac")),
-        mac_mode=kw.get("mac_mode") or "default",
-        full_latency=bool(kw.get("full")),
-        directions=tuple(Direction(d) for d in DIRECTIONS[kw.get("direction", "both")]),
-        size=parse_size(kw.get("size", "auto")),
-        payload=kw.get("payload", "zero"),
+        kex=parse_list(given.kex),
+        hostkeys=parse_list(given.hostkey),
+        ciphers=parse_list(given.cipher),
+        macs=parse_list(given.mac),
+        mac_mode=given.mac_mode or "default",
+        full_latency=given.full,
+        directions=tuple(Direction(d) for d in DIRECTIONS[given.direction]),
+        size=parse_size(given.size),
+        payload=given.payload,
         plan=plan,
-        servers=tuple(kw.get("servers") or ()),
-        emulate=kw.get("emulate"),
-        server_cpu=parse_cpu_share(kw.get("server_cpu"), "--server-cpu"),
-        client_cpu=parse_cpu_share(kw.get("client_cpu"), "--client-cpu"),
+        servers=given.servers,
+        emulate=given.emulate,
+        server_cpu=parse_cpu_share(given.server_cpu, "--server-cpu"),
+        client_cpu=parse_cpu_share(given.client_cpu, "--client-cpu"),
         link=link.name if link else None,
-        policy=kw.get("policy") or "modern",
-        margin=parse_percent(kw.get("margin") or "5%", "--margin"),
+        policy=given.policy or "modern",
+        margin=parse_percent(given.margin or "5%", "--margin"),
         sample_seconds=sample_seconds(link, SAMPLE_SECONDS) if link else SAMPLE_SECONDS,
-        pin=bool(kw.get("pin")),
+        pin=given.pin,
     )
 
 
 def _defaults(command: click.Command) -> dict[str, Any]:
     """Return a command's option defaults (used when `sshbench` runs `run` with no arguments)."""
     ctx = click.Context(command)
-    return {p.name: p.get_default(ctx) for p in command.params if p.name}
+    return {p.name: p.get_default(ctx) for p in command.params if p.name and p.expose_value}
 
 
 @click.command("run")
@@ -138,9 +147,9 @@ def run_cmd(**kw: Any) -> None:
     """
     from sshbench.model import RunKind
 
-    kw = {**_defaults(run_cmd), **kw}
-    if not resuming(kw):
-        execute(build_options(RunKind.RUN, kw, latency=True, throughput=True), kw["db"], kw["as_json"])
+    given = Given.from_click({**_defaults(run_cmd), **kw})
+    if not resuming(given):
+        execute(build_options(RunKind.RUN, given, latency=True, throughput=True), given.db, given.as_json)
 
 
 @click.command("algos")
@@ -176,8 +185,9 @@ def latency_cmd(**kw: Any) -> None:
     """
     from sshbench.model import RunKind
 
-    if not resuming(kw):
-        execute(build_options(RunKind.LATENCY, kw, latency=True, throughput=False), kw["db"], kw["as_json"])
+    given = Given.from_click(kw)
+    if not resuming(given):
+        execute(build_options(RunKind.LATENCY, given, latency=True, throughput=False), given.db, given.as_json)
 
 
 @click.command("throughput")
@@ -195,9 +205,10 @@ def throughput_cmd(**kw: Any) -> None:
     """
     from sshbench.model import RunKind
 
-    if not resuming(kw):
-        opts = build_options(RunKind.THROUGHPUT, kw, latency=False, throughput=True)
-        execute(opts, kw["db"], kw["as_json"])
+    given = Given.from_click(kw)
+    if not resuming(given):
+        opts = build_options(RunKind.THROUGHPUT, given, latency=False, throughput=True)
+        execute(opts, given.db, given.as_json)
 
 
 @click.command("sweep")
@@ -228,15 +239,16 @@ def sweep_cmd(**kw: Any) -> None:
     from sshbench.analyse import policy
     from sshbench.model import RunKind
 
-    if resuming(kw):
+    given = Given.from_click(kw)
+    if resuming(given):
         return
-    policy.resolve(kw["policy_spec"])  # a bad level or policy file fails before measuring
-    spec = kw["policy_spec"]
-    kw["policy"] = spec if spec in policy.LEVELS else str(Path(spec).resolve())
-    if kw["full"] and click.get_current_context().get_parameter_source("mac_mode") is not ParameterSource.COMMANDLINE:
-        kw["mac_mode"] = "all"
-    opts = build_options(RunKind.SWEEP, kw, latency=True, throughput=True)
-    execute(opts, kw["db"], kw["as_json"])
+    spec = given.policy_spec or "modern"
+    policy.resolve(spec)  # a bad level or policy file fails before measuring
+    given = dataclasses.replace(given, policy=spec if spec in policy.LEVELS else str(Path(spec).resolve()))
+    if given.full and click.get_current_context().get_parameter_source("mac_mode") is not ParameterSource.COMMANDLINE:
+        given = dataclasses.replace(given, mac_mode="all")
+    opts = build_options(RunKind.SWEEP, given, latency=True, throughput=True)
+    execute(opts, given.db, given.as_json)
 
 
 @click.command("servers", help=SERVERS_HELP)
@@ -255,9 +267,10 @@ def servers_cmd(**kw: Any) -> None:
     """SSH servers side by side (help: SERVERS_HELP, from the server registry)."""
     from sshbench.model import RunKind
 
-    if resuming(kw):
+    given = Given.from_click(kw)
+    if resuming(given):
         return
-    for spec in kw["servers"]:
+    for spec in given.servers:
         if not spec.startswith("local"):
             raise SshbenchError(
                 f"{spec!r} is not an embedded server",
@@ -265,8 +278,8 @@ def servers_cmd(**kw: Any) -> None:
                 fix=f"use local:NAME with NAME one of {', '.join(KNOWN)}, or {SERVER_TYPES[-1].spec}",
                 code=ExitCode.USAGE,
             )
-    opts = build_options(RunKind.SERVERS, kw, latency=not kw["no_latency"], throughput=not kw["no_throughput"])
-    execute(opts, kw["db"], kw["as_json"])
+    opts = build_options(RunKind.SERVERS, given, latency=not given.no_latency, throughput=not given.no_throughput)
+    execute(opts, given.db, given.as_json)
 
 
 COMMANDS = (run_cmd, algos_cmd, latency_cmd, throughput_cmd, sweep_cmd, servers_cmd)

@@ -11,10 +11,10 @@ from click.core import ParameterSource
 
 from sshbench import hints
 from sshbench.cli.common import err, open_store, out, rejudged, resolve, show, write_files
-from sshbench.cli.completion import LAST, RunRef, RunRefs
 from sshbench.cli.decorators import db_only, db_option, json_option, margin_option
 from sshbench.cli.measuring import POLICY_HELP
 from sshbench.cli.options import parse_fail_if, parse_percent
+from sshbench.cli.params import LAST, RunRef, RunRefs
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.render.formats import FORMATS
 
@@ -22,7 +22,7 @@ MARGIN_DEFAULT = 0.05  # sshbench.ratios.MARGIN (not imported here: --help stays
 
 if TYPE_CHECKING:
     from sshbench.analyse.policy import Policy
-    from sshbench.store import Store
+    from sshbench.storage.store import Store
 
 
 @click.command("history")
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 @click.option("--hosts", "with_hosts", is_flag=True, help="Also list the runs of each fleet's hosts.")
 def history_cmd(db: Path | None, as_json: bool, limit: int, with_hosts: bool) -> None:
     """List stored runs, newest first (a fleet is one run; --hosts lists its hosts' runs too)."""
-    from sshbench.store import default_db_path
+    from sshbench.storage.store import default_db_path
 
     exists = (db or default_db_path()).exists()
     runs = open_store(db, read_only=True).runs(limit, hosts=with_hosts) if exists else []
@@ -286,7 +286,7 @@ def recommend_cmd(
 
 def _recommend_source(db: Path | None, run_id: int | None) -> tuple[Store, int]:
     """Open the database and find the run to recommend from: the one given, else the newest with throughput."""
-    from sshbench.store import default_db_path
+    from sshbench.storage.store import default_db_path
 
     if not (db or default_db_path()).exists():
         raise _no_throughput(db or default_db_path())

@@ -16,6 +16,7 @@ from sshbench.cli.decorators import (
     target_options,
 )
 from sshbench.cli.measuring import build_options
+from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
 
 TOOLS = ("scp", "sftp", "rsync", "scp-legacy")
@@ -87,11 +88,12 @@ def tools_cmd(**kw: Any) -> None:
 
     from sshbench.model import RunKind
 
-    if not resuming(kw):
-        opts = build_options(RunKind.TOOLS, kw, latency=False, throughput=True)
+    given = Given.from_click(kw)
+    if not resuming(given):
+        opts = build_options(RunKind.TOOLS, given, latency=False, throughput=True)
         # each copy starts its own connection and process: samples of about a second keep that start small
-        tools, seconds = parse_tools(kw["tool"]), max(opts.sample_seconds, SAMPLE_SECONDS)
-        execute(dataclasses.replace(opts, tools=tools, sample_seconds=seconds), kw["db"], kw["as_json"])
+        tools, seconds = parse_tools(given.tool or DEFAULT_TOOLS), max(opts.sample_seconds, SAMPLE_SECONDS)
+        execute(dataclasses.replace(opts, tools=tools, sample_seconds=seconds), given.db, given.as_json)
 
 
 COMMANDS = (tools_cmd,)

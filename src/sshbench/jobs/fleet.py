@@ -16,23 +16,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench import leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.jobs.recording import Job, Recording, unfinished_rows
-from sshbench.jobs.single import require_connectable
-from sshbench.measure.costs import metered
+from sshbench.jobs.endpoints import Endpoint, require_connectable
+from sshbench.jobs.recording import Job, Recording
+from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.plan import check_requested, cipher_mac_pairs, throughput_scenarios
-from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.model import JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import Discovery, Fleet, FleetHost, StoredScenario
-from sshbench.ssh import envinfo
-from sshbench.ssh.destination import Target, resolve_remote
-from sshbench.ssh.discover import client_algorithms, discover
+from sshbench.ssh import inventory
+from sshbench.ssh.destination import Target
+from sshbench.ssh.discover import client_algorithms
 from sshbench.ssh.proc import require_binary
-from sshbench.store import Store
-from sshbench.targets import cgroups, inventory
+from sshbench.storage.store import Store
 
 # The ciphers `--throughput` measures by default (those the policy allows and the host offers): the usual
 # candidates, so that a production host moves a few hundred MB, not every cipher it offers.
@@ -54,7 +51,7 @@ class Planned:
     """A reached host, ready for its transfers: where it is, its run, and what it measures."""
 
     index: int
-    target: Target
+    endpoint: Endpoint
     run_id: int
     opts: JobOptions
     latency: tuple[Scenario, ...]
@@ -63,10 +60,10 @@ class Planned:
 
 @dataclass(frozen=True)
 class Work:
-    """What every host's worker shares: the fleet's state, the client, the run's options and policy, the stop."""
+    """What every host's worker shares: the fleet's state, the bench, the run's options and policy, the stop."""
 
     state: FleetState
-    ssh: str
+    bench: Bench
     env: Environment
     opts: JobOptions
     allows: Allows
@@ -143,8 +140,8 @@ def run_fleet(job: Job) -> int:
         if not hosts:
             raise SshbenchError("the host source selects no hosts", place=source, fix="check the source or --limit",
                                 code=ExitCode.USAGE)  # fmt: skip
-    env = envinfo.collect(ssh)
-    with cgroups.contain():  # every ssh client is killed with sshbench
+    with job.stage(Staging((), ssh), opts, job.progress) as bench:
+        env = bench.environment()
         if job.resume is None:
             rec = job.record(source, env)
         else:
@@ -156,7 +153,7 @@ def run_fleet(job: Job) -> int:
         job.store.set_fleet(rec.run_id, Fleet(source, tuple(hosts)))
         with rec.status():
             try:
-                _measure(job, state, ssh, env)
+                _measure(job, state, bench, env)
             except BaseException:
                 with contextlib.suppress(Exception):  # best effort: the error that stopped the fleet is the one to tell
                     _settle_children(job.store, state, interrupted=True)
@@ -164,11 +161,12 @@ def run_fleet(job: Job) -> int:
         return rec.run_id
 
 
-def _measure(job: Job, state: FleetState, ssh: str, env: Environment) -> None:
+def _measure(job: Job, state: FleetState, bench: Bench, env: Environment) -> None:
     """Reach and time every host (forks at a time), then move data to one host at a time."""
     progress = FleetProgress(job.progress)
     todo = [i for i, h in enumerate(state.hosts) if _needs_work(job.store, h)]
-    shared = Work(state, ssh, env, job.opts, job.allows, threading.Event())
+    shared = Work(state, bench, env, job.opts, job.allows, threading.Event())
+    bench.hooks.append(lambda take: stoppable(take, shared.stop))  # a host's schedule stops with the fleet
 
     def work(index: int) -> None:
         """Reach one host and time its connections, in a thread of its own with a store of its own."""
@@ -179,9 +177,8 @@ def _measure(job: Job, state: FleetState, ssh: str, env: Environment) -> None:
             store.close()
 
     parallel(todo, job.opts.forks, work, shared.stop)
-    with leases.private_dir("sshbench-payload-") as tmp:
-        for index in sorted(state.planned):
-            _transfers(job.store, state, state.planned[index], ssh, tmp, progress)
+    for index in sorted(state.planned):
+        _transfers(job.store, state, state.planned[index], bench, progress)
     _settle_children(job.store, state, interrupted=False)
 
 
@@ -233,46 +230,33 @@ def parallel(items: Sequence[int], forks: int, work: Callable[[int], None], stop
 
 def _reach(work: Work, store: Store, index: int, progress: Progress) -> None:
     """Resolve and discover one host, store its run, and time its connections (a failure stays with the host)."""
-    state, ssh, opts = work.state, work.ssh, work.opts
+    state, bench, opts = work.state, work.bench, work.opts
     host = state.hosts[index]
     progress.update("discovery", 0, 1)
     try:
-        target = resolve_remote(ssh, host.name, opts.ssh_config, host.options)
+        where = bench.add_remote(host.name, host.options)
     except SshbenchError as exc:
         state.update(store, index, failure=exc.cause)
         return
-    disc = discover(ssh, target)
+    disc = bench.discover(where)
     if disc.server is None and disc.default() is None:
-        state.update(store, index, failure=_login_failure(disc, target))
+        state.update(store, index, failure=_login_failure(disc, where.target))
         return
     host_opts = dataclasses.replace(opts, command=RunKind.RUN, target=host.name)
     banner = disc.server.banner if disc.server else None
-    host_env = dataclasses.replace(work.env, server_banner=banner, target=target.describe())
-    run_id = _host_run(store, host, host_opts, host_env, state.run_id)
-    store.set_discovery(run_id, disc)
+    host_env = dataclasses.replace(work.env, server_banner=banner, target=where.target.describe())
+    rec = Recording.open(store, host_opts, host.name, host_env, resume=host.run, parent=state.run_id)
+    store.set_discovery(rec.run_id, disc)
     if disc.default() is None:
-        store.set_status(run_id, RunStatus.FAILED)
-        leases.keeper().forget(run=run_id)  # settled: its offer is kept, nothing more will be written
-        state.update(store, index, run=run_id, failure=_login_failure(disc, target))
+        rec.settle(RunStatus.FAILED)  # its offer is kept, nothing more will be written
+        state.update(store, index, run=rec.run_id, failure=_login_failure(disc, where.target))
         return
-    state.update(store, index, run=run_id, failure=None)
+    state.update(store, index, run=rec.run_id, failure=None)
     lat, thr = connection_scenarios(disc, opts, work.allows), transfer_scenarios(disc, opts, work.allows)
-    rec = Recording(store, run_id, opts.plan)
     rec.register([*lat, *thr])
-    rec.schedule(lat, stoppable(metered(latency_sampler(ssh, target), None, False), work.stop), progress)
+    rec.schedule(lat, bench.latency(where), progress)
     with state.lock:
-        state.planned[index] = Planned(index, target, run_id, host_opts, tuple(lat), tuple(thr))
-
-
-def _host_run(store: Store, host: FleetHost, opts: JobOptions, env: Environment, fleet_id: int) -> int:
-    """Create the host's run under the fleet (or take back the one an interrupted fleet left)."""
-    if host.run is not None:
-        store.claim(host.run)
-        run_id = host.run
-    else:
-        run_id = store.create_run(opts, host.name, env, parent=fleet_id)
-    leases.keeper().run(store.path, run_id)
-    return run_id
+        state.planned[index] = Planned(index, where, rec.run_id, host_opts, tuple(lat), tuple(thr))
 
 
 def _login_failure(disc: Discovery, target: Target) -> str:
@@ -317,20 +301,21 @@ def transfer_scenarios(disc: Discovery, opts: JobOptions, allows: Allows) -> lis
     return throughput_scenarios(cipher_mac_pairs(ciphers, [], mac, "default"), opts.directions)
 
 
-def _transfers(store: Store, state: FleetState, planned: Planned, ssh: str, tmp: Path, progress: FleetProgress) -> None:
+def _transfers(store: Store, state: FleetState, planned: Planned, bench: Bench, progress: FleetProgress) -> None:
     """Measure one host's transfers (no other host is measured meanwhile)."""
     if not planned.throughput:
         return
     rec = Recording(store, planned.run_id, planned.opts.plan)
     rec.register([*planned.latency, *planned.throughput])
-    sampler = ThroughputSampler(ssh, planned.target, planned.opts, tmp)
+    transfers = bench.transfers(planned.endpoint)
     for sc in planned.throughput:
-        sampler.prime(sc, rec.samples(sc))
+        transfers.prime(sc, rec.samples(sc))
     try:
         name = state.hosts[planned.index].name
-        rec.schedule(planned.throughput, metered(sampler, None, watch_memory=True), progress.host(name))
+        taker = bench.sampler(transfers, planned.endpoint, watch_memory=True)
+        rec.schedule(planned.throughput, taker, progress.host(name))
     finally:
-        sampler.cleanup()
+        transfers.cleanup()
 
 
 def _settle_children(store: Store, state: FleetState, interrupted: bool) -> None:
@@ -339,16 +324,11 @@ def _settle_children(store: Store, state: FleetState, interrupted: bool) -> None
         record = None if host.run is None else store.run(host.run)
         if record is None or record.status is not RunStatus.RUNNING:
             continue
-        if interrupted:
-            store.set_status(record.id, RunStatus.INTERRUPTED)
-        else:
-            stored = store.scenarios(record.id)
-            short, broke = unfinished_rows(stored, record.options.plan)
-            store.set_status(record.id, RunStatus.INCOMPLETE if short or broke else RunStatus.COMPLETE)
-            broken = _all_failed(stored)
-            if broken:
-                state.update(store, index, failure=broken)
-        leases.keeper().forget(run=record.id)
+        rec = Recording(store, record.id, record.options.plan)
+        rec.settle(RunStatus.INTERRUPTED if interrupted else rec.outcome())
+        broken = None if interrupted else _all_failed(store.scenarios(record.id))
+        if broken:
+            state.update(store, index, failure=broken)
 
 
 def _all_failed(stored: Sequence[StoredScenario]) -> str | None:

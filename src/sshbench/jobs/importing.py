@@ -14,7 +14,7 @@ from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import JobOptions, RunStatus, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, Discovery, ServerReport, read_discovery
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 SAMPLE_FIELDS = ("round", "warmup", "ok", "value", "wall", "nbytes", "client_cpu", "client_system", "error",
                  "server_cpu", "client_rss", "server_rss")  # fmt: skip

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 
 from sshbench import leases
 from sshbench.environment import Environment
+from sshbench.jobs.staging import Stager, stage
 from sshbench.measure.budget import Estimate, check
 from sshbench.measure.scheduler import Outcome, Progress, Sampler, Scheduler
 from sshbench.model import JobOptions, Plan, RunStatus, Sample, Scenario
 from sshbench.records import StoredScenario
 from sshbench.stats import MIN_RANKED
-from sshbench.store import Store
+from sshbench.storage.store import Store
 
 
 def _ignore(run_id: int) -> None:
@@ -45,6 +46,7 @@ class Job:
     on_plan: Callable[[Estimate | None], None] = _check_only  # told the plan's estimate before a run is stored
     allows: Callable[[str, str], bool] = _allow_all  # the security policy (a fleet times only what it allows)
     started: float = dataclasses.field(default_factory=time.monotonic)  # the --max-time budget counts from here
+    stage: Stager = stage  # stages the job's endpoints, link and limits (tests give a fake bench)
 
     def elapsed(self) -> float:
         """Return the seconds this job has run (everything it did is inside its --max-time budget)."""
@@ -56,14 +58,10 @@ class Job:
 
     def record(self, target: str, environment: Environment) -> Recording:
         """Create the run with its environment, or mark the resumed run running again."""
-        if self.resume is not None:
-            self.store.claim(self.resume)  # fails while another live sshbench holds it
-            run_id = self.resume
-        else:
-            run_id = self.store.create_run(self.opts, target, environment)
-            self.on_run(run_id)
-        leases.keeper().run(self.store.path, run_id)  # if this process dies, its run is marked interrupted
-        return Recording(self.store, run_id, self.opts.plan, self.started)
+        rec = Recording.open(self.store, self.opts, target, environment, resume=self.resume, started=self.started)
+        if self.resume is None:
+            self.on_run(rec.run_id)
+        return rec
 
 
 class Recording:
@@ -75,20 +73,43 @@ class Recording:
         self.stored: dict[str, StoredScenario] = {}
         self.started = time.monotonic() if started is None else started  # the job's start: one budget for it all
 
+    @classmethod
+    def open(
+        cls, store: Store, opts: JobOptions, target: str, environment: Environment, *, resume: int | None = None,
+        parent: int | None = None, started: float | None = None,
+    ) -> Recording:  # fmt: skip
+        """Create a run (a fleet host's under its `parent`), or claim the interrupted run being resumed; this
+        process's lease marks it interrupted if the process dies."""
+        if resume is not None:
+            store.claim(resume)  # fails while another live sshbench holds it
+            run_id = resume
+        else:
+            run_id = store.create_run(opts, target, environment, parent=parent)
+        leases.keeper().run(store.path, run_id)  # if this process dies, its run is marked interrupted
+        return cls(store, run_id, opts.plan, started)
+
     @contextlib.contextmanager
     def status(self) -> Iterator[None]:
         """Give the run its final status: complete, incomplete (rows too short to rank or broken off), failed, or
         interrupted (--resume finishes the last three)."""
         try:
-            try:
-                yield
-            except Exception:
-                self.store.set_status(self.run_id, RunStatus.FAILED)
-                raise
-            except BaseException:
-                self.store.set_status(self.run_id, RunStatus.INTERRUPTED)
-                raise
-            self.store.set_status(self.run_id, RunStatus.INCOMPLETE if self.unfinished() else RunStatus.COMPLETE)
+            yield
+        except Exception:
+            self.settle(RunStatus.FAILED)
+            raise
+        except BaseException:
+            self.settle(RunStatus.INTERRUPTED)
+            raise
+        self.settle(self.outcome())
+
+    def outcome(self) -> RunStatus:
+        """Return the status the run ends with when nothing stopped it: incomplete or complete."""
+        return RunStatus.INCOMPLETE if self.unfinished() else RunStatus.COMPLETE
+
+    def settle(self, status: RunStatus) -> None:
+        """Give the run its final status and release it from this process's lease."""
+        try:
+            self.store.set_status(self.run_id, status)
         finally:
             leases.keeper().forget(run=self.run_id)
 

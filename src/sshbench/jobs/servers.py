@@ -9,70 +9,35 @@ from its cgroup. Everything is stored as it is taken; `--resume` continues with 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from dataclasses import dataclass
-from pathlib import Path
 
-from sshbench import hints, leases
+from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.jobs.recording import Job, Recording
-from sshbench.jobs.single import constrain, emulated_link
+from sshbench.jobs.staging import Bench, Staging, Transfers
 from sshbench.measure import budget
-from sshbench.measure.costs import metered
-from sshbench.measure.memory import measure_states
 from sshbench.measure.plan import ServerPlan, plan_server
-from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.model import JobOptions, Kind, Sample, Scenario
 from sshbench.records import Discovery, ServerReport
-from sshbench.ssh import envinfo
-from sshbench.ssh.destination import Target
-from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary
-from sshbench.targets import cgroups, emulation, pinning, registry
-from sshbench.targets.base import LocalServer
-from sshbench.targets.netns import EmulatedLink
+from sshbench.targets.servers import registry
 
 
-@dataclass(frozen=True)
-class Running:
-    """One started embedded server with what discovery learned about it."""
-
-    server: LocalServer
-    target: Target
-    discovery: Discovery
-
-
-def _start_all(
-    ssh: str,
-    opts: JobOptions,
-    specs: tuple[str, ...],
-    stack: contextlib.ExitStack,
-    progress: Progress,
-    link: EmulatedLink | None = None,
-) -> tuple[dict[str, Running], dict[str, ServerReport]]:
-    """Start every available server; return the running ones and what to report about each."""
-    running: dict[str, Running] = {}
-    reports: dict[str, ServerReport] = {}
-    for i, spec in enumerate(specs):
-        name = registry.server_name(spec)
-        hint = registry.missing(spec)
-        if hint:
-            reports[name] = ServerReport(name, spec, skipped=hint)
-            continue
-        progress.update(f"starting {name}", i, len(specs))
-        server = registry.make_server(spec)
-        constrain(server, opts, link)  # emulated CPU, CPU limit and link, before it starts
-        try:
-            target = stack.enter_context(server)
-        except SshbenchError as exc:
-            reports[name] = ServerReport(name, spec, failed=exc.cause)
-            continue
-        disc = discover(ssh, target)
-        running[name] = Running(server, target, disc)
-        reports[name] = ServerReport(name, spec, embedded=server.info(), discovery=disc)
-    return running, reports
+def _reports(
+    bench: Bench, specs: tuple[str, ...], progress: Progress
+) -> tuple[dict[str, Discovery], dict[str, ServerReport]]:
+    """Discover every started server; return the discoveries and what to report about each server asked for, in
+    the order asked."""
+    found: dict[str, Discovery] = {}
+    reports = {n: ServerReport(n, u.spec, skipped=u.skipped, failed=u.failed) for n, u in bench.unavailable.items()}
+    for i, (name, where) in enumerate(bench.endpoints.items()):
+        progress.update(f"discovery: {name}", i, len(bench.endpoints))
+        found[name] = bench.discover(where)
+        assert where.server is not None
+        reports[name] = ServerReport(name, where.server.spec, embedded=where.server.info(), discovery=found[name])
+    names = [registry.server_name(s) for s in specs]
+    return found, {n: reports[n] for n in dict.fromkeys(names) if n in reports}
 
 
 def run_servers(job: Job) -> int:
@@ -80,35 +45,22 @@ def run_servers(job: Job) -> int:
     opts, progress = job.opts, job.progress
     ssh = require_binary("ssh", "openssh-client")
     specs = tuple(registry.validate(s) for s in (opts.servers or registry.every()))
-    emulated = emulation.apply(opts.emulate, remote=False)  # before any server starts
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(cgroups.contain())  # clients die with sshbench
-        tmp = stack.enter_context(leases.private_dir("sshbench-payload-"))
-        link = stack.enter_context(emulated_link(opts, progress))
-        running, reports = _start_all(ssh, opts, specs, stack, progress, link)
-        client_limit = stack.enter_context(cgroups.limit_clients(opts.client_cpu))
-        if not running:
+    with job.stage(Staging(specs, ssh, tolerant=True), opts, progress) as bench:
+        found, reports = _reports(bench, specs, progress)
+        if not bench.endpoints:
             _none_started(reports)
-        pinned = pinning.apply(opts.pin, [r.server for r in running.values()])
-        plans = {name: plan_server(name, r.discovery, opts) for name, r in running.items() if r.discovery.default()}
+        plans = {name: plan_server(name, disc, opts) for name, disc in found.items() if disc.default()}
         if job.resume is None and opts.measures:
             progress.update("probing what a connection and a transfer cost", 0, 1)
-            probes = {name: budget.probe(ssh, running[name].target, opts, tmp) for name in plans}
+            probes = {name: bench.probe(bench.endpoints[name]) for name in plans}
             planned = [sc for p in plans.values() for sc in (*p.latency, *p.throughput)]
             what = ", ".join([*(["link check"] if opts.link else []), "starting the servers", "discovery", "probes"])
             job.plan_ready(budget.estimate(planned, opts, lambda sc: probes[sc.server or ""], job.elapsed(), what))
-        env = dataclasses.replace(
-            envinfo.collect(ssh),
-            emulation=emulated,
-            pinning=pinned,
-            client_limit=client_limit,
-            link=link.info() if link else None,
-        )
-        rec = job.record(" ".join(specs), env)
+        rec = job.record(" ".join(specs), bench.environment())
         with rec.status():
             job.store.set_servers(rec.run_id, list(reports.values()))
-            _memory(rec, ssh, running, reports, progress)
-            _measure(rec, opts, ssh, running, plans, tmp, progress)
+            _memory(rec, bench, found, reports, progress)
+            _measure(rec, opts, bench, plans, progress)
         return rec.run_id
 
 
@@ -131,43 +83,34 @@ def _none_started(reports: dict[str, ServerReport]) -> None:
 
 
 def _memory(
-    rec: Recording, ssh: str, running: dict[str, Running], reports: dict[str, ServerReport], progress: Progress
+    rec: Recording, bench: Bench, found: dict[str, Discovery], reports: dict[str, ServerReport], progress: Progress
 ) -> None:
     """Take each server's memory snapshots once (a resumed run keeps those already stored)."""
     done = {m.server for m in rec.store.memory(rec.run_id)}
-    for i, (name, r) in enumerate(running.items()):
-        if name in done or r.discovery.default() is None:
+    for i, (name, where) in enumerate(bench.endpoints.items()):
+        if name in done or found[name].default() is None:
             continue
-        progress.update(f"memory: {name} idle, in a session, in a transfer", i, len(running))
-        records, problems = measure_states(ssh, r.server, r.target)
+        progress.update(f"memory: {name} idle, in a session, in a transfer", i, len(bench.endpoints))
+        records, problems = bench.memory(where)
         rec.store.add_memory(rec.run_id, records)
         if problems:
             reports[name] = dataclasses.replace(reports[name], memory_problems=tuple(problems))
             rec.store.set_servers(rec.run_id, list(reports.values()))
 
 
-def _measure(
-    rec: Recording,
-    opts: JobOptions,
-    ssh: str,
-    running: dict[str, Running],
-    plans: dict[str, ServerPlan],
-    workdir: Path,
-    progress: Progress,
-) -> None:
+def _measure(rec: Recording, opts: JobOptions, bench: Bench, plans: dict[str, ServerPlan], progress: Progress) -> None:
     """Interleave latency and throughput across servers in one budget, resuming from stored samples."""
     lat = [sc for p in plans.values() for sc in p.latency]
     thr = [sc for p in plans.values() for sc in p.throughput]
     rec.register([*lat, *thr], [u for p in plans.values() for u in p.unsupported])
-    takers = {
-        (name, Kind.LATENCY): metered(latency_sampler(ssh, r.target), r.server, False) for name, r in running.items()
-    }
+    takers = {(name, Kind.LATENCY): bench.latency(where) for name, where in bench.endpoints.items()}
     if thr:  # a throughput sampler may stage a payload file: only when there are transfers
-        samplers = {name: ThroughputSampler(ssh, r.target, opts, workdir) for name, r in running.items()}
+        transfers: dict[str, Transfers] = {name: bench.transfers(where) for name, where in bench.endpoints.items()}
         for sc in thr:
             if sc.server is not None:
-                samplers[sc.server].prime(sc, rec.samples(sc))
-        takers |= {(n, Kind.THROUGHPUT): metered(samplers[n], r.server, watch_memory=True) for n, r in running.items()}
+                transfers[sc.server].prime(sc, rec.samples(sc))
+        takers |= {(n, Kind.THROUGHPUT): bench.sampler(transfers[n], where, watch_memory=True)
+                   for n, where in bench.endpoints.items()}  # fmt: skip
     rec.schedule([*lat, *thr], _dispatch(takers), progress)
 
 

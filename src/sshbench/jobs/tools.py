@@ -4,36 +4,21 @@ same copies with no SSH at all (raw TCP with socat, an rsync daemon). Everything
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
-from sshbench import leases
+from sshbench.jobs.endpoints import Endpoint, require_connectable
 from sshbench.jobs.recording import Job
-from sshbench.jobs.single import (
-    Endpoint,
-    crypto_ceilings,
-    emulated_link,
-    open_target,
-    require_connectable,
-    setup_seconds,
-    target_environment,
-)
+from sshbench.jobs.single import crypto_ceilings, setup_seconds
+from sshbench.jobs.staging import Staging
 from sshbench.measure import budget
-from sshbench.measure.costs import metered
 from sshbench.measure.plan import check_requested, cipher_mac_pairs
-from sshbench.measure.tools import SSH_TOOLS, Binaries, Plain, ToolSampler, plan_tools
-from sshbench.model import JobOptions, is_local
+from sshbench.measure.tools import SSH_TOOLS, Binaries, plan_tools
+from sshbench.model import JobOptions
 from sshbench.records import Discovery
-from sshbench.ssh import envinfo
-from sshbench.ssh.discover import discover
 from sshbench.ssh.proc import require_binary, run_quick
-from sshbench.ssh.scratch import RemoteScratch, remote_scratch
-from sshbench.targets import cgroups, emulation, pinning
-from sshbench.targets.netns import EmulatedLink
-from sshbench.targets.plain import plain_servers
+from sshbench.ssh.scratch import RemoteScratch
 
 DEFAULT_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
 TMPFS = "/dev/shm"
@@ -90,60 +75,25 @@ def run_tools(job: Job) -> int:
     """Run (or resume) the file-copy comparison; return the run id."""
     opts = job.opts
     bins = binaries()
-    emulated = emulation.apply(opts.emulate, remote=not is_local(opts.target))
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None
-    with (
-        cgroups.contain(),
-        emulated_link(opts, job.progress) as link,
-        open_target(opts.target, bins.ssh, opts.ssh_config, opts, link) as where,
-        leases.private_dir("sshbench-client-", shm) as local,
-        cgroups.limit_clients(opts.client_cpu) as client_limit,
-        contextlib.ExitStack() as stack,
-    ):
-        pinned = pinning.apply(opts.pin, [where.server] if where.server else [])
-        disc = discover(bins.ssh, where.target)
+    staging = Staging((opts.target,), bins.ssh, workdir="sshbench-client-", tmpfs=shm)
+    with job.stage(staging, opts, job.progress) as bench:
+        where = bench.only
+        disc = bench.discover(where)
         require_connectable(disc, where.target)
         pairs = choose_pairs(opts, disc)
-        remote, plain = stack.enter_context(server_side(where, link, local, shm))
+        remote, plain = bench.stack.enter_context(bench.tool_dirs(where, shm))
         scenarios = plan_tools(opts.tools or SSH_TOOLS, pairs, opts.directions, plain=plain is not None)
         if job.resume is None:
-            found = budget.probe(bins.ssh, where.target, opts, local)
+            found = bench.probe(where)
             setup, what = setup_seconds(job, [c for c, _ in pairs], always=True)
             job.plan_ready(budget.estimate(scenarios, opts, lambda sc: found, setup, what))
-        base = envinfo.collect(bins.ssh)
-        env = target_environment(
-            base,
-            disc,
-            where,
-            link,
-            emulation=emulated,
-            pinning=pinned,
-            client_limit=client_limit,
-            crypto_ceilings=crypto_ceilings(job, [c for c, _ in pairs], where, always=True),
-            tool_versions=versions(bins, base.openssh_client, where, remote),
-        )
+        ceilings = crypto_ceilings(job, bench, [c for c, _ in pairs], always=True)
+        env = bench.environment(where, disc, crypto_ceilings=ceilings)
+        env = dataclasses.replace(env, tool_versions=versions(bins, env.openssh_client, where, remote))
         rec = job.record(opts.target, env)
         with rec.status():
             job.store.set_discovery(rec.run_id, disc)
             rec.register(scenarios)
-            sampler = ToolSampler(bins, where.target, opts, local, remote, plain)
-            rec.schedule(scenarios, metered(sampler, where.server, False), job.progress)
+            rec.schedule(scenarios, bench.sampler(bench.copies(bins, where, remote, plain), where, False), job.progress)
         return rec.run_id
-
-
-@contextlib.contextmanager
-def server_side(
-    where: Endpoint, link: EmulatedLink | None, local: Path, shm: str | None
-) -> Iterator[tuple[Path | RemoteScratch, Plain | None]]:
-    """Yield the server's directory and the plaintext baselines: a private tmpfs directory on this machine and
-    socat/rsyncd beside an embedded server; a scratch directory on a remote host and no baselines (sshbench
-    starts no listeners on a host it does not own)."""
-    if where.server is None:
-        with remote_scratch(where.ssh, where.target) as scratch:
-            yield scratch, None
-        return
-    with (
-        leases.private_dir("sshbench-server-", shm) as remote,
-        plain_servers(remote, link, where.server, local) as listening,
-    ):
-        yield remote, Plain(**dataclasses.asdict(listening))

@@ -15,12 +15,13 @@ from sshbench.model import Metric
 from sshbench.render.console import ci_cell
 from sshbench.render.layout import Column, build, fit
 from sshbench.stats import MIN_RANKED, Summary
+from sshbench.units import format_value
 
 VERDICT_STYLE = {"faster": "green", "slower": "red", "equivalent": "dim", "inconclusive": "yellow"}
 WORDS = ("equivalent", "faster", "slower", "inconclusive")
 
 
-def format_value(metric: Metric, s: Summary | None) -> str:
+def summary_cell(metric: Metric, s: Summary | None) -> str:
     """Format a median with its CI (and the CI's real coverage when below 95 %), without the unit."""
     if s is None:
         return "-"
@@ -48,8 +49,8 @@ def compare_columns(changes: Sequence[Change], a: str, b: str) -> list[Column]:
     return [
         Column("scenario", tuple(c.scenario.label for c in changes), fold=True),
         Column("unit", tuple(c.scenario.metric.unit for c in changes)),
-        Column(f"{a} median (CI)", tuple(format_value(c.scenario.metric, c.a) for c in changes), right=True),
-        Column(f"{b} median (CI)", tuple(format_value(c.scenario.metric, c.b) for c in changes), right=True),
+        Column(f"{a} median (CI)", tuple(summary_cell(c.scenario.metric, c.a) for c in changes), right=True),
+        Column(f"{b} median (CI)", tuple(summary_cell(c.scenario.metric, c.b) for c in changes), right=True),
         Column("change", tuple("" if c.percent is None else f"{c.percent:+.1f}%" for c in changes), right=True),
         Column("95% interval", tuple(ratio_cell(c) for c in changes), right=True),
         Column("verdict", tuple(verdict_cell(c) for c in changes)),
@@ -114,8 +115,9 @@ def _print_spread(console: Console, changes: Sequence[Change]) -> None:
     for side, field in (("A", "spread_a"), ("B", "spread_b")):
         spreads = [s for c in changes if (s := getattr(c, field)) is not None]
         if spreads:
-            console.print(f"  side {side}: its runs' medians of one scenario differ by up to {max(spreads):.1%} "
-                          f"(median {sorted(spreads)[len(spreads) // 2]:.1%})", highlight=False)  # fmt: skip
+            most, middle = format_value("share", max(spreads), ".1%"), sorted(spreads)[len(spreads) // 2]
+            console.print(f"  side {side}: its runs' medians of one scenario differ by up to {most} "
+                          f"(median {format_value('share', middle, '.1%')})", highlight=False)  # fmt: skip
 
 
 def _print_fail_if(console: Console, judged: FailIf) -> None:

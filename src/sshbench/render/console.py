@@ -25,6 +25,7 @@ from sshbench.model import RunStatus
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
+from sshbench.units import format_value
 
 STATUS_STYLE = {
     RunStatus.COMPLETE: "green",
@@ -42,31 +43,14 @@ def rank_cell(row: Row) -> str:
     return f"={row.rank}" if row.tied else str(row.rank)
 
 
-def fmt_num(value: float | None, fmt: str) -> str:
-    """Format an optional number ('-' when not measured)."""
-    return "-" if value is None else format(value, fmt)
-
-
-def _ms(seconds: float | None) -> float | None:
-    """Convert optional seconds to milliseconds."""
-    return None if seconds is None else seconds * 1000
-
-
-def fmt_mib(value: int | None) -> str:
-    """Format optional bytes as MiB."""
-    return "-" if value is None else f"{value / 2**20:.1f}"
-
-
-def _pair(row: Row, client: str, server: str, fmt: Callable[[float | None, str], str] | None) -> str:
+def _pair(row: Row, client: str, server: str, unit: str) -> str:
     """Format a client / server pair of cost medians ('-' when neither was measured)."""
     if row.costs is None:
         return "-"
     a, b = getattr(row.costs, client), getattr(row.costs, server)
     if a is None and b is None:
         return "-"
-    if fmt is None:
-        return f"{fmt_mib(a)} / {fmt_mib(b)}"
-    return f"{fmt(a, '.2f')} / {fmt(b, '.2f')}"
+    return f"{format_value(unit, a)} / {format_value(unit, b)}"
 
 
 def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[Row], str]]]:
@@ -74,11 +58,11 @@ def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[Row], str]]]:
     cols: list[tuple[str, Callable[[Row], str]]] = []
     if rows[0].scenario.metric.costs_per_gib:
         cols = [
-            ("CPU s/GiB client / server", lambda r: _pair(r, "client_cpu_gib", "server_cpu_gib", fmt_num)),
-            ("peak RSS MiB client / server", lambda r: _pair(r, "client_rss", "server_rss", None)),
+            ("CPU s/GiB client / server", lambda r: _pair(r, "client_cpu_gib", "server_cpu_gib", "s/GiB")),
+            ("peak RSS MiB client / server", lambda r: _pair(r, "client_rss", "server_rss", "MiB")),
         ]
     else:
-        cols = [("server CPU ms", lambda r: fmt_num(_ms(r.costs.server_cpu if r.costs else None), ".1f"))]
+        cols = [("server CPU ms", lambda r: format_value("ms", r.costs.server_cpu if r.costs else None))]
     return [(title, cell) for title, cell in cols if any(cell(r) != "-" for r in rows if r.summary is not None)]
 
 
@@ -94,7 +78,7 @@ def ci_cell(s: Summary, fmt: Callable[[float], str]) -> str:
     """Return the median's confidence interval, labelled with its real coverage when below 95 % ('-' for n=1)."""
     if s.n < 2:
         return "-"
-    cover = "" if s.coverage >= CONFIDENCE else f" ({s.coverage:.0%})"
+    cover = "" if s.coverage >= CONFIDENCE else f" ({format_value('share', s.coverage)})"
     return f"{fmt(s.ci_low)}-{fmt(s.ci_high)}{cover}"
 
 
@@ -136,7 +120,7 @@ def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -
         cols.append(Column(title, cells, right=True, shed=2, hidden_as="CPU and memory"))
     cols.append(Column("", _measured(rows, lambda s: inline_bar(s.median, best)), shed=1, hidden_as="bar"))
     if metric.phases:
-        phases = tuple("/".join(f"{v * 1000:.0f}" for k, v in r.phases if k != "startup") for r in rows)
+        phases = tuple("/".join(format_value("ms", v, ".0f") for k, v in r.phases if k != "startup") for r in rows)
         cols.append(Column("phases ms tcp/ver/kex/auth/session", phases, shed=3, hidden_as="phases"))
     return cols
 
@@ -267,12 +251,12 @@ def _measured_from(run: RunRecord) -> str:
 def link_line(link: LinkInfo) -> str:
     """Return the emulated link as asked, how it was made, and what it measured before use."""
     loss = f", {link.loss * 100:g} % loss" if link.loss else ""
-    asked = f"{fmt_bits(link.rate_bits)}, {link.rtt_s * 1e3:.3g} ms RTT{loss}"
+    asked = f"{fmt_bits(link.rate_bits)}, {format_value('ms', link.rtt_s, '.3g')} ms RTT{loss}"
     checked = ""
     if link.measured_rtt_s is not None and link.measured_up_Bps is not None and link.measured_down_Bps is not None:
         checked = (
-            f"; checked: RTT {link.measured_rtt_s * 1e3:.3g} ms, plaintext TCP up {link.measured_up_Bps / 1e6:.1f} / "
-            f"down {link.measured_down_Bps / 1e6:.1f} MB/s"
+            f"; checked: RTT {format_value('ms', link.measured_rtt_s, '.3g')} ms, plaintext TCP up "
+            f"{format_value('B/s', link.measured_up_Bps)} / down {format_value('B/s', link.measured_down_Bps)} MB/s"
         )
     return f"emulated link {link.name}: {asked} ({link.method}){checked}"
 
@@ -314,7 +298,8 @@ def environment_lines(run: RunRecord) -> list[str]:
         lines.append(f"  {link_line(env.link)}")
     if env.crypto_ceilings:
         each = "; ".join(
-            f"{c} {' / '.join(f'{v:.0f}' for v in sides.values())}" for c, sides in env.crypto_ceilings.items()
+            f"{c} {' / '.join(format_value('MB/s', v) for v in sides.values())}"
+            for c, sides in env.crypto_ceilings.items()
         )
         lines.append(f"  crypto ceilings (openssl speed -evp, MB/s {' / '.join(_sides(env))}): {each}")
     emu = env.emulation
@@ -322,8 +307,8 @@ def environment_lines(run: RunRecord) -> list[str]:
         variables = " ".join(f"{k}={v}" for k, v in emu.variables.items())
         lines.append(
             f"  emulation: {emu.name} ({variables}) in {' and '.join(emu.applies_to)}; "
-            f"{emu.evidence_tool}: native {emu.native_mbps or 0:.0f} MB/s, "
-            f"emulated {emu.emulated_mbps or 0:.0f} MB/s; not affected: {emu.not_affected}"
+            f"{emu.evidence_tool}: native {format_value('MB/s', emu.native_mbps or 0)} MB/s, "
+            f"emulated {format_value('MB/s', emu.emulated_mbps or 0)} MB/s; not affected: {emu.not_affected}"
         )
     return lines
 
@@ -335,8 +320,9 @@ def options_line(run: RunRecord) -> str:
     budget = "no time budget" if plan.max_time is None else f"--max-time {plan.max_time:g} s"
     ways = "+".join(d.value for d in o.directions)
     size = "--size auto" if o.size is None else f"--size {o.size // 2**20} MiB"
-    return (f"  options: {budget}; rounds {plan.min_rounds}-{plan.max_rounds}, CI target {plan.ci_target:.0%}, "
-            f"margin {o.margin:.0%}, {plan.warmup} warm-up(s); directions {ways}; {size}, payload {o.payload}; "
+    ci, margin = format_value("share", plan.ci_target), format_value("share", o.margin)
+    return (f"  options: {budget}; rounds {plan.min_rounds}-{plan.max_rounds}, CI target {ci}, "
+            f"margin {margin}, {plan.warmup} warm-up(s); directions {ways}; {size}, payload {o.payload}; "
             f"policy {o.policy}; pinning {'on' if o.pin else 'off'}")  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
 from sshbench.model import Direction, Kind, RunKind, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun, StoredScenario
+from sshbench.units import FIELD_UNITS
 
 CSV_COLUMNS = (
     "run",
@@ -109,21 +110,6 @@ def _policy(run: RunRecord) -> policy.Policy:
         return policy.builtin("modern")
 
 
-UNITS = {
-    "value": "per result's `unit`: s (connection time) or MB/s (10^6 bytes per second, throughput)",
-    "wall": "s",
-    "client_cpu": "s",
-    "client_system": "s",
-    "server_cpu": "s",
-    "phases": "s",
-    "client_rss": "bytes",
-    "server_rss": "bytes",
-    "nbytes": "bytes",
-    "memory": "bytes",
-    "costs": "client_cpu_gib/server_cpu_gib: CPU s per GiB moved; server_cpu: s per sample; *_rss: bytes",
-}
-
-
 def run_document(stored: StoredRun) -> dict[str, Any]:
     """Return the whole run, raw samples and summaries, as one JSON-ready document."""
     run = stored.run
@@ -186,7 +172,7 @@ def _document(stored: StoredRun, results: dict[str, Any]) -> dict[str, Any]:
     run = stored.run
     return {
         "schema_version": SCHEMA_VERSION,
-        "units": UNITS,
+        "units": FIELD_UNITS,
         "run": run.to_dict(),
         "discovery": run.discovery_dict(),
         "results": results,

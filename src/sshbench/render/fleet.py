@@ -17,13 +17,14 @@ from sshbench.render.console import ci_cell, print_table
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.render.snippets import valid_host
 from sshbench.stats import Summary
+from sshbench.units import format_value, symbol
 
 STATUS = {"complete": "", "incomplete": "[yellow]incomplete[/]", "interrupted": "[yellow]interrupted[/]"}
 
 
 def ms(value: float) -> str:
     """Format seconds as milliseconds."""
-    return f"{value * 1000:.1f}"
+    return format_value("ms", value)
 
 
 def server(row: HostRow) -> str:
@@ -38,7 +39,7 @@ def _rate(row: HostRow, way: Direction) -> str:
     found: Summary | None = row.rates.get((cipher or "", way)) or next(
         (s for (c, w), s in row.rates.items() if w is way), None
     )
-    return "-" if found is None else f"{found.median:.0f}"
+    return format_value("MB/s", found.median if found else None)
 
 
 def _strict(row: HostRow) -> str:
@@ -62,12 +63,12 @@ def host_columns(rows: Sequence[HostRow], stacked: bool = False) -> list[Column]
         Column("cipher (default)", tuple(r.negotiated("cipher") or "-" for r in measured), fold=True),
         Column("strict", tuple(_strict(r) for r in measured), shed=0, hidden_as="strict profile"),
         Column("weak", tuple(str(len(r.weak)) for r in measured), right=True),
-        Column("connect ms", connect, right=True),
+        Column(f"connect {symbol('ms')}", connect, right=True),
         Column("95% CI", interval, right=True),
     ]
     if any(r.rates for r in measured):
         rates = tuple(f"{_rate(r, Direction.DOWN)}/{_rate(r, Direction.UP)}" for r in measured)
-        columns.append(Column("MB/s down/up", rates, right=True))
+        columns.append(Column(f"{symbol('MB/s')} down/up", rates, right=True))
     return columns
 
 
@@ -95,7 +96,7 @@ def print_fleet(console: Console, stored: StoredRun, db: Path) -> None:
         lines = [
             f"connect: today's connection (default kex and host key), median of n={_samples(rows)} per host; "
             f"strict: the strict client profile connects; weak: algorithms the host offers that {policy.name} rejects"
-            + ("; MB/s: with the cipher the host negotiates today" if any(r.rates for r in rows) else "")
+            + (f"; {symbol('MB/s')}: with the cipher the host negotiates today" if any(r.rates for r in rows) else "")
         ]
         print_table(console, "Hosts", build(shown), note if shed else None, lines)
     _print_failures(console, rows)
@@ -138,7 +139,7 @@ def _print_groups(console: Console, rows: Sequence[HostRow]) -> None:
         Column("group", tuple(g.name for g in groups), fold=True),
         Column("hosts", tuple(str(g.hosts) for g in groups), right=True),
         Column("measured", tuple(str(g.measured) for g in groups), right=True),
-        Column("connect ms", tuple(ms(g.connect) if g.connect is not None else "-" for g in groups), right=True),
+        Column(f"connect {symbol('ms')}", tuple(format_value("ms", g.connect) for g in groups), right=True),
         Column("range", tuple(ms_range(g.fastest, g.slowest) for g in groups), right=True),
         Column("hosts offering weak", tuple(str(g.weak_hosts) for g in groups), right=True),
     ]

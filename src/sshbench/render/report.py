@@ -32,7 +32,7 @@ from sshbench.model import Direction, Kind, RunKind
 from sshbench.records import RunRecord, StoredRun
 from sshbench.render import charts
 from sshbench.render.charts import Figure
-from sshbench.render.compare import explanation, format_value, ratio_cell
+from sshbench.render.compare import explanation, ratio_cell, summary_cell
 from sshbench.render.console import environment_lines, options_line, policy_of, row_notes
 from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
@@ -176,8 +176,8 @@ def _comparison(a: StoredRun, b: StoredRun) -> dict[str, Any]:
     rows = [
         {
             "label": c.scenario.label,
-            "a": format_value(c.scenario.metric, c.a),
-            "b": format_value(c.scenario.metric, c.b),
+            "a": summary_cell(c.scenario.metric, c.a),
+            "b": summary_cell(c.scenario.metric, c.b),
             "change": "" if c.percent is None else f"{c.percent:+.1f}%",
             "interval": ratio_cell(c),
             "verdict": c.verdict,

@@ -13,8 +13,6 @@ from sshbench.model import Direction, Kind, MemoryRecord
 from sshbench.records import Profile, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
     ci_cell,
-    fmt_mib,
-    fmt_num,
     hidden_note,
     print_claims,
     print_table,
@@ -23,6 +21,7 @@ from sshbench.render.console import (
 )
 from sshbench.render.layout import Column, build, fit
 from sshbench.stats import REMEDY
+from sshbench.units import format_value, symbol
 
 STATE_ORDER = ("idle", "session", "transfer")
 ROLE_ORDER = ("listener", "monitor", "pre-auth", "session", "command", "client")
@@ -76,7 +75,7 @@ def _cell(row: Row | None, failure: str | None) -> str:
 def _cpu_ms(row: Row | None) -> str:
     """Return a row's median server CPU per connection in ms, or '-'."""
     cpu = row.costs.server_cpu if row and row.costs else None
-    return fmt_num(None if cpu is None else cpu * 1000, ".1f")
+    return format_value("ms", cpu)
 
 
 def _family(hostkey: str) -> int:
@@ -98,13 +97,14 @@ def latency_columns(rows: Sequence[Row], order: Sequence[str]) -> list[Column]:
         cells.setdefault((sc.server or "", sc.hostkey or ""), {})[sc.profile or "default"] = row
     keys = list(cells)
     pairs = [(cells[k].get("default"), cells[k].get("strict")) for k in keys]
+    ms = symbol("ms")
     return [
         Column("server", tuple(k[0] for k in keys)),
         Column("host key", tuple(k[1] for k in keys), fold=True),
-        Column("default profile ms", tuple(_cell(d, d.failure if d else None) for d, _ in pairs), right=True),
-        Column("strict profile ms", tuple(_cell(s, s.failure if s else None) for _, s in pairs), right=True),
+        Column(f"default profile {ms}", tuple(_cell(d, d.failure if d else None) for d, _ in pairs), right=True),
+        Column(f"strict profile {ms}", tuple(_cell(s, s.failure if s else None) for _, s in pairs), right=True),
         Column(
-            "server CPU ms default / strict",
+            f"server CPU {ms} default / strict",
             tuple(f"{_cpu_ms(d)} / {_cpu_ms(s)}" for d, s in pairs),
             right=True,
             shed=2,
@@ -154,7 +154,8 @@ def memory_table(records: Sequence[MemoryRecord]) -> Table:
     servers = list(dict.fromkeys(m.server for m in records))
     for server in servers:
         for m in sorted((m for m in records if m.server == server), key=order):
-            table.add_row(server, m.state, m.role, str(m.processes), fmt_mib(m.vsz), fmt_mib(m.rss), fmt_mib(m.pss))
+            sizes = (format_value("MiB", v) for v in (m.vsz, m.rss, m.pss))
+            table.add_row(server, m.state, m.role, str(m.processes), *sizes)
         table.add_section()
     return table
 
@@ -188,7 +189,7 @@ def print_servers(
         if members:
             rows = build_rows(members, ci_target, run.options.margin)
             way = "download (server -> client)" if direction is Direction.DOWN else "upload (client -> server)"
-            title = f"Throughput, {way}, MB/s, higher is better (* = what the default profile negotiates)"
+            title = f"Throughput, {way}, {symbol('MB/s')}, higher is better (* = what the default profile negotiates)"
             print_server_table(console, title, throughput_columns(rows, defaults))
             warnings += [r for r in rows if r.warning]
     print_claims(console, "What bounds these rates:", bound_claims(run, stored))

@@ -7,6 +7,7 @@ import re
 from sshbench.analyse.recommend import Choice, gain_text
 from sshbench.model import is_local
 from sshbench.records import RunRecord
+from sshbench.units import format_value
 
 ORDER = ("Ciphers", "MACs", "KexAlgorithms", "HostKeyAlgorithms")
 _HOST = re.compile(r"^[A-Za-z0-9_.*?!%@\[\]:-]{1,255}$")
@@ -31,11 +32,12 @@ def _header(choice: Choice, source: str, conditions: str | None) -> list[str]:
         lines.append(f"# measured under {conditions}: these lines fit a host like that")
     if choice.rate is not None:
         flag = " (predicted, not measured together)" if choice.predicted else ""
-        rate = f"{choice.rate.median:.0f} MB/s{flag}"
+        rate = f"{format_value('MB/s', choice.rate.median)} MB/s{flag}"
         lines.append(f"# throughput {choice.ways} {rate}; {gain_text(choice.gain, 'gain')}")
     if choice.latency is not None:
         lines.append(
-            f"# connection {choice.latency.median * 1000:.0f} ms; {gain_text(choice.latency_gain, 'handshake')}"
+            f"# connection {format_value('ms', choice.latency.median, '.0f')} ms; "
+            f"{gain_text(choice.latency_gain, 'handshake')}"
         )
     return lines
 

@@ -27,6 +27,7 @@ from sshbench.render.console import (
 )
 from sshbench.render.layout import Column, build, fit
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
+from sshbench.units import symbol
 
 
 def _est(e: Estimate | None, metric: Metric = METRICS[Kind.THROUGHPUT], failure: str | None = None) -> str:
@@ -164,13 +165,14 @@ def print_sweep(console: Console, run: RunRecord, stored: Sequence[StoredScenari
             _print_fitted(console, title, latency_dimension_columns(dims, kind, pol), failure_lines(dims, kind))
     for kind in ("cipher", "mac"):
         if any(r.kind == kind for r in dims):
-            title = f"Throughput per {'cipher' if kind == 'cipher' else 'MAC'}, MB/s: median (95% CI), higher is better"
+            title = (f"Throughput per {'cipher' if kind == 'cipher' else 'MAC'}, {symbol('MB/s')}: median (95% CI), "
+                     "higher is better")  # fmt: skip
             _print_fitted(console, title, transfer_dimension_columns(dims, kind, pol), failure_lines(dims, kind))
     combos = sweep.combinations(stored)
     ways = sweep.measured_directions(stored)
     if combos:
         what = "both ways = harmonic mean of down and up" if len(ways) > 1 else f"{sweep.ways_text(ways)} only"
-        title = f"Top {min(top, len(combos))} combinations, MB/s, {what}"
+        title = f"Top {min(top, len(combos))} combinations, {symbol('MB/s')}, {what}"
         notes = ["  p = predicted from per-byte costs, not measured together; combined intervals are conservative"]
         notes = notes if any(c.predicted for c in combos[:top]) else []
         missing = sweep.predictions(stored)[1]

@@ -13,6 +13,7 @@ from sshbench.analyse.results import ranked
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import hidden_note, print_claims, print_table
 from sshbench.render.layout import Column, build, fit
+from sshbench.units import format_value, symbol
 
 _NO_BASELINE = (
     "no plaintext baseline: this run's server is a remote host, and sshbench starts no listeners on hosts it "
@@ -26,7 +27,12 @@ def _share(e: Efficiency, name: str) -> str:
     if name in e.failed:
         return "failed"
     value = {"tcp": e.of_tcp, "rsyncd": e.of_rsyncd, "crypto": e.of_crypto}[name]
-    return "-" if value is None else f"{value:.0%}"
+    return format_value("share", value)
+
+
+def _rate(e: Efficiency) -> str:
+    """Return a copy's median rate ('-' when it has none)."""
+    return format_value("MB/s", e.row.summary.median if e.row.summary else None)
 
 
 def efficiency_columns(items: Sequence[Efficiency]) -> list[Column]:
@@ -35,7 +41,7 @@ def efficiency_columns(items: Sequence[Efficiency]) -> list[Column]:
     return [
         Column("tool", tuple(e.row.scenario.tool or "" for e in items)),
         Column("cipher [+ MAC]", tuple(e.row.scenario.algorithms or "" for e in items), fold=True),
-        Column("MB/s", tuple(f"{e.row.summary.median:.0f}" if e.row.summary else "-" for e in items), right=True),
+        Column(symbol("MB/s"), tuple(_rate(e) for e in items), right=True),
         *(Column(title, cells, right=True) for title, cells in shares if any(c != "-" for c in cells)),
     ]
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from sshbench.analyse.claims.core import Claim, ClaimKind, share
 from sshbench.analyse.results import Row
+from sshbench.units import format_value
 
 PLAIN = ("tcp", "rsyncd")
 BASELINE_NAMES = {"tcp": "plain TCP (socat)", "rsyncd": "the rsync daemon", "crypto": "the crypto ceiling"}
@@ -79,9 +80,9 @@ def baseline_claims(way: str, rows: Sequence[Row], items: Sequence[Efficiency]) 
         best = max(beaten, key=lambda e: e.row.summary.median if e.row.summary else 0.0)
         label = best.row.scenario.metric.labels.name(best.row.scenario)
         rate = best.row.summary.median if best.row.summary else 0.0
-        at = f" at {base_rate:.0f} MB/s" if base_rate is not None else ""
+        at = f" at {format_value('MB/s', base_rate)} MB/s" if base_rate is not None else ""
         text = (
-            f"{way}: failed baseline: {BASELINE_NAMES[name]}{at} is below {label} at {rate:.0f} MB/s "
+            f"{way}: failed baseline: {BASELINE_NAMES[name]}{at} is below {label} at {format_value('MB/s', rate)} MB/s "
             f"({len(beaten)} SSH cop{'y' if len(beaten) == 1 else 'ies'} above it): a ceiling lower than what it "
             "caps is a broken measurement, not a finding, so no share of it is shown"
         )

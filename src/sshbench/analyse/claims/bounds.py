@@ -3,7 +3,7 @@
 A transfer cannot go faster than the link (`network`: its rate), than one channel window per round trip
 (`ssh-window`: the receiver's window / RTT: the client's for downloads, the server's for uploads; OpenSSH's is
 2 MiB, Dropbear's is its `-W`, TinySSH's 128 KiB), than OpenSSL encrypts that cipher on the slower side under its
-limits (`crypto`: `openssl speed`, targets/ceilings.py), or than the CPU share of the side doing the work
+limits (`crypto`: `openssl speed`, targets/limits/ceilings.py), or than the CPU share of the side doing the work
 (`client-cpu`, `server-cpu`). A rate at 80 % or more of the tightest of the first three is bound by it; a limit
 more than TOLERANCE below the rate it should cap is not a limit here and is reported as broken (a `ceiling`
 claim), never as the bound. Otherwise a side whose CPU ran at 85 % or more of what it may use (one CPU at most: ssh
@@ -29,6 +29,7 @@ from sshbench.analyse.results import GIB, Row
 from sshbench.environment import Environment
 from sshbench.model import Direction, Kind
 from sshbench.ratios import Standing
+from sshbench.units import format_value
 
 MB = 1e6
 CLIENT_WINDOW = 2 * 2**20  # the OpenSSH client's channel window: what a server may send ahead (downloads)
@@ -169,8 +170,9 @@ def _broken(row: Row, kind: BoundKind, cap: float, evidence: dict[str, Any]) -> 
             BoundKind.SSH_WINDOW: "channel window / RTT"}.get(kind, kind.value)  # fmt: skip
     label = row.scenario.metric.labels.name(row.scenario)
     text = (
-        f"{label}: its {what} of {cap / MB:.3g} MB/s is below its measured {rate:.3g} MB/s, so it is not a limit "
-        f"here (more than {TOLERANCE:.0%} below the rate): no {kind.value} bound is claimed"
+        f"{label}: its {what} of {format_value('MB/s', cap / MB, '.3g')} MB/s is below its measured "
+        f"{format_value('MB/s', rate, '.3g')} MB/s, so it is not a limit here (more than "
+        f"{format_value('share', TOLERANCE)} below the rate): no {kind.value} bound is claimed"
     )
     return Claim(ClaimKind.CEILING, label, text, {**evidence, "rate_MBps": rate, "limit_MBps": cap / MB})
 
@@ -202,8 +204,9 @@ def describe(bound: Bound) -> str:
     if bound.kind is BoundKind.UNKNOWN:
         return "below every known limit"
     if bound.unit == "CPU":
-        return f"{bound.kind}-bound ({bound.used or 0:.0%} of its CPU share)"
-    return f"{bound.kind}-bound ({bound.used or 0:.0%} of {bound.limit or 0:.3g} MB/s)"
+        return f"{bound.kind}-bound ({format_value('share', bound.used or 0)} of its CPU share)"
+    limit = format_value("MB/s", bound.limit or 0, ".3g")
+    return f"{bound.kind}-bound ({format_value('share', bound.used or 0)} of {limit} MB/s)"
 
 
 def bound_claims(groups: Mapping[str, Sequence[Row]], lim: Limits, prefix: str = "") -> list[Claim]:
@@ -220,7 +223,7 @@ def bound_claims(groups: Mapping[str, Sequence[Row]], lim: Limits, prefix: str =
                 continue
             broken += found.broken
             b = found.bound
-            at = "" if b.unit == "CPU" or b.limit is None else f" at {b.limit:.3g} MB/s"
+            at = "" if b.unit == "CPU" or b.limit is None else f" at {format_value('MB/s', b.limit, '.3g')} MB/s"
             text = "below every known limit" if b.kind is BoundKind.UNKNOWN else f"{b.kind}-bound{at}: {b.remedy}"
             together.setdefault((b.kind.value, text), []).append((r, b))
         if together:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from sshbench.analyse.claims.core import Claim, ClaimKind
 from sshbench.analyse.claims.gains import gain
 from sshbench.environment import Environment
+from sshbench.units import format_value
 
 if TYPE_CHECKING:
     from sshbench.analyse.sweep import Combo
@@ -58,7 +59,7 @@ def measured_under(env: Environment) -> str | None:
                      f"{env.link.rtt_s * 1e3:g} ms RTT)")  # fmt: skip
     share = env.embedded.cpu_share if env.embedded else None
     if share:
-        parts.append(f"a server CPU limit of {share:.0%} of one CPU")
+        parts.append(f"a server CPU limit of {format_value('share', share)} of one CPU")
     if env.client_limit:
         parts.append(f"an ssh client CPU limit of {env.client_limit}")
     return "; ".join(parts) or None

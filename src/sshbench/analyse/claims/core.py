@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sshbench.units import format_value
+
 TOLERANCE = 0.10  # a limit may sit this far below the rate it bounds (noise) before it is called broken
 NEAR_LIMIT = 0.8  # a rate at 80 % or more of a limit is bound by it
 
@@ -60,7 +62,7 @@ def names(items: Sequence[str], most: int = 6) -> str:
 
 def share(value: float) -> str:
     """Format a fraction as a whole percentage."""
-    return f"{value:.0%}"
+    return format_value("share", value)
 
 
 def margin_text(margin: float) -> str:

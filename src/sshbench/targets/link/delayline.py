@@ -1,4 +1,4 @@
-"""The delay line: a userspace link delay for kernels without `netem` (python -m sshbench.targets.delayline).
+"""The delay line: a userspace link delay for kernels without `netem` (python -m sshbench.targets.link.delayline).
 
 It opens two TUN devices (the client's end and the server's end of an emulated link, MTU 64 KiB so a
 1 Gbit/s link is ~2 k packets/s), and forwards every packet read from one to the other after the

@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 
 from sshbench.ssh.discover import client_algorithms
-from sshbench.targets.base import HOST_KEY_TYPES, LocalServer, Tools, generate_keys, public_key
+from sshbench.targets.servers.base import HOST_KEY_TYPES, LocalServer, Tools, generate_keys, public_key
 
 ALGORITHM_OPTIONS = {"Ciphers": "cipher", "MACs": "mac", "KexAlgorithms": "kex", "HostKeyAlgorithms": "hostkey"}
 

@@ -62,7 +62,7 @@ def apply(spec: str | None, remote: bool) -> Emulation | None:
     """Set the client side's variables for this process and its children (servers get theirs from
     `server_environment`); return the emulation's metadata with evidence."""
     from sshbench.environment import Emulation  # here: the CLI reads EMULATIONS for --help
-    from sshbench.targets.ceilings import speed
+    from sshbench.targets.limits.ceilings import speed
 
     if spec is None:
         return None

@@ -19,7 +19,7 @@ from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 
 if TYPE_CHECKING:
-    from sshbench.targets.base import LocalServer
+    from sshbench.targets.servers.base import LocalServer
 
 LOCAL = "local"
 LOCAL_PREFIX = "local:"
@@ -58,10 +58,10 @@ class ServerType:
 
     def make(self, spec: str, path: str = "") -> LocalServer:
         """Return a (not yet started) server of this type."""
-        cls: type[LocalServer] = getattr(importlib.import_module(f"sshbench.targets.{self.module}"), self.cls)
+        cls: type[LocalServer] = getattr(importlib.import_module(f"sshbench.targets.servers.{self.module}"), self.cls)
         if not self.by_path:
             return cls(spec)
-        from sshbench.targets.base import Tools
+        from sshbench.targets.servers.base import Tools
 
         return cls(spec, f"{self.name}={path}", Tools.find(sshd=os.path.abspath(path)))
 

@@ -17,7 +17,7 @@ import shutil
 from collections.abc import Callable, Iterable
 
 from sshbench.ssh.proc import placing, run_timed
-from sshbench.targets.base import LocalServer
+from sshbench.targets.servers.base import LocalServer
 
 EVP = {
     "aes128-gcm@openssh.com": "aes-128-gcm",

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from sshbench import leases
 from sshbench.errors import SshbenchError
-from sshbench.targets.base import dies_with_parent
+from sshbench.targets.servers.base import dies_with_parent
 
 if TYPE_CHECKING:
-    from sshbench.targets.netns import EmulatedLink
+    from sshbench.targets.link.netns import EmulatedLink
 
 START_TIMEOUT = 10.0
 

@@ -35,7 +35,7 @@ from sshbench.environment import EmbeddedInfo
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.destination import Target
 from sshbench.ssh.proc import require_binary
-from sshbench.targets import cgroups
+from sshbench.targets.limits import cgroups
 
 HOST_KEY_TYPES = ("ed25519", "ecdsa", "rsa")
 ALIAS = "sshbench-local"
@@ -156,7 +156,7 @@ class LocalServer:
         self.cpu_share: float | None = None  # at most this many CPUs for every server process (0.5: half of one)
         self.quota: cgroups.CpuGroup | None = None
         self.limit_setting = ""  # how the CPU limit is set, shown with the settings
-        self.address = "127.0.0.1"  # where it listens: an emulated link's namespace has its own (targets/netns.py)
+        self.address = "127.0.0.1"  # where it listens: an emulated link's namespace has its own (targets/link/netns.py)
         self.helpers: set[int] = set()  # listeners counted with the server (`tools` baselines) but serving no SSH
 
     def __enter__(self) -> Target:

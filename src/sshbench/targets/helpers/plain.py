@@ -17,9 +17,9 @@ from pathlib import Path
 from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary
-from sshbench.targets import helpers
-from sshbench.targets.base import LocalServer, free_port
-from sshbench.targets.netns import EmulatedLink
+from sshbench.targets.helpers import processes
+from sshbench.targets.link.netns import EmulatedLink
+from sshbench.targets.servers.base import LocalServer, free_port
 
 MODULE = "sshbench"
 
@@ -91,5 +91,5 @@ def plain_servers(
         fix=f"check that socat and rsync are installed ({hints.install('socat rsync')})",
         code=ExitCode.SERVER_START,
     )
-    with helpers.serving(argvs, link, address, ports, failure, started):
+    with processes.serving(argvs, link, address, ports, failure, started):
         yield plain

@@ -19,17 +19,13 @@ import socket
 import statistics
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary
-from sshbench.targets import helpers
-from sshbench.targets.links import fmt_rate, fmt_rtt
-
-if TYPE_CHECKING:
-    from sshbench.targets.netns import EmulatedLink
+from sshbench.targets.helpers import processes
+from sshbench.targets.link.links import LinkCheck, LinkSpec, fmt_rate, fmt_rtt
+from sshbench.targets.link.netns import EmulatedLink
 
 SINK_PORT, SOURCE_PORT = 5201, 5202  # inside our own namespace: nothing else listens there
 TOLERANCE = 0.10
@@ -38,16 +34,6 @@ CONNECTS = 31
 POLL = 0.05
 CALIBRATIONS = 6
 DAMPING = 0.7  # of each correction: single medians of sub-ms connect times jitter by ~0.05 ms
-
-
-@dataclass(frozen=True)
-class LinkCheck:
-    """What the link measured before use."""
-
-    rtt: float  # seconds
-    up: float  # bytes/s client -> server
-    down: float  # bytes/s server -> client
-    streams: int
 
 
 def connect_rtt(address: str, port: int, count: int = CONNECTS) -> float:
@@ -76,7 +62,7 @@ def listeners(link: EmulatedLink) -> Iterator[str]:
         fix="check that socat is installed (package socat) and runs as root",
         code=ExitCode.USAGE,
     )
-    with helpers.serving([sink, source], link, address, (SINK_PORT, SOURCE_PORT), failure):
+    with processes.serving([sink, source], link, address, (SINK_PORT, SOURCE_PORT), failure):
         yield socat
 
 
@@ -128,7 +114,7 @@ def _rate(link: EmulatedLink, argv: list[str], streams: int, counter: str) -> fl
     window = max(0.5, 4 * link.spec.rtt)
     longest, enough = min(15.0, 3 + 60 * link.spec.rtt), 1.5 + 10 * link.spec.rtt
     marks: list[tuple[float, int]] = []
-    procs = [helpers.spawn(argv) for _ in range(streams)]
+    procs = [processes.spawn(argv) for _ in range(streams)]
     best = 0.0
     try:
         start = time.monotonic()
@@ -139,7 +125,7 @@ def _rate(link: EmulatedLink, argv: list[str], streams: int, counter: str) -> fl
                 break
             time.sleep(POLL)
     finally:
-        helpers.stop(procs)
+        processes.stop(procs)
     return best
 
 
@@ -176,3 +162,11 @@ def verify(link: EmulatedLink) -> LinkCheck:
             code=ExitCode.USAGE,
         )
     return LinkCheck(rtt=rtt, up=up, down=down, streams=streams)
+
+
+@contextlib.contextmanager
+def verified(spec: LinkSpec) -> Iterator[EmulatedLink]:
+    """Build an emulated link, verify it (or fail with the numbers), then switch its loss on; remove it after."""
+    with EmulatedLink(spec) as link:
+        link.checked(verify(link))
+        yield link

@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 
 from sshbench.environment import Pinning
-from sshbench.targets.base import LocalServer
+from sshbench.targets.servers.base import LocalServer
 
 
 def apply(want: bool, servers: Sequence[LocalServer]) -> Pinning | None:

@@ -29,9 +29,8 @@ from sshbench import hints, leases
 from sshbench.environment import LinkInfo
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary, run_quick
-from sshbench.targets import linkcheck
-from sshbench.targets.base import dies_with_parent
-from sshbench.targets.links import LinkSpec
+from sshbench.targets.link.links import LinkCheck, LinkSpec
+from sshbench.targets.servers.base import dies_with_parent
 
 VETH_RTT = 0.0001  # at or below this RTT, no delay is added (a veth pair's own is ~0.05 ms, docs/BENCHMARKS.md)
 BENCH_NET = (198 << 24) | (18 << 16)  # 198.18.0.0/15: for benchmarking, never routed
@@ -76,7 +75,7 @@ class EmulatedLink:
         self.delay_line: subprocess.Popen[bytes] | None = None
         self.netem = False
         self.method = ""
-        self.check: linkcheck.LinkCheck | None = None
+        self.check: LinkCheck | None = None
         self._mtu = 1500
         self.one_way: float | None = None  # the delay line's delay each way, once calibrated
 
@@ -95,7 +94,7 @@ class EmulatedLink:
 
     # --- building it --------------------------------------------------------------------------------
     def start(self) -> None:
-        """Create the namespace and the link, shape it, and verify it (or fail with the numbers)."""
+        """Create the namespace and the link and shape it (loss comes once it is checked: `checked`)."""
         require_admin()
         self._run(self.ip, "netns", "add", self.ns)
         leases.keeper().namespace(self.ns)
@@ -109,7 +108,10 @@ class EmulatedLink:
             self._tun_pair(mtu)
         self._addresses(mtu)
         self._shape(mtu)
-        self.check = linkcheck.verify(self)
+
+    def checked(self, check: LinkCheck) -> None:
+        """Record the link's check (linkcheck.verify) and switch its loss on: loss would spoil the check."""
+        self.check = check
         if self.spec.loss:
             self.set_loss(self.spec.loss)
 
@@ -144,7 +146,7 @@ class EmulatedLink:
 
     def _tun_pair(self, mtu: int) -> None:
         """Start the delay line with its two TUN devices, and move the server's into the namespace."""
-        argv = [sys.executable, "-m", "sshbench.targets.delayline", self.client_dev, self.server_dev]
+        argv = [sys.executable, "-m", "sshbench.targets.link.delayline", self.client_dev, self.server_dev]
         self.delay_line = subprocess.Popen(
             dies_with_parent([*argv, "--delay", repr(self.spec.rtt / 2), "--limit", str(max(64 << 20, 4 * mtu))]),
             stdin=subprocess.PIPE,

@@ -43,7 +43,7 @@ from sshbench.records import (
     StoredScenario,
     servers_to_dict,
 )
-from sshbench.rows import damaged, host_scenarios, open_error, run_record, sample, write_error
+from sshbench.storage.rows import damaged, host_scenarios, open_error, run_record, sample, write_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -110,3 +110,13 @@ def parse(text: str) -> LinkSpec:
 def sample_seconds(spec: LinkSpec, default: float) -> float:
     """Return how long a throughput sample should last on this link: long enough to leave TCP's ramp behind."""
     return max(default, 1.0 + 20 * spec.rtt)
+
+
+@dataclass(frozen=True)
+class LinkCheck:
+    """What the link measured before use."""
+
+    rtt: float  # seconds
+    up: float  # bytes/s client -> server
+    down: float  # bytes/s server -> client
+    streams: int

@@ -1,0 +1,184 @@
+"""Staging: the one step every measuring job takes before it measures, and what it hands over (the `Bench`).
+
+`with stage(staging, opts, progress) as bench:` contains every ssh client (a cgroup that dies with sshbench),
+sets the emulated CPU, builds and verifies the emulated link, starts the embedded servers (or resolves the remote
+hosts) behind it with their CPU limits, limits the clients, pins both sides, and makes the job's scratch
+directory; on the way out it undoes all of that in reverse order. A `Bench` holds the endpoints (one per target:
+servers side by side are several, a fleet adds its hosts as it reaches them) and is the only way a job touches
+them: discovery, probes, the environment, crypto ceilings, memory snapshots and the samplers all come from it,
+and every sampler it hands out passes through its `hooks` (code run around each sample, such as a fleet's stop
+check or kernel evidence read while a transfer runs). A fake bench (tests/fakes.py) supplies fakes for all of
+these, so a job's logic runs with no servers and no root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from sshbench import leases
+from sshbench.environment import Emulation, Environment, Pinning
+from sshbench.jobs.endpoints import Endpoint, Unavailable, emulated_link, open_endpoints
+from sshbench.measure import budget
+from sshbench.measure.costs import metered
+from sshbench.measure.memory import measure_states
+from sshbench.measure.samplers import ThroughputSampler, latency_sampler
+from sshbench.measure.scheduler import Progress, Sampler
+from sshbench.measure.tools import Binaries, Plain, ToolSampler
+from sshbench.model import JobOptions, MemoryRecord, Sample, Scenario, is_local
+from sshbench.records import Discovery
+from sshbench.ssh import envinfo
+from sshbench.ssh.destination import resolve_remote
+from sshbench.ssh.discover import discover
+from sshbench.ssh.scratch import RemoteScratch, remote_scratch, remote_stdout
+from sshbench.targets.helpers.plain import plain_servers
+from sshbench.targets.limits import ceilings, cgroups, emulation, pinning
+from sshbench.targets.link.netns import EmulatedLink
+
+Hook = Callable[[Sampler], Sampler]  # wraps a sampler: code run around each of its samples
+
+
+class Transfers(Protocol):
+    """A throughput sampler: sized from what a run already stored, cleaned up after."""
+
+    def prime(self, sc: Scenario, samples: Sequence[Sample]) -> None:
+        """Size a scenario's transfers from its stored samples."""
+
+    def cleanup(self) -> None:
+        """Remove what the sampler staged."""
+
+    def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take one sample."""
+
+
+@dataclass(frozen=True)
+class Staging:
+    """What a job asks to be staged: its targets, the ssh client, and its scratch directory."""
+
+    specs: tuple[str, ...]  # `local[:NAME]` specs and remote destinations; empty for a fleet (hosts come later)
+    ssh: str
+    workdir: str = "sshbench-payload-"  # the scratch directory's prefix
+    tmpfs: str | None = None  # where the scratch directory goes (None: the temp dir)
+    tolerant: bool = False  # a server that cannot start is reported (`Bench.unavailable`), not fatal
+
+
+@dataclass
+class Bench:
+    """A staged job: its endpoints, link, limits and scratch directory, and every way to sample them."""
+
+    ssh: str
+    opts: JobOptions
+    endpoints: dict[str, Endpoint]
+    link: EmulatedLink | None = None
+    emulated: Emulation | None = None
+    pinned: Pinning | None = None
+    client_limit: str | None = None
+    workdir: Path = Path()
+    unavailable: dict[str, Unavailable] = field(default_factory=dict)
+    hooks: list[Hook] = field(default_factory=list)
+    stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    @property
+    def only(self) -> Endpoint:
+        """Return the single endpoint of a one-target job."""
+        (endpoint,) = self.endpoints.values()
+        return endpoint
+
+    def add_remote(self, name: str, options: Sequence[str] = ()) -> Endpoint:
+        """Resolve one more remote host (a fleet's) into an endpoint; fails with the reason it cannot."""
+        endpoint = Endpoint(name, self.ssh, resolve_remote(self.ssh, name, self.opts.ssh_config, tuple(options)), None)
+        self.endpoints[name] = endpoint
+        return endpoint
+
+    def discover(self, endpoint: Endpoint) -> Discovery:
+        """Read what the endpoint's server offers and what the client profiles negotiate with it."""
+        return discover(self.ssh, endpoint.target)
+
+    def probe(self, endpoint: Endpoint) -> budget.Probe | None:
+        """Time one connection (and one calibration transfer) for the budget's estimate."""
+        return budget.probe(self.ssh, endpoint.target, self.opts, self.workdir)
+
+    def environment(
+        self, endpoint: Endpoint | None = None, disc: Discovery | None = None, **more: object
+    ) -> Environment:
+        """Return the run's environment: this machine and client, the emulation, pinning, client limit and link,
+        the endpoint and its server when there is one, and `more`."""
+        base = envinfo.collect(self.ssh)
+        staged: dict[str, object] = {"emulation": self.emulated, "pinning": self.pinned,
+                                     "client_limit": self.client_limit}  # fmt: skip
+        if endpoint is not None:
+            staged |= {"server_banner": disc.server.banner if disc and disc.server else None,
+                       "target": endpoint.target.describe(),
+                       "embedded": endpoint.server.info() if endpoint.server else None}  # fmt: skip
+        return dataclasses.replace(base, **staged, link=self.link.info() if self.link else None, **more)  # type: ignore[arg-type]
+
+    def ceilings(self, ciphers: list[str], endpoint: Endpoint) -> dict[str, dict[str, float]]:
+        """Measure each cipher's crypto ceiling per side under its limits; a remote host's side over ssh."""
+        if endpoint.server is not None:
+            return ceilings.measure(ciphers, endpoint.server)
+        return ceilings.measure(ciphers, None, remote=lambda command: remote_stdout(self.ssh, endpoint.target, command))
+
+    def memory(self, endpoint: Endpoint) -> tuple[list[MemoryRecord], list[str]]:
+        """Snapshot an embedded server's memory idle, in a session and in a transfer (records, problems)."""
+        assert endpoint.server is not None, "memory is measured on embedded servers only"
+        return measure_states(self.ssh, endpoint.server, endpoint.target)
+
+    def sampler(self, take: Sampler, endpoint: Endpoint, watch_memory: bool) -> Sampler:
+        """Return `take` with the costs of each sample (server CPU, peak memory) and the bench's hooks around it."""
+        wrapped = metered(take, endpoint.server, watch_memory)
+        for hook in self.hooks:
+            wrapped = hook(wrapped)
+        return wrapped
+
+    def latency(self, endpoint: Endpoint) -> Sampler:
+        """Return the connection-time sampler of an endpoint."""
+        return self.sampler(latency_sampler(self.ssh, endpoint.target), endpoint, False)
+
+    def transfers(self, endpoint: Endpoint) -> Transfers:
+        """Return a new throughput sampler of an endpoint (without costs: wrap it with `sampler`)."""
+        return ThroughputSampler(self.ssh, endpoint.target, self.opts, self.workdir)
+
+    @contextlib.contextmanager
+    def tool_dirs(self, endpoint: Endpoint, tmpfs: str | None) -> Iterator[tuple[Path | RemoteScratch, Plain | None]]:
+        """Yield the server's directory for file copies and the plaintext baselines: a private tmpfs directory on
+        this machine and socat/rsyncd beside an embedded server; a scratch directory on a remote host and no
+        baselines (sshbench starts no listeners on a host it does not own)."""
+        if endpoint.server is None:
+            with remote_scratch(self.ssh, endpoint.target) as scratch:
+                yield scratch, None
+            return
+        with (
+            leases.private_dir("sshbench-server-", tmpfs) as remote,
+            plain_servers(remote, self.link, endpoint.server, self.workdir) as listening,
+        ):
+            yield remote, Plain(**dataclasses.asdict(listening))
+
+    def copies(self, bins: Binaries, endpoint: Endpoint, remote: Path | RemoteScratch, plain: Plain | None) -> Sampler:
+        """Return the file-copy sampler (scp, sftp, rsync and the baselines) of an endpoint, without costs."""
+        return ToolSampler(bins, endpoint.target, self.opts, self.workdir, remote, plain)
+
+
+Stager = Callable[[Staging, JobOptions, Progress], contextlib.AbstractContextManager[Bench]]
+
+
+@contextlib.contextmanager
+def stage(staging: Staging, opts: JobOptions, progress: Progress) -> Iterator[Bench]:
+    """Stage a job (see the module's docstring); undo it all on the way out."""
+    remote = not all(is_local(s) for s in (*staging.specs, opts.target) if s)
+    emulated = emulation.apply(opts.emulate, remote=remote)  # before any ssh or sshd starts
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(cgroups.contain())  # every ssh client is killed with sshbench
+        link = stack.enter_context(emulated_link(opts, progress))
+        endpoints, unavailable = open_endpoints(
+            staging.specs, staging.ssh, staging.tolerant, opts, link, stack, progress
+        )
+        workdir = stack.enter_context(leases.private_dir(staging.workdir, staging.tmpfs))
+        client_limit = stack.enter_context(cgroups.limit_clients(opts.client_cpu))
+        servers = [e.server for e in endpoints.values() if e.server is not None]
+        pinned = pinning.apply(opts.pin, servers) if staging.specs else None  # a fleet is never pinned
+        yield Bench(staging.ssh, opts, endpoints, link, emulated, pinned, client_limit, workdir, unavailable,
+                    stack=stack)  # fmt: skip

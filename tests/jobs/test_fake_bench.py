@@ -1,0 +1,123 @@
+"""Every job's logic on a fake bench (tests/fakes.py): staging, discovery, planning, scheduling and storing run
+for real; endpoints, samplers and the environment are fakes, so no server, no root and no connection is needed.
+What only real servers can show stays in the integration tests beside these."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fakes import CHACHA, CTR, FAKE_RATES, GCM, ListProgress, fake_stage
+from sshbench import jobs
+from sshbench.errors import SshbenchError
+from sshbench.model import Direction, JobOptions, Kind, Plan, RunKind, RunStatus
+from sshbench.storage.store import Store
+
+PLAN = Plan(warmup=1, min_rounds=3, max_rounds=4, ci_target=0.05, max_time=None)
+
+
+def options(kind: RunKind, **more: object) -> JobOptions:
+    """Return a job's options with a short plan."""
+    return JobOptions(command=kind, plan=PLAN, **more)  # type: ignore[arg-type]
+
+
+def run(tmp_path: Path, opts: JobOptions, **stage: object) -> tuple[Store, int, list[int]]:
+    """Run a job on a fake bench; return the store, the run id and the ids told to `on_run`."""
+    store = Store(tmp_path / "runs.db")
+    told: list[int] = []
+    job = jobs.Job(store, opts, ListProgress(), on_run=told.append, stage=fake_stage(**stage))  # type: ignore[arg-type]
+    return store, jobs.run(job), told
+
+
+def medians(store: Store, run_id: int) -> dict[str, float]:
+    """Return each stored row's median value by label."""
+    found = {}
+    for st in store.scenarios(run_id):
+        values = sorted(st.values())
+        found[st.scenario.label] = values[len(values) // 2]
+    return found
+
+
+@pytest.mark.parametrize("kind", [RunKind.RUN, RunKind.LATENCY, RunKind.THROUGHPUT, RunKind.SWEEP])
+def test_single_target_jobs_store_every_row_they_plan(tmp_path: Path, kind: RunKind) -> None:
+    latency = kind is not RunKind.THROUGHPUT
+    throughput = kind is not RunKind.LATENCY
+    opts = options(kind, measure_latency=latency, measure_throughput=throughput)
+    store, run_id, told = run(tmp_path, opts)
+    record = store.run(run_id)
+    assert told == [run_id]
+    assert record.status is RunStatus.COMPLETE
+    stored = store.scenarios(run_id)
+    assert stored and all(len(st.values()) >= PLAN.min_rounds for st in stored)
+    kinds = {st.scenario.kind for st in stored}
+    assert (Kind.LATENCY in kinds) is latency and (Kind.THROUGHPUT in kinds) is throughput
+    if throughput:
+        rates = medians(store, run_id)
+        assert rates[f"{GCM} down"] == pytest.approx(FAKE_RATES[GCM], rel=0.02)
+        assert rates[f"{CHACHA} up"] == pytest.approx(FAKE_RATES[CHACHA], rel=0.02)
+    assert record.environment.target == "embedded openssh server 127.0.0.1:1"  # the fake endpoint, described
+
+
+def test_algos_stores_discovery_and_measures_nothing(tmp_path: Path) -> None:
+    store, run_id, _ = run(tmp_path, options(RunKind.ALGOS, measure_latency=False, measure_throughput=False))
+    record = store.run(run_id)
+    assert record.discovery is not None and record.discovery.default() is not None
+    assert store.scenarios(run_id) == []
+
+
+def test_resume_finishes_the_same_run(tmp_path: Path) -> None:
+    opts = options(RunKind.THROUGHPUT, measure_latency=False, measure_throughput=True, ciphers=(GCM,))
+    store, first, _ = run(tmp_path, opts)
+    store.set_status(first, RunStatus.INTERRUPTED)
+    job = jobs.Job(store, opts, ListProgress(), resume=first, stage=fake_stage())
+    assert jobs.run(job) == first
+    assert store.run(first).status is RunStatus.COMPLETE
+    assert len(store.runs(10)) == 1
+
+
+def test_servers_side_by_side_report_a_missing_server_and_keep_the_order_asked(tmp_path: Path) -> None:
+    specs = ("local:openssh", "local:tinyssh", "local:dropbear")
+    opts = options(RunKind.SERVERS, measure_latency=True, measure_throughput=True, servers=specs, ciphers=(CHACHA,))
+    store, run_id, _ = run(tmp_path, opts, servers_missing=("tinyssh",))
+    record = store.run(run_id)
+    assert record.status is RunStatus.COMPLETE
+    reports = record.servers
+    assert [r.name for r in reports] == ["openssh", "tinyssh", "dropbear"]
+    assert reports[1].skipped and not reports[0].skipped and reports[0].discovery is not None
+    servers = {st.scenario.server for st in store.scenarios(run_id)}
+    assert servers == {"openssh", "dropbear"}
+
+
+def test_tools_copies_every_tool_both_ways(tmp_path: Path) -> None:
+    opts = options(RunKind.TOOLS, measure_latency=False, measure_throughput=True, ciphers=(GCM, CTR))
+    store, run_id, _ = run(tmp_path, opts)
+    record = store.run(run_id)
+    assert record.status is RunStatus.COMPLETE
+    stored = store.scenarios(run_id)
+    assert {st.scenario.tool for st in stored} == {"scp", "sftp", "rsync"}
+    assert {st.scenario.direction for st in stored} == set(Direction)
+    assert record.environment.tool_versions and record.environment.crypto_ceilings[GCM]["client"] == 2000.0
+
+
+def test_fleet_measures_reached_hosts_and_records_why_others_were_not(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text("[web]\nweb-1\nweb-2\n[broken]\nclosed-1\n")
+    opts = options(RunKind.FLEET, measure_latency=True, measure_throughput=True, target="fleet",
+                   hosts_file=str(hosts), forks=2, ciphers=(GCM,))  # fmt: skip
+    store, run_id, _ = run(tmp_path, opts)
+    fleet = store.run(run_id).fleet
+    assert fleet is not None
+    by_name = {h.name: h for h in fleet.hosts}
+    assert by_name["closed-1"].run is None and "cannot resolve" in (by_name["closed-1"].failure or "")
+    for name in ("web-1", "web-2"):
+        child = by_name[name].run
+        assert child is not None and store.run(child).status is RunStatus.COMPLETE
+        labels = set(medians(store, child))
+        assert f"{GCM} down" in labels and f"{GCM} up" in labels
+
+
+def test_a_remote_target_refuses_server_limits_before_staging_anything(tmp_path: Path) -> None:
+    opts = options(RunKind.LATENCY, measure_latency=True, measure_throughput=False, target="box", server_cpu=0.5)
+    with pytest.raises(SshbenchError, match="--server-cpu"):
+        run(tmp_path, opts)
