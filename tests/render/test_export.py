@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fakes import GCM, factorised_sweep, stored_run_record, stored_values, transfer
@@ -96,3 +98,52 @@ def test_item_12_tools_json_carries_efficiency_bounds_and_every_claim() -> None:
     texts = [c["text"] for c in doc["claims"]]
     assert any("failed baseline: plain TCP (socat) at 500 MB/s is below scp + aes128-gcm" in t for t in texts)
     assert all("bound" in row for row in doc["results"]["tool download"])
+
+
+def tools_run() -> StoredRun:
+    """Return a tools run: scp, sftp, rsync and both baselines, each way."""
+    rows = [
+        stored_values(Scenario(Kind.TOOL, tool=tool, cipher=None if tool in ("tcp", "rsyncd") else GCM, direction=d),
+                      [500.0, 510.0, 505.0])
+        for tool in ("scp", "scp-legacy", "sftp", "rsync", "tcp", "rsyncd")
+        for d in Direction
+    ]  # fmt: skip
+    return StoredRun(stored_run_record(RunKind.TOOLS), tuple(rows))
+
+
+def test_hyperfine_names_the_copy_each_tools_row_ran() -> None:
+    import json
+
+    doc = json.loads(FORMATS["hyperfine"].write(tools_run())[""])
+    commands = {(r["parameters"]["tool"], r["parameters"]["direction"]): r["command"] for r in doc["results"]}
+    assert len(commands) == 12
+    for (tool, _), command in commands.items():
+        first = command.split(" | ")[-1].split()[0]
+        assert first == {"scp-legacy": "scp", "tcp": "socat", "rsyncd": "rsync"}.get(tool, tool), command
+    assert "-O" in commands[("scp-legacy", "down")].split()
+    for plain in (commands[(t, d)].split() for t in ("tcp", "rsyncd") for d in ("down", "up")):
+        assert "ssh" not in plain and "-e" not in plain and not any("Ciphers=" in w for w in plain)  # no SSH at all
+    assert "rsync://" in commands[("rsyncd", "up")] and "TARGET" in commands[("rsync", "up")]
+
+
+def test_shell_csv_of_a_run_without_its_rows_is_refused(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sshbench.cli.main import cli
+    from sshbench.errors import ExitCode, SshbenchError
+    from sshbench.storage.store import Store
+
+    db = tmp_path / "runs.db"
+    store = Store(db)
+    run = tools_run()
+    run_id = store.create_run(run.run.options, "local", run.run.environment)
+    ids = store.add_scenarios(run_id, [st.scenario for st in run.scenarios])
+    for st in run.scenarios:
+        for s in st.samples:
+            store.add_sample(ids[st.scenario.key], s)
+    out = tmp_path / "csv"
+    done = CliRunner().invoke(cli, ["export", str(run_id), "--db", str(db), "--format", "shell-csv", "-o", str(out)])
+    error = done.exception  # the CLI's one error boundary (cli.main.main) turns it into exit 2 and a sentence
+    assert isinstance(error, SshbenchError) and error.code == ExitCode.USAGE
+    assert "nothing to write as shell-csv" in error.cause and "--format csv or json" in (error.fix or "")
+    assert not out.exists()

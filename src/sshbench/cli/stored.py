@@ -92,7 +92,18 @@ def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None, as_j
             f"{fmt} writes several files", place=f"--format {fmt}", fix="give a directory: -o DIR", code=ExitCode.USAGE
         )
     store = open_store(db, read_only=True)
-    files = export.write(store.load(resolve(store, run_id)))
+    stored = store.load(resolve(store, run_id))
+    files = export.write(stored)
+    if export.directory and not files:
+        run = stored.run
+        raise SshbenchError(
+            f"run {run.id} ({run.kind}) has nothing to write as {fmt}: its files hold throughput per cipher and MAC "
+            "and connection time per key exchange and host key, and this run measured none",
+            place=f"--format {fmt}",
+            fix="export every sample with --format csv or json, or give a run of run, latency, throughput, sweep or "
+            "servers",
+            code=ExitCode.USAGE,
+        )
     if output is None:
         click.echo(files[""], nl=False)
         return

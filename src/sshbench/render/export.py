@@ -330,14 +330,34 @@ def _seconds(s: Sample) -> float:
 
 
 def _command(run: RunRecord, sc: Scenario, nbytes: int | None) -> str:
-    """Return the ssh command line a sample stands for."""
+    """Return the command line a sample stands for: the ssh pipe, or the file copy of a `tools` row."""
     target = "TARGET" if run.target.startswith("local") else run.target
+    if sc.kind is Kind.TOOL:
+        return _copy_command(target, sc, f"file-{nbytes}")
     ssh = shlex.join(["ssh", *sc.ssh_options(), target])
     if sc.kind is Kind.LATENCY:
         return f"{ssh} true"
     if sc.direction is Direction.DOWN:
         return f"{ssh} 'head -c {nbytes} /dev/zero' > /dev/null"
     return f"{ssh} 'wc -c' < payload-{nbytes}"
+
+
+def _copy_command(target: str, sc: Scenario, file: str) -> str:
+    """Return the copy a `tools` sample stands for, as measure/tools.py runs it (paths and ports as placeholders;
+    the plaintext baselines run no ssh at all)."""
+    down, opts = sc.direction is Direction.DOWN, sc.ssh_options()
+    ends = [f"{target}:{file}", "."] if down else [file, f"{target}:"]
+    if sc.tool in ("scp", "scp-legacy"):
+        return shlex.join(["scp", *(["-O"] if sc.tool == "scp-legacy" else []), *opts, *ends])
+    if sc.tool == "sftp":
+        return f"echo {'get' if down else 'put'} {file} | " + shlex.join(["sftp", "-b", "-", *opts, target])
+    if sc.tool == "rsync":
+        return shlex.join(["rsync", "--whole-file", "--inplace", "-e", shlex.join(["ssh", *opts]), *ends])
+    if sc.tool == "tcp":  # socat with 1 MiB blocks to or from a socat listener beside the server
+        way = ["TCP:SERVER:PORT", f"CREATE:{file}"] if down else [f"OPEN:{file}", "TCP:SERVER:PORT"]
+        return shlex.join(["socat", "-u", "-b", str(2**20), *way])
+    url = "rsync://SERVER:PORT/sshbench/" + (file if down else "inbox/file")
+    return shlex.join(["rsync", "--whole-file", "--inplace", *([url, "."] if down else [file, url])])
 
 
 def history_document(runs: list[tuple[RunRecord, int]]) -> list[dict[str, Any]]:
