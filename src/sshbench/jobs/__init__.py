@@ -1,5 +1,6 @@
-"""Measuring jobs: each opens its targets, discovers, plans and schedules through one `Recording` (the run's
-life cycle in the store). `run` picks the job for a run kind."""
+"""Measuring jobs: each stages its endpoints, link and limits in one step (`staging.stage`, which yields the
+`Bench` every sample is taken through), discovers, plans and schedules through one `Recording` (the run's life
+cycle in the store). `run` picks the job for a run kind."""
 
 from __future__ import annotations
 
