@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sshbench.environment import EmbeddedInfo, Emulation, Environment
 from sshbench.errors import SshbenchError
@@ -281,7 +282,7 @@ class FakeBench(Bench):
         """Add a fake remote host (`closed-*` names cannot be resolved)."""
         if name.startswith("closed"):
             raise SshbenchError("cannot resolve the host", place=name, fix="none: it is a fake")
-        self.endpoints[name] = Endpoint(name, self.ssh, fake_target(name), None)
+        self.endpoints[name] = Endpoint(name, fake_target(name), None)
         return self.endpoints[name]
 
     def discover(self, endpoint: Endpoint) -> Discovery:
@@ -292,12 +293,10 @@ class FakeBench(Bench):
         """Return a probe of 0.1 s per connection and 500 MB/s per transfer."""
         return Probe(0.1, 500.0, 500.0)
 
-    def environment(
-        self, endpoint: Endpoint | None = None, disc: Discovery | None = None, **more: object
-    ) -> Environment:
+    def environment(self, endpoint: Endpoint | None = None, disc: Discovery | None = None, **more: Any) -> Environment:
         """Return the fake environment with the endpoint's name and `more`."""
         target = endpoint.target.describe() if endpoint else None
-        return dataclasses.replace(ENVIRONMENT, target=target, **more)  # type: ignore[arg-type]
+        return dataclasses.replace(ENVIRONMENT, target=target, **more)
 
     def ceilings(self, ciphers: list[str], endpoint: Endpoint) -> dict[str, dict[str, float]]:
         """Return ceilings of 2000 MB/s on each side."""
@@ -358,8 +357,8 @@ def fake_stage(servers_missing: Sequence[str] = ()) -> Stager:
             if not spec.startswith("local"):
                 refuse_remote_limits(opts)  # as the real staging does, before anything starts
             server = FakeServer(spec, name) if spec.startswith("local") else None
-            endpoints[name] = Endpoint(name, staging.ssh, fake_target(spec), server)  # type: ignore[arg-type]
-        with tempfile.TemporaryDirectory(prefix="sshbench-fake-") as scratch:
-            yield FakeBench(staging.ssh, opts, endpoints, workdir=Path(scratch), unavailable=unavailable)
+            endpoints[name] = Endpoint(name, fake_target(spec), server)  # type: ignore[arg-type]
+        with tempfile.TemporaryDirectory(prefix="sbtest-fake-") as scratch, contextlib.ExitStack() as stack:
+            yield FakeBench(staging.ssh, opts, endpoints, workdir=Path(scratch), unavailable=unavailable, stack=stack)
 
     return stage

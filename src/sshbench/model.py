@@ -16,6 +16,10 @@ from typing import Any
 
 from sshbench.units import UNITS, format_value
 
+SSH_TOOLS = ("scp", "sftp", "rsync")  # `tools`: copies over ssh
+LEGACY_SCP = "scp-legacy"  # `scp -O`: the original SCP protocol (a remote `scp -f`/`scp -t`), for servers without SFTP
+PLAIN_TOOLS = ("tcp", "rsyncd")  # `tools`: the same copies with no SSH (socat, an rsync daemon)
+SOCAT_BLOCK = 2**20  # socat's block size for the plain TCP baseline (its 8 KiB default held it below scp)
 AEAD_CIPHERS = frozenset({"chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"})
 STRICT_PROFILE = {
     "Ciphers": "chacha20-poly1305@openssh.com",

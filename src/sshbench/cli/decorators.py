@@ -17,7 +17,7 @@ from click.core import ParameterSource
 from sshbench import hints
 from sshbench.cli.common import Session
 from sshbench.cli.params import RunRef, algorithms
-from sshbench.cli.values import DEFAULT_BUDGET
+from sshbench.cli.values import Given
 from sshbench.targets.limits.emulation import CHOICES, HOST_PRESETS
 from sshbench.targets.link.links import PRESETS
 
@@ -164,19 +164,23 @@ def throughput_options(macs: str) -> Decorator:
 
 
 SAMPLING_OPTIONS: list[Decorator] = [
-    count_option("--warmup", 1, 0, 10, "Warm-up samples per scenario (discarded; a transfer's sizes the next ones)."),
-    count_option("--rounds", 8, 1, 1000, "Minimum interleaved rounds per scenario."),
-    count_option("--max-rounds", 20, 1, 1000, "Stop adding rounds here even if the CI target is not reached."),
+    count_option(
+        "--warmup", Given.warmup, 0, 10, "Warm-up samples per scenario (discarded; a transfer's sizes the next ones)."
+    ),
+    count_option("--rounds", Given.rounds, 1, 1000, "Minimum interleaved rounds per scenario."),
+    count_option(
+        "--max-rounds", Given.max_rounds, 1, 1000, "Stop adding rounds here even if the CI target is not reached."
+    ),
     click.option(
         "--ci",
         "ci",
-        default="5%",
+        default=Given.ci,
         show_default=True,
         help="Adaptive stopping: target half-width of the median's 95% CI.",
     ),
     click.option(
         "--max-time",
-        default=DEFAULT_BUDGET,
+        default=Given.max_time,
         show_default=True,
         help="Time budget shared by every row (90s, 5m, or none). A plan that cannot fit is refused before "
         "measuring; a run the budget cuts short, or whose server stops answering, ends incomplete (exit 9, "

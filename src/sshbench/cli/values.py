@@ -1,6 +1,7 @@
 """The measuring commands' option values, parsed once from click into one typed record (`Given`), so that a wrong
 option name is a type error (mypy --strict) and not a KeyError at run time. `build_options` (cli/measuring.py)
-turns a `Given` into the job's `JobOptions`."""
+turns a `Given` into the job's `JobOptions`. The sampling options' defaults are the fields' (cli/decorators.py
+reads them), so there is one place for each."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-DEFAULT_BUDGET = "3m"  # --max-time of the measuring commands
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class Given:
     rounds: int = 8
     max_rounds: int = 20
     ci: str = "5%"
-    max_time: str | None = DEFAULT_BUDGET
+    max_time: str | None = "3m"  # the measuring commands' time budget
     margin: str | None = None
     pin: bool = False
     emulate: str | None = None

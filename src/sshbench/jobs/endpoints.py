@@ -29,7 +29,6 @@ class Endpoint:
     """Where a job connects: the target, and the embedded server behind it (None for a remote host)."""
 
     name: str
-    ssh: str
     target: Target
     server: LocalServer | None
 
@@ -76,7 +75,7 @@ def open_endpoints(
     for i, spec in enumerate(specs):
         if not is_local(spec):
             refuse_remote_limits(opts)
-            endpoints[spec] = Endpoint(spec, ssh, resolve_remote(ssh, spec, opts.ssh_config), None)
+            endpoints[spec] = Endpoint(spec, resolve_remote(ssh, spec, opts.ssh_config), None)
             continue
         name = registry.server_name(spec) if tolerant else spec
         hint = registry.missing(spec) if tolerant else None
@@ -94,7 +93,7 @@ def open_endpoints(
                 raise
             unavailable[name] = Unavailable(name, spec, failed=exc.cause)
             continue
-        endpoints[name] = Endpoint(name, ssh, target, server)
+        endpoints[name] = Endpoint(name, target, server)
     return endpoints, unavailable
 
 

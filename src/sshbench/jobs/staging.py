@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from sshbench import leases
 from sshbench.environment import Emulation, Environment, Pinning
@@ -90,7 +90,7 @@ class Bench:
 
     def add_remote(self, name: str, options: Sequence[str] = ()) -> Endpoint:
         """Resolve one more remote host (a fleet's) into an endpoint; fails with the reason it cannot."""
-        endpoint = Endpoint(name, self.ssh, resolve_remote(self.ssh, name, self.opts.ssh_config, tuple(options)), None)
+        endpoint = Endpoint(name, resolve_remote(self.ssh, name, self.opts.ssh_config, tuple(options)), None)
         self.endpoints[name] = endpoint
         return endpoint
 
@@ -102,19 +102,17 @@ class Bench:
         """Time one connection (and one calibration transfer) for the budget's estimate."""
         return budget.probe(self.ssh, endpoint.target, self.opts, self.workdir)
 
-    def environment(
-        self, endpoint: Endpoint | None = None, disc: Discovery | None = None, **more: object
-    ) -> Environment:
+    def environment(self, endpoint: Endpoint | None = None, disc: Discovery | None = None, **more: Any) -> Environment:
         """Return the run's environment: this machine and client, the emulation, pinning, client limit and link,
         the endpoint and its server when there is one, and `more`."""
-        base = envinfo.collect(self.ssh)
-        staged: dict[str, object] = {"emulation": self.emulated, "pinning": self.pinned,
-                                     "client_limit": self.client_limit}  # fmt: skip
+        link = self.link.info() if self.link else None
+        env = dataclasses.replace(envinfo.collect(self.ssh), emulation=self.emulated, pinning=self.pinned,
+                                  client_limit=self.client_limit, link=link)  # fmt: skip
         if endpoint is not None:
-            staged |= {"server_banner": disc.server.banner if disc and disc.server else None,
-                       "target": endpoint.target.describe(),
-                       "embedded": endpoint.server.info() if endpoint.server else None}  # fmt: skip
-        return dataclasses.replace(base, **staged, link=self.link.info() if self.link else None, **more)  # type: ignore[arg-type]
+            env = dataclasses.replace(env, server_banner=disc.server.banner if disc and disc.server else None,
+                                      target=endpoint.target.describe(),
+                                      embedded=endpoint.server.info() if endpoint.server else None)  # fmt: skip
+        return dataclasses.replace(env, **more)
 
     def ceilings(self, ciphers: list[str], endpoint: Endpoint) -> dict[str, dict[str, float]]:
         """Measure each cipher's crypto ceiling per side under its limits; a remote host's side over ssh."""

@@ -14,8 +14,8 @@ from sshbench.jobs.single import crypto_ceilings, setup_seconds
 from sshbench.jobs.staging import Staging
 from sshbench.measure import budget
 from sshbench.measure.plan import check_requested, cipher_mac_pairs
-from sshbench.measure.tools import SSH_TOOLS, Binaries, plan_tools
-from sshbench.model import JobOptions
+from sshbench.measure.tools import Binaries, plan_tools
+from sshbench.model import SSH_TOOLS, JobOptions
 from sshbench.records import Discovery
 from sshbench.ssh.proc import require_binary, run_quick
 from sshbench.ssh.scratch import RemoteScratch

@@ -28,18 +28,23 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from sshbench.measure.samplers import MIN_SIZE, Payload, calibration_size, steady_rate
-from sshbench.model import Direction, JobOptions, Kind, Sample, Scenario
+from sshbench.model import (
+    LEGACY_SCP,
+    PLAIN_TOOLS,
+    SOCAT_BLOCK,
+    Direction,
+    JobOptions,
+    Kind,
+    Sample,
+    Scenario,
+)
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.scratch import RemoteScratch
 from sshbench.ssh.text import ssh_failure_reason
 
-SSH_TOOLS = ("scp", "sftp", "rsync")
-LEGACY_SCP = "scp-legacy"  # `scp -O`: the original SCP protocol (a remote `scp -f`/`scp -t`), for servers without SFTP
-PLAIN_TOOLS = ("tcp", "rsyncd")
 PROBE = 0.01
 MB = 1_000_000
-SOCAT_BLOCK = 2**20
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from sshbench.analyse.claims.baselines import efficiency
 from sshbench.analyse.claims.collect import run_claims, run_recommendation
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
-from sshbench.model import Direction, Kind, RunKind, Sample, Scenario
+from sshbench.model import LEGACY_SCP, SOCAT_BLOCK, Direction, Kind, RunKind, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun, StoredScenario
 from sshbench.units import FIELD_UNITS
 
@@ -347,15 +347,15 @@ def _copy_command(target: str, sc: Scenario, file: str) -> str:
     the plaintext baselines run no ssh at all)."""
     down, opts = sc.direction is Direction.DOWN, sc.ssh_options()
     ends = [f"{target}:{file}", "."] if down else [file, f"{target}:"]
-    if sc.tool in ("scp", "scp-legacy"):
-        return shlex.join(["scp", *(["-O"] if sc.tool == "scp-legacy" else []), *opts, *ends])
+    if sc.tool in ("scp", LEGACY_SCP):
+        return shlex.join(["scp", *(["-O"] if sc.tool == LEGACY_SCP else []), *opts, *ends])
     if sc.tool == "sftp":
         return f"echo {'get' if down else 'put'} {file} | " + shlex.join(["sftp", "-b", "-", *opts, target])
     if sc.tool == "rsync":
         return shlex.join(["rsync", "--whole-file", "--inplace", "-e", shlex.join(["ssh", *opts]), *ends])
-    if sc.tool == "tcp":  # socat with 1 MiB blocks to or from a socat listener beside the server
+    if sc.tool == "tcp":  # socat to or from a socat listener beside the server
         way = ["TCP:SERVER:PORT", f"CREATE:{file}"] if down else [f"OPEN:{file}", "TCP:SERVER:PORT"]
-        return shlex.join(["socat", "-u", "-b", str(2**20), *way])
+        return shlex.join(["socat", "-u", "-b", str(SOCAT_BLOCK), *way])
     url = "rsync://SERVER:PORT/sshbench/" + (file if down else "inbox/file")
     return shlex.join(["rsync", "--whole-file", "--inplace", *([url, "."] if down else [file, url])])
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from sshbench.analyse.claims.core import Claim, ClaimKind, share
 from sshbench.analyse.results import Row
+from sshbench.model import PLAIN_TOOLS
 from sshbench.units import format_value
 
-PLAIN = ("tcp", "rsyncd")
+PLAIN = PLAIN_TOOLS
 BASELINE_NAMES = {"tcp": "plain TCP (socat)", "rsyncd": "the rsync daemon", "crypto": "the crypto ceiling"}
 
 
