@@ -20,6 +20,7 @@ GROUND = (
     "sshbench.stats",
     "sshbench.ratios",
     "sshbench.units",
+    "sshbench.tdist",
     "sshbench.hints",
     "sshbench.leases",
 )

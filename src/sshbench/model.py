@@ -285,6 +285,8 @@ class Plan:
     max_rounds: int = 20
     ci_target: float = 0.05  # relative half-width of the median's 95 % CI
     max_time: float | None = None  # seconds for the whole measurement
+    racing: bool = False  # rows significantly slower than their group's leader stop early (measure/racing.py)
+    seed: int = 0  # the order of rows in each round when racing (stored: --resume continues the same race)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Plan:

@@ -167,7 +167,9 @@ SAMPLING_OPTIONS: list[Decorator] = [
     count_option(
         "--warmup", Given.warmup, 0, 10, "Warm-up samples per scenario (discarded; a transfer's sizes the next ones)."
     ),
-    count_option("--rounds", Given.rounds, 1, 1000, "Minimum interleaved rounds per scenario."),
+    count_option(
+        "--rounds", Given.rounds, 1, 1000, "Minimum interleaved rounds per scenario (racing: rows still racing)."
+    ),
     count_option(
         "--max-rounds", Given.max_rounds, 1, 1000, "Stop adding rounds here even if the CI target is not reached."
     ),
@@ -193,6 +195,14 @@ SAMPLING_OPTIONS: list[Decorator] = [
         metavar="PCT",
         help="Equivalence margin of the verdicts: a row whose ratio to the leader has its 95% interval within "
         "+-PCT is `equivalent` (stored with the run; reading commands take --margin to judge again).",
+    ),
+    click.option(
+        "--race/--no-race",
+        default=True,
+        show_default=True,
+        help="Racing: each round visits the rows in a fresh random order, and a row significantly slower than its "
+        "group's leader (paired t-test on log ratios, error rate 5 % per group over the whole race) stops after the "
+        "3 samples a rank needs, so the budget goes to the close contenders. --no-race samples every row alike.",
     ),
     click.option(
         "--pin/--no-pin",

@@ -7,6 +7,7 @@ The data model is imported inside the commands: `--help` reads this module and n
 from __future__ import annotations
 
 import dataclasses
+import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +90,8 @@ def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: boo
         max_rounds=max(given.max_rounds, given.rounds),
         ci_target=parse_percent(given.ci),
         max_time=parse_budget(given.max_time),
+        racing=given.race,
+        seed=random.randrange(2**31),  # stored with the plan: a resumed race visits rows in the same orders
     )
     return JobOptions(
         command=kind,

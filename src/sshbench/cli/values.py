@@ -37,6 +37,7 @@ class Given:
     max_time: str | None = "3m"  # the measuring commands' time budget
     margin: str | None = None
     pin: bool = False
+    race: bool = True
     emulate: str | None = None
     server_cpu: str | None = None
     client_cpu: str | None = None

@@ -305,7 +305,7 @@ def _transfers(store: Store, state: FleetState, planned: Planned, bench: Bench, 
     """Measure one host's transfers (no other host is measured meanwhile)."""
     if not planned.throughput:
         return
-    rec = Recording(store, planned.run_id, planned.opts.plan)
+    rec = Recording(store, planned.run_id, planned.opts.plan, margin=planned.opts.margin)
     rec.register([*planned.latency, *planned.throughput])
     transfers = bench.transfers(planned.endpoint)
     for sc in planned.throughput:

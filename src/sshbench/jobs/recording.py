@@ -67,8 +67,10 @@ class Job:
 class Recording:
     """One run being measured; also the scheduler's sink, so every sample is stored the moment it is taken."""
 
-    def __init__(self, store: Store, run_id: int, plan: Plan, started: float | None = None) -> None:
-        self.store, self.run_id, self.plan = store, run_id, plan
+    def __init__(
+        self, store: Store, run_id: int, plan: Plan, started: float | None = None, margin: float = 0.05
+    ) -> None:
+        self.store, self.run_id, self.plan, self.margin = store, run_id, plan, margin
         self.ids: dict[str, int] = {}
         self.stored: dict[str, StoredScenario] = {}
         self.started = time.monotonic() if started is None else started  # the job's start: one budget for it all
@@ -86,7 +88,7 @@ class Recording:
         else:
             run_id = store.create_run(opts, target, environment, parent=parent)
         leases.keeper().run(store.path, run_id)  # if this process dies, its run is marked interrupted
-        return cls(store, run_id, opts.plan, started)
+        return cls(store, run_id, opts.plan, started, opts.margin)
 
     @contextlib.contextmanager
     def status(self) -> Iterator[None]:
@@ -136,7 +138,7 @@ class Recording:
         self, scenarios: Sequence[Scenario], take: Sampler, progress: Progress, label: str | None = None
     ) -> Outcome:
         """Run one interleaved schedule, continuing from the samples an interrupted run stored."""
-        sched = Scheduler(self.remaining(), take, self, progress)
+        sched = Scheduler(self.remaining(), take, self, progress, margin=self.margin)
         for sc in scenarios:
             if sc.key in self.stored:
                 found = self.stored[sc.key]

@@ -7,13 +7,15 @@ so that no scenario always follows the same neighbour.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from sshbench.measure.racing import Arm, Call, Race, decide
 from sshbench.model import Plan, Sample, Scenario
-from sshbench.stats import summarize
+from sshbench.stats import MIN_RANKED, summarize
 
 MAX_CONSECUTIVE_FAILURES = 3
 Sampler = Callable[[Scenario, int, bool], Sample]
@@ -41,6 +43,7 @@ class _State:
     """Per-scenario bookkeeping (mutable, private to the scheduler)."""
 
     values: list[float] = field(default_factory=list)
+    by_round: dict[int, float] = field(default_factory=dict)  # the values again, by round (racing pairs them)
     warmups: int = 0
     rounds_done: int = 0
     consecutive_failures: int = 0
@@ -67,11 +70,15 @@ class Scheduler:
     """Run a plan over scenarios, resuming from samples already stored."""
 
     def __init__(
-        self, plan: Plan, sampler: Sampler, sink: Sink, progress: Progress, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+        self, plan: Plan, sampler: Sampler, sink: Sink, progress: Progress, clock: Callable[[], float] = time.monotonic,
+        margin: float = 0.05,
+    ) -> None:  # fmt: skip
         self.plan, self.sampler, self.sink, self.progress, self.clock = plan, sampler, sink, progress, clock
         self.state: dict[str, _State] = {}
         self.taken = 0
+        self.race = Race(looks=max(plan.max_rounds - MIN_RANKED + 1, 1), margin=margin)
+        self.calls: dict[str, Call] = {}  # the race's calls after the last round (racing only)
+        self.groups: dict[str, tuple[object, ...]] = {}  # scenario key -> its result group (racing only)
 
     def resume_from(self, scenario: Scenario, samples: Sequence[Sample], failure: str | None) -> None:
         """Account for samples an earlier, interrupted invocation took (rounds whose sample failed are due again)."""
@@ -84,6 +91,7 @@ class Scheduler:
                 st.warmups += 1
             else:
                 st.values.append(s.value)
+                st.by_round[s.round] = s.value
             st.rounds_done = max(st.rounds_done, s.round)
 
     def run(self, scenarios: Sequence[Scenario], label: str | None = None) -> Outcome:
@@ -93,6 +101,8 @@ class Scheduler:
         schedule (and so one budget)."""
         for sc in scenarios:
             self.state.setdefault(sc.key, _State())
+            self.groups[sc.key] = (sc.metric.group(sc).name, sc.server)
+        self._race(scenarios)  # a resumed race continues from its stored rounds
         deadline = None if self.plan.max_time is None else self.clock() + self.plan.max_time
         for sc in scenarios:
             while self._live(sc) and self.state[sc.key].warmups < self.plan.warmup:
@@ -100,9 +110,8 @@ class Scheduler:
                     return self._outcome(scenarios, True)
                 self._take(sc, 0, True, scenarios, label)
         for rnd in range(1, self.plan.max_rounds + 1):
-            shift = rnd % max(len(scenarios), 1)
-            due = [sc for sc in [*scenarios[shift:], *scenarios[:shift]] if self._due(sc, rnd)]
-            if rnd > self.plan.min_rounds:  # extra rounds: the most uncertain first, where a budget helps most
+            due = [sc for sc in self._order(scenarios, rnd) if self._due(sc, rnd)]
+            if rnd > self.plan.min_rounds and not self.plan.racing:  # extra rounds: the most uncertain first
                 due.sort(key=lambda sc: -self._uncertainty(sc))
             if not due and not any(self._unfinished(sc) for sc in scenarios):
                 break
@@ -110,7 +119,38 @@ class Scheduler:
                 if deadline is not None and self.clock() > deadline:
                     return self._outcome(scenarios, True)
                 self._take(sc, rnd, False, scenarios, label)
+            self._race(scenarios)
         return self._outcome(scenarios, False)
+
+    def _order(self, scenarios: Sequence[Scenario], rnd: int) -> list[Scenario]:
+        """Return the round's order: a fresh random one when racing (seeded by the plan: a resumed race repeats it),
+        else a rotation, so that no scenario always follows the same neighbour."""
+        if self.plan.racing:
+            order = list(scenarios)
+            random.Random(f"{self.plan.seed}:{rnd}").shuffle(order)
+            return order
+        shift = rnd % max(len(scenarios), 1)
+        return [*scenarios[shift:], *scenarios[:shift]]
+
+    def _race(self, scenarios: Sequence[Scenario]) -> None:
+        """Make the race's calls from every live row's values by round (racing only)."""
+        if not self.plan.racing:
+            return
+        arms = [
+            Arm(sc.key, self.groups[sc.key], self.state[sc.key].by_round, sc.metric.higher_is_better)
+            for sc in scenarios
+            if self._live(sc) and self.state[sc.key].by_round
+        ]
+        self.calls = decide(arms, self.race)
+
+    def _group_open(self, sc: Scenario) -> bool:
+        """Return True while some live row of the scenario's group has no call yet."""
+        group = self.groups.get(sc.key)
+        return any(
+            self.calls.get(k) in (None, Call.OPEN)
+            for k, g in self.groups.items()
+            if g == group and self.state[k].failure is None
+        )
 
     def _outcome(self, scenarios: Sequence[Scenario], stopped_by_time: bool) -> Outcome:
         """Return how the measurement ended."""
@@ -126,8 +166,21 @@ class Scheduler:
         return self.state[sc.key].failure is None
 
     def _unfinished(self, sc: Scenario) -> bool:
-        """Return True while a live scenario still needs samples."""
-        return self._live(sc) and needs_more(self.state[sc.key].values, self.plan)
+        """Return True while a live scenario still needs samples. Racing: a row called slower stops once it has
+        the samples a rank needs; the others take their minimum rounds, then go on while their group has a row
+        with no call (up to max rounds), then until their CI target as without racing."""
+        if not self._live(sc):
+            return False
+        values = self.state[sc.key].values
+        if not self.plan.racing:
+            return needs_more(values, self.plan)
+        if self.calls.get(sc.key) is Call.SLOWER:
+            return len(values) < MIN_RANKED
+        if len(values) < self.plan.min_rounds:
+            return True
+        if self._group_open(sc):
+            return len(values) < self.plan.max_rounds
+        return needs_more(values, self.plan)
 
     def _due(self, sc: Scenario, rnd: int) -> bool:
         """Return True when the scenario needs a sample in this round (not already taken before a resume)."""
@@ -149,6 +202,7 @@ class Scheduler:
             st.consecutive_failures = 0
             if not warmup:
                 st.values.append(sample.value)
+                st.by_round[rnd] = sample.value
         else:
             st.consecutive_failures += 1
             if warmup or st.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
@@ -166,6 +220,9 @@ class Scheduler:
             if st.failure is not None:
                 continue
             total += max(self.plan.warmup - st.warmups, 0)
+            if self.calls.get(sc.key) is Call.SLOWER:
+                total += max(MIN_RANKED - len(st.values), 0)
+                continue
             missing = self.plan.min_rounds - len(st.values)
             total += missing if missing > 0 else int(needs_more(st.values, self.plan))
         return total

@@ -321,7 +321,8 @@ def options_line(run: RunRecord) -> str:
     ways = "+".join(d.value for d in o.directions)
     size = "--size auto" if o.size is None else f"--size {o.size // 2**20} MiB"
     ci, margin = format_value("share", plan.ci_target), format_value("share", o.margin)
-    return (f"  options: {budget}; rounds {plan.min_rounds}-{plan.max_rounds}, CI target {ci}, "
+    race = "racing (rows significantly slower than their leader stop at 3 samples)" if plan.racing else "no racing"
+    return (f"  options: {budget}; {race}; rounds {plan.min_rounds}-{plan.max_rounds}, CI target {ci}, "
             f"margin {margin}, {plan.warmup} warm-up(s); directions {ways}; {size}, payload {o.payload}; "
             f"policy {o.policy}; pinning {'on' if o.pin else 'off'}")  # fmt: skip
 
