@@ -95,6 +95,7 @@ def fleet_cmd(**kw: Any) -> None:
         hosts_file=str(Path(given.hosts_file).resolve()) if given.hosts_file else None,
         forks=given.forks,
         sample_seconds=0.2,
+        plan=dataclasses.replace(opts.plan, racing=False),  # each host's rows are its own checks: none is raced out
     )
     execute(opts, given.db, given.as_json)
 
