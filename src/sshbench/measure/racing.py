@@ -13,9 +13,9 @@ round cancels the drift a round shares; the log makes the test one of ratios, as
 The level is alpha / (k (k - 1) x looks) for a group of k rows: Bonferroni over every ordered pair of rows and
 every round they may be looked at. Testing a row only against the leader is not enough: the leader is picked from
 the data (the best of k noisy medians), and with alpha split over rows alone six equal rows were wrongly called
-slower in 7 % of simulated races. Counting every pair covers any comparison the data could pick, so the chance of
+slower in 7 % of 400 simulated races. Counting every pair covers any comparison the data could pick, so the chance of
 calling any row of a group `slower` or `equivalent` wrongly, over the whole race, is at most alpha
-(tests/measure/test_racing.py measures the real rate by simulation: 2 %). A row called `slower` stops getting
+(tests/measure/test_racing.py measures the real rate by simulation: 1 %). A row called `slower` stops getting
 samples and keeps the ones it has; a group whose rows are all called is resolved. The verdicts printed come from
 the 95 % intervals of ratios.py on all samples.
 """
