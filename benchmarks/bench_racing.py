@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--max-time", default="3m")
     args = parser.parse_args()
     found: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
-    with tempfile.TemporaryDirectory(prefix="sshbench-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="sbbench-") as tmp:
         for i in range(args.runs):
             for race in (True, False):
                 found[race].append(measures(sweep(Path(tmp) / "runs.db", race, args.max_time)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from fakes import (
@@ -20,6 +22,7 @@ from sshbench.analyse import policy, sweep
 from sshbench.analyse.recommend import recommend
 from sshbench.model import Direction
 from sshbench.ratios import Word
+from sshbench.records import StoredScenario
 
 
 def test_dimensions_use_the_reference_slices() -> None:
@@ -117,6 +120,37 @@ def test_item_7_a_prediction_the_data_cannot_support_is_not_predicted() -> None:
     for c in predicted:
         for est in c.rates.values():
             assert 0.5 * est.median <= est.low and est.high <= 1.5 * est.median
+
+
+UMAC, SHA256 = "umac-64-etm@openssh.com", "hmac-sha2-256-etm@openssh.com"
+
+
+def _model(cipher: float, mac: float) -> float:
+    """Return the factorised model's rate for a cipher measured at `cipher` MB/s with umac-64-etm and a MAC measured
+    at `mac` MB/s with aes128-ctr (500 MB/s with umac-64-etm)."""
+    return 1 / (1 / cipher + 1 / mac - 1 / 500)
+
+
+def _with_checks(off: float) -> list[StoredScenario]:
+    """Return the factorised sweep plus aes256-ctr (with umac-64-etm) and two check pairs, measured at `off` times
+    and 1 / `off` times what the model predicts for them."""
+    extra = [("aes256-ctr", UMAC, 600.0), ("aes128-cbc", SHA256, _model(1200, 400) * off),
+             ("aes256-ctr", "hmac-sha1", _model(600, 450) / off)]  # fmt: skip
+    return factorised_sweep() + [transfer(c, m, r, d) for c, m, r in extra for d in Direction]
+
+
+def test_predictions_take_their_interval_from_the_model_error_on_check_pairs() -> None:
+    before = next(c for c in sweep.predictions(factorised_sweep())[0] if c.label == "aes128-cbc + hmac-sha1")
+    after = next(c for c in sweep.predictions(_with_checks(1.02))[0] if c.label == "aes128-cbc + hmac-sha1")
+    assert after.rates["down"].median == pytest.approx(before.rates["down"].median)  # the same point
+    assert after.rates["down"].low < after.rates["down"].median < after.rates["down"].high
+    errors = sweep.model_errors(sweep._measured(_with_checks(1.02)), CTR, UMAC)
+    assert errors["down"].checks == 2 and errors["down"].rms == pytest.approx(math.log(1.02), rel=0.01)
+
+
+def test_a_model_its_check_pairs_contradict_predicts_nothing() -> None:
+    predicted, missing = sweep.predictions(_with_checks(0.7))  # off by 30 % both ways: t(0.975, 2) = 4.3
+    assert not predicted and "aes128-cbc + hmac-sha1" in missing
 
 
 def test_item_5_a_mac_measured_with_one_cipher_alone_has_no_row() -> None:

@@ -20,7 +20,10 @@ def test_aead_ciphers_never_get_a_mac() -> None:
 def test_mac_modes() -> None:
     assert len(cipher_mac_pairs(CIPHERS, MACS, MACS[0], "default")) == 4
     each = cipher_mac_pairs(CIPHERS, MACS, MACS[0], "each")
-    assert ("aes128-ctr", "hmac-sha2-256-etm@openssh.com") in each and len(each) == 5
+    assert ("aes128-ctr", "hmac-sha2-256-etm@openssh.com") in each and len(each) == 6  # with 1 check pair
+    wider = cipher_mac_pairs([*CIPHERS, "aes192-ctr"], [*MACS, "hmac-sha1"], MACS[0], "each")
+    checks = [(c, m) for c, m in wider if m not in (None, MACS[0]) and c != "aes128-ctr"]
+    assert len(checks) == 2  # off both reference slices: the model's own error is measured on them
     assert len(cipher_mac_pairs(CIPHERS, MACS, MACS[0], "all")) == 2 + 2 * 2
 
 

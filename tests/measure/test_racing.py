@@ -1,14 +1,14 @@
-"""Racing calls on synthetic data with known truth: dominated rows are called early, equal rows are not called
-slower more often than the stated error rate over a whole race, near rows are called equivalent."""
+"""Racing calls on synthetic data with known truth: dominated rows are called early, the best row is not stopped
+more often than the stated error rate over a whole race, near rows are called equivalent."""
 
 from __future__ import annotations
 
 import math
 import random
 
-from sshbench.measure.racing import Arm, Call, Race, decide
+from sshbench.measure.racing import Arm, Call, Race, call, decide, pooled
 
-RACE = Race(looks=18)
+RACE = Race()
 
 
 def arms(means: dict[str, float], rounds: int, noise: float, rng: random.Random, shared: float = 0.1) -> list[Arm]:
@@ -20,19 +20,35 @@ def arms(means: dict[str, float], rounds: int, noise: float, rng: random.Random,
     ]
 
 
-def test_a_dominated_row_is_called_slower_after_three_rounds() -> None:
+def test_dominated_rows_are_called_slower_at_the_first_look() -> None:
     rng = random.Random(1)
-    calls = decide(arms({"gcm": 1300.0, "ctr": 500.0, "3des": 29.0}, 3, 0.05, rng), RACE)
-    assert calls["gcm"] is Call.LEADER and calls["3des"] is Call.SLOWER
+    calls = decide(arms({"gcm": 1300.0, "ctr": 500.0, "3des": 29.0}, 3, 0.05, rng), RACE, look=1)
+    assert calls == {"gcm": Call.LEADER, "ctr": Call.SLOWER, "3des": Call.SLOWER}
+
+
+def test_pooling_the_group_noise_calls_a_row_its_pair_alone_could_not() -> None:
+    rng = random.Random(11)
+    means = {"lead": 1000.0, "near": 700.0, **{f"far{i}": 300.0 for i in range(8)}}
+    group = arms(means, 3, 0.06, rng)
+    noise = pooled(group)
+    assert noise is not None and noise.df == 18  # 10 rows x 3 rounds: (10 - 1) x (3 - 1)
+    assert call(group[1], group[0], RACE, 10, 1, noise) is Call.SLOWER
+    assert call(group[1], group[0], RACE, 10, 1, None) is Call.OPEN  # its own 2 degrees of freedom
 
 
 def test_nothing_is_called_from_fewer_than_three_rounds() -> None:
-    calls = decide(arms({"a": 1000.0, "b": 10.0}, 2, 0.01, random.Random(2)), RACE)
+    calls = decide(arms({"a": 1000.0, "b": 10.0}, 2, 0.01, random.Random(2)), RACE, look=1)
     assert set(calls.values()) == {Call.OPEN}
 
 
+def test_a_stopped_row_stays_slower() -> None:
+    rows = arms({"a": 1000.0, "b": 990.0}, 4, 0.01, random.Random(12))
+    stopped = [rows[0], Arm(rows[1].key, "g", rows[1].rounds, True, stopped=True)]
+    assert decide(stopped, RACE, look=2)["b"] is Call.SLOWER
+
+
 def test_close_rows_are_called_equivalent_once_the_interval_fits_the_margin() -> None:
-    calls = decide(arms({"a": 1000.0, "b": 995.0}, 16, 0.01, random.Random(3)), RACE)
+    calls = decide(arms({"a": 1000.0, "b": 995.0}, 16, 0.01, random.Random(3)), RACE, look=14)
     assert sorted(calls.values()) == [Call.EQUIVALENT, Call.LEADER]  # either may lead: they are within 0.5 %
 
 
@@ -40,43 +56,59 @@ def test_lower_is_better_rows_race_the_other_way() -> None:
     rng = random.Random(4)
     fast = Arm("fast", "lat", {r: 0.1 * (1 + rng.gauss(0, 0.02)) for r in range(1, 6)}, False)
     slow = Arm("slow", "lat", {r: 0.3 * (1 + rng.gauss(0, 0.02)) for r in range(1, 6)}, False)
-    found = decide([fast, slow], RACE)
-    assert found == {"fast": Call.LEADER, "slow": Call.SLOWER}
+    assert decide([fast, slow], RACE, look=3) == {"fast": Call.LEADER, "slow": Call.SLOWER}
 
 
 def test_groups_race_apart() -> None:
     rng = random.Random(5)
     down = arms({"a": 100.0, "b": 10.0}, 4, 0.02, rng)
     up = [Arm(a.key + "-up", "up", a.rounds, True) for a in arms({"a": 10.0, "b": 100.0}, 4, 0.02, rng)]
-    calls = decide([*down, *up], RACE)
+    calls = decide([*down, *up], RACE, look=2)
     assert calls["a"] is Call.LEADER and calls["b-up"] is Call.LEADER and calls["a-up"] is Call.SLOWER
 
 
-class RowsOnly(Race):
-    """The level with alpha split over the rows and looks alone (not over pairs): what the docs warn against."""
-
-    def level(self, rows: int) -> float:
-        """Return alpha / ((rows - 1) x looks)."""
-        return self.alpha / (max(rows - 1, 1) * max(self.looks, 1))
+def test_a_single_row_leads_its_group() -> None:
+    assert decide(arms({"only": 5.0}, 3, 0.05, random.Random(13)), RACE, look=1) == {"only": Call.LEADER}
 
 
-def wrong_races(race: Race, races: int = 400) -> float:
-    """Return the share of races of six equal rows (10 % noise per sample, 10 % drift per round, looked at after
-    every round from the third to the twentieth) in which some row is wrongly called slower."""
-    rng, wrong = random.Random(6), 0
-    for _ in range(races):
-        all_rounds = arms({f"r{i}": 500.0 for i in range(6)}, 20, 0.10, rng)
-        for looks in range(3, 21):
-            seen = [Arm(a.key, a.group, {r: v for r, v in a.rounds.items() if r <= looks}, True) for a in all_rounds]
-            if Call.SLOWER in decide(seen, race).values():
-                wrong += 1
-                break
-    return wrong / races
+def test_alpha_spent_over_every_look_sums_to_alpha() -> None:
+    assert math.isclose(sum(RACE.level(2, j) for j in range(1, 200_000)), RACE.alpha, rel_tol=1e-5)
+    assert RACE.level(25, 1) == RACE.level(2, 1) / 24  # split over the k - 1 comparisons with the leader
 
 
-def test_equal_rows_are_rarely_called_over_a_whole_race() -> None:
-    assert wrong_races(RACE) <= 0.02  # measured 1 %: under alpha, as Bonferroni over pairs and looks promises
-    assert wrong_races(RowsOnly(looks=18)) > RACE.alpha  # measured 7 %: the data-picked leader breaks a rows-only split
+def whole_race(means: dict[str, float], noise: dict[str, float], rng: random.Random, rounds: int = 20) -> set[str]:
+    """Return the rows stopped in one race of `rounds` rounds (10 % drift per round shared by all rows)."""
+    drift = {r: rng.gauss(0.0, 0.1) for r in range(1, rounds + 1)}
+    kept: dict[str, dict[int, float]] = {k: {} for k in means}
+    calls: dict[str, Call] = {}
+    for r in range(1, rounds + 1):
+        for k, m in means.items():
+            if calls.get(k) is not Call.SLOWER:
+                kept[k][r] = m * math.exp(drift[r] + rng.gauss(0.0, noise[k]))
+        if r >= 3:
+            race = [Arm(k, "g", kept[k], True, calls.get(k) is Call.SLOWER) for k in means]
+            calls = decide(race, RACE, look=r - 2)
+    return {k for k, c in calls.items() if c is Call.SLOWER}
+
+
+def share(means: dict[str, float], noise: dict[str, float], races: int, what: str) -> float:
+    """Return the share of races in which the best row (what="best") or any row (what="any") was stopped."""
+    rng, best = random.Random(6), max(means, key=means.__getitem__)
+    found = [whole_race(means, noise, rng) for _ in range(races)]
+    return sum(1 for s in found if (best in s if what == "best" else bool(s))) / races
+
+
+def test_the_best_row_is_stopped_at_most_at_the_stated_rate_over_a_whole_race() -> None:
+    means = {"best": 515.0, **{f"r{i}": 500.0 for i in range(5)}}
+    calm = dict.fromkeys(means, 0.10)
+    assert share(means, calm, 300, "best") <= RACE.alpha  # measured 1 % (400 races)
+    noisy_best = {**dict.fromkeys(means, 0.05), "best": 0.20}  # the hard case for pooled noise: measured 4.8 %
+    assert share(means, noisy_best, 300, "best") <= RACE.alpha + 0.02
+
+
+def test_exactly_equal_rows_are_the_hard_case_and_the_docs_say_how_hard() -> None:
+    means = {f"r{i}": 500.0 for i in range(6)}
+    assert 0.03 < share(means, dict.fromkeys(means, 0.10), 300, "any") < 0.15  # measured 9.5 % (400 races)
 
 
 # --- the race inside the scheduler (fake clock, fake sampler with known means and noise) ---------------------
@@ -84,7 +116,7 @@ from fakes import FakeSampler, ListProgress, ListSink  # noqa: E402
 from sshbench.measure.scheduler import Scheduler  # noqa: E402
 from sshbench.model import Direction, Kind, Plan, Sample, Scenario  # noqa: E402
 
-MEANS = {"gcm": 1000.0, "aes256-gcm": 960.0, "ctr": 500.0, "3des": 50.0}
+MEANS = {"gcm": 1000.0, "aes256-gcm": 990.0, "ctr": 500.0, "3des": 50.0}
 ROWS = [Scenario(Kind.THROUGHPUT, cipher=c, direction=Direction.DOWN) for c in MEANS]
 
 

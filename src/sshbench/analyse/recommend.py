@@ -45,6 +45,8 @@ class Choice:
     inconclusive: tuple[str, ...] = ()  # combinations not told apart from the fastest yet
     equivalent_kex: tuple[str, ...] = ()
     inconclusive_kex: tuple[str, ...] = ()
+    inconclusive_more: tuple[int | None, ...] = ()  # per inconclusive row: about how many more samples would decide
+    inconclusive_kex_more: tuple[int | None, ...] = ()
 
     def claims(self) -> list[Claim]:
         """Return the sentences this choice states: the cipher and its gain, the handshake and its gain, and what
@@ -60,21 +62,26 @@ class Choice:
             text = f"handshake: {self.kex}{hostkey}; " + gain_text(self.latency_gain, "connection time")
             evidence = self.latency_gain.to_dict() if self.latency_gain else {}
             out.append(Claim(ClaimKind.GAIN, self.title, text, evidence))
-        for what, equivalent, unsure in (("combinations", self.equivalent, self.inconclusive),
-                                          ("key exchanges", self.equivalent_kex, self.inconclusive_kex)):  # fmt: skip
+        for what, equivalent, unsure, more in (
+            ("combinations", self.equivalent, self.inconclusive, self.inconclusive_more),
+            ("key exchanges", self.equivalent_kex, self.inconclusive_kex, self.inconclusive_kex_more),
+        ):
             if equivalent:
                 text = (f"equivalent {what} (within the margin of the fastest; picked among them by the policy: "
                         f"allowed first, then what the client uses today, then post-quantum): {', '.join(equivalent)}")
                 out.append(Claim(ClaimKind.FASTEST, self.title, text, {"equivalent": list(equivalent)}))
             if unsure:
-                text = f"{what} not told apart from the fastest yet (more samples would tell): {', '.join(unsure)}"
-                out.append(Claim(ClaimKind.FASTEST, self.title, text, {"inconclusive": list(unsure)}))
+                each = ", ".join(_more(label, n) for label, n in zip(unsure, more, strict=False))
+                text = f"{what} not told apart from the fastest yet: {each}"
+                evidence = {"inconclusive": list(unsure), "more_samples": list(more)}
+                out.append(Claim(ClaimKind.FASTEST, self.title, text, evidence))
         return out
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
         out = {k: getattr(self, k) for k in ("title", "cipher", "mac", "kex", "hostkey", "lists", "predicted", "ways",
-                                             "equivalent", "inconclusive", "equivalent_kex", "inconclusive_kex")}
+                                             "equivalent", "inconclusive", "equivalent_kex", "inconclusive_kex",
+                                             "inconclusive_more", "inconclusive_kex_more")}
         out["rate"] = None if self.rate is None else vars(self.rate)
         out["latency"] = None if self.latency is None else vars(self.latency)
         out["gain"] = None if self.gain is None else self.gain.to_dict()
@@ -141,15 +148,23 @@ def _standings(
         mine = rounds(item)
         ratio = paired_ratio(lead, mine) or (unpaired_ratio(list(lead.values()), list(mine.values()))
                                              if len(lead) >= 3 and len(mine) >= 3 else None)  # fmt: skip
-        word = Word.INCONCLUSIVE if ratio is None else judge(ratio, higher, margin).word
+        verdict = None if ratio is None else judge(ratio, higher, margin)
+        word = Word.INCONCLUSIVE if verdict is None else verdict.word
         a, b = interval(items[0]), interval(item)
         if ratio is None and a is not None and b is not None and (b.high < a.low or a.high < b.low):
             word = Word.SLOWER
         if word is Word.EQUIVALENT:
             equivalent.append(item)
         elif word is not Word.SLOWER:
-            inconclusive.append(item)
+            inconclusive.append((item, None if verdict is None else verdict.more))
     return equivalent, inconclusive
+
+
+def _more(label: str, more: int | None) -> str:
+    """Return a row not told apart from the fastest, with how many more samples would likely decide it."""
+    if more is None:
+        return f"{label} (more than 50 times its samples would be needed to decide)"
+    return f"{label} (about {more} more sample{'s' if more > 1 else ''} each would likely decide)"
 
 
 def _lists(pool: list[Combo], ks: list[DimensionRow], hostkey: str | None, ranked: bool) -> dict[str, list[str]]:
@@ -198,9 +213,11 @@ def _choice(
         predicted=bool(chosen and chosen.predicted),
         ways=ways_of(chosen.directions) if chosen else "none",
         equivalent=tuple(c.label for c in [*pool[:1], *eq] if c is not chosen) if eq else (),
-        inconclusive=tuple(c.label for c in unsure),
+        inconclusive=tuple(c.label for c, _ in unsure),
+        inconclusive_more=tuple(more for _, more in unsure),
         equivalent_kex=tuple(r.algorithm for r in [*ks[:1], *keq] if r is not kex) if keq else (),
-        inconclusive_kex=tuple(r.algorithm for r in kunsure),
+        inconclusive_kex=tuple(r.algorithm for r, _ in kunsure),
+        inconclusive_kex_more=tuple(more for _, more in kunsure),
     )
 
 

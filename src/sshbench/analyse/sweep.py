@@ -4,11 +4,17 @@ The factorised design measures each cipher with one reference MAC, each MAC with
 (aes128-ctr), each kex with one host key and each host key with one kex. Costs per byte add up (encrypt,
 then authenticate), so an unmeasured pair is predicted in time per byte:
     T(c, m) = T(c, m_ref) + T(c_ref, m) - T(c_ref, m_ref),   T = 1 / rate,
-and marked as predicted. The interval of a prediction combines the three intervals conservatively (every lower
-bound with every upper bound); a prediction whose interval reaches beyond +-50 % of its value says nothing and is
-listed as not predicted. A MAC is only given a row when it was measured with the reference cipher (aes128-ctr, or a
-cipher measured with several MACs): a MAC measured with one cipher alone is that cipher's speed, not the MAC's. A
-cipher never measured with the reference MAC keeps a row with its own MAC, and its basis says which.
+and marked as predicted. The interval of a prediction comes from the model's own error where the sweep measured
+check pairs (off both reference slices, `--macs each`): their log ratios of measured to predicted give the model's
+residual error s (root mean square, one degree of freedom per check), and the prediction's interval is
+exp(+-t(0.975, checks) x sqrt(s^2 + u^2)), u the inputs' own uncertainty propagated through T (each 95 % CI read as
++-1.96 standard errors). Without check pairs (older runs, other designs) the three intervals are combined
+conservatively (every lower bound with every upper bound). A prediction whose interval reaches beyond +-50 % of its
+value says nothing and is listed as not predicted.
+
+A MAC is only given a row when it was measured with the reference cipher (aes128-ctr, or a cipher measured with
+several MACs): a MAC measured with one cipher alone is that cipher's speed, not the MAC's. A cipher never measured
+with the reference MAC keeps a row with its own MAC, and its basis says which.
 
 Every scenario of a dimension is listed, measured or not: failed and skipped ones carry their reason, so a
 summary never hides them. A combination's rate "both ways" (harmonic mean of download and upload) exists only
@@ -17,6 +23,7 @@ when both ways were measured; otherwise it is the one way that was.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -26,6 +33,7 @@ from sshbench.analyse.results import by_round
 from sshbench.model import METRICS, Direction, Kind, is_aead
 from sshbench.records import StoredScenario
 from sshbench.stats import summarize
+from sshbench.tdist import t_ppf
 
 MAC_REFERENCE = "aes128-ctr"  # the cipher `--macs each` pairs with every MAC
 PREDICTION_LIMIT = 0.5  # a prediction whose interval reaches beyond +-50 % of its value is not shown
@@ -206,15 +214,42 @@ class Combo:
         return self.cipher if self.mac is None else f"{self.cipher} + {self.mac}"
 
 
-def _predict(a: Estimate, b: Estimate, ref: Estimate) -> Estimate | None:
+@dataclass(frozen=True)
+class ModelError:
+    """The factorised model's residual error in one direction: root mean square log ratio of measured to predicted
+    over the check pairs, and how many checks it rests on."""
+
+    rms: float
+    checks: int
+
+
+def _point(a: Estimate, b: Estimate, ref: Estimate) -> float:
+    """Return the predicted time per byte T(a) + T(b) - T(ref)."""
+    return 1 / a.median + 1 / b.median - 1 / ref.median
+
+
+def _input_spread(a: Estimate, b: Estimate, ref: Estimate, t: float) -> float:
+    """Return the relative standard error of a predicted T from its inputs' 95 % intervals."""
+    var = sum((e.rel_halfwidth / 1.96 / e.median) ** 2 for e in (a, b, ref))  # sd of 1/e ~ rel sd / e
+    return math.sqrt(var) / t
+
+
+def _predict(a: Estimate, b: Estimate, ref: Estimate, error: ModelError | None = None) -> Estimate | None:
     """Predict a rate from T = T(a) + T(b) - T(ref) in time per byte; None when the model breaks down or its
     interval says nothing (beyond +-PREDICTION_LIMIT)."""
-    t = 1 / a.median + 1 / b.median - 1 / ref.median
-    t_fast = 1 / a.high + 1 / b.high - 1 / ref.low
-    t_slow = 1 / a.low + 1 / b.low - 1 / ref.high
-    if t <= 0 or t_fast <= 0 or t_slow <= 0:
+    t = _point(a, b, ref)
+    if t <= 0:
         return None
-    est = Estimate(1 / t, 1 / t_slow, 1 / t_fast, min(a.n, b.n, ref.n))
+    n = min(a.n, b.n, ref.n)
+    if error is not None:
+        half = t_ppf(0.975, error.checks) * math.hypot(error.rms, _input_spread(a, b, ref, t))
+        est = Estimate(1 / t, math.exp(-half) / t, math.exp(half) / t, n)
+    else:
+        t_fast = 1 / a.high + 1 / b.high - 1 / ref.low
+        t_slow = 1 / a.low + 1 / b.low - 1 / ref.high
+        if t_fast <= 0 or t_slow <= 0:
+            return None
+        est = Estimate(1 / t, 1 / t_slow, 1 / t_fast, n)
     inside = (1 - PREDICTION_LIMIT) * est.median <= est.low and est.high <= (1 + PREDICTION_LIMIT) * est.median
     return est if inside else None
 
@@ -232,6 +267,20 @@ def _measured(stored: Sequence[StoredScenario]) -> dict[tuple[str, str | None], 
     return {k: Combo(k[0], k[1], v, rounds=rounds[k]) for k, v in rates.items()}
 
 
+def model_errors(measured: Mapping[tuple[str, str | None], Combo], cref: str, mref: str) -> dict[str, ModelError]:
+    """Return the model's residual error per direction from the check pairs (measured off both reference slices)."""
+    logs: dict[str, list[float]] = {}
+    for (c, m), combo in measured.items():
+        if c == cref or m in (mref, None) or (c, mref) not in measured or (cref, m) not in measured:
+            continue
+        for d, got in combo.rates.items():
+            a, b = measured[(c, mref)].rates.get(d), measured[(cref, m)].rates.get(d)
+            ref = measured[(cref, mref)].rates.get(d)
+            if a and b and ref and _point(a, b, ref) > 0:
+                logs.setdefault(d, []).append(math.log(got.median * _point(a, b, ref)))  # measured / predicted
+    return {d: ModelError(math.sqrt(statistics.fmean(x * x for x in v)), len(v)) for d, v in logs.items()}
+
+
 def predictions(stored: Sequence[StoredScenario]) -> tuple[list[Combo], list[str]]:
     """Return the predicted cipher x MAC pairs of a factorised sweep, and the pairs not predicted (interval too
     wide, or the model broke down)."""
@@ -243,6 +292,7 @@ def predictions(stored: Sequence[StoredScenario]) -> tuple[list[Combo], list[str
         return [], []
     ciphers = sorted({c for c, m in measured if m == mref})
     macs = sorted({m for c, m in measured if c == cref and m is not None})
+    errors = model_errors(measured, cref, mref)
     out, missing = [], []
     for c in ciphers:
         for m in macs:
@@ -251,7 +301,7 @@ def predictions(stored: Sequence[StoredScenario]) -> tuple[list[Combo], list[str
             rates = {}
             for d, ref in measured[(cref, mref)].rates.items():
                 a, b = measured[(c, mref)].rates.get(d), measured[(cref, m)].rates.get(d)
-                p = _predict(a, b, ref) if a and b else None
+                p = _predict(a, b, ref, errors.get(d)) if a and b else None
                 if p:
                     rates[d] = p
             if rates and len(rates) == len(measured[(cref, mref)].rates):

@@ -201,8 +201,9 @@ SAMPLING_OPTIONS: list[Decorator] = [
         default=True,
         show_default=True,
         help="Racing: each round visits the rows in a fresh random order, and a row significantly slower than its "
-        "group's leader (paired t-test on log ratios, error rate 5 % per group over the whole race) stops after the "
-        "3 samples a rank needs, so the budget goes to the close contenders. --no-race samples every row alike.",
+        "group's leader (t-test blocked by round; at most 5 % chance per group of stopping its best row) stops "
+        "after the 3 samples a rank needs, so the budget goes to the close contenders. --no-race samples every "
+        "row alike.",
     ),
     click.option(
         "--pin/--no-pin",

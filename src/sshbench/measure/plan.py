@@ -17,6 +17,7 @@ from sshbench.records import Discovery
 from sshbench.ssh.text import is_valid_algorithm
 
 REFERENCE_CIPHER = "aes128-ctr"  # pairs with every MAC in `--macs each`
+CHECK_PAIRS = 2  # pairs off both reference slices in `--macs each`: the factorised model's error is measured on them
 QUICK_KEX = "curve25519-sha256"
 HOSTKEY_FAMILIES = {
     "ed25519": ("ssh-ed25519",),
@@ -70,7 +71,8 @@ def cipher_mac_pairs(
     """Return (cipher, MAC) pairs; AEAD ciphers never get a MAC (they ignore it).
 
     mode: `default` - each cipher with the default MAC; `each` - that, plus every MAC once with
-    aes128-ctr; `all` - every non-AEAD cipher with every MAC.
+    aes128-ctr, plus CHECK_PAIRS pairs off both reference slices (the factorised model's own error is measured on
+    them: analyse/sweep.py); `all` - every non-AEAD cipher with every MAC.
     """
     plain = [c for c in ciphers if not is_aead(c)]
     pairs: list[tuple[str, str | None]] = [(c, None) for c in ciphers if is_aead(c)]
@@ -80,7 +82,9 @@ def cipher_mac_pairs(
         pairs += [(c, default_mac) for c in plain]
         if mode == "each" and plain:
             reference = REFERENCE_CIPHER if REFERENCE_CIPHER in plain else plain[0]
-            pairs += [(reference, m) for m in macs if m != default_mac]
+            others = [m for m in macs if m != default_mac]
+            pairs += [(reference, m) for m in others]
+            pairs += list(zip([c for c in plain if c != reference], others, strict=False))[:CHECK_PAIRS]
     order = {c: i for i, c in enumerate(ciphers)}
     return sorted(dict.fromkeys(pairs), key=lambda p: order[p[0]])
 

@@ -1,23 +1,29 @@
 """Racing (pure): after each round, which rows of a result group still need samples.
 
-Every row of a group is compared with the group's current leader (the best median) on the rounds both were
-measured in: the paired log ratio d_r = log(row_r / leader_r) (sign turned so that d < 0 means worse), its mean
-and standard error, and Student's t with n - 1 degrees of freedom (a "t-race": Birattari et al., "A racing
-algorithm for configuring metaheuristics", GECCO 2002, use the same paired test beside Friedman's). Pairing by
-round cancels the drift a round shares; the log makes the test one of ratios, as every verdict here is.
+Every round is a block: each row still racing is measured once in it, in a fresh order. On the log of the values
+the block design is y[row, round] = mu[row] + beta[round] + e, so drift a round shares cancels in any difference
+of two rows within it. After round r >= 3 (look j = r - 2) every racing row of a group is compared with the
+group's current leader (the best mean log value):
 
-- `slower`: the one-sided test that the row is worse than the leader rejects at the adjusted level;
-- `equivalent`: both one-sided tests of the equivalence band [1 - m, 1 / (1 - m)] reject (TOST);
-- `open`: neither, yet.
+- the difference of their mean logs over the rounds both were measured in, d (sign turned: d < 0 is worse);
+- its standard error from the noise e pooled over the group's racing rows and complete rounds (the residual of the
+  two-way fit, (k' - 1)(n - 1) degrees of freedom, as Conover's post-hoc test pools after Friedman's), never below
+  the pair's own paired standard error, so that one noisy row does not borrow the others' calm;
+- Student's t on those degrees of freedom.
 
-The level is alpha / (k (k - 1) x looks) for a group of k rows: Bonferroni over every ordered pair of rows and
-every round they may be looked at. Testing a row only against the leader is not enough: the leader is picked from
-the data (the best of k noisy medians), and with alpha split over rows alone six equal rows were wrongly called
-slower in 7 % of 400 simulated races. Counting every pair covers any comparison the data could pick, so the chance of
-calling any row of a group `slower` or `equivalent` wrongly, over the whole race, is at most alpha
-(tests/measure/test_racing.py measures the real rate by simulation: 1 %). A row called `slower` stops getting
-samples and keeps the ones it has; a group whose rows are all called is resolved. The verdicts printed come from
-the 95 % intervals of ratios.py on all samples.
+Calls: `slower` when the one-sided test that the row is worse than the leader rejects; `equivalent` when both
+one-sided tests of the band [1 - m, 1 / (1 - m)] reject (TOST); `open` otherwise. A row called slower stops for
+good (its call is kept; later rounds do not reopen it).
+
+Error rate, per group over the whole race. The leader is picked from the data, so each look makes k - 1 tests
+against it; by Hsu's argument for multiple comparisons with the best (Hsu 1984, "Constrained simultaneous
+confidence intervals for multiple comparisons with the best", Ann. Statist. 12) tests of every row against the
+data's best at level a / (k - 1) never call the truly best row slower, with probability >= 1 - a. Looks spend
+alpha as a convergent series, a_j = alpha x 6 / (pi^2 j^2) (sum over all looks = alpha; 61 % at the first look,
+where a dominated row is clearest), so the whole race, however long the budget lets it run, stops the group's best
+row with probability <= alpha = 5 %. Rows that are exactly equal are the hard case for any data-picked leader:
+tests/measure/test_racing.py measures by simulation how often one of six equal rows is stopped. The verdicts
+printed later come from the 95 % intervals of ratios.py on all samples, not from these calls.
 """
 
 from __future__ import annotations
@@ -43,55 +49,77 @@ class Call(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Arm:
-    """One row in the race: its key, its group, its values by round, and which way is better."""
+    """One row in the race: its key, its group, its values by round, which way is better, and whether it has
+    already been stopped (called slower at an earlier look)."""
 
     key: str
     group: Hashable
     rounds: Mapping[int, float]
     higher_is_better: bool
+    stopped: bool = False
+
+    def logs(self) -> dict[int, float]:
+        """Return the log value by round, signed so that higher is better."""
+        sign = 1.0 if self.higher_is_better else -1.0
+        return {r: sign * math.log(v) for r, v in self.rounds.items() if v > 0}
 
 
 @dataclass(frozen=True)
 class Race:
-    """The race's rules: the error rate per group over the whole race, how many looks it plans, the margin."""
+    """The race's rules: the error rate per group over the whole race and the equivalence margin."""
 
-    looks: int  # rounds after which calls are made (at most)
     margin: float = 0.05
     alpha: float = 0.05
 
-    def level(self, rows: int) -> float:
-        """Return the level of one test: alpha split over every ordered pair of the group's rows and every look
-        (the leader is picked from the data, so a row's test against it stands for its tests against all)."""
-        return self.alpha / (max(rows * (rows - 1), 1) * max(self.looks, 1))
+    def level(self, rows: int, look: int) -> float:
+        """Return the level of one test at a look (1 = after round 3): alpha spent over the looks as
+        6 / (pi^2 j^2), split over the k - 1 comparisons with the leader."""
+        spent = self.alpha * 6.0 / (math.pi**2 * max(look, 1) ** 2)
+        return spent / max(rows - 1, 1)
 
 
-def _median(arm: Arm) -> float:
-    """Return an arm's median value."""
-    return statistics.median(arm.rounds.values())
+@dataclass(frozen=True)
+class Noise:
+    """The pooled noise of a group's racing rows: the residual variance of the log values and its degrees of
+    freedom (None when too few complete rounds to pool)."""
+
+    variance: float
+    df: int
 
 
-def _best(arms: Sequence[Arm]) -> Arm:
-    """Return the arm with the best median."""
-    return max(arms, key=lambda a: _median(a) if a.higher_is_better else -_median(a))
+def pooled(arms: Sequence[Arm]) -> Noise | None:
+    """Return the residual variance of the two-way (row x round) fit on the rounds every arm was measured in."""
+    logs = [a.logs() for a in arms]
+    shared = sorted(set.intersection(*(set(x) for x in logs))) if logs else []
+    k, n = len(arms), len(shared)
+    if k < 2 or n < 2:
+        return None
+    rows = [statistics.fmean(x[r] for r in shared) for x in logs]
+    cols = [statistics.fmean(x[r] for x in logs) for r in shared]
+    grand = statistics.fmean(rows)
+    sse = sum((x[r] - rows[i] - cols[j] + grand) ** 2 for i, x in enumerate(logs) for j, r in enumerate(shared))
+    df = (k - 1) * (n - 1)
+    return Noise(sse / df, df)
 
 
-def _log_ratios(arm: Arm, leader: Arm) -> list[float]:
-    """Return log(arm / leader) per shared round, negative where the arm is worse."""
-    shared = sorted(set(arm.rounds) & set(leader.rounds))
-    sign = 1.0 if arm.higher_is_better else -1.0
-    return [sign * math.log(arm.rounds[r] / leader.rounds[r]) for r in shared if arm.rounds[r] > 0 < leader.rounds[r]]
+def _mean_log(arm: Arm) -> float:
+    """Return an arm's mean log value (higher is better)."""
+    return statistics.fmean(arm.logs().values())
 
 
-def call(arm: Arm, leader: Arm, race: Race, rows: int) -> Call:
+def call(arm: Arm, leader: Arm, race: Race, rows: int, look: int, noise: Noise | None) -> Call:
     """Return the call on one row against the leader."""
-    d = _log_ratios(arm, leader)
+    mine, lead = arm.logs(), leader.logs()
+    d = [mine[r] - lead[r] for r in sorted(set(mine) & set(lead))]
     n = len(d)
     if n < MIN_RANKED:
         return Call.OPEN
     mean = statistics.fmean(d)
-    se = max(statistics.stdev(d) / math.sqrt(n), 1e-9 * max(abs(mean), 1e-9))
-    level, df = race.level(rows), n - 1
-    if t_sf(-mean / se, df) < level:  # P(T >= -mean/se) small: the mean log ratio is below 0
+    own = statistics.stdev(d) / math.sqrt(n)
+    se, df = (own, n - 1) if noise is None else (max(own, math.sqrt(2 * noise.variance / n)), noise.df)
+    se = max(se, 1e-9)
+    level = race.level(rows, look)
+    if t_sf(-mean / se, df) < level:  # P(T >= -mean/se) small: the row is worse than the leader
         return Call.SLOWER
     band = -math.log1p(-race.margin)  # [log(1 - m), -log(1 - m)] in log ratio
     if t_sf((mean + band) / se, df) < level and t_sf((band - mean) / se, df) < level:
@@ -99,23 +127,26 @@ def call(arm: Arm, leader: Arm, race: Race, rows: int) -> Call:
     return Call.OPEN
 
 
-def decide(arms: Sequence[Arm], race: Race) -> dict[str, Call]:
-    """Return the call on every arm with values: per group, the leader and each other row against it."""
+def decide(arms: Sequence[Arm], race: Race, look: int) -> dict[str, Call]:
+    """Return the call on every arm at a look: per group, the leader among the racing rows and each other racing
+    row against it; stopped rows stay slower."""
     groups: dict[Hashable, list[Arm]] = {}
     for arm in arms:
-        if len(arm.rounds) >= 1:
-            groups.setdefault(arm.group, []).append(arm)
+        groups.setdefault(arm.group, []).append(arm)
     calls: dict[str, Call] = {}
     for members in groups.values():
-        ranked = [a for a in members if len(a.rounds) >= MIN_RANKED]
-        if len(ranked) < 2:
-            calls |= {a.key: Call.OPEN for a in members}
+        calls |= {a.key: Call.SLOWER for a in members if a.stopped}
+        racing = [a for a in members if not a.stopped and a.logs()]
+        ranked = [a for a in racing if len(a.logs()) >= MIN_RANKED]
+        if not ranked:
+            calls |= {a.key: Call.OPEN for a in racing}
             continue
-        leader = _best(ranked)
+        leader = max(ranked, key=_mean_log)
+        noise = pooled(ranked)
         calls[leader.key] = Call.LEADER
-        for arm in members:
+        for arm in racing:
             if arm is not leader:
-                calls[arm.key] = call(arm, leader, race, len(members))
+                calls[arm.key] = call(arm, leader, race, len(members), look, noise)
     return calls
 
 

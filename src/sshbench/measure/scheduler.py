@@ -76,7 +76,7 @@ class Scheduler:
         self.plan, self.sampler, self.sink, self.progress, self.clock = plan, sampler, sink, progress, clock
         self.state: dict[str, _State] = {}
         self.taken = 0
-        self.race = Race(looks=max(plan.max_rounds - MIN_RANKED + 1, 1), margin=margin)
+        self.race = Race(margin=margin)
         self.calls: dict[str, Call] = {}  # the race's calls after the last round (racing only)
         self.groups: dict[str, tuple[object, ...]] = {}  # scenario key -> its result group (racing only)
 
@@ -119,7 +119,7 @@ class Scheduler:
                 if deadline is not None and self.clock() > deadline:
                     return self._outcome(scenarios, True)
                 self._take(sc, rnd, False, scenarios, label)
-            self._race(scenarios)
+            self._race(scenarios, rnd)
         return self._outcome(scenarios, False)
 
     def _order(self, scenarios: Sequence[Scenario], rnd: int) -> list[Scenario]:
@@ -132,16 +132,22 @@ class Scheduler:
         shift = rnd % max(len(scenarios), 1)
         return [*scenarios[shift:], *scenarios[:shift]]
 
-    def _race(self, scenarios: Sequence[Scenario]) -> None:
-        """Make the race's calls from every live row's values by round (racing only)."""
+    def _race(self, scenarios: Sequence[Scenario], upto: int | None = None) -> None:
+        """Make the race's calls after a round from every live row's values up to it (racing only); a resumed race
+        replays its looks round by round, so its calls are the ones the interrupted run made."""
         if not self.plan.racing:
             return
+        last = max((st.rounds_done for st in self.state.values()), default=0) if upto is None else upto
+        if upto is None and last > MIN_RANKED:  # resuming: replay the earlier looks first
+            for rnd in range(MIN_RANKED, last):
+                self._race(scenarios, rnd)
         arms = [
-            Arm(sc.key, self.groups[sc.key], self.state[sc.key].by_round, sc.metric.higher_is_better)
+            Arm(sc.key, self.groups[sc.key], {r: v for r, v in self.state[sc.key].by_round.items() if r <= last},
+                sc.metric.higher_is_better, self.calls.get(sc.key) is Call.SLOWER)
             for sc in scenarios
-            if self._live(sc) and self.state[sc.key].by_round
-        ]
-        self.calls = decide(arms, self.race)
+            if self._live(sc)
+        ]  # fmt: skip
+        self.calls = decide(arms, self.race, look=last - MIN_RANKED + 1)
 
     def _group_open(self, sc: Scenario) -> bool:
         """Return True while some live row of the scenario's group has no call yet."""
