@@ -92,14 +92,15 @@ def private_dirs() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("sshbench-*")}
 
 
-def remote_config(tmp_path: Path, server: OpenSSHServer, key: Path, known_hosts: bool) -> Path:
-    """Write an ssh_config that reaches the embedded server as a *remote* host with the given key."""
+def remote_config(tmp_path: Path, server: OpenSSHServer, key: Path, known_hosts: bool, host: str = "127.0.0.1") -> Path:
+    """Write an ssh_config that reaches the embedded server as a *remote* host with the given key (at `host`: an
+    emulated link's server address when it is behind one)."""
     assert server.workdir is not None
     known = tmp_path / "known_hosts"
     known.write_text((server.workdir / "known_hosts").read_text() if known_hosts else "")
     config = tmp_path / "ssh_config"
     config.write_text(
-        f"Host testhost\n  HostName 127.0.0.1\n  Port {server.port}\n  User {server.user}\n"
+        f"Host testhost\n  HostName {host}\n  Port {server.port}\n  User {server.user}\n"
         f"  IdentityFile {key}\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {known}\n"
         "  GlobalKnownHostsFile /dev/null\n"
     )

@@ -19,8 +19,8 @@ from sshbench.jobs.staging import Bench, Stager, Staging
 from sshbench.measure.budget import Probe
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
-from sshbench.model import Direction, JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
-from sshbench.records import Discovery, Negotiated, Profile, RunRecord, ServerOffer, StoredScenario
+from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.records import Discovery, MemoryRecord, Negotiated, Profile, RunRecord, ServerOffer, StoredScenario
 from sshbench.ssh.destination import Target
 from sshbench.storage.store import Store
 

@@ -23,6 +23,7 @@ GROUND = (
     "sshbench.tdist",
     "sshbench.hints",
     "sshbench.leases",
+    "sshbench.payloads",
 )
 STORE = ("sshbench.storage",)
 RATINGS = ("sshbench.ssh", "sshbench.ssh.audit")  # analyse/policy reads ssh-audit's ratings through the adapter

@@ -21,13 +21,10 @@ LEGACY_SCP = "scp-legacy"  # `scp -O`: the original SCP protocol (a remote `scp 
 PLAIN_TOOLS = ("tcp", "rsyncd")  # `tools`: the same copies with no SSH (socat, an rsync daemon)
 SOCAT_BLOCK = 2**20  # socat's block size for the plain TCP baseline (its 8 KiB default held it below scp)
 AEAD_CIPHERS = frozenset({"chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"})
-STRICT_PROFILE = {
-    "Ciphers": "chacha20-poly1305@openssh.com",
-    "HostKeyAlgorithms": "ssh-ed25519",
-    "KexAlgorithms": "curve25519-sha256",
-}
+STRICT_PROFILE = {"Ciphers": "chacha20-poly1305@openssh.com", "HostKeyAlgorithms": "ssh-ed25519",
+                  "KexAlgorithms": "curve25519-sha256"}  # fmt: skip
 PHASES = ("startup", "tcp", "version", "kex", "auth", "session")
-SCENARIO_FIELDS = ("server", "profile", "tool", "kex", "hostkey", "cipher", "mac", "direction")
+SCENARIO_FIELDS = ("server", "profile", "tool", "kex", "hostkey", "cipher", "mac", "direction", "remedy")
 
 
 class Kind(enum.StrEnum):
@@ -63,6 +60,14 @@ class ResultGroup:
     title: str
 
 
+def remedy_text(remedy: str | None) -> str:
+    """Return how a `tune` remedy reads after a row's name (empty for none)."""
+    n = remedy.split("=", 1)[1] if remedy and remedy.startswith("streams=") else None
+    if remedy is None or n is not None:
+        return "" if remedy is None else " (one connection)" if n == "1" else f" x {n} connections at once"
+    return {"compression": " with Compression=yes", "master": " reusing a master connection"}.get(remedy, remedy)
+
+
 @dataclass(frozen=True)
 class Labels:
     """How a kind's rows are named: the two scenario fields that tell them apart, and how to show them."""
@@ -76,11 +81,14 @@ class Labels:
     def name(self, scenario: Scenario) -> str:
         """Return what a scenario measures: its fields joined (e.g. `aes128-ctr + umac-64-etm@openssh.com`)."""
         names = (getattr(scenario, f) or missing for f, missing in zip(self.fields, self.missing, strict=True))
-        return self.join.join(n for n in names if n)
+        base = self.join.join(n for n in names if n) or ("your default" if scenario.kind is Kind.THROUGHPUT else "")
+        return base + remedy_text(scenario.remedy)  # `your default`: a `tune` transfer with the client's own choice
 
     def cells(self, scenario: Scenario) -> list[str]:
         """Return the fields as table cells."""
-        return [getattr(scenario, f) or blank for f, blank in zip(self.fields, self.blanks, strict=True)]
+        cells = [getattr(scenario, f) or blank for f, blank in zip(self.fields, self.blanks, strict=True)]
+        first = cells[0] or ("your default" if scenario.kind is Kind.THROUGHPUT else "")
+        return [first + remedy_text(scenario.remedy), *cells[1:]]
 
 
 @dataclass(frozen=True)
@@ -175,6 +183,7 @@ class Scenario:
     server: str | None = None  # embedded server name in a `servers` run (not an ssh option)
     profile: str | None = None  # client profile (default / strict) a `servers` latency scenario stands for
     tool: str | None = None  # `tools` runs: scp, sftp, rsync (over ssh), tcp or rsyncd (plaintext baselines)
+    remedy: str | None = None  # `tune` runs: streams=N (N connections at once), compression, or master (reuse)
 
     @property
     def metric(self) -> Metric:
@@ -214,6 +223,7 @@ class Scenario:
             "HostKeyAlgorithms": self.hostkey,
             "Ciphers": self.cipher,
             "MACs": self.mac,
+            "Compression": "yes" if self.remedy == "compression" else None,
         }
         return [arg for opt, v in pinned.items() if v is not None for arg in ("-o", f"{opt}={v}")]
 
@@ -235,6 +245,7 @@ class Scenario:
             server=data.get("server"),
             profile=data.get("profile"),
             tool=data.get("tool"),
+            remedy=data.get("remedy"),
         )
 
 
@@ -256,24 +267,12 @@ class Sample:
     server_cpu: float | None = None  # user + system seconds of every embedded-server process (cgroup)
     client_rss: int | None = None  # peak RSS of the ssh client, bytes
     server_rss: int | None = None  # peak RSS of the server's per-connection processes during the sample, bytes
+    tcp: Mapping[str, Any] | None = None  # the kernel's evidence of the transfer's sockets (measure/tcpinfo.py)
 
     @property
     def measured(self) -> bool:
         """Return True for a successful, non-warm-up sample with a value (what statistics are taken from)."""
         return self.ok and not self.warmup and self.value is not None
-
-
-@dataclass(frozen=True)
-class MemoryRecord:
-    """Memory of one process role (or the client) of one server in one state, summed over its processes."""
-
-    server: str
-    state: str  # idle | session | transfer
-    role: str  # listener | monitor | pre-auth | session | command | client
-    processes: int
-    vsz: int  # bytes
-    rss: int  # bytes
-    pss: int | None  # bytes (None when /proc/PID/smaps_rollup is not readable)
 
 
 @dataclass(frozen=True)
@@ -306,6 +305,7 @@ class RunKind(enum.StrEnum):
     SERVERS = "servers"
     FLEET = "fleet"
     TOOLS = "tools"
+    TUNE = "tune"
 
     @property
     def side_by_side(self) -> bool:
@@ -321,7 +321,7 @@ class RunKind(enum.StrEnum):
     def recommends(self) -> bool:
         """Return True when the run's measurements can back a single target's recommendation (a fleet makes its
         own, for every host at once)."""
-        return not self.side_by_side and self not in (RunKind.FLEET, RunKind.TOOLS)
+        return not self.side_by_side and self not in (RunKind.FLEET, RunKind.TOOLS, RunKind.TUNE)
 
     @property
     def resume_command(self) -> str:
@@ -366,6 +366,7 @@ class JobOptions:
     link: str | None = None  # embedded servers behind an emulated link: a preset or RATE,RTT[,LOSS] (link/links.py)
     policy: str = "modern"  # security policy for recommendations: a level or a TOML file
     pin: bool = False  # embedded servers: ssh client on one CPU, server on another
+    kernel_evidence: bool = True  # read the transfer's sockets from the kernel while each sample runs (tcpinfo.py)
     inventory: str | None = None  # `fleet`: an Ansible inventory (file, directory or script) for ansible-inventory
     limit: str | None = None  # `fleet`: Ansible's --limit pattern
     hosts: str | None = None  # `fleet`: Host aliases of --ssh-config matching these patterns (comma-separated)

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sshbench.environment import EmbeddedInfo, Environment
-from sshbench.model import JobOptions, MemoryRecord, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import JobOptions, RunKind, RunStatus, Sample, Scenario
 
-SCHEMA_VERSION = 6  # of the stored data: the SQLite schema (its history is in storage/store.py) and --json documents
+SCHEMA_VERSION = 7  # of the stored data: the SQLite schema (its history is in storage/store.py) and --json documents
 ALGORITHM_KINDS = ("kex", "hostkey", "cipher", "mac")
 # Pseudo-algorithms that signal extensions inside the kex list; they cannot be negotiated alone.
 PSEUDO_PREFIXES = ("ext-info-", "kex-strict-")
@@ -38,6 +38,19 @@ class Rating(enum.StrEnum):
     WARN = "warn"
     FAIL = "fail"
     UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """Memory of one process role (or the client) of one server in one state, summed over its processes."""
+
+    server: str
+    state: str  # idle | session | transfer
+    role: str  # listener | monitor | pre-auth | session | command | client
+    processes: int
+    vsz: int  # bytes
+    rss: int  # bytes
+    pss: int | None  # bytes (None when /proc/PID/smaps_rollup is not readable)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from fakes import DISCOVERY, ENVIRONMENT
-from sshbench.model import Direction, JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
-from sshbench.records import SCHEMA_VERSION, Fleet, FleetHost, ServerReport
+from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.records import SCHEMA_VERSION, Fleet, FleetHost, MemoryRecord, ServerReport
 from sshbench.storage.store import Store
 
 SC = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.DOWN)

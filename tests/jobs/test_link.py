@@ -76,6 +76,9 @@ def test_a_100mbit_20ms_link_bounds_aes_gcm_at_the_link_rate(cli_env: dict[str, 
     bounds = [r["bound"] for rows in json.loads(sshbench(cli_env, "show", "last", "--json").stdout)["results"].values()
               for r in rows]  # fmt: skip
     assert all(b["kind"] == "network" and b["limit"] == 12.5 and b["evidence"]["link_MBps"] == 12.5 for b in bounds)
+    kernel = [b["evidence"]["kernel"] for b in bounds]  # the sender's socket, read from the kernel, agrees
+    assert all(k["kind"] == "network" and abs(k["evidence"]["min_rtt_ms"] - 20) <= 4 for k in kernel), kernel
+    assert {k["evidence"]["socket"] for k in kernel} == {"client", "server"}  # upload: ours; download: the server's
     assert settled() == []
 
 
@@ -92,6 +95,9 @@ def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: di
     window = rf"download: {GCM}: ssh-window-bound at 2[01]\.[0-9] MB/s: the cipher hardly matters"
     assert re.search(window, shown), shown
     assert re.search(rf"upload: {GCM}: ssh-window-bound at 2[01]\.[0-9] MB/s", shown) and "HPN-SSH" in shown
+    found = json.loads(sshbench(cli_env, "show", "last", "--json").stdout)["results"]
+    kernel = [r["bound"]["evidence"]["kernel"] for rows in found.values() for r in rows]
+    assert all(k["kind"] == "ssh-window" for k in kernel), kernel  # the kernel's call agrees with the settings
     assert settled() == []
 
 

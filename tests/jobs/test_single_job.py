@@ -103,6 +103,21 @@ def test_remote_target_through_ssh_config(cli_env: dict[str, str], testhost: Pat
     assert doc["discovery"]["server"]["banner"].startswith("SSH-2.0-OpenSSH")
 
 
+def test_a_remote_transfer_carries_the_kernels_evidence_of_its_socket(cli_env: dict[str, str], testhost: Path) -> None:
+    done = sshbench(cli_env, "throughput", "testhost", "--ssh-config", str(testhost), "--json", "--cipher",
+                    "aes128-gcm@openssh.com", *SMALL)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    for group, way in (("download", "receiver"), ("upload", "sender")):
+        row = doc["results"][group][0]
+        assert set(row["tcp"]) == {"client", "remote_session"}, row["tcp"]  # its sockets are not ours to read: its
+        assert row["tcp"]["remote_session"]["cpu"] is not None  # session reports its own CPU over the login
+        assert row["tcp"]["client"]["rtt_ms"] > 0 and row["tcp"]["client"]["cc"]
+        evidence = row["bound"]["evidence"]  # the kernel's call, as the bound or kept beside another one
+        side = evidence["kernel"]["evidence"]["side"] if "kernel" in evidence else evidence["side"]
+        assert side.startswith(way), evidence
+
+
 def test_auth_failure_and_unknown_host_key(
     cli_env: dict[str, str], tmp_path: Path, embedded: tuple[OpenSSHServer, Target]
 ) -> None:

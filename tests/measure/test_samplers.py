@@ -1,6 +1,11 @@
-"""The steady rate of a transfer from I/O counter probes (pure)."""
+"""The steady rate of a transfer from I/O counter probes (pure), and a remote session's report of itself."""
+
+import subprocess
+
+import pytest
 
 from sshbench.measure.samplers import steady_rate
+from sshbench.measure.session import Session, session_report, with_session_report
 
 
 def test_steady_rate_skips_the_start_of_the_stream() -> None:
@@ -37,3 +42,15 @@ def test_tools_plan_each_pair_both_ways_then_the_plaintext_baselines() -> None:
     labels = [sc.label for sc in planned]
     assert "scp + aes128-ctr + umac-64 down" in labels and "tcp + no SSH up" in labels
     assert len({sc.key for sc in planned}) == len(planned)
+
+
+def test_a_remote_session_reports_its_own_cpu_memory_and_quota() -> None:
+    assert session_report(["debug1: x", "sshbench-session: 10 5 40 25 100 20480 50000 100000"]) == Session(
+        0.5, 20480 * 1024, 0.5)  # fmt: skip
+    assert session_report(["sshbench-session: 1 1 2 2 100 ? max 100000"]) == Session(0.02, None, None)  # no quota
+    assert session_report(["sshbench-session:     ? ?"]) == Session(None, None, None)  # not Linux: said, not guessed
+    assert session_report(["nothing"]) is None
+    done = subprocess.run(["sh", "-c", with_session_report("head -c 1000 /dev/zero")], capture_output=True, check=True)
+    assert len(done.stdout) == 1000 and done.stderr.startswith(b"sshbench-session: ")
+    with pytest.raises(ValueError):
+        with_session_report("echo 'x'")

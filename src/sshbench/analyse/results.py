@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sshbench.model import GROUP_ORDER, PHASES, Scenario
 from sshbench.ratios import MARGIN, Ratio, Standing, Verdict, Word, judge, paired_ratio, unpaired_ratio
@@ -30,6 +31,7 @@ class Row:
     standing: Standing | None = None  # against the group's leader (None: not ranked)
     against_leader: Verdict | None = None  # the row / leader ratio and its verdict (None for the leader itself)
     rounds: tuple[tuple[int, float], ...] = ()  # (round, value) of its measured samples, for paired ratios
+    tcp: Mapping[str, Mapping[str, Any]] | None = None  # per side: the median of each kernel figure (tcp_evidence)
 
 
 GIB = 2**30
@@ -66,6 +68,27 @@ def costs(stored: StoredScenario) -> Costs | None:
         client_rss=None if crss is None else int(crss),
         server_rss=None if srss is None else int(srss),
     )
+
+
+def tcp_evidence(stored: StoredScenario) -> dict[str, dict[str, Any]] | None:
+    """Return, per socket side (client, server), the median of each kernel figure over measured samples (the
+    congestion control as seen last); None when no sample holds evidence."""
+    per: dict[str, dict[str, list[Any]]] = {}
+    for s in stored.samples:
+        if s.measured and s.tcp:
+            for side, figures in s.tcp.items():
+                if isinstance(figures, Mapping):
+                    for key, value in figures.items():
+                        per.setdefault(side, {}).setdefault(key, []).append(value)
+    if not per:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for side, figures in per.items():
+        out[side] = {"samples": max(len(v) for v in figures.values())}
+        for key, values in figures.items():
+            numbers = [v for v in values if isinstance(v, int | float)]
+            out[side][key] = statistics.median(numbers) if numbers else values[-1]
+    return out
 
 
 def _phase_medians(stored: StoredScenario) -> tuple[tuple[str, float], ...]:
@@ -143,7 +166,7 @@ def build_rows(stored: Sequence[StoredScenario], ci_target: float, margin: float
                 st.scenario, summary, 0, False, sum(1 for s in st.samples if not s.ok), st.failure,
                 instability(summary, ci_target) if summary else None, _phase_medians(st),
                 statistics.median(cpu) if cpu else None, costs(st) if summary else None,
-                rounds=tuple(sorted(by_round(st).items())),
+                rounds=tuple(sorted(by_round(st).items())), tcp=tcp_evidence(st),
             )
         )  # fmt: skip
 

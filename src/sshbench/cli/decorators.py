@@ -197,6 +197,14 @@ SAMPLING_OPTIONS: list[Decorator] = [
         "+-PCT is `equivalent` (stored with the run; reading commands take --margin to judge again).",
     ),
     click.option(
+        "--kernel-evidence/--no-kernel-evidence",
+        default=Given.kernel_evidence,
+        show_default=True,
+        help="While each transfer runs, read its TCP sockets from the kernel (sock_diag: RTT, congestion window, "
+        "delivery rate, window- and buffer-limited time) to say what bounds the rate, on any host. Costs well under "
+        "1 % of a CPU (docs/BENCHMARKS.md).",
+    ),
+    click.option(
         "--race/--no-race",
         default=True,
         show_default=True,

@@ -77,6 +77,15 @@ def with_preset(given: Given) -> Given:
     )
 
 
+def with_policy(given: Given) -> Given:
+    """Check --policy (a bad level or policy file fails before measuring) and keep a file's absolute path."""
+    from sshbench.analyse import policy
+
+    spec = given.policy_spec or "modern"
+    policy.resolve(spec)
+    return dataclasses.replace(given, policy=spec if spec in policy.LEVELS else str(Path(spec).resolve()))
+
+
 def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: bool) -> JobOptions:
     """Turn validated CLI values into JobOptions."""
     from sshbench.model import Direction, JobOptions, Plan
@@ -118,6 +127,7 @@ def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: boo
         margin=parse_percent(given.margin or "5%", "--margin"),
         sample_seconds=sample_seconds(link, SAMPLE_SECONDS) if link else SAMPLE_SECONDS,
         pin=given.pin,
+        kernel_evidence=given.kernel_evidence,
     )
 
 
@@ -239,15 +249,12 @@ def sweep_cmd(**kw: Any) -> None:
     intervals are widest. Prints per-cipher, per-MAC, per-kex and per-host-key tables, the top
     combinations, and recommendations as ssh_config/sshd_config lines.
     """
-    from sshbench.analyse import policy
     from sshbench.model import RunKind
 
     given = Given.from_click(kw)
     if resuming(given):
         return
-    spec = given.policy_spec or "modern"
-    policy.resolve(spec)  # a bad level or policy file fails before measuring
-    given = dataclasses.replace(given, policy=spec if spec in policy.LEVELS else str(Path(spec).resolve()))
+    given = with_policy(given)
     if given.full and click.get_current_context().get_parameter_source("mac_mode") is not ParameterSource.COMMANDLINE:
         given = dataclasses.replace(given, mac_mode="all")
     opts = build_options(RunKind.SWEEP, given, latency=True, throughput=True)
@@ -285,4 +292,44 @@ def servers_cmd(**kw: Any) -> None:
     execute(opts, given.db, given.as_json)
 
 
-COMMANDS = (run_cmd, algos_cmd, latency_cmd, throughput_cmd, sweep_cmd, servers_cmd)
+
+
+@click.command("tune")
+@target_options
+@click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
+@click.option("--size", default="auto", show_default=True, help="Bytes per copy (512M, 1G) or auto (about 1 s).")
+@click.option("--payload", type=click.Choice(["zero", "text", "random"]), default="zero", show_default=True,
+              help="What the copy carries: zeros, a fixed text corpus (gzip shrinks it 2.2 times), or random "
+              "data (Compression=yes is measured only for a payload that compresses).")  # fmt: skip
+@click.option("--policy", "policy_spec", default="modern", show_default=True, help=POLICY_HELP)
+@sampling_options
+@db_option
+@resume_option
+def tune_cmd(**kw: Any) -> None:
+    """Why is a copy as fast as it is, and what makes it faster, measured.
+
+    \b
+    1. The default copy both ways (your client's own algorithms, one connection, handshake
+       included) and a fresh login, with the kernel's evidence of the sockets.
+    2. What bounds it: network, tcp-window, ssh-window, client-cpu, server-cpu, crypto or unknown.
+    3. Only the remedies that apply, interleaved with the default under one budget: 2, 4 and 8
+       connections at once and Compression=yes for a path bound; every AEAD cipher your policy
+       allows for a CPU bound; reusing a master connection (ControlMaster) for logins.
+    4. Each remedy's gain with its 95 % interval, and the lines to paste.
+
+    \b
+    Examples:
+      sshbench tune
+      sshbench tune backup-host --max-time 5m
+      sshbench tune backup-host --direction up --payload random
+    """
+    from sshbench.model import RunKind
+
+    given = Given.from_click(kw)
+    if resuming(given):
+        return
+    given = with_policy(given)
+    execute(build_options(RunKind.TUNE, given, latency=True, throughput=True), given.db, given.as_json)
+
+
+COMMANDS = (run_cmd, algos_cmd, latency_cmd, throughput_cmd, sweep_cmd, servers_cmd, tune_cmd)

@@ -37,6 +37,7 @@ class Given:
     max_time: str | None = "3m"  # the measuring commands' time budget
     margin: str | None = None
     pin: bool = False
+    kernel_evidence: bool = True
     race: bool = True
     emulate: str | None = None
     server_cpu: str | None = None

@@ -9,6 +9,7 @@ from sshbench.jobs.recording import Job
 from sshbench.jobs.servers import run_servers
 from sshbench.jobs.single import run_job
 from sshbench.jobs.tools import run_tools
+from sshbench.jobs.tune import tune_job
 from sshbench.model import RunKind
 
 __all__ = ["Job", "run"]
@@ -20,4 +21,6 @@ def run(job: Job) -> int:
         return run_fleet(job)
     if job.opts.command is RunKind.TOOLS:
         return run_tools(job)
+    if job.opts.command is RunKind.TUNE:
+        return tune_job(job, job.diagnose)
     return run_servers(job) if job.opts.command.side_by_side else run_job(job)

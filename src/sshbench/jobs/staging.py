@@ -28,9 +28,10 @@ from sshbench.measure.costs import metered
 from sshbench.measure.memory import measure_states
 from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
+from sshbench.measure.tcpinfo import witnessed
 from sshbench.measure.tools import Binaries, Plain, ToolSampler
-from sshbench.model import JobOptions, MemoryRecord, Sample, Scenario, is_local
-from sshbench.records import Discovery
+from sshbench.model import JobOptions, Sample, Scenario, is_local
+from sshbench.records import Discovery, MemoryRecord
 from sshbench.ssh import envinfo
 from sshbench.ssh.destination import resolve_remote
 from sshbench.ssh.discover import discover
@@ -126,8 +127,12 @@ class Bench:
         return measure_states(self.ssh, endpoint.server, endpoint.target)
 
     def sampler(self, take: Sampler, endpoint: Endpoint, watch_memory: bool) -> Sampler:
-        """Return `take` with the costs of each sample (server CPU, peak memory) and the bench's hooks around it."""
+        """Return `take` with the costs of each sample (server CPU, peak memory), the kernel's evidence of its
+        sockets, and the bench's hooks around it."""
         wrapped = metered(take, endpoint.server, watch_memory)
+        server = endpoint.server
+        if self.opts.kernel_evidence:
+            wrapped = witnessed(wrapped, endpoint.target.port, server.pid if server else None, server is not None)
         for hook in self.hooks:
             wrapped = hook(wrapped)
         return wrapped

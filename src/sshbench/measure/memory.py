@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import psutil
 
 from sshbench.measure.costs import ServerView
-from sshbench.model import MemoryRecord
+from sshbench.records import MemoryRecord
 from sshbench.ssh.destination import Target
 
 SETTLE = 0.3  # seconds to let a session or transfer reach its steady state before the snapshot

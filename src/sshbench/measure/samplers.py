@@ -5,8 +5,10 @@ half) over the time it took, counted where it is received. Downloads: the ssh cl
 (/proc/PID/io: bytes written to /dev/null), read every 10 ms, up to process exit. Uploads to an embedded
 server: the server side times itself (`head -c` the first part, `date`, `wc -c` the rest, `date`: same
 clock, this machine), since the client reads ahead of what the server has received by the channel window
-and both sockets' buffers (most of a second on a slow link). Uploads to a remote host: the client's bytes
-read from the file, up to process exit. The handshake and the start of the stream (the channel window
+and both sockets' buffers (most of a second on a slow link). A remote host times itself the same way (two readings
+of its own clock: their difference needs no clock agreement); where its `date` has no `%N` (not GNU), the client's
+bytes read from the file, up to process exit, are the fallback (low on slow links: 4.8 against 12.5 MB/s for 4 MiB
+over 100 Mbit/s at 20 ms here). The handshake and the start of the stream (the channel window
 ramp: ~90 ms for uploads on loopback here, see docs/BENCHMARKS.md) are excluded, so short and long
 samples measure the same thing. Without readable counters the rate falls back to the payload over the
 time from `Sending command:` to exit. Payload bytes are produced and consumed by the real binaries:
@@ -23,13 +25,17 @@ import itertools
 import os
 import re
 import shlex
+import socket
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.measure.scheduler import Sampler
+from sshbench.measure.session import session_report, with_session_report
 from sshbench.model import Direction, JobOptions, Kind, Sample, Scenario
+from sshbench.payloads import text_block
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.text import (
@@ -51,13 +57,15 @@ CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and cha
 RANDOM_BLOCK = 16 * 2**20
 STAGE_COMMAND = 'f=$(mktemp "${TMPDIR:-/tmp}/sshbench-payload.XXXXXX") && cat > "$f" && echo "$f"'
 MIN_SIZE, MAX_SIZE = 4 * 2**20, 8 * 2**30
+RTT_ROUNDS = 20  # a remote sample lasts at least this many round trips
+CONNECT_PROBE = 5.0  # seconds for one TCP connect when timing a remote host's round trip
 
 
 @dataclass(frozen=True)
 class Payload:
-    """Where transfer bytes come from: zeros, or a random file (with its copy on the server)."""
+    """Where transfer bytes come from: zeros, or a random or text file (with its copy on the server)."""
 
-    kind: str  # "zero" or "random"
+    kind: str  # "zero", "random" or "text"
     local_dir: Path
     remote_file: str | None = None  # random payload staged on the server
 
@@ -76,6 +84,8 @@ class Payload:
             with open(path, "wb") as f:
                 if self.kind == "zero":
                     f.truncate(size)
+                elif self.kind == "text":
+                    _write_text(f.fileno(), size)
                 else:
                     _write_random(f.fileno(), size)
             _read_through(path)
@@ -87,6 +97,14 @@ def _read_through(path: Path) -> None:
     with open(path, "rb", buffering=0) as f:
         while f.read(1 << 20):
             pass
+
+
+def _write_text(fd: int, size: int) -> None:
+    """Fill a file with the text corpus (repeating one 16 MiB block of it)."""
+    block = text_block(min(size, 16 << 20))
+    written = 0
+    while written < size:
+        written += os.write(fd, block[: size - written])
 
 
 def _write_random(fd: int, size: int) -> None:
@@ -149,20 +167,27 @@ def throughput_sample(
     """Transfer `size` bytes one way, verify the count, and return MB/s without the handshake."""
     assert scenario.kind is Kind.THROUGHPUT
     timeout = 30 + size / (2 * MB)  # generous: 2 MB/s is far below any cipher here
+    remote = not target.embedded  # a remote server reports its own session's CPU and memory over the login
+
+    def command(text: str) -> str:
+        """Return the remote command as sent."""
+        return with_session_report(text) if remote else text
+
     if scenario.direction is Direction.DOWN:
-        argv = target.argv(ssh, scenario.ssh_options(), payload.download_command(size))
+        argv = target.argv(ssh, scenario.ssh_options(), command(payload.download_command(size)))
         done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL)
     else:
         with open(payload.upload_source(size), "rb") as source:
-            argv = target.argv(ssh, scenario.ssh_options(), upload_command(size, target.embedded))
+            argv = target.argv(ssh, scenario.ssh_options(), command(upload_command(size, True)))
             done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL)
-    problem = _transfer_problem(done, scenario.direction, size)
+    problem = _transfer_problem(done, scenario.direction, size, scenario.remedy == "compression")
     if problem:
         return _failed(scenario, rnd, warmup, done, problem)
     started = first_time(done.lines, COMMAND_MARKER)
     assert started is not None
     column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file
     rate = server_timed_rate(done.stdout, size) or steady_rate(done.progress, column, size, started, done.ended)
+    session = session_report(done.texts) if remote else None
     return Sample(
         scenario,
         rnd,
@@ -173,6 +198,9 @@ def throughput_sample(
         nbytes=size,
         client_cpu=done.cpu_user + done.cpu_system,
         client_system=done.cpu_system,
+        server_cpu=session.cpu if session else None,
+        server_rss=session.rss if session else None,
+        tcp={"remote_session": vars(session) | {"wall_s": done.wall}} if session else None,
     )
 
 
@@ -235,8 +263,9 @@ def steady_rate(
     return None
 
 
-def _transfer_problem(done: Finished, direction: Direction | None, size: int) -> str | None:
-    """Return why a transfer sample is not valid, or None when the full payload was moved."""
+def _transfer_problem(done: Finished, direction: Direction | None, size: int, compressed: bool = False) -> str | None:
+    """Return why a transfer sample is not valid, or None when the full payload was moved (a compressed download is
+    checked by what the client wrote, since fewer bytes cross the wire than arrive)."""
     if done.timed_out:
         return f"transfer did not finish within {done.wall:.0f} s"
     if done.returncode != 0:
@@ -252,6 +281,9 @@ def _transfer_problem(done: Finished, direction: Direction | None, size: int) ->
             shown = done.stdout.decode(errors="replace").strip()[:80] if counted is None else counted
             return f"short transfer: the server counted {shown or 'nothing'} of {size} bytes"
         return None
+    if compressed:
+        written = done.progress[-1][2] - done.progress[0][2] if len(done.progress) >= 2 else 0
+        return None if written >= size else f"short transfer: the client wrote {written} of {size} bytes"
     moved = parse_transferred(done.texts)
     if moved is None or moved[1] < size:
         got = "unknown" if moved is None else str(moved[1])
@@ -265,9 +297,10 @@ class ThroughputSampler:
     def __init__(self, ssh: str, target: Target, opts: JobOptions, workdir: Path) -> None:
         self.ssh, self.target, self.opts = ssh, target, opts
         self.payload = Payload(opts.payload, workdir)
-        if opts.payload == "random" and Direction.DOWN in opts.directions:
+        if opts.payload in ("random", "text") and Direction.DOWN in opts.directions:
             self.payload = dataclasses.replace(self.payload, remote_file=stage_random(ssh, target, self.payload))
         self.sizes: dict[str, int] = {}
+        self.rtt: float | None = None
 
     def prime(self, sc: Scenario, samples: Sequence[Sample]) -> None:
         """Reuse the size chosen by an interrupted run."""
@@ -276,9 +309,20 @@ class ThroughputSampler:
                 self.sizes[sc.key] = s.nbytes if not s.warmup else self._size_for(s.value)
 
     def _size_for(self, rate: float | None) -> int:
-        """Return the payload size for about `sample_seconds` at `rate` MB/s (whole MiB)."""
-        wanted = (rate or 1.0) * MB * self.opts.sample_seconds
+        """Return the payload size for about `sample_seconds` at `rate` MB/s (whole MiB), and on a remote host at
+        least RTT_ROUNDS round trips of it (on a long path a short copy is mostly its ramp)."""
+        seconds = max(self.opts.sample_seconds, RTT_ROUNDS * self.rtt_seconds())
+        wanted = (rate or 1.0) * MB * seconds
         return int(min(max(wanted, MIN_SIZE), MAX_SIZE)) // 2**20 * 2**20
+
+    def rtt_seconds(self) -> float:
+        """Return the round trip to a remote host (the quickest of 3 TCP connects to its ssh port), measured once;
+        0 for embedded servers and hosts behind a proxy (whose path sshbench cannot time this way)."""
+        if self.rtt is None:
+            self.rtt = 0.0
+            if not self.target.embedded and not self.target.proxied and self.opts.link is None:
+                self.rtt = connect_rtt(self.target.host, self.target.port)
+        return self.rtt
 
     def cleanup(self) -> None:
         """Remove the random payload staged on a remote server."""
@@ -293,6 +337,20 @@ class ThroughputSampler:
         if warmup and sample.ok and self.opts.size is None:
             self.sizes[sc.key] = self._size_for(sample.value)
         return sample
+
+
+def connect_rtt(host: str, port: int, tries: int = 3) -> float:
+    """Return the quickest TCP connect to host:port in seconds (about one round trip), 0 when none succeeds."""
+    best = None
+    for _ in range(tries):
+        start = time.perf_counter()
+        try:
+            with socket.create_connection((host.strip("[]"), port), timeout=CONNECT_PROBE):
+                took = time.perf_counter() - start
+        except OSError:
+            continue
+        best = took if best is None else min(best, took)
+    return best or 0.0
 
 
 def stage_random(ssh: str, target: Target, payload: Payload) -> str:

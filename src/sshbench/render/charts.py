@@ -15,7 +15,8 @@ import altair as alt
 from sshbench.analyse.compare import Change
 from sshbench.analyse.results import Row
 from sshbench.analyse.sweep import DimensionRow
-from sshbench.model import METRICS, PHASES, Kind, MemoryRecord, Scenario
+from sshbench.model import METRICS, PHASES, Kind, Scenario
+from sshbench.records import MemoryRecord
 
 WIDTH = 560
 DIRECTION_NAMES = {"down": "download", "up": "upload"}

@@ -21,7 +21,7 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.environment import Environment, LinkInfo
 from sshbench.errors import SshbenchError
-from sshbench.model import RunStatus
+from sshbench.model import RunKind, RunStatus
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
@@ -178,10 +178,16 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
     for rows in by_group.values():
         sc = rows[0].scenario
         table, note = result_table(rows, console.width)
-        print_table(console, sc.metric.group(sc).title, table, note, row_notes(rows, run.id))
+        title = sc.metric.group(sc).title
+        if run.kind is RunKind.TUNE:  # a tune copy is timed as a user's copy is
+            title = title.replace("handshake excluded", "handshake excluded for your default's steady rate, "
+                                  "included for each copy of one or N connections (timed from spawn to exit)")
+        print_table(console, title, table, note, row_notes(rows, run.id))
     print_bounds(console, run, stored)
-    print_claims(console, "Fastest here:", fastest_claims(by_group, run.discovery, policy_of(run), run.options.margin))
-    if any(g in by_group for g in ("download", "upload", "latency")):
+    if run.kind is not RunKind.TUNE:  # a tune run's rows are timed two ways: its own section compares them
+        print_claims(console, "Fastest here:", fastest_claims(by_group, run.discovery, policy_of(run),
+                                                              run.options.margin))  # fmt: skip
+    if any(g in by_group for g in ("download", "upload", "latency")) and run.kind.recommends:
         console.print(f"  `{hints.sshbench('recommend', str(run.id))}` turns this into config lines under a security "
                       "policy (--policy)", highlight=False, markup=False)  # fmt: skip
     print_unfinished(console, run)
@@ -200,7 +206,7 @@ def print_claims(console: Console, title: str, claims: Sequence[Claim]) -> None:
 
 def print_bounds(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
     """Say what bounds the rates of a run across an emulated link or under a CPU limit."""
-    lim = bounds.limits(run.environment)
+    lim = bounds.limits(run.environment, bounds.has_evidence(stored))
     if lim is not None:
         claims = bounds.bound_claims(ranked(stored, run.options.plan.ci_target, run.options.margin), lim)
         print_claims(console, "What bounds these rates:", claims)

@@ -115,7 +115,14 @@ def run_document(stored: StoredRun) -> dict[str, Any]:
     run = stored.run
     if run.fleet is not None:  # hosts are not ranked against each other: each host's results on their own
         return _document(stored, _host_results(stored))
-    return _document(stored, _results(stored.scenarios, run, bounds.limits(run.environment)))
+    limits = bounds.limits(run.environment, bounds.has_evidence(stored.scenarios))
+    doc = _document(stored, _results(stored.scenarios, run, limits))
+    if run.kind is RunKind.TUNE:
+        from sshbench.analyse import tune
+
+        found = tune.findings(run, stored.scenarios)
+        doc["tune"] = {"findings": [f.to_dict() for f in found], "paste": tune.paste(found)}
+    return doc
 
 
 def _host_results(stored: StoredRun) -> dict[str, Any]:
@@ -125,7 +132,8 @@ def _host_results(stored: StoredRun) -> dict[str, Any]:
             for h, _ in stored.hosts}  # fmt: skip
 
 
-NO_LIMITS = "no emulated link, CPU limit or emulated CPU in this run: nothing known to diagnose the rate against"
+NO_LIMITS = ("no emulated link, CPU limit or emulated CPU in this run, and no kernel evidence of its sockets: nothing "
+             "known to diagnose the rate against")
 
 
 def _results(
@@ -151,6 +159,7 @@ def _results(
                 "costs": None if row.costs is None else dataclasses.asdict(row.costs),
             }
             | ({"bound": _bound(row, rows, limits)} if row.scenario.kind in (Kind.THROUGHPUT, Kind.TOOL) else {})
+            | ({"tcp": row.tcp} if row.tcp else {})
             for row in rows
         ]
     return results

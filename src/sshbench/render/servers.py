@@ -9,8 +9,8 @@ from rich.table import Table
 
 from sshbench.analyse.claims.collect import bound_claims
 from sshbench.analyse.results import Row, build_rows
-from sshbench.model import Direction, Kind, MemoryRecord
-from sshbench.records import Profile, RunRecord, ServerReport, StoredScenario
+from sshbench.model import Direction, Kind
+from sshbench.records import MemoryRecord, Profile, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
     ci_cell,
     hidden_note,

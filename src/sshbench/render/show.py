@@ -14,6 +14,7 @@ from sshbench.render.fleet import print_fleet
 from sshbench.render.servers import print_servers
 from sshbench.render.sweep import print_sweep
 from sshbench.render.tools import print_efficiency
+from sshbench.render.tune import print_tune
 
 
 def print_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
@@ -36,4 +37,6 @@ def print_run(console: Console, stored: StoredRun, db: Path, discovery_only: boo
             print_results(console, run, stored.scenarios)
         if run.kind is RunKind.TOOLS:
             print_efficiency(console, run, stored.scenarios)
+        if run.kind is RunKind.TUNE:
+            print_tune(console, run, stored.scenarios)
     console.print(f"Stored as run {run.id} in {db}", highlight=False, style="dim")

@@ -26,6 +26,24 @@ COMMON_OPTIONS = (
     "-o",
     "BatchMode=yes",
 )
+
+
+def common_options(extra: Sequence[str]) -> list[str]:
+    """Return COMMON_OPTIONS without the `-o` settings `extra` makes itself (ssh keeps the first value it reads, so
+    a `tune` remedy's Compression=yes or ControlMaster must replace the default, not follow it)."""
+    overridden = {a.split("=", 1)[0].lower() for a in extra if "=" in a}
+    out: list[str] = []
+    items = list(COMMON_OPTIONS)
+    i = 0
+    while i < len(items):
+        if items[i] == "-o" and items[i + 1].split("=", 1)[0].lower() in overridden:
+            i += 2
+            continue
+        out.append(items[i])
+        i += 1
+    return out
+
+
 LOGIN_TIMEOUT = 30.0  # seconds for a whole connection running `true`: past this the server is stuck, not slow
 CONNECT_TIMEOUT = 10  # seconds for TCP connect and the banner (remote targets without their own ConnectTimeout)
 _DESTINATION = re.compile(r"^[A-Za-z0-9_.%+\[\]:@-]{1,255}$")
@@ -48,7 +66,7 @@ class Target:
 
     def argv(self, ssh: str, extra: Sequence[str], command: str) -> list[str]:
         """Return the ssh command line for one connection running a fixed remote command."""
-        return [ssh, "-v", *COMMON_OPTIONS, *self.options, *extra, self.destination, command]
+        return [ssh, "-v", *common_options(extra), *self.options, *extra, self.destination, command]
 
     def ssh_hint(self) -> str:
         """Return the plain ssh command a user can run to see why this target cannot be reached (with the -F and the

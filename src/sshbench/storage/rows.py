@@ -108,6 +108,7 @@ def sample(sc: Scenario, row: Any) -> Sample:
         client_rss=row["client_rss"],
         server_rss=row["server_rss"],
         client_system=row["client_system"],
+        tcp=json.loads(row["tcp"]) if row["tcp"] else None,
     )
 
 

@@ -16,6 +16,8 @@ Schema history (SCHEMA_VERSION):
       and `bound` as {kind, limit, unit, used, evidence, remedy} with network/tcp-window/ssh-window/client-cpu/
       server-cpu/crypto/unknown (schema 5's link/window are network/ssh-window). Runs of schema 5 and before are
       read as they are: a missing margin is 5 %.
+  7 - samples.tcp: the kernel's evidence of a transfer's sockets (measure/tcpinfo.py: per side, client and server,
+      RTT, cwnd, delivery rate, app-/receive-window-/send-buffer-limited shares, retransmits, windows; JSON).
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ from pathlib import Path
 from sshbench import hints, leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.model import JobOptions, Kind, MemoryRecord, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import (
     SCHEMA_VERSION,
     Discovery,
     Fleet,
+    MemoryRecord,
     RunRecord,
     ServerReport,
     StoredRun,
@@ -83,6 +86,7 @@ ADDED_COLUMNS = {
         ("client_rss", "INTEGER"),
         ("server_rss", "INTEGER"),
         ("client_system", "REAL"),
+        ("tcp", "TEXT"),
     ),
     "runs": (("analysis", "TEXT"), ("owner", "TEXT"), ("parent", "INTEGER")),
 }
@@ -316,11 +320,11 @@ class Store:
         with self._writing() as db:
             db.execute(
                 "INSERT INTO samples (scenario_id, round, warmup, ok, value, wall, nbytes, client_cpu,"
-                " phases, error, taken_at, server_cpu, client_rss, server_rss, client_system)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " phases, error, taken_at, server_cpu, client_rss, server_rss, client_system, tcp)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (scenario_id, s.round, int(s.warmup), int(s.ok), s.value, s.wall, s.nbytes, s.client_cpu,
                  json.dumps(dict(s.phases)) if s.phases else None, s.error, _now(), s.server_cpu, s.client_rss,
-                 s.server_rss, s.client_system),
+                 s.server_rss, s.client_system, json.dumps(s.tcp) if s.tcp else None),
             )  # fmt: skip
 
     def add_memory(self, run_id: int, records: list[MemoryRecord]) -> None:

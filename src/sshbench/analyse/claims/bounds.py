@@ -8,7 +8,17 @@ limits (`crypto`: `openssl speed`, targets/limits/ceilings.py), or than the CPU 
 more than TOLERANCE below the rate it should cap is not a limit here and is reported as broken (a `ceiling`
 claim), never as the bound. Otherwise a side whose CPU ran at 85 % or more of what it may use (one CPU at most: ssh
 and each server session are single-threaded) is the bound; otherwise `unknown`. `tcp-window` needs the kernel's
-evidence of the sockets, which these runs do not hold yet.
+evidence of the sockets.
+
+The kernel's evidence (measure/tcpinfo.py, per sample, medians per row) decides where no setting does: on the
+user's own hosts, and where the settings leave a rate unexplained. The sender's socket decides (the server's for
+downloads, readable for embedded servers; the client's for uploads): receive-window-limited for half its busy time
+or more -> `tcp-window` (the receiver's TCP buffer), send-buffer-limited -> `tcp-window` (the sender's), application-
+limited for half the polls or more at 80 % or more of the channel window / RTT -> `ssh-window`, busy and limited by
+neither -> `network` (its congestion window on the path; the delivery rate and RTT are the evidence). With only the
+receiver's socket (a download from a remote host) the channel window / RTT is checked from the receiver's side, and
+said so. Where settings made a call, the kernel's own call is kept beside it in the evidence (`kernel`), so the two
+can be compared.
 
 A remedy never names the row's own choice: for a cipher-bound row it names the group's leader when the row is
 significantly slower than it, and says that no cipher measured here is faster otherwise.
@@ -29,6 +39,7 @@ from sshbench.analyse.results import GIB, Row
 from sshbench.environment import Environment
 from sshbench.model import Direction, Kind
 from sshbench.ratios import Standing
+from sshbench.records import StoredScenario
 from sshbench.units import format_value
 
 MB = 1e6
@@ -76,11 +87,17 @@ class Diagnosis:
     broken: tuple[Claim, ...] = ()
 
 
-def limits(env: Environment) -> Limits | None:
-    """Return the run's limits, or None when nothing constrains it (no emulated link, CPU limit or emulated CPU)."""
+def has_evidence(stored: Sequence[StoredScenario]) -> bool:
+    """Return True when some sample of the run holds the kernel's evidence of its sockets."""
+    return any(s.tcp for st in stored for s in st.samples)
+
+
+def limits(env: Environment, evidence: bool = False) -> Limits | None:
+    """Return the run's limits, or None when nothing constrains it (no emulated link, CPU limit or emulated CPU)
+    and no sample holds the kernel's evidence (`evidence`)."""
     link, embedded = env.link, env.embedded
     share = embedded.cpu_share if embedded else None
-    if link is None and share is None and env.client_limit is None and not env.crypto_ceilings:
+    if link is None and share is None and env.client_limit is None and not env.crypto_ceilings and not evidence:
         return None
     return Limits(
         link=link.rate_bits / 8 if link else None,
@@ -127,6 +144,8 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
     found broken; None for rows without a median. `group`: the row's result group, for the remedy."""
     if row.summary is None or row.scenario.kind not in (Kind.THROUGHPUT, Kind.TOOL):
         return None
+    if row.scenario.remedy is not None:
+        return None  # a `tune` copy timed with its handshake (or over N connections): no one limit caps that
     rate = row.summary.median * MB
     broken, caps = [], []
     for kind, cap, evidence in _caps(row, lim):
@@ -134,7 +153,10 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
             broken.append(_broken(row, kind, cap, evidence))
         else:
             caps.append((kind, cap, evidence))
-    base = {"rate_MBps": rate / MB}
+    base: dict[str, Any] = {"rate_MBps": rate / MB}
+    kernel = from_kernel(row, lim, rate, group)
+    if kernel is not None:
+        base = base | {"kernel": kernel.to_dict()}
     if caps:
         kind, cap, evidence = min(caps, key=lambda c: c[1])
         if rate >= NEAR_LIMIT * cap:
@@ -143,17 +165,100 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
     cpu = _cpu_bound(row, lim, rate, base, group)
     if cpu is not None:
         return Diagnosis(cpu, tuple(broken))
+    if kernel is not None and kernel.kind is not BoundKind.UNKNOWN:
+        return Diagnosis(kernel, tuple(broken))
     considered = {k.value: c / MB for k, c, _ in caps}
-    return Diagnosis(Bound(BoundKind.UNKNOWN, None, "MB/s", None, base | {"limits_MBps": considered}), tuple(broken))
+    unknown = base | {"limits_MBps": considered}
+    return Diagnosis(Bound(BoundKind.UNKNOWN, None, "MB/s", None, unknown), tuple(broken))
+
+
+HALF = 0.5  # a socket limited this share of its busy time (or of the polls) is limited by that
+PATH_RTT = 1e-3  # below this RTT (loopback, a fast LAN) the kernel cannot tell the path from the processes at its ends
+
+
+def from_kernel(row: Row, lim: Limits, rate: float, group: Sequence[Row] = ()) -> Bound | None:
+    """Return the bound the kernel's evidence of a row's sockets shows (None without evidence); see the module."""
+    tcp = row.tcp or {}
+    down = row.scenario.direction is Direction.DOWN
+    sender, receiver = (tcp.get("server"), tcp.get("client")) if down else (tcp.get("client"), tcp.get("server"))
+    window = CLIENT_WINDOW if down else (lim.server_window or CLIENT_WINDOW)
+    whose = "the ssh client's" if down else f"the {lim.server_product or 'server'}'s"
+    if sender:
+        rtt = max(float(sender.get("rtt_ms") or 0), 1e-3) / 1e3
+        seen = {"side": "sender", "socket": "server" if down else "client", "rate_MBps": rate / MB,
+                **{k: sender.get(k) for k in EVIDENCE}}  # fmt: skip
+        if (sender.get("rwnd_limited_share") or 0) >= HALF:
+            peer = float(sender.get("peer_window_bytes") or 0)
+            return _kernel_bound(BoundKind.TCP_WINDOW, peer / rtt if peer else None, rate, seen | {"limited_by":
+                                 "the receiver's TCP window"}, row, group, lim)  # fmt: skip
+        if (sender.get("sndbuf_limited_share") or 0) >= HALF:
+            return _kernel_bound(BoundKind.TCP_WINDOW, None, rate, seen | {"limited_by": "the sender's send buffer"},
+                                 row, group, lim)  # fmt: skip
+        path_rtt = max(float(sender.get("min_rtt_ms") or sender.get("rtt_ms") or 0), 1e-3) / 1e3
+        cap = window / path_rtt  # the path's RTT: a busy receiver's late ACKs stretch srtt, not the path
+        app = (sender.get("app_limited_share") or 0) >= HALF
+        if app and rate >= NEAR_LIMIT * cap:
+            return _kernel_bound(BoundKind.SSH_WINDOW, cap, rate, seen | {"window_bytes": window,
+                                 "window_of": whose}, row, group, lim)  # fmt: skip
+        delivery = float(sender.get("delivery_max_MBps") or sender.get("delivery_MBps") or 0) * MB
+        # the transfer ran at what the path delivered (a lower reading is too coarse to be a limit; a higher one
+        # says the path could carry more than the transfer asked of it)
+        delivered = rate / (1 + TOLERANCE) <= delivery <= rate / NEAR_LIMIT
+        if (path_rtt >= PATH_RTT and delivered) or not app:
+            why = "the path: data in flight at the rate the path delivered, no window limiting it"
+            return _kernel_bound(BoundKind.NETWORK, delivery if delivered else None, rate, seen | {"limited_by": why},
+                                 row, group, lim)  # fmt: skip
+        return Bound(BoundKind.UNKNOWN, None, "MB/s", None, seen | {"limited_by": "the application (ssh)"})
+    if receiver:
+        return _from_receiver(receiver, row, lim, rate, group, window, whose, down)
+    return None
+
+
+def _from_receiver(receiver: Mapping[str, Any], row: Row, lim: Limits, rate: float, group: Sequence[Row],
+                   window: int, whose: str, down: bool) -> Bound:  # fmt: skip
+    """Return the bound seen from the receiver's socket alone (a download from a remote host): the channel window
+    per RTT, else the path by elimination when both CPUs were measured idle and nothing was throttled."""
+    rtt_ms = float(receiver.get("min_rtt_ms") or receiver.get("rcv_rtt_ms") or receiver.get("rtt_ms") or 0)
+    seen = {"side": "receiver (the sender's socket cannot be read here)", "socket": "client" if down else "server",
+            "rate_MBps": rate / MB, **{k: receiver.get(k) for k in EVIDENCE}}  # fmt: skip
+    if rtt_ms > 0 and rate >= NEAR_LIMIT * window / (rtt_ms / 1e3):
+        return _kernel_bound(BoundKind.SSH_WINDOW, window / (rtt_ms / 1e3), rate, seen | {"window_bytes": window,
+                             "window_of": whose}, row, group, lim)  # fmt: skip
+    client_busy, server_busy = _busy(row, lim, rate)
+    held = _throttled(row, lim, {}, group) is not None
+    if client_busy is False and server_busy is False and not held and rtt_ms / 1e3 >= PATH_RTT:
+        why = (
+            "the path, by elimination: neither side's CPU is busy and the rate is below the channel window "
+            "per RTT (a receive-buffer limit would look the same from here: tcp_rmem "
+            f"{receiver.get('tcp_rmem', '?')})"
+        )
+        return _kernel_bound(BoundKind.NETWORK, None, rate, seen | {"limited_by": why}, row, group, lim)
+    return Bound(BoundKind.UNKNOWN, None, "MB/s", None, seen)
+
+
+EVIDENCE = ("rtt_ms", "min_rtt_ms", "rcv_rtt_ms", "cwnd_segments", "delivery_MBps", "delivery_max_MBps",
+            "app_limited_share", "moving_polls",
+            "rwnd_limited_share", "sndbuf_limited_share", "retransmits", "peer_window_bytes", "receive_space_bytes",
+            "cc", "samples")  # fmt: skip
+
+
+def _kernel_bound(kind: BoundKind, cap: float | None, rate: float, evidence: dict[str, Any], row: Row,
+                  group: Sequence[Row], lim: Limits) -> Bound:  # fmt: skip
+    """Return a bound the kernel showed, with its limit in MB/s where one can be computed."""
+    return Bound(kind, None if cap is None else cap / MB, "MB/s", None if not cap else rate / cap, evidence,
+                 remedy(kind, row, group, lim))  # fmt: skip
 
 
 def _cpu_bound(row: Row, lim: Limits, rate: float, base: dict[str, Any], group: Sequence[Row]) -> Bound | None:
     """Return a CPU bound when a side ran at BUSY or more of its CPU share (SSH transfers only: see above)."""
     costs = row.costs
-    if costs is None or row.scenario.kind is not Kind.THROUGHPUT:
-        return None
+    if costs is None or row.scenario.kind is not Kind.THROUGHPUT or streams_of(row) > 1:
+        return None  # N connections at once: N processes a side, which one CPU does not bound
+    held = _throttled(row, lim, base, group)
+    if held is not None:
+        return held
     for kind, per_gib, share in (
-        (BoundKind.SERVER_CPU, costs.server_cpu_gib, lim.server_share),
+        (BoundKind.SERVER_CPU, costs.server_cpu_gib, _server_share(row, lim)),
         (BoundKind.CLIENT_CPU, costs.client_cpu_gib, lim.client_share),
     ):
         if per_gib is not None and per_gib * rate / GIB >= BUSY * share:
@@ -161,6 +266,44 @@ def _cpu_bound(row: Row, lim: Limits, rate: float, base: dict[str, Any], group: 
             evidence = base | {"cpu_s_per_GiB": per_gib, "cpus_used": used, "cpu_share": share}
             return Bound(kind, share, "CPU", used / share, evidence, remedy(kind, row, group, lim))
     return None
+
+
+def streams_of(row: Row) -> int:
+    """Return how many connections a row's copy used (`tune`'s streams=N; 1 otherwise)."""
+    remedy = row.scenario.remedy or ""
+    return int(remedy.split("=", 1)[1]) if remedy.startswith("streams=") else 1
+
+
+THROTTLED = 0.2  # a remote session whose cgroup was throttled this share of the transfer is held by its quota
+
+
+def _throttled(row: Row, lim: Limits, base: dict[str, Any], group: Sequence[Row]) -> Bound | None:
+    """Return a server-cpu bound when a remote session's cgroup was throttled by its quota for THROTTLED or more of
+    the transfer (the quota holds it back in bursts even when its average CPU is low)."""
+    session = (row.tcp or {}).get("remote_session") or {}
+    held, wall, quota = session.get("throttled"), session.get("wall_s"), session.get("quota")
+    if not isinstance(held, int | float) or not isinstance(wall, int | float) or wall <= 0 or held < THROTTLED * wall:
+        return None
+    evidence = base | {"throttled_s": held, "wall_s": wall, "throttled_share": held / wall, "cpu_share": quota}
+    return Bound(BoundKind.SERVER_CPU, quota, "CPU", None, evidence, remedy(BoundKind.SERVER_CPU, row, group, lim))
+
+
+def _server_share(row: Row, lim: Limits) -> float:
+    """Return the CPUs the server's session may use: the run's limit, or a remote session's own cgroup quota."""
+    quota = ((row.tcp or {}).get("remote_session") or {}).get("quota")
+    return min(lim.server_share, float(quota)) if isinstance(quota, int | float) and quota > 0 else lim.server_share
+
+
+def _busy(row: Row, lim: Limits, rate: float) -> tuple[bool | None, bool | None]:
+    """Return whether the client's and the server's CPU were busy (None where not measured)."""
+    costs = row.costs
+    if costs is None:
+        return None, None
+    client = None if costs.client_cpu_gib is None else costs.client_cpu_gib * rate / GIB >= BUSY * lim.client_share
+    server = (
+        None if costs.server_cpu_gib is None else costs.server_cpu_gib * rate / GIB >= BUSY * _server_share(row, lim)
+    )
+    return client, server
 
 
 def _broken(row: Row, kind: BoundKind, cap: float, evidence: dict[str, Any]) -> Claim:
@@ -181,6 +324,11 @@ def remedy(kind: BoundKind, row: Row, group: Sequence[Row], lim: Limits) -> str:
     """Return what would lift a bound, never the row's own choice."""
     if kind is BoundKind.NETWORK:
         return "the path is the limit: a faster cipher will not help"
+    if kind is BoundKind.TCP_WINDOW:
+        return (
+            "raise the receiver's TCP buffer (net.ipv4.tcp_rmem, its maximum) or the sender's (tcp_wmem), or "
+            "several connections in parallel"
+        )
     if kind is BoundKind.SSH_WINDOW:
         if row.scenario.direction is not Direction.DOWN and lim.server_product == "Dropbear":
             return "a larger -W for Dropbear, HPN-SSH's larger windows, or several connections in parallel"
@@ -202,7 +350,10 @@ def _faster_choice(row: Row, group: Sequence[Row]) -> str:
 def describe(bound: Bound) -> str:
     """Return a short label: `network-bound (100 % of 12.5 MB/s)`, `server-cpu-bound (97 % of its CPU share)`."""
     if bound.kind is BoundKind.UNKNOWN:
-        return "below every known limit"
+        kernel = bound.evidence.get("kernel", {}).get("evidence", {}) if isinstance(bound.evidence.get("kernel"),
+                                                                                   Mapping) else {}  # fmt: skip
+        seen = kernel.get("limited_by")
+        return "below every known limit" + (f" (the kernel shows the sender limited by {seen})" if seen else "")
     if bound.unit == "CPU":
         return f"{bound.kind}-bound ({format_value('share', bound.used or 0)} of its CPU share)"
     limit = format_value("MB/s", bound.limit or 0, ".3g")

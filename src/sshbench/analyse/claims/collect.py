@@ -40,13 +40,16 @@ def bound_claims(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Claim
     if run.kind.side_by_side:
         out = []
         for report in run.servers:
-            lim = bounds.limits(dataclasses.replace(run.environment, embedded=report.embedded))
+            lim = bounds.limits(
+                dataclasses.replace(run.environment, embedded=report.embedded),
+                bounds.has_evidence([st for st in stored if st.scenario.server == report.name]),
+            )
             mine = [st for st in stored if st.scenario.server == report.name]
             if lim is not None and mine:
                 groups = ranked(mine, run.options.plan.ci_target, run.options.margin)
                 out += bounds.bound_claims(groups, lim, prefix=f"{report.name} ")
         return out
-    lim = bounds.limits(run.environment)
+    lim = bounds.limits(run.environment, bounds.has_evidence(stored))
     if lim is None:
         return []
     return bounds.bound_claims(ranked(stored, run.options.plan.ci_target, run.options.margin), lim)

@@ -1,0 +1,91 @@
+"""Benchmark: `sshbench tune` against hosts it does not own: an OpenSSH server behind a shaped link in a network
+namespace made here, reached as a remote host through an ssh_config alias (sshbench is not told the link), and one
+at a small CPU quota (issue 24).
+
+Run (root, /dev/net/tun, socat):  .venv/bin/python benchmarks/bench_tune_paths.py [--max-time 2m]
+
+Per case: the default's steady rate and what bounds it (with the kernel's RTT), each remedy's gain against the
+default copy with its 95 % interval (paired per round), and the lines `tune` pastes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "jobs"))
+
+from test_tune import shaped_host  # the tests' own shaped host, so both measure the same thing
+
+CASES = (  # (name, link, CPU quota, extra tune arguments)
+    ("100 Mbit/s, 20 ms", "100mbit,20ms", None, []),
+    ("1 Gbit/s, 100 ms", "1gbit,100ms", None, ["--direction", "down"]),
+    ("loopback, server at 15 % of a CPU", None, 0.15, ["--direction", "down"]),
+)
+
+
+def tune(config: Path, db: Path, budget: str, extra: list[str]) -> dict[str, Any]:
+    """Run `sshbench tune testhost` and return its document."""
+    argv = [sys.executable, "-m", "sshbench", "tune", "testhost", "--ssh-config", str(config), "--db", str(db),
+            "--max-time", budget, "--json", *extra]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=os.environ)
+    if done.returncode not in (0, 9):
+        raise SystemExit(f"tune failed ({done.returncode}): {done.stderr[-2000:]}")
+    return dict(json.loads(done.stdout))
+
+
+def rows(name: str, doc: dict[str, Any]) -> list[str]:
+    """Return the table lines of one case."""
+    out = []
+    medians = {json.dumps(r["scenario"], sort_keys=True): r["summary"]["median"] for g in doc["results"].values()
+               for r in g if r["summary"]}  # fmt: skip
+    for f in doc["tune"]["findings"]:
+        if f["group"] == "latency":
+            continue
+        bound = f["bound"] or {}
+        ev = bound.get("evidence", {})
+        rtt = ev.get("min_rtt_ms") or ev.get("rtt_ms")
+        default = medians.get(json.dumps(f["default"], sort_keys=True), 0.0)
+        best = next((r for r in f["remedies"] if r["helps"]), None)
+        if best:
+            v = best["verdict"]
+            label = best["scenario"].get("remedy") if not best["scenario"].get("cipher") else best["scenario"]["cipher"]
+            pct = [(v[k] - 1) * 100 for k in ("ratio", "low", "high")]
+            gain = f"{label}: {pct[0]:+.0f} % ({pct[1]:+.0f} .. {pct[2]:+.0f} %)"
+        else:
+            gain = "none significantly faster"
+        out.append(f"| {name} | {f['group']} | {default:.1f} | {bound.get('kind')} | {rtt} | {gain} |")
+    return out
+
+
+def main() -> None:
+    """Run every case; print a table and the pasted lines."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max-time", default="2m")
+    args = parser.parse_args()
+    lines, pasted = [], []
+    with tempfile.TemporaryDirectory(prefix="sbbench-") as tmp:
+        for i, (name, link, quota, extra) in enumerate(CASES):
+            case = Path(tmp) / str(i)
+            case.mkdir()
+            with shaped_host(case, link, cpu_share=quota) as config:
+                doc = tune(config, Path(tmp) / "runs.db", args.max_time, extra)
+            lines += rows(name, doc)
+            pasted.append(f"{name}: {doc['tune']['paste']}")
+            print(f"{name}: done", file=sys.stderr, flush=True)
+    print("| case | direction | default steady MB/s | bound | kernel's RTT, ms | best remedy (95 % interval) |")
+    print("|---|---|---:|---|---:|---|")
+    print("\n".join(lines))
+    print()
+    print("\n".join(pasted))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""What a `tune` run found (pure): each direction's default copy and what bounds it, and each remedy measured
+against it, paired per round, with the lines or command that give it."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sshbench.analyse.claims import bounds
+from sshbench.analyse.results import Row, ranked, ratio_of
+from sshbench.environment import Environment
+from sshbench.ratios import Verdict, Word, judge
+from sshbench.records import RunRecord, StoredScenario
+
+GROUPS = ("download", "upload", "latency")
+MASTER_LINES = ("ControlMaster auto", "ControlPath ~/.ssh/cm-%C", "ControlPersist 10m")
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """One remedy against its group's default: the row, the verdict on its ratio, and how to get it."""
+
+    row: Row
+    verdict: Verdict | None  # None: too few samples to pair
+    config: tuple[str, ...]  # ssh_config lines (empty for a command)
+    command: str  # a command to run instead (several connections at once), else ""
+    measured: bool = True  # the config/command itself was measured (the split command is advice around it)
+
+    @property
+    def helps(self) -> bool:
+        """Return True when the remedy is significantly better than the default."""
+        return self.verdict is not None and self.verdict.word is Word.FASTER
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One group of a tune run: the default row, what bounds it, and the remedies."""
+
+    group: str
+    default: Row  # as diagnosed: a transfer's steady rate (handshake excluded), or a fresh login
+    copy: Row  # as remedies are compared with it: one connection, spawn to exit (a fresh login for connections)
+    bound: bounds.Bound | None
+    remedies: tuple[Remedy, ...]
+    copy_bytes: int | None = None  # the bytes of one copy (its median over samples)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form."""
+        return {
+            "group": self.group,
+            "default": self.default.scenario.to_dict(),
+            "copy": self.copy.scenario.to_dict(),
+            "copy_bytes": self.copy_bytes,
+            "bound": None if self.bound is None else self.bound.to_dict(),
+            "remedies": [{"scenario": r.row.scenario.to_dict(), "verdict": r.verdict.to_dict() if r.verdict else None,
+                          "config": list(r.config), "command": r.command, "helps": r.helps} for r in self.remedies],
+        }  # fmt: skip
+
+
+def diagnose_defaults(stored: Sequence[StoredScenario], env: Environment) -> dict[str, str]:
+    """Return each direction's bound kind from the default copies stored so far (the job's step 2)."""
+    groups = ranked(stored, 0.05)
+    lim = bounds.limits(env, evidence=True)
+    out = {}
+    for group in ("download", "upload"):
+        row = _default(groups.get(group, []))
+        found = bounds.diagnose(row, lim) if row is not None and lim is not None else None
+        out[group] = found.bound.kind.value if found is not None else "unknown"
+    return out
+
+
+def _default(rows: Sequence[Row]) -> Row | None:
+    """Return a group's default as measured for the diagnosis (the client's own algorithms; a transfer's steady
+    rate, or a fresh login)."""
+    return next((r for r in rows if r.scenario.cipher is None and r.scenario.remedy is None), None)
+
+
+def _copy(rows: Sequence[Row]) -> Row | None:
+    """Return a group's default as remedies are compared with it (one connection, spawn to exit; a fresh login)."""
+    remedy = "streams=1" if rows and rows[0].scenario.kind.value != "latency" else None
+    return next((r for r in rows if r.scenario.cipher is None and r.scenario.remedy == remedy), None)
+
+
+def _how(row: Row, host: str, payload: str = "zero") -> tuple[tuple[str, ...], str, bool]:
+    """Return the ssh_config lines or the command that give a remedy, and whether they themselves were measured."""
+    sc = row.scenario
+    if sc.remedy == "master":
+        return MASTER_LINES, "", True
+    if sc.remedy == "compression":
+        if payload == "zero":  # zeros compress to nothing: say so beside the line
+            return ("# Compression measured on zeros; for your data: sshbench tune --payload text",
+                    "Compression yes"), "", True  # fmt: skip
+        return ("Compression yes",), "", True
+    if sc.cipher is not None:
+        return (f"Ciphers {sc.cipher}",), "", True
+    n = sc.remedy.split("=", 1)[1] if sc.remedy and sc.remedy.startswith("streams=") else "1"
+    get = "download" if sc.direction and sc.direction.value == "down" else "upload"
+    command = (f"split the copy into {n} parts and move them over {n} connections at once (measured: {n} ssh "
+               f"sessions at once to {host}, each carrying 1/{n} of the bytes, handshakes included); e.g. for a "
+               f"{get}: `rsync` or `scp` per part in the background, then `wait`")  # fmt: skip
+    return (), command, False
+
+
+def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
+    """Return what a tune run found, per group."""
+    groups = ranked(stored, run.options.plan.ci_target, run.options.margin)
+    lim = bounds.limits(run.environment, evidence=bounds.has_evidence(stored))
+    out = []
+    for group in GROUPS:
+        rows = [r for r in groups.get(group, []) if r.summary is not None]
+        default, base = _default(rows), _copy(rows)
+        if default is None:
+            continue
+        found = bounds.diagnose(default, lim, rows) if lim is not None and group != "latency" else None
+        remedies = []
+        for r in rows:
+            if r is base or r is default or base is None:
+                continue
+            ratio = ratio_of(r, base)
+            verdict = None if ratio is None else judge(ratio, r.scenario.metric.higher_is_better, run.options.margin)
+            config, command, measured = _how(r, run.target, run.options.payload)
+            remedies.append(Remedy(r, verdict, config, command, measured))
+        remedies.sort(key=lambda m: -(m.verdict.ratio.value if m.verdict else 0) * (1 if group != "latency" else -1))
+        sizes = [s.nbytes for st in stored if base and st.scenario == base.scenario for s in st.samples
+                 if s.measured and s.nbytes]  # fmt: skip
+        copy_bytes = int(statistics.median(sizes)) if sizes else None
+        out.append(Finding(group, default, base or default, found.bound if found else None, tuple(remedies),
+                           copy_bytes))  # fmt: skip
+    return out
+
+
+def paste(found: Sequence[Finding]) -> Mapping[str, list[str]]:
+    """Return the ssh_config lines of the remedies that helped (the best per group), and the commands."""
+    lines: list[str] = []
+    commands: list[str] = []
+    for f in found:
+        best = next((r for r in f.remedies if r.helps), None)
+        if best is None:
+            continue
+        lines += [line for line in best.config if line not in lines]
+        if best.command and best.command not in commands:
+            commands.append(best.command)
+    return {"ssh_config": lines, "commands": commands}

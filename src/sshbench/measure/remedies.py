@@ -1,0 +1,176 @@
+"""`tune`'s samplers: a copy over N connections at once, and a connection through a master connection.
+
+Every `tune` transfer is timed as a user's copy is: from the first ssh spawned to the last one's exit, handshakes
+included, so that one connection and N connections are compared alike. Each of N connections carries 1/N of the
+bytes (whole MiB), each verified as `throughput_sample` verifies one; the sample is their sum. A connection through
+a master is `true` run over an existing ControlMaster socket (ControlMaster=no, the master's ControlPath): what
+`ControlMaster auto` + `ControlPersist` give every connection after the first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from sshbench.measure.samplers import MAX_SIZE, MB, ThroughputSampler, calibration_size, throughput_sample
+from sshbench.model import Direction, Kind, Sample, Scenario
+from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
+from sshbench.ssh.proc import run_timed
+from sshbench.ssh.text import ssh_failure
+
+MIB = 2**20
+STREAMS = (2, 4, 8)
+COPY_LOGINS = 3  # a copy lasts at least this many logins at the default's steady rate: the handshake stays small
+
+
+def streams(sc: Scenario) -> int:
+    """Return how many connections a scenario's copy uses."""
+    if sc.remedy and sc.remedy.startswith("streams="):
+        return int(sc.remedy.split("=", 1)[1])
+    return 1
+
+
+def baseline(direction: Direction | None) -> Scenario:
+    """Return the default copy one way as remedies are timed: the client's own algorithms, one connection, from
+    spawn to exit."""
+    return Scenario(Kind.THROUGHPUT, direction=direction, remedy="streams=1")
+
+
+def steady(direction: Direction | None) -> Scenario:
+    """Return the default transfer one way, its steady rate (handshake excluded): what the diagnosis reads."""
+    return Scenario(Kind.THROUGHPUT, direction=direction)
+
+
+class CopySampler:
+    """Take `tune` copy samples; sizes come from each direction's baseline warm-up (about `sample_seconds`)."""
+
+    def __init__(self, inner: ThroughputSampler) -> None:
+        self.inner = inner
+        self.copy_sizes: dict[Direction | None, int] = {}  # set by the job once the defaults are measured
+
+    def size_copies(self, rates: dict[Direction | None, float], login: float | None) -> None:
+        """Size each direction's copies: `sample_seconds` of its steady rate, and at least COPY_LOGINS logins of
+        it (on a long path a login takes many round trips: 1.4 s at 100 ms here), in whole MiB."""
+        for direction, rate in rates.items():
+            seconds = max(self.inner.opts.sample_seconds, COPY_LOGINS * (login or 0.0))
+            self.copy_sizes[direction] = int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
+
+    def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take one sample over `streams(sc)` connections (a warm-up calibrates the size, over one; the default
+        without a remedy is its steady rate, handshake excluded, as `throughput` measures it)."""
+        if warmup or sc.remedy is None:
+            return self.inner(sc, rnd, warmup)
+        base = steady(sc.direction).key
+        size = self.inner.opts.size or self.inner.sizes.get(base) or self.inner.sizes.get(sc.key)
+        size = self.copy_sizes.get(sc.direction) or size or calibration_size(self.inner.opts)
+        n = streams(sc)
+        part = max(MIB, size // n // MIB * MIB)
+        taken: list[Sample | None] = [None] * n
+
+        def one(i: int) -> None:
+            """Move one part."""
+            taken[i] = throughput_sample(self.inner.ssh, self.inner.target, sc, part, self.inner.payload, rnd, False)
+
+        start = time.monotonic()
+        threads = [threading.Thread(target=one, args=(i,), name=f"sshbench-stream-{i}") for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.monotonic() - start
+        return combine(sc, rnd, [s for s in taken if s is not None], n, part, wall)
+
+
+def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall: float) -> Sample:
+    """Return one sample of N parts: their bytes over the wall time, their CPU summed (failed if any part failed)."""
+    bad = next((s for s in parts if not s.ok), None)
+    if bad is not None or len(parts) < n:
+        why = bad.error if bad is not None else "a connection did not report"
+        return Sample(sc, rnd, False, ok=False, value=None, wall=wall, error=f"{n} connections at once: {why}")
+
+    def total(field: str) -> float | None:
+        """Return a field summed over the parts (None when a part lacks it)."""
+        values = [getattr(s, field) for s in parts]
+        return None if any(v is None for v in values) else float(sum(values))
+
+    rss = [s.server_rss for s in parts if s.server_rss is not None]
+    return Sample(sc, rnd, False, ok=True, value=n * part / wall / MB, wall=wall, nbytes=n * part,
+                  client_cpu=total("client_cpu"), client_system=total("client_system"),
+                  server_cpu=total("server_cpu"), server_rss=max(rss) if rss else None,
+                  tcp=parts[0].tcp)  # fmt: skip
+
+
+class MasterConnection:
+    """A ControlMaster connection kept open for the samples that reuse it (this process's child, stopped by PID)."""
+
+    def __init__(self, ssh: str, target: Target, workdir: Path) -> None:
+        self.ssh, self.target = ssh, target
+        self.path = workdir / "master"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def options(self) -> list[str]:
+        """Return the options that make a connection go through the master."""
+        return ["-o", "ControlMaster=no", "-o", f"ControlPath={self.path}"]
+
+    def start(self) -> str | None:
+        """Start the master and wait for its socket; return why it could not start, or None."""
+        if self.proc is not None and self.proc.poll() is None and self.path.exists():
+            return None
+        argv = self.target.argv(self.ssh, ["-N", "-o", "ControlMaster=yes", "-o", f"ControlPath={self.path}"], "")
+        argv = [a for a in argv if a not in ("-v", "")]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)  # fmt: skip
+        deadline = time.monotonic() + LOGIN_TIMEOUT
+        while not self.path.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                err = (self.proc.stderr.read() if self.proc.stderr and self.proc.poll() is not None else b"").decode()
+                self.stop()
+                return f"the master connection did not start: {err.strip() or 'no control socket in time'}"
+            time.sleep(0.02)
+        return None
+
+    def stop(self) -> None:
+        """Stop the master (our child, by its PID) and remove its socket."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+    def sample(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Time one connection through the master running `true`."""
+        why = self.start()
+        if why is not None:
+            return Sample(sc, rnd, warmup, ok=False, value=None, wall=0.0, error=why)
+        done = run_timed(self.target.argv(self.ssh, [*sc.ssh_options(), *self.options()], "true"),
+                         timeout=LOGIN_TIMEOUT)  # fmt: skip
+        if done.returncode != 0 or done.timed_out:
+            error = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
+            return Sample(sc, rnd, warmup, ok=False, value=None, wall=done.wall, error=error)
+        return Sample(sc, rnd, warmup, ok=True, value=done.wall, wall=done.wall,
+                      client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system)  # fmt: skip
+
+
+@contextlib.contextmanager
+def master(ssh: str, target: Target, workdir: Path) -> Iterator[MasterConnection]:
+    """Yield a master connection that is stopped afterwards, whatever happens."""
+    found = MasterConnection(ssh, target, workdir)
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+def without_remedy(sc: Scenario) -> Scenario:
+    """Return the scenario without its remedy (what its ssh options pin)."""
+    return dataclasses.replace(sc, remedy=None)

@@ -1,0 +1,353 @@
+"""The kernel as a witness: the TCP state of a transfer's sockets, read from sock_diag while a sample runs.
+
+One netlink request (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY with INET_DIAG_INFO and INET_DIAG_CONG) returns every
+established TCP socket of a network namespace with its `struct tcp_info` (linux/tcp.h) and congestion control: what
+`ss -tin` prints, without spawning it (about 0.1 ms per read here against 2 ms of CPU for `ss`; see
+docs/BENCHMARKS.md). A socket is one of ours when its inode is held by a process sshbench started (the ssh client,
+an embedded server's session); the server's sockets of a server in an emulated link's namespace are read from that
+namespace (a socket made there by a thread that entered it). Linux only; elsewhere nothing is read.
+
+`Watcher` polls a few times per second in a thread and keeps, per socket, the first and last reading and the values
+a summary needs; `Evidence.summary()` is what a sample stores (units in the keys).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import os
+import socket
+import statistics
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from sshbench.measure.scheduler import Sampler
+from sshbench.model import Kind, Sample, Scenario
+
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+INET_DIAG_INFO, INET_DIAG_CONG = 2, 4
+TCP_ESTABLISHED = 1
+CLONE_NEWNET = 0x40000000
+_HEADER = struct.Struct("=IHHII")
+_REQUEST = struct.Struct("=BBBxI HH16s16sI8s")  # inet_diag_req_v2 with its inet_diag_sockid (ports big-endian)
+_MSG = struct.Struct("=BBBB HH16s16sI8s IIIII")  # inet_diag_msg
+POLL_SECONDS = 0.1
+
+# struct tcp_info: (name, offset, format). Times in microseconds, rates in bytes per second.
+_FIELDS = (
+    ("app_limited", 7, "B"), ("snd_mss", 16, "I"), ("rcv_mss", 20, "I"), ("rtt_us", 68, "I"),
+    ("rttvar_us", 72, "I"), ("snd_cwnd", 80, "I"), ("rcv_rtt_us", 92, "I"), ("rcv_space", 96, "I"),
+    ("total_retrans", 100, "I"), ("bytes_acked", 120, "Q"), ("bytes_received", 128, "Q"), ("min_rtt_us", 148, "I"),
+    ("delivery_rate", 160, "Q"), ("busy_us", 168, "Q"), ("rwnd_limited_us", 176, "Q"),
+    ("sndbuf_limited_us", 184, "Q"), ("snd_wnd", 228, "I"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One socket's TCP state at one instant: its ports, inode, congestion control and tcp_info fields."""
+
+    local_port: int
+    peer_port: int
+    inode: int
+    cc: str
+    info: Mapping[str, int]
+
+
+def _tcp_info(data: bytes) -> dict[str, int]:
+    """Return the tcp_info fields this kernel's structure holds (older kernels send a shorter one)."""
+    out = {}
+    for name, offset, fmt in _FIELDS:
+        size = struct.calcsize(fmt)
+        if len(data) >= offset + size:
+            (value,) = struct.unpack_from("=" + fmt, data, offset)
+            out[name] = value & 1 if name == "app_limited" else value  # the first bit of that byte
+    return out
+
+
+def parse(buffer: bytes, port: int | None = None) -> tuple[list[Reading], bool]:
+    """Return the sockets in one netlink reply buffer (only those with `port` at either end, when given: the
+    others' tcp_info is not decoded), and whether the dump is done."""
+    readings: list[Reading] = []
+    offset = 0
+    while offset + _HEADER.size <= len(buffer):
+        length, kind, _, _, _ = _HEADER.unpack_from(buffer, offset)
+        if length < _HEADER.size:
+            break
+        if kind == NLMSG_DONE:
+            return readings, True
+        if kind == NLMSG_ERROR:
+            (errno,) = struct.unpack_from("=i", buffer, offset + _HEADER.size)
+            raise OSError(-errno, "sock_diag request refused")
+        body = buffer[offset + _HEADER.size : offset + length]
+        fields = _MSG.unpack_from(body)
+        sport, dport, inode = socket.ntohs(fields[4]), socket.ntohs(fields[5]), fields[14]
+        if port is not None and port not in (sport, dport):
+            offset += (length + 3) & ~3
+            continue
+        info, cc, pos = {}, "", _MSG.size
+        while pos + 4 <= len(body):
+            alen, atype = struct.unpack_from("=HH", body, pos)
+            if alen < 4:
+                break
+            payload = body[pos + 4 : pos + alen]
+            if atype == INET_DIAG_INFO:
+                info = _tcp_info(payload)
+            elif atype == INET_DIAG_CONG:
+                cc = payload.split(b"\0", 1)[0].decode(errors="replace")
+            pos += (alen + 3) & ~3
+        readings.append(Reading(sport, dport, inode, cc, info))
+        offset += (length + 3) & ~3
+    return readings, False
+
+
+def request(family: int = socket.AF_INET) -> bytes:
+    """Return the netlink dump request for every established TCP socket of one address family."""
+    body = _REQUEST.pack(family, socket.IPPROTO_TCP, (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1)),
+                         1 << TCP_ESTABLISHED, 0, 0, b"", b"", 0, b"")  # fmt: skip
+    return _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + body
+
+
+def read(sock: socket.socket, port: int | None = None) -> list[Reading]:
+    """Return the established TCP sockets (IPv4 and IPv6) the diag socket's namespace holds, with `port` at either
+    end when given."""
+    out: list[Reading] = []
+    for family in (socket.AF_INET, socket.AF_INET6):
+        sock.send(request(family))
+        done = False
+        while not done:
+            found, done = parse(sock.recv(1 << 20), port)
+            out += found
+    return out
+
+
+def diag_socket(netns: str | None = None) -> socket.socket:
+    """Return a sock_diag socket in this namespace, or in the one at `netns` (/proc/PID/ns/net: made by a thread
+    that enters it, since a socket stays in the namespace it was made in)."""
+    if netns is None:
+        return socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG)
+    made: list[socket.socket | BaseException] = []
+
+    def enter() -> None:
+        """Enter the namespace (this thread only), make the socket, and end (the thread's namespace ends too)."""
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = os.open(netns, os.O_RDONLY)
+            try:
+                if libc.setns(fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), f"cannot enter the network namespace {netns}")
+            finally:
+                os.close(fd)
+            made.append(socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG))
+        except BaseException as exc:  # handed to the caller below
+            made.append(exc)
+
+    thread = threading.Thread(target=enter, name="sshbench-netns")
+    thread.start()
+    thread.join()
+    if isinstance(made[0], BaseException):
+        raise made[0]
+    return made[0]
+
+
+def buffers() -> dict[str, str]:
+    """Return this namespace's TCP buffer settings (min default max, bytes) as the kernel prints them."""
+    out = {}
+    for name in ("tcp_rmem", "tcp_wmem"):
+        try:
+            out[name] = " ".join(Path(f"/proc/sys/net/ipv4/{name}").read_text().split())
+        except OSError:
+            continue
+    return out
+
+
+def socket_inodes(pids: Iterator[int]) -> set[int]:
+    """Return the inodes of the sockets these processes hold (unreadable processes are skipped)."""
+    out: set[int] = set()
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    out.add(int(target[8:-1]))
+        except OSError:
+            continue
+    return out
+
+
+@dataclass
+class Series:
+    """One socket's readings over a sample (mutable, private to the watcher)."""
+
+    first: Reading
+    last: Reading
+    rtt_us: list[int] = field(default_factory=list)
+    cwnd: list[int] = field(default_factory=list)
+    delivery: list[int] = field(default_factory=list)
+    snd_wnd: list[int] = field(default_factory=list)
+    app_limited: int = 0
+    moving: int = 0  # polls during which bytes moved since the previous one
+    polls: int = 0
+
+    def add(self, r: Reading) -> None:
+        """Add one reading (the app-limited flag and the delivery rate count only while bytes move)."""
+        info, before = r.info, self.last.info
+        moved = info.get("bytes_acked", 0) + info.get("bytes_received", 0) > before.get("bytes_acked", 0) + before.get(
+            "bytes_received", 0)  # fmt: skip
+        self.last, self.polls = r, self.polls + 1
+        self.rtt_us.append(info.get("rtt_us", 0))
+        self.cwnd.append(info.get("snd_cwnd", 0))
+        self.snd_wnd.append(info.get("snd_wnd", 0))
+        if moved:
+            self.moving += 1
+            self.delivery.append(info.get("delivery_rate", 0))
+            self.app_limited += info.get("app_limited", 0)
+
+    def summary(self) -> dict[str, Any]:
+        """Return the compact summary a sample stores: medians over the polls, totals over the sample."""
+        a, b = self.first.info, self.last.info
+
+        def delta(key: str) -> int:
+            """Return how much a cumulative counter grew during the sample."""
+            return max(b.get(key, 0) - a.get(key, 0), 0)
+
+        busy = delta("busy_us")
+        return {
+            "cc": self.last.cc,
+            "polls": self.polls,
+            "rtt_ms": statistics.median(self.rtt_us) / 1e3,
+            "min_rtt_ms": b.get("min_rtt_us", 0) / 1e3,
+            "cwnd_segments": statistics.median(self.cwnd),
+            "mss_bytes": b.get("snd_mss", 0),
+            "delivery_MBps": statistics.median(self.delivery) / 1e6 if self.delivery else 0.0,
+            "delivery_max_MBps": max(self.delivery) / 1e6 if self.delivery else 0.0,
+            "app_limited_share": self.app_limited / self.moving if self.moving else None,
+            "moving_polls": self.moving,
+            "busy_ms": busy / 1e3,
+            "rwnd_limited_share": delta("rwnd_limited_us") / busy if busy else None,
+            "sndbuf_limited_share": delta("sndbuf_limited_us") / busy if busy else None,
+            "retransmits": delta("total_retrans"),
+            "peer_window_bytes": statistics.median(self.snd_wnd),
+            "receive_space_bytes": b.get("rcv_space", 0),
+            "rcv_rtt_ms": b.get("rcv_rtt_us", 0) / 1e3,
+            "bytes_acked": delta("bytes_acked"),
+            "bytes_received": delta("bytes_received"),
+        }
+
+
+class Watcher:
+    """Poll our sockets to one server port while a sample runs: the client's (peer port = the port) in this
+    namespace, the server's (local port = the port) in the server's namespace when it is ours."""
+
+    def __init__(self, port: int, ours: Callable[[], Iterator[int]], server_netns: str | None = None,
+                 server_local: bool = False, interval: float = POLL_SECONDS) -> None:  # fmt: skip
+        self.port, self.ours, self.interval = port, ours, interval
+        self.sockets = {"client": diag_socket()}
+        self.server_local = server_local  # an embedded server: its session's socket is read too
+        self.server_netns = server_netns
+        if server_local:
+            self.sockets["server"] = diag_socket(server_netns) if server_netns else self.sockets["client"]
+        self.series: dict[str, Series] = {}
+        self.inodes: set[int] = set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="sshbench-tcpinfo", daemon=True)
+        self.seconds = 0.0  # CPU seconds this watcher spent (its own cost, measured)
+
+    def __enter__(self) -> Watcher:
+        self.poll()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        for sock in {id(s): s for s in self.sockets.values()}.values():
+            sock.close()
+
+    def _run(self) -> None:
+        """Poll until stopped."""
+        while not self.stop.wait(self.interval):
+            self.poll()
+
+    def poll(self) -> None:
+        """Read both namespaces once and add the readings of our sockets to their side's series."""
+        start = time.thread_time()
+        try:
+            seen: dict[int, list[Reading]] = {}  # one dump per namespace, both sides read from it
+            for side, sock in self.sockets.items():
+                readings = seen.setdefault(id(sock), read(sock, self.port) if id(sock) not in seen else [])
+                wanted = [r for r in readings if (r.peer_port if side == "client" else r.local_port) == self.port]
+                if any(r.inode not in self.inodes for r in wanted):
+                    self.inodes = socket_inodes(self.ours())
+                mine = [r for r in wanted if r.inode in self.inodes]
+                if mine:
+                    r = max(mine, key=lambda x: x.info.get("bytes_acked", 0) + x.info.get("bytes_received", 0))
+                    if side not in self.series or self.series[side].first.inode != r.inode:
+                        self.series[side] = Series(r, r)
+                    self.series[side].add(r)
+        except OSError:
+            return  # a namespace that went away with its server: what was read stays
+        finally:
+            self.seconds += time.thread_time() - start
+
+    def evidence(self) -> dict[str, Any]:
+        """Return the summary per side that was seen (client, server) with that side's TCP buffer settings where
+        readable, and the watcher's own CPU seconds."""
+        out: dict[str, Any] = {side: s.summary() for side, s in self.series.items() if s.polls >= 2}
+        for side, figures in out.items():
+            if side == "client" or not self.server_netns:  # sysctls are per namespace: ours is readable here
+                figures |= buffers()
+        out["harness_cpu_s"] = self.seconds
+        return out
+
+
+
+def our_processes() -> Iterator[int]:
+    """Return the PIDs of every process this one started, and their children (ssh clients, embedded servers)."""
+    try:
+        return iter([p.pid for p in psutil.Process().children(recursive=True)])
+    except psutil.Error:
+        return iter(())
+
+
+def netns_of(pid: int | None) -> str | None:
+    """Return /proc/PID/ns/net when that process lives in another network namespace than this one, else None."""
+    if pid is None:
+        return None
+    try:
+        theirs = os.stat(f"/proc/{pid}/ns/net")
+        mine = os.stat("/proc/self/ns/net")
+    except OSError:
+        return None
+    return None if (theirs.st_ino, theirs.st_dev) == (mine.st_ino, mine.st_dev) else f"/proc/{pid}/ns/net"
+
+
+def witnessed(take: Sampler, port: int, server_pid: int | None, server_local: bool) -> Sampler:
+    """Return `take` with the kernel's evidence of each transfer's sockets (throughput and copies; not connections
+    or warm-ups); where sock_diag cannot be read (not Linux, a namespace we may not enter) samples go without it."""
+
+    def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take one sample while its sockets are watched."""
+        if warmup or sc.kind is Kind.LATENCY or not sys.platform.startswith("linux"):
+            return take(sc, rnd, warmup)
+        try:
+            watcher = Watcher(port, our_processes, netns_of(server_pid), server_local)
+        except OSError:
+            return take(sc, rnd, warmup)
+        with watcher:
+            taken = take(sc, rnd, warmup)
+        evidence = watcher.evidence()
+        return dataclasses.replace(taken, tcp={**(taken.tcp or {}), **evidence}) if len(evidence) > 1 else taken
+
+    return sample

