@@ -98,7 +98,8 @@ def _measured(rows: Sequence[Row], cell: Callable[[Summary], str]) -> tuple[str,
 
 
 def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -> list[Column]:
-    """Return a result group's columns: rank, names, median, CI, IQR, n, costs, bar, phases."""
+    """Return a result group's columns: rank, names, median, CI, IQR, n, the verdict against the group's leader,
+    costs, bar, phases."""
     metric = rows[0].scenario.metric
     fmt = metric.format
     if names is None:
@@ -114,6 +115,8 @@ def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -
         Column("95% CI", _measured(rows, lambda s: ci_cell(s, fmt)), right=True),
         Column("IQR", _measured(rows, lambda s: f"{fmt(s.q1)}-{fmt(s.q3)}"), right=True, shed=4, hidden_as="IQR"),
         Column("n", _measured(rows, lambda s: str(s.n)), right=True),
+        Column("vs leader", tuple(r.standing.value if r.standing else "" for r in rows), shed=5,
+               hidden_as="verdicts"),  # leader | equivalent | slower | inconclusive (docs/CLAIMS.md)
     ]
     for title, cell in cost_columns(rows):
         cells = tuple("" if r.summary is None else cell(r) for r in rows)
