@@ -186,7 +186,8 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
             title = title.replace("handshake excluded", "handshake excluded for your default's steady rate, "
                                   "included for each copy of one or N connections (timed from spawn to exit)")
         print_table(console, title, table, note, row_notes(rows, run.id))
-    print_bounds(console, run, stored)
+    if run.kind is not RunKind.TUNE:  # a tune run names its default's bound and measures the remedies itself
+        print_bounds(console, run, stored)
     if run.kind is not RunKind.TUNE:  # a tune run's rows are timed two ways: its own section compares them
         print_claims(console, "Fastest here:", fastest_claims(by_group, run.discovery, policy_of(run),
                                                               run.options.margin))  # fmt: skip

@@ -321,7 +321,9 @@ def _broken(row: Row, kind: BoundKind, cap: float, evidence: dict[str, Any]) -> 
 
 
 def remedy(kind: BoundKind, row: Row, group: Sequence[Row], lim: Limits) -> str:
-    """Return what would lift a bound, never the row's own choice."""
+    """Return what would lift a bound, never the row's own choice (in a `tune` run: its remedies, measured)."""
+    if any(r.scenario.remedy for r in group):
+        return "what helps is measured in this run: each remedy against the default copy (tune)"
     if kind is BoundKind.NETWORK:
         return "the path is the limit: a faster cipher will not help"
     if kind is BoundKind.TCP_WINDOW:
