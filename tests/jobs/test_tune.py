@@ -92,6 +92,25 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
     assert bool(pasted) == bool(helped)
 
 
+@LINKS
+def test_on_a_10mbit_path_compression_wins_with_text_and_is_never_tried_on_random_data(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    with shaped_host(tmp_path, "10mbit,10ms") as config:
+        text = _doc(cli_env, "tune", "testhost", "--ssh-config", str(config), "--direction", "down", "--payload",
+                    "text", "--max-time", "90s")  # fmt: skip
+        rand = _doc(cli_env, "tune", "testhost", "--ssh-config", str(config), "--direction", "down", "--payload",
+                    "random", "--max-time", "60s")  # fmt: skip
+    down = {f["group"]: f for f in text["tune"]["findings"]}["download"]
+    assert down["bound"]["kind"] == "network", down["bound"]
+    squeezed = next(r for r in down["remedies"] if r["scenario"].get("remedy") == "compression")
+    assert squeezed["helps"] and squeezed["verdict"]["ratio"] >= 1.5  # the corpus gzips 2.18x
+    assert "Compression yes" in text["tune"]["paste"]["ssh_config"]
+    down = {f["group"]: f for f in rand["tune"]["findings"]}["download"]
+    assert not any(r["scenario"].get("remedy") == "compression" for r in down["remedies"])
+    assert not any("Compression" in line for line in rand["tune"]["paste"]["ssh_config"])
+
+
 def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[str, str], tmp_path: Path) -> None:
     with shaped_host(tmp_path, None, cpu_share=0.15) as config:
         doc = _doc(cli_env, "throughput", "testhost", "--ssh-config", str(config), "--cipher", GCM, "--rounds", "3",

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from fakes import CHACHA, GCM, SNTRUP, stored_values
 from sshbench.analyse import tune
 from sshbench.environment import Environment
-from sshbench.jobs.tune import remedies
+from sshbench.jobs.tune import MAX_KEX, remedies
+from sshbench.measure.remedies import COPY_LOGINS, CopySampler, copy_seconds_within
+from sshbench.measure.samplers import MB
 from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Scenario
 from sshbench.records import Discovery, Negotiated, Profile, RunRecord
 
 DISC = Discovery(
-    client={"cipher": (CHACHA, GCM, "aes256-gcm@openssh.com", "aes128-ctr", "3des-cbc")},
+    client={"cipher": (CHACHA, GCM, "aes256-gcm@openssh.com", "aes128-ctr", "3des-cbc"),
+            "kex": (SNTRUP, "curve25519-sha256", "ecdh-sha2-nistp256", "diffie-hellman-group14-sha256")},
     defaults={},
     server=None,
     server_error=None,
@@ -26,11 +31,45 @@ def _allowed(kind: str, name: str) -> bool:
 
 
 def test_a_path_bound_gets_parallel_connections_and_compression_and_never_a_cipher() -> None:
-    chosen = remedies({"download": "ssh-window", "upload": "network"}, DISC, _allowed, BOTH, "zero")
+    chosen = remedies({"download": "ssh-window", "upload": "network"}, DISC, _allowed, BOTH, "text")
     down = {sc.remedy for sc in chosen if sc.direction is Direction.DOWN}
     assert down == {"streams=1", "streams=2", "streams=4", "streams=8", "compression"}  # with the default's copy
+    zeros = remedies({"download": "ssh-window", "upload": "network"}, DISC, _allowed, BOTH, "zero")
+    assert "compression" not in {sc.remedy for sc in zeros}  # zeros say nothing of a user's data
     assert not any(sc.cipher for sc in chosen)
-    assert chosen[-1] == Scenario(Kind.LATENCY, remedy="master")
+    assert Scenario(Kind.LATENCY, remedy="master") in chosen
+
+
+def test_a_fresh_login_is_raced_with_the_quick_kex_the_policy_allows_other_than_the_default() -> None:
+    def no_nist(kind: str, name: str) -> bool:
+        return not name.startswith("ecdh-sha2-nistp")
+
+    logins = [sc for sc in remedies({}, DISC, no_nist, BOTH, "zero") if sc.kind is Kind.LATENCY]
+    assert [sc.kex for sc in logins if sc.kex] == ["curve25519-sha256"]  # not the default sntrup, not denied nist
+    kex = [sc.kex for sc in remedies({}, DISC, _allowed, BOTH, "zero") if sc.kex]
+    assert kex == ["curve25519-sha256", "ecdh-sha2-nistp256"] and len(kex) <= MAX_KEX  # never the slow DH groups
+
+
+def test_copies_last_several_logins_but_leave_a_race_room_in_the_budget() -> None:
+    chosen = remedies({"download": "ssh-window"}, DISC, _allowed, (Direction.DOWN,), "zero")  # no compression
+    opts = JobOptions(command=RunKind.TUNE, target="backup")
+    sizer = CopySampler(_Inner(opts))  # type: ignore[arg-type]
+    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, None, chosen)  # no budget: COPY_LOGINS logins of the rate
+    assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * COPY_LOGINS * 1.4) // 2**20
+    within = copy_seconds_within(90.0, 1.4, chosen, 1.0)
+    rounds = 3 * (1.4 * len(chosen) + within * (1 + 1 / 2 + 1 / 4 + 1 / 8 + 1))  # copies, a reserve, logins
+    assert 0 < within < COPY_LOGINS * 1.4 and rounds == pytest.approx(90.0)
+    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 90.0, chosen)
+    assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * within) // 2**20
+    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 1.0, chosen)  # no room at all: a sample's worth, never less
+    assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * opts.sample_seconds) // 2**20
+
+
+class _Inner:
+    """What CopySampler reads of its inner sampler when sizing."""
+
+    def __init__(self, opts: JobOptions) -> None:
+        self.opts = opts
 
 
 def test_random_data_is_never_given_compression() -> None:
@@ -67,3 +106,14 @@ def test_a_tune_run_reads_as_gains_against_the_default_with_the_lines_that_give_
     assert not down.remedies[1].helps  # 8 connections: not told apart from one here
     pasted = tune.paste(found)
     assert pasted["ssh_config"] == [] and "4 connections at once" in pasted["commands"][0]
+
+
+def test_connections_paste_the_best_master_and_the_best_kex_a_transfer_only_its_best() -> None:
+    fresh = Scenario(Kind.LATENCY)
+    master = Scenario(Kind.LATENCY, remedy="master")
+    kex = Scenario(Kind.LATENCY, kex="curve25519-sha256")
+    values = {fresh: [1.40, 1.41, 1.39, 1.40], master: [0.21, 0.22, 0.20, 0.21], kex: [1.30, 1.31, 1.29, 1.30]}
+    found = tune.findings(_run(), [stored_values(sc, v) for sc, v in values.items()])
+    (login,) = found
+    assert login.copy.scenario == fresh and all(r.helps for r in login.remedies)
+    assert tune.paste(found)["ssh_config"] == [*tune.MASTER_LINES, "KexAlgorithms curve25519-sha256"]

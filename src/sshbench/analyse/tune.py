@@ -44,6 +44,7 @@ class Finding:
     bound: bounds.Bound | None
     remedies: tuple[Remedy, ...]
     copy_bytes: int | None = None  # the bytes of one copy (its median over samples)
+    advice: tuple[str, ...] = ()  # what else the bound calls for that this run could not measure (said so)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form."""
@@ -53,6 +54,7 @@ class Finding:
             "copy": self.copy.scenario.to_dict(),
             "copy_bytes": self.copy_bytes,
             "bound": None if self.bound is None else self.bound.to_dict(),
+            "advice": list(self.advice),
             "remedies": [{"scenario": r.row.scenario.to_dict(), "verdict": r.verdict.to_dict() if r.verdict else None,
                           "config": list(r.config), "command": r.command, "helps": r.helps} for r in self.remedies],
         }  # fmt: skip
@@ -73,33 +75,60 @@ def diagnose_defaults(stored: Sequence[StoredScenario], env: Environment) -> dic
 def _default(rows: Sequence[Row]) -> Row | None:
     """Return a group's default as measured for the diagnosis (the client's own algorithms; a transfer's steady
     rate, or a fresh login)."""
-    return next((r for r in rows if r.scenario.cipher is None and r.scenario.remedy is None), None)
+    return next((r for r in rows if _plain(r) and r.scenario.remedy is None), None)
+
+
+def _plain(row: Row) -> bool:
+    """Return True for a row with the client's own algorithms (no cipher or kex pinned)."""
+    return row.scenario.cipher is None and row.scenario.kex is None
 
 
 def _copy(rows: Sequence[Row]) -> Row | None:
     """Return a group's default as remedies are compared with it (one connection, spawn to exit; a fresh login)."""
     remedy = "streams=1" if rows and rows[0].scenario.kind.value != "latency" else None
-    return next((r for r in rows if r.scenario.cipher is None and r.scenario.remedy == remedy), None)
+    return next((r for r in rows if _plain(r) and r.scenario.remedy == remedy), None)
 
 
-def _how(row: Row, host: str, payload: str = "zero") -> tuple[tuple[str, ...], str, bool]:
+def _how(row: Row, host: str) -> tuple[tuple[str, ...], str, bool]:
     """Return the ssh_config lines or the command that give a remedy, and whether they themselves were measured."""
     sc = row.scenario
     if sc.remedy == "master":
         return MASTER_LINES, "", True
     if sc.remedy == "compression":
-        if payload == "zero":  # zeros compress to nothing: say so beside the line
-            return ("# Compression measured on zeros; for your data: sshbench tune --payload text",
-                    "Compression yes"), "", True  # fmt: skip
         return ("Compression yes",), "", True
     if sc.cipher is not None:
         return (f"Ciphers {sc.cipher}",), "", True
+    if sc.kex is not None:
+        return (f"KexAlgorithms {sc.kex}",), "", True
     n = sc.remedy.split("=", 1)[1] if sc.remedy and sc.remedy.startswith("streams=") else "1"
     get = "download" if sc.direction and sc.direction.value == "down" else "upload"
     command = (f"split the copy into {n} parts and move them over {n} connections at once (measured: {n} ssh "
                f"sessions at once to {host}, each carrying 1/{n} of the bytes, handshakes included); e.g. for a "
                f"{get}: `rsync` or `scp` per part in the background, then `wait`")  # fmt: skip
     return (), command, False
+
+
+def advice(bound: bounds.Bound | None, target: str, payload: str) -> tuple[str, ...]:
+    """Return the remedies a bound calls for that a tune run does not measure, in words that say so."""
+    kind = bound.kind.value if bound is not None else ""
+    out = []
+    if kind == "ssh-window":
+        out.append("a larger SSH channel window: OpenSSH's is fixed (about 2 MiB in flight per round trip); "
+                   "HPN-SSH's patched ssh and sshd grow it with the TCP window, Dropbear's -W sets its own "
+                   "(advice, not measured here: this run drove your ssh and server as they are)")  # fmt: skip
+    if kind == "tcp-window":
+        out.append("larger TCP buffers on both hosts: the maximum of net.ipv4.tcp_rmem and tcp_wmem at least the "
+                   "path's bandwidth x round trip (advice, not measured here: it needs root on both ends)")  # fmt: skip
+    if kind in ("network", "ssh-window", "tcp-window") and payload == "zero":
+        out.append(f"Compression=yes: not measured on zeros, which say nothing of your data; `sshbench tune {target} "
+                   "--payload text` measures it on a text corpus")  # fmt: skip
+    return tuple(out)
+
+
+def _better_first(remedy: Remedy, group: str) -> float:
+    """Return a sort key that puts the larger gain first (for connections, the shorter time)."""
+    value = remedy.verdict.ratio.value if remedy.verdict else 0.0
+    return value if group == "latency" else -value
 
 
 def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
@@ -119,26 +148,32 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
                 continue
             ratio = ratio_of(r, base)
             verdict = None if ratio is None else judge(ratio, r.scenario.metric.higher_is_better, run.options.margin)
-            config, command, measured = _how(r, run.target, run.options.payload)
+            config, command, measured = _how(r, run.target)
             remedies.append(Remedy(r, verdict, config, command, measured))
-        remedies.sort(key=lambda m: -(m.verdict.ratio.value if m.verdict else 0) * (1 if group != "latency" else -1))
+        remedies.sort(key=lambda m: (not m.helps, _better_first(m, group)))
         sizes = [s.nbytes for st in stored if base and st.scenario == base.scenario for s in st.samples
                  if s.measured and s.nbytes]  # fmt: skip
         copy_bytes = int(statistics.median(sizes)) if sizes else None
-        out.append(Finding(group, default, base or default, found.bound if found else None, tuple(remedies),
-                           copy_bytes))  # fmt: skip
+        bound = found.bound if found else None
+        out.append(Finding(group, default, base or default, bound, tuple(remedies), copy_bytes,
+                           advice(bound, run.target, run.options.payload)))  # fmt: skip
     return out
 
 
 def paste(found: Sequence[Finding]) -> Mapping[str, list[str]]:
-    """Return the ssh_config lines of the remedies that helped (the best per group), and the commands."""
+    """Return the ssh_config lines of the remedies that helped, and the commands: a transfer's best remedy (they
+    were measured one at a time, never together), and for connections the best master and the best kex (a master's
+    first login still runs a key exchange)."""
     lines: list[str] = []
     commands: list[str] = []
     for f in found:
-        best = next((r for r in f.remedies if r.helps), None)
-        if best is None:
-            continue
-        lines += [line for line in best.config if line not in lines]
-        if best.command and best.command not in commands:
-            commands.append(best.command)
+        helped = [r for r in f.remedies if r.helps]
+        best: list[Remedy] = helped[:1]
+        if f.group == "latency":
+            masters = [r for r in helped if r.row.scenario.kex is None]
+            best = [*masters[:1], *[r for r in helped if r.row.scenario.kex is not None][:1]]
+        for r in best:
+            lines += [line for line in r.config if line not in lines]
+            if r.command and r.command not in commands:
+                commands.append(r.command)
     return {"ssh_config": lines, "commands": commands}

@@ -141,10 +141,12 @@ class Recording:
         return dataclasses.replace(self.plan, max_time=max(self.plan.max_time - spent, 0.0))
 
     def schedule(
-        self, scenarios: Sequence[Scenario], take: Sampler, progress: Progress, label: str | None = None
-    ) -> Outcome:
-        """Run one interleaved schedule, continuing from the samples an interrupted run stored."""
-        sched = Scheduler(self.remaining(), take, self, progress, margin=self.margin)
+        self, scenarios: Sequence[Scenario], take: Sampler, progress: Progress, label: str | None = None,
+        plan: Plan | None = None,
+    ) -> Outcome:  # fmt: skip
+        """Run one interleaved schedule, continuing from the samples an interrupted run stored (under `plan`, a
+        step's own plan, instead of what is left of the run's)."""
+        sched = Scheduler(plan or self.remaining(), take, self, progress, margin=self.margin)
         for sc in scenarios:
             if sc.key in self.stored:
                 found = self.stored[sc.key]

@@ -5,12 +5,15 @@ with the default, under one budget.
    a fresh connection, 3 rounds, with the kernel's evidence of the sockets. A third of the budget at most.
 2. `diagnose` (given by the caller: the reading side's `analyse/claims/bounds`) names each direction's bound.
 3. Remedies, by bound: `network`, `ssh-window`, `tcp-window` -> 2, 4 and 8 connections at once (and
-   Compression=yes when the payload compresses); `client-cpu`, `server-cpu`, `crypto` -> every cipher the policy
-   allows (a race picks the fastest); always -> a connection through a master (ControlMaster). `unknown` -> both
-   connection counts and ciphers.
-4. One schedule (racing) of the defaults, the default copy timed as the remedies are (one connection, from spawn to
-   exit, handshake included) and the remedies, for the rest of the budget; each remedy's gain is read against that
-   copy, paired per round (analyse/tune.py).
+   Compression=yes on the text payload: zeros say nothing of a user's data, random data cannot shrink);
+   `client-cpu`, `server-cpu`, `crypto` -> every cipher the policy allows (a race picks the fastest); always -> a
+   connection through a master (ControlMaster), and a fresh login with the quickest key exchanges the policy
+   allows. `unknown` -> both connection counts and ciphers. What a bound calls for that cannot be measured from
+   here (a larger channel window, TCP buffers) is named as advice (analyse/tune.py).
+4. One schedule (racing) of the fresh login, the default copy timed as the remedies are (one connection, from
+   spawn to exit, handshake included) and the remedies, for the rest of the budget; the steady rates keep the 3
+   samples the diagnosis read. Each remedy's gain is read against that copy, paired per round (analyse/tune.py).
+   Copies last 8 logins (remedies.COPY_LOGINS) or what lets 3 rounds fit the budget, whichever is shorter.
 A resumed run repeats steps 1 and 2 from its stored samples, so it picks the same remedies.
 """
 
@@ -27,13 +30,17 @@ from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.remedies import STREAMS, CopySampler, baseline, master, steady
 from sshbench.measure.samplers import ThroughputSampler
-from sshbench.model import Direction, Kind, Scenario, is_aead
+from sshbench.model import Direction, Kind, Plan, Scenario, is_aead
 from sshbench.records import Discovery, StoredScenario
 from sshbench.ssh.proc import require_binary
 
 Diagnose = Callable[[Sequence[StoredScenario], Environment], Mapping[str, str]]  # result group -> bound kind
 PATH_BOUNDS = ("network", "ssh-window", "tcp-window")
 CPU_BOUNDS = ("client-cpu", "server-cpu", "crypto")
+# a login's kex costs CPU, not round trips: these are the cheap ones of each family (docs/BENCHMARKS.md)
+QUICK_KEX = ("curve25519-sha256", "mlkem768x25519-sha256", "ecdh-sha2-nistp256", "sntrup761x25519-sha512",
+             "sntrup761x25519-sha512@openssh.com")  # fmt: skip
+MAX_KEX = 2
 FIRST_SHARE = 1 / 3  # of the budget, at most, for the defaults before the remedies are chosen
 
 
@@ -51,13 +58,34 @@ def remedies(bounds: Mapping[str, str], disc: Discovery, allows: Callable[[str, 
         bound = bounds.get("download" if d is Direction.DOWN else "upload", "unknown")
         if bound in (*PATH_BOUNDS, "unknown"):
             out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=f"streams={n}") for n in STREAMS]
-            if payload != "random" and bound != "unknown":
+            if payload == "text" and bound != "unknown":  # zeros say nothing of a user's data, random can't shrink
                 out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy="compression"))
         if bound in (*CPU_BOUNDS, "unknown"):
             for cipher in disc.shared("cipher"):
                 if cipher != default_cipher and is_aead(cipher) and allows("cipher", cipher):
                     out.append(Scenario(Kind.THROUGHPUT, cipher=cipher, direction=d, remedy="streams=1"))
-    return [*(baseline(d) for d in directions), *out, Scenario(Kind.LATENCY, remedy="master")]
+    return [*(baseline(d) for d in directions), *out, Scenario(Kind.LATENCY, remedy="master"),
+            *(Scenario(Kind.LATENCY, kex=k) for k in quick_kex(disc, allows))]  # fmt: skip
+
+
+def quick_kex(disc: Discovery, allows: Callable[[str, str], bool]) -> list[str]:
+    """Return the key exchanges a fresh login is raced with (QUICK_KEX order): those both sides offer and the
+    policy allows, other than the one the default negotiates, at most MAX_KEX."""
+    default = next((p.negotiated.kex for p in disc.profiles if p.name == "default" and p.negotiated), None)
+    shared = set(disc.shared("kex"))
+    return [k for k in QUICK_KEX if k in shared and k != default and allows("kex", k)][:MAX_KEX]
+
+
+def _copies_stored(stored: Sequence[StoredScenario]) -> dict[Direction | None, int]:
+    """Return the bytes of the default copies an interrupted run already took, per direction (a resumed run goes
+    on with the same size, whatever budget it has left)."""
+    out: dict[Direction | None, int] = {}
+    for st in stored:
+        if st.scenario.kind is Kind.THROUGHPUT and st.scenario.remedy == "streams=1" and st.scenario.cipher is None:
+            sizes = [s.nbytes for s in st.samples if s.measured and s.ok and s.nbytes]
+            if sizes:
+                out[st.scenario.direction] = sizes[0]
+    return out
 
 
 def _defaults_measured(stored: Sequence[StoredScenario]) -> tuple[dict[Direction | None, float], float | None]:
@@ -92,6 +120,14 @@ def tune_job(job: Job, diagnose: Diagnose) -> int:
         return rec.run_id
 
 
+def first_step(rec: Recording) -> Plan:
+    """Return the plan of step 1: 3 rounds, not raced, within FIRST_SHARE of the whole budget."""
+    plan = dataclasses.replace(rec.remaining(), min_rounds=3, max_rounds=3, racing=False)
+    if plan.max_time is None or rec.plan.max_time is None:
+        return plan
+    return dataclasses.replace(plan, max_time=max(plan.max_time - rec.plan.max_time * (1 - FIRST_SHARE), 0.0))
+
+
 def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Environment, diagnose: Diagnose) -> None:
     """Measure the defaults, choose the remedies from their bounds, then race both (see the module)."""
     opts, where = job.opts, bench.only
@@ -103,20 +139,18 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
         latency = {None: bench.latency(where), "master": bench.sampler(reuse.sample, where, False)}
         takers = {Kind.THROUGHPUT: copies, Kind.LATENCY: lambda sc, rnd, w: latency[sc.remedy](sc, rnd, w)}
         take = by_kind(takers)
-        plan = rec.plan
         try:
-            short = plan.max_time * FIRST_SHARE if plan.max_time else None
-            rec.plan = dataclasses.replace(plan, min_rounds=3, max_rounds=3, max_time=short, racing=False)
             rec.register(first)
-            rec.schedule(first, take, job.progress, "default copy")
-            rec.plan = plan
+            rec.schedule(first, take, job.progress, "default copy", plan=first_step(rec))
             stored = job.store.scenarios(rec.run_id)
-            if not opts.size:
-                sizer.size_copies(*_defaults_measured(stored))
             found = diagnose(stored, env)
             chosen = remedies(found, disc, job.allows, opts.directions, opts.payload)
+            if not opts.size:
+                rates, login = _defaults_measured(stored)
+                sizer.size_copies(rates, login, rec.remaining().max_time, chosen)
+                sizer.copy_sizes.update(_copies_stored(stored))
             rec.register([*first, *chosen])
-            rec.schedule([*first, *chosen], take, job.progress, "remedies")
+            raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
+            rec.schedule(raced, take, job.progress, "remedies")
         finally:
-            rec.plan = plan
             inner.cleanup()

@@ -15,7 +15,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from sshbench.measure.samplers import MAX_SIZE, MB, ThroughputSampler, calibration_size, throughput_sample
@@ -26,7 +26,8 @@ from sshbench.ssh.text import ssh_failure
 
 MIB = 2**20
 STREAMS = (2, 4, 8)
-COPY_LOGINS = 3  # a copy lasts at least this many logins at the default's steady rate: the handshake stays small
+COPY_LOGINS = 8  # a copy lasts this many logins at the default's steady rate: the handshake stays small
+COPY_ROUNDS = 3  # the rounds a race needs: copies are no longer than lets this many fit the budget
 
 
 def streams(sc: Scenario) -> int:
@@ -54,11 +55,16 @@ class CopySampler:
         self.inner = inner
         self.copy_sizes: dict[Direction | None, int] = {}  # set by the job once the defaults are measured
 
-    def size_copies(self, rates: dict[Direction | None, float], login: float | None) -> None:
-        """Size each direction's copies: `sample_seconds` of its steady rate, and at least COPY_LOGINS logins of
-        it (on a long path a login takes many round trips: 1.4 s at 100 ms here), in whole MiB."""
+    def size_copies(self, rates: dict[Direction | None, float], login: float | None, budget: float | None = None,
+                    scheduled: Sequence[Scenario] = ()) -> None:  # fmt: skip
+        """Size each direction's copies (whole MiB) to last COPY_LOGINS logins at its steady rate, so the handshake
+        (1.4 s on a 100 ms path here) stays a small part of a copy as it is of a user's; no shorter than
+        `sample_seconds`, and no longer than lets COPY_ROUNDS rounds of `scheduled` fit what is left of the budget."""
+        least = self.inner.opts.sample_seconds
+        seconds = max(least, COPY_LOGINS * (login or 0.0))
+        if budget is not None:
+            seconds = max(least, min(seconds, copy_seconds_within(budget, login, scheduled, least)))
         for direction, rate in rates.items():
-            seconds = max(self.inner.opts.sample_seconds, COPY_LOGINS * (login or 0.0))
             self.copy_sizes[direction] = int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
 
     def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
@@ -85,6 +91,21 @@ class CopySampler:
             t.join()
         wall = time.monotonic() - start
         return combine(sc, rnd, [s for s in taken if s is not None], n, part, wall)
+
+
+def copy_seconds_within(
+    budget: float, login: float | None, scheduled: Sequence[Scenario], steady_seconds: float
+) -> float:
+    """Return how long one default copy may last for COPY_ROUNDS rounds of `scheduled` to fit `budget` seconds: a
+    copy over N connections takes about 1/N of it (compression counts as a whole one), a steady-rate sample about
+    `steady_seconds`, and every sample a login. One more copy per direction is kept in reserve: connections that
+    start together can lose packets together (8 took 2.4 times one's time on a 100 ms path here)."""
+    copies = [sc for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is not None]
+    whole = sum(1.0 if sc.remedy == "compression" else 1.0 / streams(sc) for sc in copies)
+    whole += len({sc.direction for sc in copies})
+    steady_rows = sum(1 for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is None)
+    fixed = (login or 0.0) * len(scheduled) + steady_rows * steady_seconds
+    return (budget / COPY_ROUNDS - fixed) / max(whole, 1.0)
 
 
 def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall: float) -> Sample:

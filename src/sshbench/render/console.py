@@ -194,7 +194,8 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
     if any(g in by_group for g in ("download", "upload", "latency")) and run.kind.recommends:
         console.print(f"  `{hints.sshbench('recommend', str(run.id))}` turns this into config lines under a security "
                       "policy (--policy)", highlight=False, markup=False)  # fmt: skip
-    print_unfinished(console, run)
+    if run.kind is not RunKind.TUNE:  # a tune run says so under its findings, where it ends
+        print_unfinished(console, run)
 
 
 def print_claims(console: Console, title: str, claims: Sequence[Claim]) -> None:

@@ -11,6 +11,7 @@ from sshbench.analyse.claims import bounds
 from sshbench.payloads import text_ratio
 from sshbench.ratios import Word
 from sshbench.records import RunRecord, StoredScenario
+from sshbench.render.console import print_unfinished
 
 
 def _gain(r: tune.Remedy) -> str:
@@ -20,7 +21,9 @@ def _gain(r: tune.Remedy) -> str:
         return "too few samples to pair with the default"
     pct = (v.ratio.value - 1) * 100
     low, high = (v.ratio.low - 1) * 100, (v.ratio.high - 1) * 100
-    more = f"; about {v.more} more samples each would likely decide" if v.word is Word.INCONCLUSIVE and v.more else ""
+    more = ""
+    if v.word is Word.INCONCLUSIVE and v.more:
+        more = f"; about {v.more} more sample{'s' if v.more > 1 else ''} each would likely decide"
     return f"{pct:+.0f} % (95 % interval {low:+.0f} .. {high:+.0f} %, {v.word.value}{more})"
 
 
@@ -56,6 +59,8 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         for r in f.remedies:
             name = r.row.scenario.metric.labels.name(r.row.scenario).strip() or "default algorithms"
             console.print(f"    {name}: {_gain(r)}", highlight=False, markup=False)
+        for words in f.advice:
+            console.print(f"    also: {words}", highlight=False, markup=False)
     pasted = tune.paste(found)
     if pasted["ssh_config"]:
         console.print("  ~/.ssh/config (measured here):", highlight=False)
@@ -67,3 +72,4 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         console.print(f"  instead of one copy: {command}", highlight=False, markup=False)
     if not pasted["ssh_config"] and not pasted["commands"]:
         console.print("  nothing measured here beats the default significantly: keep it", highlight=False)
+    print_unfinished(console, run)
