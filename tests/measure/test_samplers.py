@@ -1,11 +1,13 @@
 """The steady rate of a transfer from I/O counter probes (pure), and a remote session's report of itself."""
 
+import os
+import socket
 import subprocess
 
 import pytest
 
 from sshbench.measure.samplers import steady_rate
-from sshbench.measure.session import Session, session_report, with_session_report
+from sshbench.measure.session import Session, parse_ss, session_report, socket_report, with_session_report
 
 
 def test_steady_rate_skips_the_start_of_the_stream() -> None:
@@ -54,3 +56,36 @@ def test_a_remote_session_reports_its_own_cpu_memory_and_quota() -> None:
     assert len(done.stdout) == 1000 and done.stderr.startswith(b"sshbench-session: ")
     with pytest.raises(ValueError):
         with_session_report("echo 'x'")
+
+
+SS_LINE = (
+    "0 0 10.9.0.2:22 10.9.0.1:40512 ts sack cubic wscale:7,7 rto:304 rtt:100.5/0.2 ato:40 mss:1448 cwnd:140 "
+    "bytes_acked:52428801 bytes_received:3921 send 16Mbps delivery_rate 167.2Mbps app_limited busy:2900ms "
+    "rwnd_limited:1450ms(50.0%) sndbuf_limited:12ms(0.4%) retrans:0/3 rcv_rtt:101 rcv_space:14480 minrtt:100.1 "
+    "snd_wnd:3145728"
+)
+
+
+def test_an_ss_reading_of_the_session_socket_becomes_the_tcp_info_fields_with_units() -> None:
+    r = parse_ss(SS_LINE)
+    assert r is not None and (r.local_port, r.peer_port, r.cc) == (22, 40512, "cubic")
+    assert r.info == {"app_limited": 1, "rtt_us": 100500, "snd_mss": 1448, "snd_cwnd": 140,
+                      "bytes_acked": 52428801, "bytes_received": 3921, "delivery_rate": 20900000,
+                      "busy_us": 2900000, "rwnd_limited_us": 1450000, "sndbuf_limited_us": 12000, "total_retrans": 3,
+                      "rcv_rtt_us": 101000, "rcv_space": 14480, "min_rtt_us": 100100, "snd_wnd": 3145728}  # fmt: skip
+    assert parse_ss("") is None and parse_ss("garbage") is None
+
+
+def test_a_remote_session_reports_its_own_socket_as_ss_sees_it_while_the_command_runs() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server, socket.create_connection(server.getsockname()) as client:
+        accepted, _ = server.accept()
+        with accepted:
+            here, there = client.getsockname()[1], server.getsockname()[1]
+            env = dict(os.environ, SSH_CONNECTION=f"127.0.0.1 {here} 127.0.0.1 {there}")
+            done = subprocess.run(["sh", "-c", with_session_report("head -c 1000 /dev/zero; sleep 1")], env=env,
+                                  capture_output=True, check=True)  # fmt: skip
+    assert len(done.stdout) == 1000  # the payload alone on stdout: the polls went to stderr, after it
+    texts = done.stderr.decode().splitlines()
+    report = socket_report(texts)
+    assert report is not None and report["polls"] >= 2 and report["read_by"] == "ss over the login"
+    assert texts[-1].startswith("sshbench-session: ")

@@ -30,10 +30,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.measure.scheduler import Sampler
-from sshbench.measure.session import session_report, with_session_report
+from sshbench.measure.session import Session, session_report, socket_report, with_session_report
 from sshbench.model import Direction, JobOptions, Kind, Sample, Scenario
 from sshbench.payloads import text_block
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
@@ -200,8 +201,18 @@ def throughput_sample(
         client_system=done.cpu_system,
         server_cpu=session.cpu if session else None,
         server_rss=session.rss if session else None,
-        tcp={"remote_session": vars(session) | {"wall_s": done.wall}} if session else None,
+        tcp=_remote_evidence(session, socket_report(done.texts), done.wall) if remote else None,
     )
+
+
+def _remote_evidence(session: Session | None, sock: dict[str, Any] | None, wall: float) -> dict[str, Any] | None:
+    """Return what a remote session reported of itself: its process and cgroup, and its socket (`server`)."""
+    out: dict[str, Any] = {}
+    if session is not None:
+        out["remote_session"] = vars(session) | {"wall_s": wall}
+    if sock is not None:
+        out["server"] = sock
+    return out or None
 
 
 def steady_threshold(size: int) -> int:

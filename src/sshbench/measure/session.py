@@ -1,19 +1,28 @@
 """A remote server's session reports itself over the same login: the sshd session process's CPU seconds, peak
-RSS and its cgroup's CPU quota, printed on stderr around the payload command (Linux hosts; elsewhere nothing is
-reported and nothing is guessed)."""
+RSS and its cgroup's CPU quota, printed on stderr around the payload command, and its own TCP socket as `ss -tin`
+shows it every 0.2 s while the command runs (Linux hosts with `ss` and `mktemp`; elsewhere nothing is reported and
+nothing is guessed). The socket is the one `SSH_CONNECTION` names; the readings go to a temporary file there, so no
+poll holds the channel open, and are printed after the command with the file removed."""
 
 from __future__ import annotations
 
+import itertools
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from sshbench.measure.tcpinfo import Reading, Series
 
 SESSION_MARK = "sshbench-session:"
+SS_MARK = "sshbench-ss:"
 # Around a remote command, on stderr: the sshd session process's CPU ticks before and after (fields 14, 15 of
 # /proc/PPID/stat, counted after the `(comm)` field), the clock tick, its peak RSS, the CPU quota of its cgroup
 # (cpu.max of v2, or cpu.cfs_quota_us and cpu.cfs_period_us of v1's cpu controller) and that cgroup's throttled
 # time before and after (cpu.stat: v2 in microseconds, v1 in nanoseconds, marked `ns`). `exec sh -c` makes sh the
 # child of sshd whatever the login shell is; `"$0"` is the payload command. Every field is `?` where unreadable.
+# Before them, one `sshbench-ss:` line per poll of the session's socket (`ss -tinH`, its lines joined).
 SESSION_REPORT = (
     "exec sh -c '"
     "t() { sed \"s/.*) //\" /proc/$PPID/stat 2>/dev/null | cut -d\" \" -f12,13; }; "
@@ -27,7 +36,12 @@ SESSION_REPORT = (
     "d=/sys/fs/cgroup/cpu$c; qa=$(cat $d/cpu.cfs_quota_us); qp=$(cat $d/cpu.cfs_period_us); fi; "
     "h() { sed -n \"s/^throttled_usec //p;s/^throttled_time \\([0-9]*\\)$/\\1ns/p\" "
     "\"$d/cpu.stat\" 2>/dev/null | head -n 1; }; "
+    "f=; w=; if command -v ss >/dev/null 2>&1 && [ -n \"$SSH_CONNECTION\" ] && f=$(mktemp 2>/dev/null); then "
+    "set -- $SSH_CONNECTION; (while :; do echo \"$(ss -tinH state established \"( sport = :$4 and dport = :$2 )\" "
+    "2>/dev/null | tr -s \" \\n\\t\" \"   \")\"; sleep 0.2 2>/dev/null || sleep 1; done) >\"$f\" 2>/dev/null & "
+    "w=$!; fi; "
     "b=$(t); hb=$(h); sh -c \"$0\"; s=$?; e=$(t); he=$(h); "
+    f"if [ -n \"$w\" ]; then kill $w 2>/dev/null; sed \"s/^/{SS_MARK} /\" \"$f\" >&2; rm -f \"$f\"; fi; "
     "m=$(sed -n \"s/^VmHWM:[^0-9]*\\([0-9]*\\).*/\\1/p\" /proc/$PPID/status 2>/dev/null); "
     f"echo \"{SESSION_MARK} ${{b:-? ?}} ${{e:-? ?}} $(getconf CLK_TCK 2>/dev/null || echo ?) ${{m:-?}} "
     "${qa:-?} ${qp:-?} ${hb:-?} ${he:-?}\" >&2; exit $s' "
@@ -76,3 +90,56 @@ def session_report(texts: Sequence[str]) -> Session | None:
     quota = qa / qp if qa and qp else None
     throttled = (he - hb) / 1e6 if he is not None and hb is not None and he >= hb else None
     return Session(cpu, None if rss is None else rss * 1024, quota, throttled)
+
+
+_SS_TIMES = {"rtt": "rtt_us", "minrtt": "min_rtt_us", "rcv_rtt": "rcv_rtt_us"}  # milliseconds in ss's output
+_SS_COUNTS = {"cwnd": "snd_cwnd", "mss": "snd_mss", "bytes_acked": "bytes_acked", "bytes_received": "bytes_received",
+              "rcv_space": "rcv_space", "snd_wnd": "snd_wnd"}  # fmt: skip
+_SS_LIMITS = {"busy": "busy_us", "rwnd_limited": "rwnd_limited_us", "sndbuf_limited": "sndbuf_limited_us"}
+_SS_FLAGS = {"ts", "sack", "ecn", "ecnseen", "fastopen", "noqueue", "orphaned"}
+_RATE = re.compile(r"^([0-9.]+)([KMGT]?)bps$")
+_SCALE = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def parse_ss(line: str) -> Reading | None:
+    """Return one `ss -tinH` reading of a socket (its two lines joined) as tcp_info fields, None when empty."""
+    words = line.split()
+    if len(words) < 5 or ":" not in words[2]:
+        return None
+    info: dict[str, int] = {"app_limited": int("app_limited" in words)}
+    lead = itertools.takewhile(lambda w: ":" not in w, words[4:])  # the options, then the congestion control
+    cc = next((w for w in lead if w.isalpha() and w not in _SS_FLAGS), "")
+    for i, word in enumerate(words[4:], 4):
+        key, _, value = word.partition(":")
+        number = value.split("/")[0].split("(")[0].removesuffix("ms")
+        if key in _SS_TIMES and _is_number(number):
+            info[_SS_TIMES[key]] = int(float(number) * 1000)
+        elif key in _SS_COUNTS and number.isdigit():
+            info[_SS_COUNTS[key]] = int(number)
+        elif key in _SS_LIMITS and _is_number(number):
+            info[_SS_LIMITS[key]] = int(float(number) * 1000)
+        elif key == "retrans" and "/" in value and value.split("/")[1].isdigit():
+            info["total_retrans"] = int(value.split("/")[1])
+        elif word == "delivery_rate" and i + 1 < len(words) and (rate := _RATE.match(words[i + 1])):
+            info["delivery_rate"] = int(float(rate.group(1)) * _SCALE[rate.group(2)] / 8)
+    local, peer = words[2].rpartition(":")[2], words[3].rpartition(":")[2]
+    return Reading(int(local) if local.isdigit() else 0, int(peer) if peer.isdigit() else 0, 0, cc, info)
+
+
+def _is_number(text: str) -> bool:
+    """Return True for a decimal number as ss prints one."""
+    return text.replace(".", "", 1).isdigit()
+
+
+def socket_report(texts: Sequence[str]) -> dict[str, Any] | None:
+    """Return the summary of the session's socket its `ss` polls showed (as the watcher summarises a socket read
+    here, marked as read by ss over the login), or None with fewer than 2 readings."""
+    readings = [r for t in texts if t.startswith(SS_MARK) and (r := parse_ss(t[len(SS_MARK) :])) is not None]
+    if len(readings) < 2:
+        return None
+    series = Series(readings[0], readings[0])
+    for r in readings[1:]:
+        series.add(r)
+    found = series.summary() | {"read_by": "ss over the login"}
+    found.pop("series")  # read every 0.2 s by the remote shell's clock, not ours: no time series is claimed
+    return found

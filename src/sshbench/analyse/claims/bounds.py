@@ -185,7 +185,8 @@ def from_kernel(row: Row, lim: Limits, rate: float, group: Sequence[Row] = ()) -
     whose = "the ssh client's" if down else f"the {lim.server_product or 'server'}'s"
     if sender:
         rtt = max(float(sender.get("rtt_ms") or 0), 1e-3) / 1e3
-        seen = {"side": "sender", "socket": "server" if down else "client", "rate_MBps": rate / MB,
+        side = "sender" + (f" (its socket read by {sender['read_by']})" if sender.get("read_by") else "")
+        seen = {"side": side, "socket": "server" if down else "client", "rate_MBps": rate / MB,
                 **{k: sender.get(k) for k in EVIDENCE}}  # fmt: skip
         if (sender.get("rwnd_limited_share") or 0) >= HALF:
             peer = float(sender.get("peer_window_bytes") or 0)
