@@ -165,3 +165,34 @@ def test_item_12_the_report_says_what_the_terminal_says(cli_env: dict[str, str],
     assert "failed aes128-ctr + hmac-sha1 down: ssh exited with status 255: Connection closed" in html
     assert "# measured under emulated hardware no-aesni" in html  # beside the config lines
     assert "Fastest here" in html and "not measured: aes128-ctr + hmac-sha1" in html
+
+
+def test_a_tune_run_charts_its_default_socket_over_time_and_each_remedy_with_its_interval(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "tune.db"
+    store = Store(db)
+    run_id = store.create_run(JobOptions(command=RunKind.TUNE, target="backup-host"), "backup-host", ENVIRONMENT)
+    steady = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN)
+    copy = dataclasses.replace(steady, remedy="streams=1")
+    four = dataclasses.replace(steady, remedy="streams=4")
+    ids = store.add_scenarios(run_id, [steady, copy, four])
+    series = {"t_s": [0.0, 0.1, 0.2, 0.3], "delivery_MBps": [5.0, 15.0, 20.0, 20.5], "rtt_ms": [100.0, 101.0,
+              102.0, 101.5], "cwnd_segments": [10, 40, 48, 48]}  # fmt: skip
+    for rnd, (a, b, c) in enumerate(((20.0, 16.0, 40.0), (20.5, 16.2, 41.0), (19.8, 15.9, 39.5)), 1):
+        tcp = {"server": {"rtt_ms": 101.0, "series": series}, "client": {"rtt_ms": 101.0}}
+        store.add_sample(ids[steady.key], Sample(steady, rnd, False, True, a, 1.0, nbytes=2**25, tcp=tcp))
+        store.add_sample(ids[copy.key], Sample(copy, rnd, False, True, b, 1.0, nbytes=2**27))
+        store.add_sample(ids[four.key], Sample(four, rnd, False, True, c, 1.0, nbytes=2**27))
+    store.set_status(run_id, RunStatus.COMPLETE)
+    store.close()
+    html = _html(cli_env, db, tmp_path, str(run_id))
+    for chart in (f"run{run_id}-tcp-download", f"run{run_id}-remedies-download"):
+        assert f'id="{chart}"' in html and f'id="{chart}-spec"' in html
+    assert "the sender&#39;s socket (server) over its median sample (20.0 MB/s)" in html
+    out = tmp_path / "charts"
+    done = sshbench(cli_env, "report", str(run_id), "--db", str(db), "--format", "svg", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    drawn = {f.stem: f.read_text() for f in out.iterdir()}
+    assert "cwnd, segments" in drawn[f"run{run_id}-tcp-download"]  # the three panels, drawn offline
+    assert "% change against the default copy" in drawn[f"run{run_id}-remedies-download"]

@@ -79,7 +79,8 @@ def tcp_evidence(stored: StoredScenario) -> dict[str, dict[str, Any]] | None:
             for side, figures in s.tcp.items():
                 if isinstance(figures, Mapping):
                     for key, value in figures.items():
-                        per.setdefault(side, {}).setdefault(key, []).append(value)
+                        if key != "series":  # a sample's readings over time (the report draws one sample's)
+                            per.setdefault(side, {}).setdefault(key, []).append(value)
     if not per:
         return None
     out: dict[str, dict[str, Any]] = {}

@@ -2,9 +2,10 @@
 
 One netlink request (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY with INET_DIAG_INFO and INET_DIAG_CONG) returns every
 established TCP socket of a network namespace with its `struct tcp_info` (linux/tcp.h) and congestion control: what
-`ss -tin` prints, without spawning it (about 0.1 ms per read here against 2 ms of CPU for `ss`; see
-docs/BENCHMARKS.md). A socket is one of ours when its inode is held by a process sshbench started (the ssh client,
-an embedded server's session); the server's sockets of a server in an emulated link's namespace are read from that
+`ss -tin` prints, without spawning it. Once a socket is found and moving bytes, it is asked for again by its sockid
+alone, with no dump and no look at whose it is (costs per read in docs/BENCHMARKS.md: a dump, a read by sockid, and
+spawning `ss`). A socket is one of ours when its inode is held by a process sshbench started (the ssh client, an
+embedded server's session); the server's sockets of a server in an emulated link's namespace are read from that
 namespace (a socket made there by a thread that entered it). Linux only; elsewhere nothing is read.
 
 `Watcher` polls a few times per second in a thread and keeps, per socket, the first and last reading and the values
@@ -42,7 +43,9 @@ CLONE_NEWNET = 0x40000000
 _HEADER = struct.Struct("=IHHII")
 _REQUEST = struct.Struct("=BBBxI HH16s16sI8s")  # inet_diag_req_v2 with its inet_diag_sockid (ports big-endian)
 _MSG = struct.Struct("=BBBB HH16s16sI8s IIIII")  # inet_diag_msg
+_SOCKID_END = 4 + struct.calcsize("=HH16s16sI8s")  # the inet_diag_sockid inside inet_diag_msg
 POLL_SECONDS = 0.1
+SERIES_POINTS = 60  # readings kept per socket and sample for the report's time series
 
 # struct tcp_info: (name, offset, format). Times in microseconds, rates in bytes per second.
 _FIELDS = (
@@ -63,6 +66,8 @@ class Reading:
     inode: int
     cc: str
     info: Mapping[str, int]
+    family: int = 0  # with `sockid`, what asks the kernel for this one socket again (0: not from sock_diag)
+    sockid: bytes = b""  # struct inet_diag_sockid as the kernel sent it (ports, addresses, interface, cookie)
 
 
 def _tcp_info(data: bytes) -> dict[str, int]:
@@ -92,6 +97,7 @@ def parse(buffer: bytes, port: int | None = None) -> tuple[list[Reading], bool]:
             raise OSError(-errno, "sock_diag request refused")
         body = buffer[offset + _HEADER.size : offset + length]
         fields = _MSG.unpack_from(body)
+        sockid = body[4:_SOCKID_END]
         sport, dport, inode = socket.ntohs(fields[4]), socket.ntohs(fields[5]), fields[14]
         if port is not None and port not in (sport, dport):
             offset += (length + 3) & ~3
@@ -107,7 +113,7 @@ def parse(buffer: bytes, port: int | None = None) -> tuple[list[Reading], bool]:
             elif atype == INET_DIAG_CONG:
                 cc = payload.split(b"\0", 1)[0].decode(errors="replace")
             pos += (alen + 3) & ~3
-        readings.append(Reading(sport, dport, inode, cc, info))
+        readings.append(Reading(sport, dport, inode, cc, info, fields[0], sockid))
         offset += (length + 3) & ~3
     return readings, False
 
@@ -117,6 +123,25 @@ def request(family: int = socket.AF_INET) -> bytes:
     body = _REQUEST.pack(family, socket.IPPROTO_TCP, (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1)),
                          1 << TCP_ESTABLISHED, 0, 0, b"", b"", 0, b"")  # fmt: skip
     return _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + body
+
+
+def request_one(family: int, sockid: bytes) -> bytes:
+    """Return the netlink request for one socket, named by the sockid the kernel sent with it (no dump)."""
+    head = struct.pack("=BBBxI", family, socket.IPPROTO_TCP, (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1)),
+                       1 << TCP_ESTABLISHED)  # fmt: skip
+    body = head + sockid
+    return _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 1, 0) + body
+
+
+def read_one(sock: socket.socket, known: Reading) -> Reading | None:
+    """Return a socket's state again by its sockid (one message, no dump); None when it is gone."""
+    sock.send(request_one(known.family, known.sockid))
+    try:
+        found, _ = parse(sock.recv(1 << 16))
+    except OSError:
+        return None  # ENOENT: closed since
+    same = [r for r in found if r.inode == known.inode and r.info]  # not a closed one's TIME_WAIT remains
+    return same[0] if same else None
 
 
 def read(sock: socket.socket, port: int | None = None) -> list[Reading]:
@@ -199,16 +224,21 @@ class Series:
     app_limited: int = 0
     moving: int = 0  # polls during which bytes moved since the previous one
     polls: int = 0
+    moved: bool = False  # bytes moved at the last poll
+    started: float = field(default_factory=time.monotonic)
+    points: list[tuple[float, int, int, int]] = field(default_factory=list)  # (s, delivery B/s, rtt us, cwnd)
 
     def add(self, r: Reading) -> None:
         """Add one reading (the app-limited flag and the delivery rate count only while bytes move)."""
         info, before = r.info, self.last.info
         moved = info.get("bytes_acked", 0) + info.get("bytes_received", 0) > before.get("bytes_acked", 0) + before.get(
             "bytes_received", 0)  # fmt: skip
-        self.last, self.polls = r, self.polls + 1
+        self.last, self.polls, self.moved = r, self.polls + 1, moved
         self.rtt_us.append(info.get("rtt_us", 0))
         self.cwnd.append(info.get("snd_cwnd", 0))
         self.snd_wnd.append(info.get("snd_wnd", 0))
+        self.points.append((time.monotonic() - self.started, info.get("delivery_rate", 0), info.get("rtt_us", 0),
+                            info.get("snd_cwnd", 0)))  # fmt: skip
         if moved:
             self.moving += 1
             self.delivery.append(info.get("delivery_rate", 0))
@@ -243,7 +273,16 @@ class Series:
             "rcv_rtt_ms": b.get("rcv_rtt_us", 0) / 1e3,
             "bytes_acked": delta("bytes_acked"),
             "bytes_received": delta("bytes_received"),
+            "series": self.series(),
         }
+
+    def series(self) -> dict[str, list[float]]:
+        """Return the readings over time for the report (at most SERIES_POINTS, evenly picked): seconds since the
+        first reading, delivery rate MB/s, smoothed RTT ms, cwnd segments."""
+        step = max(1, -(-len(self.points) // SERIES_POINTS))
+        picked = self.points[::step]
+        return {"t_s": [round(p[0], 3) for p in picked], "delivery_MBps": [round(p[1] / 1e6, 3) for p in picked],
+                "rtt_ms": [round(p[2] / 1e3, 3) for p in picked], "cwnd_segments": [p[3] for p in picked]}  # fmt: skip
 
 
 class Watcher:
@@ -286,7 +325,13 @@ class Watcher:
         try:
             seen: dict[int, list[Reading]] = {}  # one dump per namespace, both sides read from it
             for side, sock in self.sockets.items():
-                readings = seen.setdefault(id(sock), read(sock, self.port) if id(sock) not in seen else [])
+                known = self.series.get(side)
+                if known is not None and known.moved and (again := read_one(sock, known.last)) is not None:
+                    known.add(again)  # the socket that is moving bytes, asked for by name: no dump, no inode scan
+                    continue
+                if id(sock) not in seen:
+                    seen[id(sock)] = read(sock, self.port)
+                readings = seen[id(sock)]
                 wanted = [r for r in readings if (r.peer_port if side == "client" else r.local_port) == self.port]
                 if any(r.inode not in self.inodes for r in wanted):
                     self.inodes = socket_inodes(self.ours())

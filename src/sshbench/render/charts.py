@@ -247,3 +247,45 @@ def compare_figure(changes: Sequence[Change], a: int, b: int) -> list[Figure]:
         .properties(width=WIDTH, height=_height(len(data)), title=title)
     )
     return [Figure("compare", title, _spec(chart))]
+
+
+SERIES_MEASURES = (("delivery_MBps", "delivery rate, MB/s"), ("rtt_ms", "smoothed RTT, ms"),
+                   ("cwnd_segments", "cwnd, segments"))  # fmt: skip
+
+
+def tcp_series_figure(fid: str, title: str, series: Mapping[str, Sequence[float]]) -> Figure | None:
+    """One transfer's socket over time, as the kernel reported it: delivery rate, RTT and cwnd, a panel each."""
+    times = series.get("t_s") or []
+    data = [{"t": t, "measure": name, "value": series[key][i]} for key, name in SERIES_MEASURES
+            if len(series.get(key) or []) == len(times) for i, t in enumerate(times)]  # fmt: skip
+    if len(times) < 2 or not data:
+        return None
+    chart = (
+        alt.Chart(_data(data))
+        .mark_line(point=True)
+        .encode(x=alt.X("t:Q", title="seconds into the transfer"), y=alt.Y("value:Q", title=None),
+                tooltip=["measure:N", alt.Tooltip("t:Q", format=".1f"), alt.Tooltip("value:Q", format=".2f")])
+        .properties(width=WIDTH, height=90)
+        .facet(row=alt.Row("measure:N", title=None, sort=[n for _, n in SERIES_MEASURES]))
+        .resolve_scale(y="independent")
+        .properties(title=title)
+    )  # fmt: skip
+    return Figure(fid, title, _spec(chart))
+
+
+def remedy_figure(fid: str, title: str, gains: Sequence[dict[str, Any]]) -> Figure | None:
+    """Each remedy's change against the default copy in %, with its 95 % interval, coloured by verdict."""
+    if not gains:
+        return None
+    source = _data(gains)
+    y = alt.Y("label:N", sort=[g["label"] for g in gains], title=None, axis=alt.Axis(labelLimit=360))
+    colour = alt.Color("verdict:N", scale=alt.Scale(domain=["faster", "slower", "equivalent", "inconclusive"],
+                                                   range=["#2e7d32", "#c62828", "#9e9e9e", "#f9a825"]))  # fmt: skip
+    tooltip = ["label:N", alt.Tooltip("median:Q", format="+.1f"), alt.Tooltip("low:Q", format="+.1f"),
+               alt.Tooltip("high:Q", format="+.1f"), "verdict:N"]  # fmt: skip
+    base = alt.Chart(source)
+    bars = base.mark_bar().encode(x=alt.X("median:Q", title="% change against the default copy (95 % interval)"),
+                                  y=y, color=colour, tooltip=tooltip)  # fmt: skip
+    rules = base.mark_rule(color="#555", strokeWidth=1.5).encode(x="low:Q", x2="high:Q", y=y)
+    chart = alt.layer(bars, rules).properties(width=WIDTH, height=_height(len(gains)), title=title)
+    return Figure(fid, title, _spec(chart))

@@ -21,7 +21,7 @@ from markupsafe import Markup
 from rich.text import Text
 
 from sshbench import __version__
-from sshbench.analyse import fleet, policy, sweep
+from sshbench.analyse import fleet, policy, sweep, tune
 from sshbench.analyse.claims.baselines import efficiency
 from sshbench.analyse.claims.caveats import measured_under
 from sshbench.analyse.claims.collect import bound_claims, run_recommendation, tools_claims
@@ -65,7 +65,53 @@ def run_figures(data: StoredRun) -> list[Figure]:
             if (items := efficiency(groups.get(group, []), run.environment.crypto_ceilings))
         }
         figures += charts.efficiency_figures(shares, prefix)
+    figures += _series_figures(data, prefix)
+    if run.kind is RunKind.TUNE:
+        figures += _remedy_figures(data, prefix)
     return figures
+
+
+def _series_figures(data: StoredRun, prefix: str) -> list[Figure]:
+    """Return, per transfer group, the socket over time of the row its diagnosis is about (a tune run's default,
+    else the group's first row): the sender's where read here, else the receiver's, in its median sample."""
+    run, out = data.run, []
+    groups = ranked(data.scenarios, run.options.plan.ci_target, run.options.margin)
+    for name, rows in groups.items():
+        if not rows or rows[0].scenario.kind is not Kind.THROUGHPUT:
+            continue
+        plain = [r for r in rows if r.scenario.remedy is None and r.scenario.cipher is None]
+        row = plain[0] if run.kind is RunKind.TUNE and plain else rows[0]
+        samples = [s for st in data.scenarios if st.scenario == row.scenario for s in st.samples if s.measured]
+        sender = "server" if row.scenario.direction is Direction.DOWN else "client"
+        for side, role in ((sender, "sender"), ("client" if sender == "server" else "server", "receiver")):
+            seen = sorted((s for s in samples if ((s.tcp or {}).get(side) or {}).get("series")),
+                          key=lambda s: s.value or 0.0)  # fmt: skip
+            if not seen:
+                continue
+            mid = seen[len(seen) // 2]
+            label = row.scenario.metric.labels.name(row.scenario).strip() or "default algorithms"
+            title = (f"{name}, {label}: the {role}'s socket ({side}) over its median sample "
+                     f"({mid.value:.1f} MB/s), as the kernel reported it")  # fmt: skip
+            series = (mid.tcp or {})[side]["series"]
+            fig = charts.tcp_series_figure(f"{prefix}tcp-{name.replace(' ', '-')}", title, series)
+            out += [fig] if fig else []
+            break
+    return out
+
+
+def _remedy_figures(data: StoredRun, prefix: str) -> list[Figure]:
+    """Return a tune run's remedies per group: each one's change against the default copy with its interval."""
+    out = []
+    for f in tune.findings(data.run, data.scenarios):
+        gains = [{"label": r.row.scenario.metric.labels.name(r.row.scenario).strip(), "verdict": r.verdict.word.value,
+                  **{k: (getattr(r.verdict.ratio, a) - 1) * 100 for k, a in (("median", "value"), ("low", "low"),
+                                                                              ("high", "high"))}}
+                 for r in f.remedies if r.verdict is not None]  # fmt: skip
+        better = "shorter is better" if f.group == "latency" else "higher is better"
+        title = f"tune, {f.group}: each remedy against the default copy ({better})"
+        fig = charts.remedy_figure(f"{prefix}remedies-{f.group}", title, gains)
+        out += [fig] if fig else []
+    return out
 
 
 def _recommendation(data: StoredRun) -> tuple[str, list[dict[str, Any]], list[str]]:

@@ -18,6 +18,8 @@ Schema history (SCHEMA_VERSION):
       read as they are: a missing margin is 5 %.
   7 - samples.tcp: the kernel's evidence of a transfer's sockets (measure/tcpinfo.py: per side, client and server,
       RTT, cwnd, delivery rate, app-/receive-window-/send-buffer-limited shares, retransmits, windows; JSON).
+      Later, without a new column: a side's `series` (readings over time, at most 60) and a remote server's socket
+      as its own session read it with `ss` (`read_by`).
 """
 
 from __future__ import annotations
