@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sshbench.environment import EmbeddedInfo, Environment
-from sshbench.model import JobOptions, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import JobOptions, RunKind, RunStatus, Sample, Scenario, is_local
 
 SCHEMA_VERSION = 7  # of the stored data: the SQLite schema (its history is in storage/store.py) and --json documents
 ALGORITHM_KINDS = ("kex", "hostkey", "cipher", "mac")
@@ -214,6 +214,11 @@ class ServerReport:
     embedded: EmbeddedInfo | None = None
     discovery: Discovery | None = None
     memory_problems: tuple[str, ...] = ()
+
+    @property
+    def remote(self) -> bool:
+        """Return True for a host of the user's measured beside the embedded servers."""
+        return not is_local(self.spec)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the stored form."""

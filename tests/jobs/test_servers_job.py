@@ -109,8 +109,8 @@ def test_missing_and_bad_servers_are_explained(cli_env: dict[str, str], tmp_path
     assert "is not an executable file" in done.stderr and "the absolute path of an executable sshd" in done.stderr
     done = sshbench(cli_env, "servers", "local:telnetd")
     assert done.returncode == ExitCode.USAGE and "local:dropbear" in done.stderr
-    done = sshbench(cli_env, "servers", "myhost")
-    assert done.returncode == ExitCode.USAGE and "not an embedded server" in done.stderr
+    done = sshbench(cli_env, "servers", "local:openssh", "bad host")
+    assert done.returncode == ExitCode.USAGE and "bad host" in done.stderr  # no destination: refused before any start
 
 
 def test_custom_sshd_by_path_and_cpu_columns_in_throughput(cli_env: dict[str, str]) -> None:
@@ -144,3 +144,26 @@ def test_interrupted_servers_run_cleans_up_and_resumes(cli_env: dict[str, str], 
     assert all(r["summary"]["n"] == 3 for g in ("download", "upload") for r in doc["results"][g])
     assert len({m["server"] for m in doc["memory"]}) == 2  # snapshots taken once, not again on resume
     assert len(doc["memory"]) == len({(m["server"], m["state"], m["role"]) for m in doc["memory"]})
+
+
+def test_a_host_of_yours_side_by_side_with_an_embedded_server(cli_env: dict[str, str], testhost: Path) -> None:
+    limits = ("--server-cpu", "50%") if CGROUPS else ()
+    done = sshbench(cli_env, "servers", "local:dropbear", "testhost", "--ssh-config", str(testhost), "--cipher", CHACHA,
+                    "--hostkey", "ssh-ed25519", *limits, *QUICK, "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    info = doc["discovery"]["servers"]
+    assert set(info) == {"dropbear", "testhost"}
+    assert "server_settings" not in info["testhost"]  # nothing of it is sshbench's to set
+    assert "not measured on a host of yours" in info["testhost"]["memory_problems"][0]
+    assert {m["server"] for m in doc["memory"]} == {"dropbear"}
+    for group in ("download", "upload"):
+        rows = {r["scenario"]["server"]: r for r in doc["results"][group]}
+        assert set(rows) == {"dropbear", "testhost"}
+        mine = rows["testhost"]["costs"]
+        assert mine["server_cpu_gib"] is not None and mine["server_rss"] > 1 << 19  # its session reported itself
+    assert {r["scenario"]["server"] for r in doc["results"]["latency"] if r["summary"]} == {"dropbear", "testhost"}
+    shown = sshbench(cli_env, "show", str(doc["run"]["id"]), "--wide").stdout
+    assert "a host of yours, as it is" in shown
+    if CGROUPS:
+        assert "--server-cpu: applied to the embedded servers only" in shown

@@ -23,12 +23,15 @@ from sshbench.cli.decorators import (
     latency_options,
     resume_option,
     sampling_options,
+    ssh_config_option,
     target_options,
     throughput_options,
 )
 from sshbench.cli.options import parse_budget, parse_cpu_share, parse_list, parse_percent, parse_size
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.model import is_local
+from sshbench.ssh.destination import normalize_destination
 from sshbench.targets.limits.emulation import HOST_PRESETS
 from sshbench.targets.servers.registry import KNOWN, SERVER_TYPES
 
@@ -45,21 +48,26 @@ SERVERS_HELP = f"""SSH servers side by side: {", ".join(t.product for t in SERVE
 {" or any ".join(t.product for t in SERVER_TYPES if t.by_path)}.
 
 \b
-SERVER: {", ".join(t.spec for t in SERVER_TYPES)}
+SERVER: {", ".join(t.spec for t in SERVER_TYPES)},
+        or a host of yours: an ~/.ssh/config alias, user@host or host:port
 [default: the first {len(KNOWN)}; one that cannot run here is listed as skipped, with the fix]
 
-Each starts on 127.0.0.1 with fresh keys and is removed afterwards. Per server: what it offers
+Each embedded one starts on 127.0.0.1 with fresh keys and is removed afterwards. Per server: what it offers
 and what the default and strict client profiles negotiate; connection time per host-key type
 and profile; throughput down and up per cipher with client and server CPU seconds per GiB
 (server CPU from a cgroup per server, so every process is counted) and peak memory; memory per
 process role idle, in a session and in a transfer. The settings used for each server are
-printed with the results.
+printed with the results. A host of yours is measured beside them as it is, with your own ssh
+configuration and host-key checking: its session reports its own CPU, peak memory and socket over
+the login; --link, --server-cpu, --emulate server:... and memory per role apply to the embedded
+servers only, and the results say so.
 
 \b
 Examples:
   sshbench servers
   sshbench servers local:openssh local:dropbear --cipher chacha20-poly1305@openssh.com
   sshbench servers local:openssh local:sshd=/opt/hpnssh/sbin/sshd --max-time 5m
+  sshbench servers local:openssh backup-host --direction down
 """
 
 
@@ -263,6 +271,7 @@ def sweep_cmd(**kw: Any) -> None:
 
 @click.command("servers", help=SERVERS_HELP)
 @click.argument("servers", nargs=-1, metavar="[SERVER]...")
+@ssh_config_option
 @algorithm_option("hostkey", "Host-key algorithms [default: one each of ed25519, ecdsa, rsa].")
 @algorithm_option("cipher", "Ciphers [default: every cipher each server supports].")
 @click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
@@ -281,13 +290,15 @@ def servers_cmd(**kw: Any) -> None:
     if resuming(given):
         return
     for spec in given.servers:
-        if not spec.startswith("local"):
+        if not is_local(spec) and spec.startswith("local"):
             raise SshbenchError(
                 f"{spec!r} is not an embedded server",
                 place="SERVER argument",
                 fix=f"use local:NAME with NAME one of {', '.join(KNOWN)}, or {SERVER_TYPES[-1].spec}",
                 code=ExitCode.USAGE,
             )
+        if not is_local(spec):
+            normalize_destination(spec)  # a host of yours: refused here when it is no destination at all
     opts = build_options(RunKind.SERVERS, given, latency=not given.no_latency, throughput=not given.no_throughput)
     execute(opts, given.db, given.as_json)
 

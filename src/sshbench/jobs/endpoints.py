@@ -46,7 +46,7 @@ class Unavailable:
 @contextlib.contextmanager
 def emulated_link(opts: JobOptions, progress: Progress | None = None) -> Iterator[EmulatedLink | None]:
     """Build and verify the job's emulated link for embedded servers (None without --link); remove it after."""
-    if opts.link is None or not all(is_local(t) for t in (opts.target, *opts.servers)):
+    if opts.link is None or not any(is_local(t) for t in (opts.servers or (opts.target,))):
         yield None  # a remote target with --link is refused by open_endpoints, naming the option
         return
     if progress is not None:
@@ -68,14 +68,21 @@ def open_endpoints(
     specs: tuple[str, ...], ssh: str, tolerant: bool, opts: JobOptions, link: EmulatedLink | None,
     stack: contextlib.ExitStack, progress: Progress,
 ) -> tuple[dict[str, Endpoint], dict[str, Unavailable]]:  # fmt: skip
-    """Start (or resolve) every target; when `tolerant`, a server that cannot run here or does not start is
-    reported instead of failing."""
+    """Start (or resolve) every target; when `tolerant` (servers side by side), a server that cannot run here or
+    does not start, or a host that does not resolve, is reported instead of failing, and the embedded servers'
+    limits (--link, --server-cpu) leave a host of the user's alone."""
     endpoints: dict[str, Endpoint] = {}
     unavailable: dict[str, Unavailable] = {}
     for i, spec in enumerate(specs):
         if not is_local(spec):
-            refuse_remote_limits(opts)
-            endpoints[spec] = Endpoint(spec, resolve_remote(ssh, spec, opts.ssh_config), None)
+            if not tolerant:
+                refuse_remote_limits(opts)
+            try:
+                endpoints[spec] = Endpoint(spec, resolve_remote(ssh, spec, opts.ssh_config), None)
+            except SshbenchError as exc:
+                if not tolerant:
+                    raise
+                unavailable[spec] = Unavailable(spec, spec, failed=exc.cause)
             continue
         name = registry.server_name(spec) if tolerant else spec
         hint = registry.missing(spec) if tolerant else None

@@ -18,10 +18,13 @@ from sshbench.jobs.staging import Bench, Staging, Transfers
 from sshbench.measure import budget
 from sshbench.measure.plan import ServerPlan, plan_server
 from sshbench.measure.scheduler import Progress, Sampler
-from sshbench.model import JobOptions, Kind, Sample, Scenario
+from sshbench.model import JobOptions, Kind, Sample, Scenario, is_local
 from sshbench.records import Discovery, ServerReport
 from sshbench.ssh.proc import require_binary
 from sshbench.targets.servers import registry
+
+REMOTE_MEMORY = ("memory per process role: not measured on a host of yours (sshbench does not own its processes); "
+                 "each transfer row has its session's peak RSS, as the session reported it over the login")  # fmt: skip
 
 
 def _reports(
@@ -34,9 +37,10 @@ def _reports(
     for i, (name, where) in enumerate(bench.endpoints.items()):
         progress.update(f"discovery: {name}", i, len(bench.endpoints))
         found[name] = bench.discover(where)
-        assert where.server is not None
-        reports[name] = ServerReport(name, where.server.spec, embedded=where.server.info(), discovery=found[name])
-    names = [registry.server_name(s) for s in specs]
+        server = where.server  # None: a host of the user's
+        reports[name] = ServerReport(name, server.spec if server else name, embedded=server.info() if server else None,
+                                     discovery=found[name])  # fmt: skip
+    names = [registry.server_name(s) if is_local(s) else s for s in specs]
     return found, {n: reports[n] for n in dict.fromkeys(names) if n in reports}
 
 
@@ -44,7 +48,7 @@ def run_servers(job: Job) -> int:
     """Run (or resume) the side-by-side comparison; return the run id."""
     opts, progress = job.opts, job.progress
     ssh = require_binary("ssh", "openssh-client")
-    specs = tuple(registry.validate(s) for s in (opts.servers or registry.every()))
+    specs = tuple(registry.validate(s) if is_local(s) else s for s in (opts.servers or registry.every()))
     with job.stage(Staging(specs, ssh, tolerant=True), opts, progress) as bench:
         found, reports = _reports(bench, specs, progress)
         if not bench.endpoints:
@@ -89,6 +93,10 @@ def _memory(
     done = {m.server for m in rec.store.memory(rec.run_id)}
     for i, (name, where) in enumerate(bench.endpoints.items()):
         if name in done or found[name].default() is None:
+            continue
+        if where.server is None:
+            reports[name] = dataclasses.replace(reports[name], memory_problems=(REMOTE_MEMORY,))
+            rec.store.set_servers(rec.run_id, list(reports.values()))
             continue
         progress.update(f"memory: {name} idle, in a session, in a transfer", i, len(bench.endpoints))
         records, problems = bench.memory(where)

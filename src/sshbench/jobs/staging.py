@@ -171,7 +171,7 @@ Stager = Callable[[Staging, JobOptions, Progress], contextlib.AbstractContextMan
 @contextlib.contextmanager
 def stage(staging: Staging, opts: JobOptions, progress: Progress) -> Iterator[Bench]:
     """Stage a job (see the module's docstring); undo it all on the way out."""
-    remote = not all(is_local(s) for s in (*staging.specs, opts.target) if s)
+    remote = not any(is_local(s) for s in (staging.specs or (opts.target,)) if s)  # no embedded server at all
     emulated = emulation.apply(opts.emulate, remote=remote)  # before any ssh or sshd starts
     with contextlib.ExitStack() as stack:
         stack.enter_context(cgroups.contain())  # every ssh client is killed with sshbench

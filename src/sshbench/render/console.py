@@ -21,7 +21,7 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.environment import Environment, LinkInfo
 from sshbench.errors import SshbenchError
-from sshbench.model import RunKind, RunStatus
+from sshbench.model import RunKind, RunStatus, is_local
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
@@ -300,7 +300,10 @@ def environment_lines(run: RunRecord) -> list[str]:
         lines.append(f"  server CPU: {embedded.cpu_accounting or f'not measured ({embedded.cpu_unavailable})'}")
     pin = env.pinning
     if pin and pin.client_cpu is not None:
-        lines.append(f"  CPU pinning: ssh client on CPU {pin.client_cpu}, server on CPU {pin.server_cpu}")
+        yours = any(not is_local(s) for s in run.options.servers)  # servers side by side with a host of the user's
+        server = "embedded servers" if yours else "server"
+        unpinned = " (a host of yours is not pinned)" if yours else ""
+        lines.append(f"  CPU pinning: ssh client on CPU {pin.client_cpu}, {server} on CPU {pin.server_cpu}{unpinned}")
     elif pin:
         lines.append(f"  CPU pinning: {pin.note}")
     if env.client_limit:

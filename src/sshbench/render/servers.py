@@ -9,7 +9,7 @@ from rich.table import Table
 
 from sshbench.analyse.claims.collect import bound_claims
 from sshbench.analyse.results import Row, build_rows
-from sshbench.model import Direction, Kind
+from sshbench.model import Direction, JobOptions, Kind
 from sshbench.records import MemoryRecord, Profile, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
     ci_cell,
@@ -35,8 +35,9 @@ def _negotiated(profile: Profile | None) -> str:
     return f"{n.kex}\n{n.hostkey}\n{n.cipher}\n{n.mac or '(AEAD)'}"
 
 
-def overview_table(servers: Sequence[ServerReport]) -> Table:
-    """Return one row per server: software, settings, CPU accounting, offer size, negotiation."""
+def overview_table(servers: Sequence[ServerReport], opts: JobOptions | None = None) -> Table:
+    """Return one row per server: software, settings, CPU accounting, offer size, negotiation (a host of the
+    user's: measured as it is, with what the embedded servers' limits left alone)."""
     table = Table(title="Servers (kex / host key / cipher / MAC negotiated)", title_justify="left", show_lines=True)
     for col in ("server", "software", "settings used", "offers", "default profile", "strict profile"):
         table.add_column(col)
@@ -51,15 +52,28 @@ def overview_table(servers: Sequence[ServerReport]) -> Table:
         info = report.embedded
         accounting = info.cpu_accounting if info else None
         cpu = accounting.split(" (")[0] if accounting else f"not measured: {info.cpu_unavailable if info else None}"
+        settings = [*(info.settings if info else ()), f"server CPU: {cpu}"]
+        if report.remote:
+            settings = [*_remote_settings(opts), "server CPU: its session's own, reported over the login"]
         table.add_row(
             report.name,
             disc.server.banner if disc.server else "?",
-            "\n".join([*(info.settings if info else ()), f"server CPU: {cpu}"]),
+            "\n".join(settings),
             counts,
             _negotiated(disc.profile("default")),
             _negotiated(disc.profile("strict")),
         )
     return table
+
+
+def _remote_settings(opts: JobOptions | None) -> list[str]:
+    """Return how a host of the user's was measured: as it is, and which of the run's limits it was not given."""
+    left = [name for name, given in (("--link", opts and opts.link), ("--server-cpu", opts and opts.server_cpu),
+                                     ("--emulate", opts and opts.emulate)) if given]  # fmt: skip
+    out = ["a host of yours, as it is (your ssh configuration)"]
+    if left:
+        out.append(f"{', '.join(left)}: applied to the embedded servers only")
+    return out
 
 
 def _cell(row: Row | None, failure: str | None) -> str:
@@ -174,7 +188,7 @@ def print_servers(
     console: Console, run: RunRecord, stored: Sequence[StoredScenario], memory: Sequence[MemoryRecord]
 ) -> None:
     """Print a servers run: overview, latency, throughput both ways, memory, warnings."""
-    console.print(overview_table(run.servers))
+    console.print(overview_table(run.servers, run.options))
     ci_target = run.options.plan.ci_target
     lat = [st for st in stored if st.scenario.kind is Kind.LATENCY]
     warnings: list[Row] = []

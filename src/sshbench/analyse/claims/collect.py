@@ -40,8 +40,11 @@ def bound_claims(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Claim
     if run.kind.side_by_side:
         out = []
         for report in run.servers:
+            env = dataclasses.replace(run.environment, embedded=report.embedded)
+            if report.remote:  # a host of the user's: not behind the emulated link, and its crypto is not ours
+                env = dataclasses.replace(env, link=None, crypto_ceilings={})
             lim = bounds.limits(
-                dataclasses.replace(run.environment, embedded=report.embedded),
+                env,
                 bounds.has_evidence([st for st in stored if st.scenario.server == report.name]),
             )
             mine = [st for st in stored if st.scenario.server == report.name]
