@@ -17,11 +17,12 @@ class Unit:
     stored: str
     scale: float
     spec: str  # a format spec: ".1f", ".0%"
+    small: str | None = None  # the format of a shown value below 10 (a rate on a slow line: 1.22, not 1)
 
 
 UNITS: dict[str, Unit] = {
     "ms": Unit("ms", "s", 1e3, ".1f"),  # a time stored in seconds: connections, phases, server CPU per sample
-    "MB/s": Unit("MB/s", "MB/s", 1.0, ".0f"),  # a rate stored in MB/s (10^6 bytes per second): transfers, copies
+    "MB/s": Unit("MB/s", "MB/s", 1.0, ".0f", ".3g"),  # a rate stored in MB/s (10^6 bytes per second): transfers, copies
     "B/s": Unit("MB/s", "B/s", 1e-6, ".1f"),  # a rate stored in bytes per second (a link check's counters)
     "s/GiB": Unit("s/GiB", "s/GiB", 1.0, ".2f"),  # CPU seconds per GiB moved
     "MiB": Unit("MiB", "bytes", 2**-20, ".1f"),  # memory stored in bytes
@@ -59,4 +60,5 @@ def format_value(unit: str, value: float | None, spec: str | None = None, missin
     overrides the unit's format where a line needs fewer digits."""
     if value is None:
         return missing
-    return format(shown(unit, value), spec or UNITS[unit].spec)
+    u, value = UNITS[unit], shown(unit, value)
+    return format(value, spec or (u.small if u.small and abs(value) < 10 else u.spec))

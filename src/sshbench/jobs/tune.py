@@ -2,7 +2,8 @@
 with the default, under one budget.
 
 1. The default transfer both ways (the client's own algorithms, its steady rate as `throughput` measures it) and
-   a fresh connection, 3 rounds, with the kernel's evidence of the sockets. A third of the budget at most.
+   a fresh connection, 3 rounds, with the kernel's evidence of the sockets. A third of what the set-up (discovery,
+   staging a payload) left of the budget, at most.
 2. `diagnose` (given by the caller: the reading side's `analyse/claims/bounds`) names each direction's bound.
 3. Remedies, by bound: `network`, `ssh-window`, `tcp-window` -> 2, 4 and 8 connections at once (and
    Compression=yes on the text payload: zeros say nothing of a user's data, random data cannot shrink);
@@ -121,11 +122,11 @@ def tune_job(job: Job, diagnose: Diagnose) -> int:
 
 
 def first_step(rec: Recording) -> Plan:
-    """Return the plan of step 1: 3 rounds, not raced, within FIRST_SHARE of the whole budget."""
+    """Return the plan of step 1: 3 rounds, not raced, within FIRST_SHARE of what the set-up left of the budget."""
     plan = dataclasses.replace(rec.remaining(), min_rounds=3, max_rounds=3, racing=False)
-    if plan.max_time is None or rec.plan.max_time is None:
+    if plan.max_time is None:
         return plan
-    return dataclasses.replace(plan, max_time=max(plan.max_time - rec.plan.max_time * (1 - FIRST_SHARE), 0.0))
+    return dataclasses.replace(plan, max_time=plan.max_time * FIRST_SHARE)
 
 
 def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Environment, diagnose: Diagnose) -> None:

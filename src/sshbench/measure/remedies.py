@@ -68,10 +68,13 @@ class CopySampler:
             self.copy_sizes[direction] = int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
 
     def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
-        """Take one sample over `streams(sc)` connections (a warm-up calibrates the size, over one; the default
-        without a remedy is its steady rate, handshake excluded, as `throughput` measures it)."""
-        if warmup or sc.remedy is None:
+        """Take one sample over `streams(sc)` connections (the default without a remedy is its steady rate,
+        handshake excluded, as `throughput` measures it; a copy's warm-up is 1 MiB over one connection: copies are
+        sized from the default's measured rate, not from their warm-up)."""
+        if sc.remedy is None:
             return self.inner(sc, rnd, warmup)
+        if warmup:
+            return throughput_sample(self.inner.ssh, self.inner.target, sc, MIB, self.inner.payload, rnd, True)
         base = steady(sc.direction).key
         size = self.inner.opts.size or self.inner.sizes.get(base) or self.inner.sizes.get(sc.key)
         size = self.copy_sizes.get(sc.direction) or size or calibration_size(self.inner.opts)

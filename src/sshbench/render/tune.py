@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Console
 
@@ -25,6 +26,16 @@ def _gain(r: tune.Remedy) -> str:
     if v.word is Word.INCONCLUSIVE and v.more:
         more = f"; about {v.more} more sample{'s' if v.more > 1 else ''} each would likely decide"
     return f"{pct:+.0f} % (95 % interval {low:+.0f} .. {high:+.0f} %, {v.word.value}{more})"
+
+
+RTTS = (("min RTT", "min_rtt_ms"), ("smoothed RTT", "rtt_ms"), ("receiver's RTT", "rcv_rtt_ms"))
+
+
+def _rtts(evidence: Mapping[str, Any]) -> str:
+    """Return the round trips the kernel saw: the path's (minimum) and the smoothed one (queues included)."""
+    words = [f"{name} {float(v):.1f} ms" for name, key in RTTS
+             if isinstance(v := evidence.get(key), int | float) and v > 0]  # fmt: skip
+    return ", ".join(words[:2]) or "no RTT read"
 
 
 def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
@@ -54,7 +65,7 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
             line += f": {bounds.describe(f.bound)}"
             evidence = f.bound.evidence
             if evidence.get("side"):
-                line += f" [kernel, {evidence['side']}: RTT {evidence.get('rtt_ms') or evidence.get('rcv_rtt_ms')} ms]"
+                line += f" [kernel, {evidence['side']}: {_rtts(evidence)}]"
         console.print(line, highlight=False, markup=False)
         for r in f.remedies:
             name = r.row.scenario.metric.labels.name(r.row.scenario).strip() or "default algorithms"
