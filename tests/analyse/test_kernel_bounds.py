@@ -51,6 +51,9 @@ def test_an_application_limited_sender_at_the_channel_window_per_rtt_is_ssh_wind
     assert b.kind is BoundKind.SSH_WINDOW and b.limit is not None and abs(b.limit - 20.97) < 0.01
     busy_loopback = long_fat | {"rtt_ms": 11.0, "min_rtt_ms": 0.02}  # late ACKs of a busy receiver, not the path
     assert _bound(_row(184.0, Direction.UP, client=busy_loopback)).kind is not BoundKind.SSH_WINDOW
+    bursts = long_fat | {"app_limited_share": 0.47}  # ss over a login read a window-bound sshd so (1 Gbit/100 ms)
+    assert _bound(_row(20.0, Direction.DOWN, server=bursts)).kind is BoundKind.SSH_WINDOW
+    assert _bound(_row(12.5, Direction.DOWN, server=bursts | {"min_rtt_ms": 20.0})).kind is BoundKind.NETWORK
     slow = _bound(_row(5.0, Direction.DOWN, server=long_fat))  # app-limited far below the window: not the window
     assert slow.kind is BoundKind.UNKNOWN and slow.evidence["kernel"]["evidence"]["limited_by"].endswith("(ssh)")
 

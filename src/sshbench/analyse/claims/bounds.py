@@ -173,6 +173,7 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
 
 
 HALF = 0.5  # a socket limited this share of its busy time (or of the polls) is limited by that
+QUARTER = 0.25  # application-limited this share of the polls, at the channel window per RTT: the window binds
 PATH_RTT = 1e-3  # below this RTT (loopback, a fast LAN) the kernel cannot tell the path from the processes at its ends
 
 
@@ -197,8 +198,11 @@ def from_kernel(row: Row, lim: Limits, rate: float, group: Sequence[Row] = ()) -
                                  row, group, lim)  # fmt: skip
         path_rtt = max(float(sender.get("min_rtt_ms") or sender.get("rtt_ms") or 0), 1e-3) / 1e3
         cap = window / path_rtt  # the path's RTT: a busy receiver's late ACKs stretch srtt, not the path
-        app = (sender.get("app_limited_share") or 0) >= HALF
-        if app and rate >= NEAR_LIMIT * cap:
+        app_share = sender.get("app_limited_share") or 0
+        app = app_share >= HALF
+        # at the window per RTT, a sender that ran out of data for a quarter of the polls waited on the window: it
+        # sends the window in a burst each round trip, so the flag is up about half the time, polled at random
+        if rate >= NEAR_LIMIT * cap and (app or (app_share >= QUARTER and rate <= (1 + TOLERANCE) * cap)):
             return _kernel_bound(BoundKind.SSH_WINDOW, cap, rate, seen | {"window_bytes": window,
                                  "window_of": whose}, row, group, lim)  # fmt: skip
         delivery = float(sender.get("delivery_max_MBps") or sender.get("delivery_MBps") or 0) * MB
