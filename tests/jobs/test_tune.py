@@ -50,6 +50,11 @@ def _doc(env: dict[str, str], *args: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
+def _tune_down(env: dict[str, str], config: Path, *args: str) -> dict[str, Any]:
+    """Return the document of `tune testhost --direction down` with the given ssh_config and arguments."""
+    return _doc(env, "tune", "testhost", "--ssh-config", str(config), "--direction", "down", *args)
+
+
 def _bound(doc: dict[str, Any], group: str) -> dict[str, Any]:
     """Return the first row's bound of a result group."""
     return dict(doc["results"][group][0]["bound"])
@@ -79,8 +84,7 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     with shaped_host(tmp_path, "1gbit,100ms") as config:
-        doc = _doc(cli_env, "tune", "testhost", "--ssh-config", str(config), "--direction", "down", "--max-time",
-                   "150s")  # fmt: skip
+        doc = _tune_down(cli_env, config, "--max-time", "150s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     down = found["download"]
     assert down["bound"]["kind"] == "ssh-window", down["bound"]
@@ -99,10 +103,8 @@ def test_on_a_10mbit_path_compression_wins_with_text_and_is_never_tried_on_rando
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     with shaped_host(tmp_path, "10mbit,10ms") as config:
-        text = _doc(cli_env, "tune", "testhost", "--ssh-config", str(config), "--direction", "down", "--payload",
-                    "text", "--max-time", "90s")  # fmt: skip
-        rand = _doc(cli_env, "tune", "testhost", "--ssh-config", str(config), "--direction", "down", "--payload",
-                    "random", "--max-time", "60s")  # fmt: skip
+        text = _tune_down(cli_env, config, "--payload", "text", "--max-time", "90s")
+        rand = _tune_down(cli_env, config, "--payload", "random", "--max-time", "60s")
     down = {f["group"]: f for f in text["tune"]["findings"]}["download"]
     assert down["bound"]["kind"] == "network", down["bound"]
     squeezed = next(r for r in down["remedies"] if r["scenario"].get("remedy") == "compression")
@@ -111,6 +113,19 @@ def test_on_a_10mbit_path_compression_wins_with_text_and_is_never_tried_on_rando
     down = {f["group"]: f for f in rand["tune"]["findings"]}["download"]
     assert not any(r["scenario"].get("remedy") == "compression" for r in down["remedies"])
     assert not any("Compression" in line for line in rand["tune"]["paste"]["ssh_config"])
+
+
+@LINKS
+def test_an_embedded_dropbear_behind_a_long_fat_link_is_measured_with_a_larger_receive_window(
+    cli_env: dict[str, str],
+) -> None:
+    doc = _doc(cli_env, "tune", "local:dropbear", "--link", "1gbit,100ms", "--direction", "up", "--max-time", "150s")
+    up = {f["group"]: f for f in doc["tune"]["findings"]}["upload"]
+    assert up["bound"]["kind"] == "ssh-window", up["bound"]  # Dropbear's -W 2 MiB over 100 ms
+    wider = next(r for r in up["remedies"] if r["scenario"].get("remedy") == "window=8388608")
+    assert wider["verdict"] is not None and wider["command"].startswith("start dropbear with -W 8388608")
+    assert not any("advice" in a and "window" in a for a in up["advice"])  # measured, so not named as advice
+    assert (wider["command"] in doc["tune"]["paste"]["commands"]) is (wider["helps"] and up["remedies"][0] == wider)
 
 
 def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[str, str], tmp_path: Path) -> None:

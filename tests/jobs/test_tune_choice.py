@@ -40,6 +40,13 @@ def test_a_path_bound_gets_parallel_connections_and_compression_and_never_a_ciph
     assert Scenario(Kind.LATENCY, remedy="master") in chosen
 
 
+def test_an_upload_bound_by_the_window_of_a_server_we_run_is_measured_with_a_larger_one() -> None:
+    bound = {"download": "ssh-window", "upload": "ssh-window"}
+    widened = [sc for sc in remedies(bound, DISC, _allowed, BOTH, "zero", window=True) if sc.remedy == "window=8388608"]
+    assert [sc.direction for sc in widened] == [Direction.UP]  # the server's window bounds what it receives
+    assert not any((sc.remedy or "").startswith("window=") for sc in remedies(bound, DISC, _allowed, BOTH, "zero"))
+
+
 def test_a_fresh_login_is_raced_with_the_quick_kex_the_policy_allows_other_than_the_default() -> None:
     def no_nist(kind: str, name: str) -> bool:
         return not name.startswith("ecdh-sha2-nistp")

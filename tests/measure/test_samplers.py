@@ -82,7 +82,7 @@ def test_a_remote_session_reports_its_own_socket_as_ss_sees_it_while_the_command
         with accepted:
             here, there = client.getsockname()[1], server.getsockname()[1]
             env = dict(os.environ, SSH_CONNECTION=f"127.0.0.1 {here} 127.0.0.1 {there}")
-            done = subprocess.run(["sh", "-c", with_session_report("head -c 1000 /dev/zero; sleep 1")], env=env,
+            done = subprocess.run(["sh", "-c", with_session_report("head -c 1000 /dev/zero; sleep 1.5")], env=env,
                                   capture_output=True, check=True)  # fmt: skip
     assert len(done.stdout) == 1000  # the payload alone on stdout: the polls went to stderr, after it
     texts = done.stderr.decode().splitlines()

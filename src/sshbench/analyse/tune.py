@@ -100,6 +100,8 @@ def _how(row: Row, host: str) -> tuple[tuple[str, ...], str, bool]:
         return (f"Ciphers {sc.cipher}",), "", True
     if sc.kex is not None:
         return (f"KexAlgorithms {sc.kex}",), "", True
+    if sc.remedy and sc.remedy.startswith("window="):
+        return (), f"start dropbear with -W {sc.remedy.split('=', 1)[1]} (its receive window, in bytes)", True
     n = sc.remedy.split("=", 1)[1] if sc.remedy and sc.remedy.startswith("streams=") else "1"
     get = "download" if sc.direction and sc.direction.value == "down" else "upload"
     command = (f"split the copy into {n} parts and move them over {n} connections at once (measured: {n} ssh "
@@ -108,11 +110,11 @@ def _how(row: Row, host: str) -> tuple[tuple[str, ...], str, bool]:
     return (), command, False
 
 
-def advice(bound: bounds.Bound | None, target: str, payload: str) -> tuple[str, ...]:
+def advice(bound: bounds.Bound | None, target: str, payload: str, window_measured: bool = False) -> tuple[str, ...]:
     """Return the remedies a bound calls for that a tune run does not measure, in words that say so."""
     kind = bound.kind.value if bound is not None else ""
     out = []
-    if kind == "ssh-window":
+    if kind == "ssh-window" and not window_measured:
         out.append("a larger SSH channel window: OpenSSH's is fixed (about 2 MiB in flight per round trip); "
                    "HPN-SSH's patched ssh and sshd grow it with the TCP window, Dropbear's -W sets its own "
                    "(advice, not measured here: this run drove your ssh and server as they are)")  # fmt: skip
@@ -155,8 +157,9 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
                  if s.measured and s.nbytes]  # fmt: skip
         copy_bytes = int(statistics.median(sizes)) if sizes else None
         bound = found.bound if found else None
+        widened = any((r.row.scenario.remedy or "").startswith("window=") for r in remedies)
         out.append(Finding(group, default, base or default, bound, tuple(remedies), copy_bytes,
-                           advice(bound, run.target, run.options.payload)))  # fmt: skip
+                           advice(bound, run.target, run.options.payload, widened)))  # fmt: skip
     return out
 
 
@@ -177,3 +180,8 @@ def paste(found: Sequence[Finding]) -> Mapping[str, list[str]]:
             if r.command and r.command not in commands:
                 commands.append(r.command)
     return {"ssh_config": lines, "commands": commands}
+
+
+def measured_commands(found: Sequence[Finding]) -> set[str]:
+    """Return the pasted commands that were themselves measured (a server's option), not advice around it."""
+    return {r.command for f in found for r in f.remedies if r.command and r.measured}

@@ -25,15 +25,18 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 
 from sshbench.environment import Environment
-from sshbench.jobs.endpoints import require_connectable, require_reachable
+from sshbench.jobs.endpoints import Endpoint, constrain, require_connectable, require_reachable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.remedies import STREAMS, CopySampler, baseline, master, steady
 from sshbench.measure.samplers import ThroughputSampler
-from sshbench.model import Direction, Kind, Plan, Scenario, is_aead
+from sshbench.measure.scheduler import Sampler
+from sshbench.model import Direction, Kind, Plan, Sample, Scenario, is_aead
 from sshbench.records import Discovery, StoredScenario
 from sshbench.ssh.proc import require_binary
+from sshbench.targets.servers import registry
+from sshbench.targets.servers.base import LocalServer
 
 Diagnose = Callable[[Sequence[StoredScenario], Environment], Mapping[str, str]]  # result group -> bound kind
 PATH_BOUNDS = ("network", "ssh-window", "tcp-window")
@@ -42,6 +45,7 @@ CPU_BOUNDS = ("client-cpu", "server-cpu", "crypto")
 QUICK_KEX = ("curve25519-sha256", "mlkem768x25519-sha256", "ecdh-sha2-nistp256", "sntrup761x25519-sha512",
              "sntrup761x25519-sha512@openssh.com")  # fmt: skip
 MAX_KEX = 2
+WIDE_WINDOW = 8 * 2**20  # an embedded Dropbear's receive window as a remedy (-W): 4 times OpenSSH's channel window
 FIRST_SHARE = 1 / 3  # of the budget, at most, for the defaults before the remedies are chosen
 
 
@@ -51,8 +55,9 @@ def defaults(directions: Sequence[Direction]) -> list[Scenario]:
 
 
 def remedies(bounds: Mapping[str, str], disc: Discovery, allows: Callable[[str, str], bool],
-             directions: Sequence[Direction], payload: str) -> list[Scenario]:  # fmt: skip
-    """Return the remedies that apply to each direction's bound (see the module)."""
+             directions: Sequence[Direction], payload: str, window: bool = False) -> list[Scenario]:  # fmt: skip
+    """Return the remedies that apply to each direction's bound (see the module); `window`: the server is ours and
+    has a receive-window option, so an upload bound by the channel window is measured with a larger one."""
     out: list[Scenario] = []
     default_cipher = next((p.negotiated.cipher for p in disc.profiles if p.name == "default" and p.negotiated), None)
     for d in directions:
@@ -61,6 +66,8 @@ def remedies(bounds: Mapping[str, str], disc: Discovery, allows: Callable[[str, 
             out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=f"streams={n}") for n in STREAMS]
             if payload == "text" and bound != "unknown":  # zeros say nothing of a user's data, random can't shrink
                 out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy="compression"))
+            if window and bound == "ssh-window" and d is Direction.UP:  # the server's window bounds what it receives
+                out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy=f"window={WIDE_WINDOW}"))
         if bound in (*CPU_BOUNDS, "unknown"):
             for cipher in disc.shared("cipher"):
                 if cipher != default_cipher and is_aead(cipher) and allows("cipher", cipher):
@@ -121,6 +128,24 @@ def tune_job(job: Job, diagnose: Diagnose) -> int:
         return rec.run_id
 
 
+def _with_window(bench: Bench, wide: LocalServer, sizer: CopySampler, copies: Sampler) -> Sampler:
+    """Start a second embedded server like the first but with the larger receive window (its limits and link
+    too; stopped with the job) and return the copy sampler that sends window remedies to it, the rest to `copies`."""
+    where = bench.only
+    constrain(wide, bench.opts, bench.link)
+    target = bench.stack.enter_context(wide)
+    inner = ThroughputSampler(bench.ssh, target, bench.opts, bench.workdir)
+    widened = CopySampler(inner)
+    widened.copy_sizes = sizer.copy_sizes  # one size for every copy: the default's
+    wide_copies = bench.sampler(widened, Endpoint(f"{where.name} (wider window)", target, wide), watch_memory=False)
+
+    def take(sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take a copy on the server the scenario's remedy calls for."""
+        return (wide_copies if (sc.remedy or "").startswith("window=") else copies)(sc, rnd, warmup)
+
+    return take
+
+
 def first_step(rec: Recording) -> Plan:
     """Return the plan of step 1: 3 rounds, not raced, within FIRST_SHARE of what the set-up left of the budget."""
     plan = dataclasses.replace(rec.remaining(), min_rounds=3, max_rounds=3, racing=False)
@@ -145,12 +170,16 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
             rec.schedule(first, take, job.progress, "default copy", plan=first_step(rec))
             stored = job.store.scenarios(rec.run_id)
             found = diagnose(stored, env)
-            chosen = remedies(found, disc, job.allows, opts.directions, opts.payload)
+            wide = registry.widened(where.server.spec, WIDE_WINDOW) if where.server else None
+            chosen = remedies(found, disc, job.allows, opts.directions, opts.payload, window=wide is not None)
             if not opts.size:
                 rates, login = _defaults_measured(stored)
                 sizer.size_copies(rates, login, rec.remaining().max_time, chosen)
                 sizer.copy_sizes.update(_copies_stored(stored))
             rec.register([*first, *chosen])
+            if wide is not None and any((sc.remedy or "").startswith("window=") for sc in chosen):
+                takers[Kind.THROUGHPUT] = _with_window(bench, wide, sizer, copies)
+                take = by_kind(takers)
             raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
             rec.schedule(raced, take, job.progress, "remedies")
         finally:

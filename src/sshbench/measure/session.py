@@ -1,6 +1,6 @@
 """A remote server's session reports itself over the same login: the sshd session process's CPU seconds, peak
 RSS and its cgroup's CPU quota, printed on stderr around the payload command, and its own TCP socket as `ss -tin`
-shows it every 0.2 s while the command runs (Linux hosts with `ss` and `mktemp`; elsewhere nothing is reported and
+shows it every 0.5 s while the command runs (Linux hosts with `ss` and `mktemp`; elsewhere nothing is reported and
 nothing is guessed). The socket is the one `SSH_CONNECTION` names; the readings go to a temporary file there, so no
 poll holds the channel open, and are printed after the command with the file removed."""
 
@@ -17,12 +17,13 @@ from sshbench.measure.tcpinfo import Reading, Series
 
 SESSION_MARK = "sshbench-session:"
 SS_MARK = "sshbench-ss:"
+SS_SECONDS = 0.5  # between two polls of the session's socket: ss and sleep cost ~4.5 ms of its CPU each (BENCHMARKS)
 # Around a remote command, on stderr: the sshd session process's CPU ticks before and after (fields 14, 15 of
 # /proc/PPID/stat, counted after the `(comm)` field), the clock tick, its peak RSS, the CPU quota of its cgroup
 # (cpu.max of v2, or cpu.cfs_quota_us and cpu.cfs_period_us of v1's cpu controller) and that cgroup's throttled
 # time before and after (cpu.stat: v2 in microseconds, v1 in nanoseconds, marked `ns`). `exec sh -c` makes sh the
 # child of sshd whatever the login shell is; `"$0"` is the payload command. Every field is `?` where unreadable.
-# Before them, one `sshbench-ss:` line per poll of the session's socket (`ss -tinH`, its lines joined).
+# Before them, the `sshbench-ss:` lines of the polls of the session's socket (`ss -tinH`), an empty one after each.
 SESSION_REPORT = (
     "exec sh -c '"
     "t() { sed \"s/.*) //\" /proc/$PPID/stat 2>/dev/null | cut -d\" \" -f12,13; }; "
@@ -37,8 +38,8 @@ SESSION_REPORT = (
     "h() { sed -n \"s/^throttled_usec //p;s/^throttled_time \\([0-9]*\\)$/\\1ns/p\" "
     "\"$d/cpu.stat\" 2>/dev/null | head -n 1; }; "
     "f=; w=; if command -v ss >/dev/null 2>&1 && [ -n \"$SSH_CONNECTION\" ] && f=$(mktemp 2>/dev/null); then "
-    "set -- $SSH_CONNECTION; (while :; do echo \"$(ss -tinH state established \"( sport = :$4 and dport = :$2 )\" "
-    "2>/dev/null | tr -s \" \\n\\t\" \"   \")\"; sleep 0.2 2>/dev/null || sleep 1; done) >\"$f\" 2>/dev/null & "
+    "set -- $SSH_CONNECTION; (while :; do ss -tinH state established \"( sport = :$4 and dport = :$2 )\"; echo; "
+    f"sleep {SS_SECONDS} 2>/dev/null || sleep 1; done) >\"$f\" 2>/dev/null & "
     "w=$!; fi; "
     "b=$(t); hb=$(h); sh -c \"$0\"; s=$?; e=$(t); he=$(h); "
     f"if [ -n \"$w\" ]; then kill $w 2>/dev/null; sed \"s/^/{SS_MARK} /\" \"$f\" >&2; rm -f \"$f\"; fi; "
@@ -134,12 +135,19 @@ def _is_number(text: str) -> bool:
 def socket_report(texts: Sequence[str]) -> dict[str, Any] | None:
     """Return the summary of the session's socket its `ss` polls showed (as the watcher summarises a socket read
     here, marked as read by ss over the login), or None with fewer than 2 readings."""
-    readings = [r for t in texts if t.startswith(SS_MARK) and (r := parse_ss(t[len(SS_MARK) :])) is not None]
+    polls, lines = [], []
+    for text in (t[len(SS_MARK) :] for t in texts if t.startswith(SS_MARK)):
+        if text.strip():
+            lines.append(text)
+        elif lines:
+            polls.append(" ".join(lines))
+            lines = []
+    readings = [r for poll in polls if (r := parse_ss(poll)) is not None]
     if len(readings) < 2:
         return None
     series = Series(readings[0], readings[0])
     for r in readings[1:]:
         series.add(r)
     found = series.summary() | {"read_by": "ss over the login"}
-    found.pop("series")  # read every 0.2 s by the remote shell's clock, not ours: no time series is claimed
+    found.pop("series")  # timed by the remote shell's sleep, not by a clock read here: no time series is claimed
     return found

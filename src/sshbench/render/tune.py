@@ -79,8 +79,10 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         console.print(f"Host {host}", highlight=False, markup=False)
         for line in pasted["ssh_config"]:
             console.print(f"    {line}", highlight=False, markup=False)
+    measured = tune.measured_commands(found)
     for command in pasted["commands"]:
-        console.print(f"  instead of one copy: {command}", highlight=False, markup=False)
+        how = "on the server (measured here)" if command in measured else "instead of one copy"
+        console.print(f"  {how}: {command}", highlight=False, markup=False)
     if not pasted["ssh_config"] and not pasted["commands"]:
         console.print("  nothing measured here beats the default significantly: keep it", highlight=False)
     print_unfinished(console, run)

@@ -132,6 +132,17 @@ def make_server(spec: str) -> LocalServer:
     return server_type.make(spec, path)
 
 
+def widened(spec: str, window: int) -> LocalServer | None:
+    """Return a (not yet started) server of a local spec's type with a larger receive window, None when the type
+    has no option for it (OpenSSH's channel window is fixed; Dropbear's is -W)."""
+    server_type, _ = lookup(spec)
+    if server_type.name != "dropbear":
+        return None
+    from sshbench.targets.servers.dropbear import DropbearServer
+
+    return DropbearServer(spec, window=window)
+
+
 def every() -> list[str]:
     """Return the specs of every known embedded server (unavailable ones are reported as skipped)."""
     return [f"{LOCAL_PREFIX}{name}" for name in KNOWN]
