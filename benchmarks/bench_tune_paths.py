@@ -25,19 +25,22 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "jobs"))
 
 from test_tune import shaped_host  # the tests' own shaped host, so both measure the same thing
 
-CASES = (  # (name, link, CPU quota, extra tune arguments)
+CASES = (  # (name, link, CPU quota, extra tune arguments); link "embedded": tune's own --link in the arguments
     ("100 Mbit/s, 20 ms", "100mbit,20ms", None, []),
     ("1 Gbit/s, 100 ms", "1gbit,100ms", None, ["--direction", "down"]),
     ("loopback, server at 15 % of a CPU", None, 0.15, ["--direction", "down"]),
     ("10 Mbit/s, 10 ms, text", "10mbit,10ms", None, ["--direction", "down", "--payload", "text"]),
     ("10 Mbit/s, 10 ms, random", "10mbit,10ms", None, ["--direction", "down", "--payload", "random"]),
+    ("embedded Dropbear, 1 Gbit/s, 100 ms", "embedded", None, ["local:dropbear", "--link", "1gbit,100ms",
+                                                                "--direction", "up"]),
 )
 
 
-def tune(config: Path, db: Path, budget: str, extra: list[str]) -> dict[str, Any]:
-    """Run `sshbench tune testhost` and return its document."""
-    argv = [sys.executable, "-m", "sshbench", "tune", "testhost", "--ssh-config", str(config), "--db", str(db),
-            "--max-time", budget, "--json", *extra]  # fmt: skip
+def tune(config: Path | None, db: Path, budget: str, extra: list[str]) -> dict[str, Any]:
+    """Run `sshbench tune testhost` (or the embedded target in `extra`, without a config) and return its document."""
+    target = ["testhost", "--ssh-config", str(config)] if config else []
+    argv = [sys.executable, "-m", "sshbench", "tune", *target, "--db", str(db), "--max-time", budget, "--json",
+            *extra]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, check=False, env=os.environ)
     if done.returncode not in (0, 9):
         raise SystemExit(f"tune failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -83,8 +86,11 @@ def main() -> None:
         for i, (name, link, quota, extra) in enumerate(CASES):
             case = Path(tmp) / str(i)
             case.mkdir()
-            with shaped_host(case, link, cpu_share=quota) as config:
-                doc = tune(config, Path(tmp) / "runs.db", args.max_time, extra)
+            if link == "embedded":
+                doc = tune(None, Path(tmp) / "runs.db", args.max_time, extra)
+            else:
+                with shaped_host(case, link, cpu_share=quota) as config:
+                    doc = tune(config, Path(tmp) / "runs.db", args.max_time, extra)
             lines += rows(name, doc)
             pasted.append(f"{name}: {doc['tune']['paste']}")
             print(f"{name}: done", file=sys.stderr, flush=True)

@@ -62,12 +62,11 @@ class ResultGroup:
 
 def remedy_text(remedy: str | None) -> str:
     """Return how a `tune` remedy reads after a row's name (empty for none)."""
-    n = remedy.split("=", 1)[1] if remedy and remedy.startswith("streams=") else None
-    if remedy is None or n is not None:
-        return "" if remedy is None else " (one connection)" if n == "1" else f" x {n} connections at once"
-    if remedy.startswith("window="):
-        return f" with the server's receive window at {int(remedy.split('=', 1)[1]) / 2**20:g} MiB"
-    return {"compression": " with Compression=yes", "master": " reusing a master connection"}.get(remedy, remedy)
+    kind, _, n = (remedy or "").partition("=")
+    if kind == "streams":
+        return " (one connection)" if n == "1" else f" x {n} connections at once"
+    return {"": "", "compression": " with Compression=yes", "master": " reusing a master connection",
+            "window": f" with the server's receive window at {int(n or 0) / 2**20:g} MiB"}.get(kind, kind)
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ def remedies(bounds: Mapping[str, str], disc: Discovery, allows: Callable[[str, 
             out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=f"streams={n}") for n in STREAMS]
             if payload == "text" and bound != "unknown":  # zeros say nothing of a user's data, random can't shrink
                 out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy="compression"))
-            if window and bound == "ssh-window" and d is Direction.UP:  # the server's window bounds what it receives
+            if window and bound in ("ssh-window", "unknown") and d is Direction.UP:  # the server's window, receiving
                 out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy=f"window={WIDE_WINDOW}"))
         if bound in (*CPU_BOUNDS, "unknown"):
             for cipher in disc.shared("cipher"):

@@ -1,8 +1,9 @@
 """A remote server's session reports itself over the same login: the sshd session process's CPU seconds, peak
 RSS and its cgroup's CPU quota, printed on stderr around the payload command, and its own TCP socket as `ss -tin`
-shows it every 0.5 s while the command runs (Linux hosts with `ss` and `mktemp`; elsewhere nothing is reported and
-nothing is guessed). The socket is the one `SSH_CONNECTION` names; the readings go to a temporary file there, so no
-poll holds the channel open, and are printed after the command with the file removed."""
+shows it while the command runs (every 0.1 s for 0.5 s, then every 0.5 s; Linux hosts with `ss` and `mktemp`;
+elsewhere nothing is reported and nothing is guessed). The socket is the one `SSH_CONNECTION` names; the readings
+go to a temporary file there, so no poll holds the channel open, and are printed after the command with the file
+removed; `ss` runs at the lowest priority, so a session held to a small CPU quota yields little of it to the polls."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from sshbench.measure.tcpinfo import Reading, Series
 
 SESSION_MARK = "sshbench-session:"
 SS_MARK = "sshbench-ss:"
-SS_SECONDS = 0.5  # between two polls of the session's socket: ss and sleep cost ~4.5 ms of its CPU each (BENCHMARKS)
+SS_FIRST, SS_QUICK = 0.1, 5  # the first polls of the session's socket come this quickly (a 0.3 s sample gets 3)
+SS_SECONDS = 0.5  # then this far apart: ss and sleep cost ~4.5 ms of the session's CPU each (docs/BENCHMARKS.md)
 # Around a remote command, on stderr: the sshd session process's CPU ticks before and after (fields 14, 15 of
 # /proc/PPID/stat, counted after the `(comm)` field), the clock tick, its peak RSS, the CPU quota of its cgroup
 # (cpu.max of v2, or cpu.cfs_quota_us and cpu.cfs_period_us of v1's cpu controller) and that cgroup's throttled
@@ -38,8 +40,10 @@ SESSION_REPORT = (
     "h() { sed -n \"s/^throttled_usec //p;s/^throttled_time \\([0-9]*\\)$/\\1ns/p\" "
     "\"$d/cpu.stat\" 2>/dev/null | head -n 1; }; "
     "f=; w=; if command -v ss >/dev/null 2>&1 && [ -n \"$SSH_CONNECTION\" ] && f=$(mktemp 2>/dev/null); then "
-    "set -- $SSH_CONNECTION; (while :; do ss -tinH state established \"( sport = :$4 and dport = :$2 )\"; echo; "
-    f"sleep {SS_SECONDS} 2>/dev/null || sleep 1; done) >\"$f\" 2>/dev/null & "
+    "set -- $SSH_CONNECTION; (n=0; while :; do nice -n 19 ss -tinH state established "
+    "\"( sport = :$4 and dport = :$2 )\"; "
+    f"echo; n=$((n+1)); s={SS_FIRST}; [ $n -gt {SS_QUICK} ] && s={SS_SECONDS}; sleep $s 2>/dev/null || sleep 1; done) "
+    ">\"$f\" 2>/dev/null & "
     "w=$!; fi; "
     "b=$(t); hb=$(h); sh -c \"$0\"; s=$?; e=$(t); he=$(h); "
     f"if [ -n \"$w\" ]; then kill $w 2>/dev/null; sed \"s/^/{SS_MARK} /\" \"$f\" >&2; rm -f \"$f\"; fi; "

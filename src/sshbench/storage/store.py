@@ -16,10 +16,8 @@ Schema history (SCHEMA_VERSION):
       and `bound` as {kind, limit, unit, used, evidence, remedy} with network/tcp-window/ssh-window/client-cpu/
       server-cpu/crypto/unknown (schema 5's link/window are network/ssh-window). Runs of schema 5 and before are
       read as they are: a missing margin is 5 %.
-  7 - samples.tcp: the kernel's evidence of a transfer's sockets (measure/tcpinfo.py: per side, client and server,
-      RTT, cwnd, delivery rate, app-/receive-window-/send-buffer-limited shares, retransmits, windows; JSON).
-      Later, without a new column: a side's `series` (readings over time, at most 60) and a remote server's socket
-      as its own session read it with `ss` (`read_by`).
+  7 - samples.tcp: the kernel's evidence of a transfer's sockets (measure/tcpinfo.py: per side, RTT, cwnd, delivery
+      rate, limited shares, retransmits, windows, `series` over time; a remote server's as `ss` read it: `read_by`).
 """
 
 from __future__ import annotations

@@ -10,15 +10,11 @@ claim), never as the bound. Otherwise a side whose CPU ran at 85 % or more of wh
 and each server session are single-threaded) is the bound; otherwise `unknown`. `tcp-window` needs the kernel's
 evidence of the sockets.
 
-The kernel's evidence (measure/tcpinfo.py, per sample, medians per row) decides where no setting does: on the
-user's own hosts, and where the settings leave a rate unexplained. The sender's socket decides (the server's for
-downloads, readable for embedded servers; the client's for uploads): receive-window-limited for half its busy time
-or more -> `tcp-window` (the receiver's TCP buffer), send-buffer-limited -> `tcp-window` (the sender's), application-
-limited for half the polls or more at 80 % or more of the channel window / RTT -> `ssh-window`, busy and limited by
-neither -> `network` (its congestion window on the path; the delivery rate and RTT are the evidence). With only the
-receiver's socket (a download from a remote host) the channel window / RTT is checked from the receiver's side, and
-said so. Where settings made a call, the kernel's own call is kept beside it in the evidence (`kernel`), so the two
-can be compared.
+The kernel's evidence (measure/tcpinfo.py; a remote server's socket as `ss` read it over the login) decides where
+no setting does, by the sender's socket (the server's for downloads, the client's for uploads): receive-window- or
+send-buffer-limited half its busy time -> `tcp-window`; application-limited at 80 % or more of the channel window /
+minimum RTT -> `ssh-window`; otherwise busy -> `network`, unless the link sshbench built carries far more. From the
+receiver's socket alone it says so. A settings call keeps the kernel's own call beside it (`kernel`).
 
 A remedy never names the row's own choice: for a cipher-bound row it names the group's leader when the row is
 significantly slower than it, and says that no cipher measured here is faster otherwise.
@@ -165,15 +161,16 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
     cpu = _cpu_bound(row, lim, rate, base, group)
     if cpu is not None:
         return Diagnosis(cpu, tuple(broken))
-    if kernel is not None and kernel.kind is not BoundKind.UNKNOWN:
+    # the kernel's `network` far below the link sshbench built (its rate is known) is not taken
+    refused = kernel is not None and kernel.kind is BoundKind.NETWORK and rate < NEAR_LIMIT * (lim.link or 0)
+    if kernel is not None and kernel.kind is not BoundKind.UNKNOWN and not refused:
         return Diagnosis(kernel, tuple(broken))
-    considered = {k.value: c / MB for k, c, _ in caps}
-    unknown = base | {"limits_MBps": considered}
+    unknown = base | {"limits_MBps": {k.value: c / MB for k, c, _ in caps}}
     return Diagnosis(Bound(BoundKind.UNKNOWN, None, "MB/s", None, unknown), tuple(broken))
 
 
 HALF = 0.5  # a socket limited this share of its busy time (or of the polls) is limited by that
-QUARTER = 0.25  # application-limited this share of the polls, at the channel window per RTT: the window binds
+QUARTER = 0.25  # app-limited this share of the polls at the channel window per RTT: the window binds
 PATH_RTT = 1e-3  # below this RTT (loopback, a fast LAN) the kernel cannot tell the path from the processes at its ends
 
 
