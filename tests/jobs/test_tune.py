@@ -91,10 +91,11 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
     measured = {r["scenario"].get("remedy"): r for r in down["remedies"]}
     assert {"streams=2", "streams=4", "streams=8"} <= set(measured)  # the remedies a window bound calls for
     assert all(r["verdict"] is not None for r in measured.values())  # each read against the default copy
-    # Only what helped is pasted. How much 4 connections gain is not asserted: 1.6-2.2x in most runs here, but
-    # 0.6x (inconclusive) in one clean-clone run on this shared machine (docs/BENCHMARKS.md).
+    # Only what helped is pasted. How much 4 connections gain is not asserted (a performance target lives in
+    # docs/BENCHMARKS.md): 2.4-2.5x on 213-231 MB copies there, but one round lost packets together and fell to 0.6x.
     pasted = doc["tune"]["paste"]["commands"]
-    helped = [r for r in down["remedies"] if r["helps"] and r["scenario"].get("remedy", "").startswith("streams=")]
+    helped = [r for r in down["remedies"] if r["helps"] and r["scenario"].get("remedy", "").startswith("streams=")
+              and r["verdict"]["ratio"] > 1.05]  # fmt: skip
     assert bool(pasted) == bool(helped)
 
 

@@ -124,3 +124,16 @@ def test_connections_paste_the_best_master_and_the_best_kex_a_transfer_only_its_
     (login,) = found
     assert login.copy.scenario == fresh and all(r.helps for r in login.remedies)
     assert tune.paste(found)["ssh_config"] == [*tune.MASTER_LINES, "KexAlgorithms curve25519-sha256"]
+
+
+def test_a_gain_within_the_margin_is_measured_and_shown_but_not_pasted() -> None:
+    copy = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN, remedy="streams=1")
+    eight = dataclasses.replace(copy, remedy="streams=8")
+    steady = dataclasses.replace(copy, remedy=None)
+    values = {steady: [1.2, 1.21, 1.19, 1.2], copy: [1.0, 1.01, 0.99, 1.0], eight: [1.04, 1.05, 1.03, 1.04]}
+    run = _run()
+    run = dataclasses.replace(run, options=dataclasses.replace(run.options, margin=0.02))  # judged at +-2 %
+    found = tune.findings(run, [stored_values(sc, v) for sc, v in values.items()])
+    (down,) = found
+    assert down.remedies[0].helps  # significantly faster: +4 %
+    assert tune.paste(found, 0.05)["commands"] == [] and tune.paste(found, 0.02)["commands"]  # not worth 8 connections

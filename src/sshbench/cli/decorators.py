@@ -201,8 +201,8 @@ SAMPLING_OPTIONS: list[Decorator] = [
         default=Given.kernel_evidence,
         show_default=True,
         help="While each transfer runs, read its TCP sockets from the kernel (sock_diag: RTT, congestion window, "
-        "delivery rate, window- and buffer-limited time) to say what bounds the rate, on any host. Costs well under "
-        "1 % of a CPU (docs/BENCHMARKS.md).",
+        "delivery rate, window- and buffer-limited time) to say what bounds the rate, on any host. Its CPU is about "
+        "2 % of the ssh client's on loopback (docs/BENCHMARKS.md).",
     ),
     click.option(
         "--race/--no-race",

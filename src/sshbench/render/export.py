@@ -121,7 +121,7 @@ def run_document(stored: StoredRun) -> dict[str, Any]:
         from sshbench.analyse import tune
 
         found = tune.findings(run, stored.scenarios)
-        doc["tune"] = {"findings": [f.to_dict() for f in found], "paste": tune.paste(found)}
+        doc["tune"] = {"findings": [f.to_dict() for f in found], "paste": tune.paste(found, run.options.margin)}
     return doc
 
 

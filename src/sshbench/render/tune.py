@@ -72,7 +72,7 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
             console.print(f"    {name}: {_gain(r)}", highlight=False, markup=False)
         for words in f.advice:
             console.print(f"    also: {words}", highlight=False, markup=False)
-    pasted = tune.paste(found)
+    pasted = tune.paste(found, run.options.margin)
     if pasted["ssh_config"]:
         console.print("  ~/.ssh/config (measured here):", highlight=False)
         host = "your-server" if run.target.startswith("local") else run.target
@@ -85,4 +85,6 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         console.print(f"  {how}: {command}", highlight=False, markup=False)
     if not pasted["ssh_config"] and not pasted["commands"]:
         console.print("  nothing measured here beats the default significantly: keep it", highlight=False)
+    console.print(f"  (a gain within the ±{run.options.margin:.0%} margin is not pasted: --margin sets it)",
+                  highlight=False, style="dim")  # fmt: skip
     print_unfinished(console, run)
