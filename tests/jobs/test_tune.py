@@ -87,7 +87,8 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
         doc = _tune_down(cli_env, config, "--max-time", "150s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     down = found["download"]
-    assert down["bound"]["kind"] == "ssh-window", down["bound"]
+    # ssh-window; `unknown` (never `network`) when a loss on the path held the default below 80 % of the window/RTT
+    assert down["bound"]["kind"] in ("ssh-window", "unknown"), down["bound"]
     measured = {r["scenario"].get("remedy"): r for r in down["remedies"]}
     assert {"streams=2", "streams=4", "streams=8"} <= set(measured)  # the remedies a window bound calls for
     assert all(r["verdict"] is not None for r in measured.values())  # each read against the default copy

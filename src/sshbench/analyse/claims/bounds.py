@@ -161,8 +161,7 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
     cpu = _cpu_bound(row, lim, rate, base, group)
     if cpu is not None:
         return Diagnosis(cpu, tuple(broken))
-    # the kernel's `network` far below the link sshbench built (its rate is known) is not taken
-    refused = kernel is not None and kernel.kind is BoundKind.NETWORK and rate < NEAR_LIMIT * (lim.link or 0)
+    refused = kernel is not None and kernel.kind is BoundKind.NETWORK and rate < NEAR_LIMIT * (lim.link or 0)  # built
     if kernel is not None and kernel.kind is not BoundKind.UNKNOWN and not refused:
         return Diagnosis(kernel, tuple(broken))
     unknown = base | {"limits_MBps": {k.value: c / MB for k, c, _ in caps}}
@@ -206,6 +205,8 @@ def from_kernel(row: Row, lim: Limits, rate: float, group: Sequence[Row] = ()) -
         # the transfer ran at what the path delivered (a lower reading is too coarse to be a limit; a higher one
         # says the path could carry more than the transfer asked of it)
         delivered = rate / (1 + TOLERANCE) <= delivery <= rate / NEAR_LIMIT
+        if app_share >= QUARTER and rate >= HALF * cap:  # near the window per RTT and waiting on it at times
+            return Bound(BoundKind.UNKNOWN, None, "MB/s", None, seen | {"limited_by": "the window or the path"})
         if (path_rtt >= PATH_RTT and delivered) or not app:
             why = "the path: data in flight at the rate the path delivered, no window limiting it"
             return _kernel_bound(BoundKind.NETWORK, delivery if delivered else None, rate, seen | {"limited_by": why},
@@ -228,7 +229,8 @@ def _from_receiver(receiver: Mapping[str, Any], row: Row, lim: Limits, rate: flo
                              "window_of": whose}, row, group, lim)  # fmt: skip
     client_busy, server_busy = _busy(row, lim, rate)
     held = _throttled(row, lim, {}, group) is not None
-    if client_busy is False and server_busy is False and not held and rtt_ms / 1e3 >= PATH_RTT:
+    near = rtt_ms > 0 and rate >= HALF * window / (rtt_ms / 1e3)  # 50-80 % of the window per RTT: either could bind
+    if client_busy is False and server_busy is False and not held and rtt_ms / 1e3 >= PATH_RTT and not near:
         why = (
             "the path, by elimination: neither side's CPU is busy and the rate is below the channel window "
             "per RTT (a receive-buffer limit would look the same from here: tcp_rmem "
