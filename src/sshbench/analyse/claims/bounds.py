@@ -175,11 +175,11 @@ PATH_RTT = 1e-3  # below this RTT (loopback, a fast LAN) the kernel cannot tell 
 
 def from_kernel(row: Row, lim: Limits, rate: float, group: Sequence[Row] = ()) -> Bound | None:
     """Return the bound the kernel's evidence of a row's sockets shows (None without evidence); see the module."""
-    tcp = row.tcp or {}
-    down = row.scenario.direction is Direction.DOWN
-    sender, receiver = (tcp.get("server"), tcp.get("client")) if down else (tcp.get("client"), tcp.get("server"))
-    window = CLIENT_WINDOW if down else (lim.server_window or CLIENT_WINDOW)
-    whose = "the ssh client's" if down else f"the {lim.server_product or 'server'}'s"
+    tcp, down = row.tcp or {}, row.scenario.direction is Direction.DOWN
+    server = None if (tcp.get("server") or {}).get("read_by") else tcp.get("server")  # ss's polls: kept, not judged
+    sender, receiver = (server, tcp.get("client")) if down else (tcp.get("client"), server)
+    window, whose = (CLIENT_WINDOW, "the ssh client's") if down else (lim.server_window or CLIENT_WINDOW,
+                                                                      f"the {lim.server_product or 'server'}'s")
     if sender:
         rtt = max(float(sender.get("rtt_ms") or 0), 1e-3) / 1e3
         side = "sender" + (f" (its socket read by {sender['read_by']})" if sender.get("read_by") else "")
