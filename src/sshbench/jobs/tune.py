@@ -90,7 +90,7 @@ def _copies_stored(stored: Sequence[StoredScenario]) -> dict[Direction | None, i
     out: dict[Direction | None, int] = {}
     for st in stored:
         if st.scenario.kind is Kind.THROUGHPUT and st.scenario.remedy == "streams=1" and st.scenario.cipher is None:
-            sizes = [s.nbytes for s in st.samples if s.measured and s.ok and s.nbytes]
+            sizes = [s.nbytes for s in st.samples if s.measured and s.nbytes]
             if sizes:
                 out[st.scenario.direction] = sizes[0]
     return out
