@@ -17,7 +17,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from sshbench.measure import tcpinfo
+from sshbench.measure import tcpinfo, witness
 
 
 def batch(reads: int, once: Callable[[], object]) -> float:
@@ -52,7 +52,7 @@ def main() -> None:
         rows = {
             "sock_diag dump (both address families)": lambda: tcpinfo.read(diag, port),
             "one socket by its sockid": lambda: tcpinfo.read_one(diag, known),
-            "scan of our processes' sockets": lambda: tcpinfo.socket_inodes(tcpinfo.our_processes()),
+            "scan of our processes' sockets": lambda: tcpinfo.socket_inodes(witness.our_processes()),
         }
         print("| reading | CPU ms per reading (median of 5 batches) |")
         print("|---|---:|")

@@ -1,10 +1,9 @@
 """What is measured: kinds of measurement and their metrics, scenarios, samples, plans, run kinds, job options.
 
-A `Metric` per `Kind` says everything that depends on the kind of value: its unit (units.py), whether higher
-is better, which scenario fields name a row, and which result groups it falls into. Results, comparisons,
-exports, tables and charts look it up instead of branching on the kind. Adding a kind of measurement means:
-a `Kind`, a `Metric` in `METRICS`, a sampler in `measure/samplers.py` and a planner in `measure/plan.py`.
-"""
+A `Metric` per `Kind` says everything that depends on the kind of value: its unit (units.py), whether higher is
+better, which scenario fields name a row, and which result groups it falls into. Results, comparisons, exports,
+tables and charts look it up instead of branching on the kind. A new kind of measurement is a `Kind`, a `Metric`
+in `METRICS`, a sampler in `measure/samplers.py` and a planner in `measure/plan.py`."""
 
 from __future__ import annotations
 
@@ -269,6 +268,8 @@ class Sample:
     client_rss: int | None = None  # peak RSS of the ssh client, bytes
     server_rss: int | None = None  # peak RSS of the server's per-connection processes during the sample, bytes
     tcp: Mapping[str, Any] | None = None  # the kernel's evidence of the transfer's sockets (measure/tcpinfo.py)
+    client_cpu_setup: float | None = None  # CPU s before the command was sent (start, login): not the transfer's
+    server_cpu_setup: float | None = None  # the same, an embedded server's (a remote session counts its command only)
 
     @property
     def measured(self) -> bool:
@@ -388,8 +389,7 @@ class JobOptions:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], command: str | None = None) -> JobOptions:
         """Rebuild options stored with `to_dict`; fields a run did not store take their defaults."""
-        declared = {f.name: f for f in dataclasses.fields(cls)}
-        # a field stored as null keeps its default unless None is a value it can take by default
+        declared = {f.name: f for f in dataclasses.fields(cls)}  # a null keeps its default unless that is None
         fields = {k: v for k, v in data.items() if k in declared and (v is not None or declared[k].default is None)}
         fields["command"] = RunKind(command or fields.get("command", RunKind.RUN))
         fields["plan"] = Plan.from_dict(fields.get("plan") or {})

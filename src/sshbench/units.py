@@ -36,12 +36,15 @@ FIELD_UNITS = {
     "client_cpu": "s",
     "client_system": "s",
     "server_cpu": "s",
+    "client_cpu_setup": "s",
+    "server_cpu_setup": "s",
     "phases": "s",
     "client_rss": "bytes",
     "server_rss": "bytes",
     "nbytes": "bytes",
     "memory": "bytes",
-    "costs": "client_cpu_gib/server_cpu_gib: CPU s per GiB moved; server_cpu: s per sample; *_rss: bytes",
+    "costs": "client_cpu_gib/server_cpu_gib: CPU s per GiB moved; server_cpu: s per sample; *_rss: bytes; "
+             "client_busy/server_busy: CPUs used while the payload moved (the login's CPU left out)",
 }
 
 

@@ -140,3 +140,16 @@ def test_copy_tools_are_diagnosed_and_a_plaintext_copy_has_no_channel_window() -
                      "known limit"]  # fmt: skip
     busy = dataclasses.replace(rows["tcp"], costs=Costs(20.0, 20.0, None, None, None))  # 0.4 CPU per side at 20 MB/s
     assert _kind(busy, dataclasses.replace(lim, client_share=0.3, server_share=0.3)) is BoundKind.UNKNOWN
+
+
+def test_a_sides_cpu_is_judged_while_the_payload_moved_not_with_its_login() -> None:
+    lim = bounds.limits(Environment(embedded=OPENSSH), evidence=True)
+    assert lim is not None
+    row = _groups(500.0, CHACHA)["download"][0]
+    # per GiB with the login's CPU in it: 2.4 s/GiB at 500 MB/s reads as 1.12 CPUs, more than one CPU can give
+    inflated = Costs(2.4, 1.0, None, None, None)
+    assert _kind(dataclasses.replace(row, costs=inflated), lim) is BoundKind.CLIENT_CPU
+    measured = dataclasses.replace(inflated, client_busy=0.62, server_busy=0.4)  # CPU after the login, over its time
+    assert _kind(dataclasses.replace(row, costs=measured), lim) is BoundKind.UNKNOWN
+    found = bounds.diagnose(dataclasses.replace(row, costs=dataclasses.replace(measured, client_busy=0.97)), lim)
+    assert found is not None and found.bound.kind is BoundKind.CLIENT_CPU and found.bound.used == 0.97

@@ -123,3 +123,23 @@ def test_a_schema_4_database_reads_without_fleets_and_migrates_when_written(tmp_
     Store(path).close()
     with sqlite3.connect(path) as con:
         assert "parent" in {r[1] for r in con.execute("PRAGMA table_info(runs)")}
+
+
+def test_a_schema_7_database_read_before_migrating_has_no_login_cpu(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    store = Store(path)
+    run_id = store.create_run(JobOptions(command=RunKind.THROUGHPUT), "local", ENVIRONMENT)
+    sc = Scenario(Kind.THROUGHPUT, cipher="aes128-gcm@openssh.com", direction=Direction.DOWN)
+    ids = store.add_scenarios(run_id, [sc])
+    store.add_sample(ids[sc.key], Sample(sc, 1, False, True, 500.0, 0.5, nbytes=10, client_cpu=0.3,
+                                         client_cpu_setup=0.07, phases=(("login", 0.2),)))  # fmt: skip
+    store.close()
+    with sqlite3.connect(path) as con:
+        for column in ("client_cpu_setup", "server_cpu_setup"):
+            con.execute(f"ALTER TABLE samples DROP COLUMN {column}")
+        con.execute("UPDATE meta SET value='7' WHERE key='schema_version'")
+    (old,) = Store(path, read_only=True).scenarios(run_id)
+    assert old.samples[0].client_cpu == 0.3 and old.samples[0].client_cpu_setup is None
+    Store(path).close()  # written again: migrated, and the new sample's figure is kept from then on
+    (new,) = Store(path, read_only=True).scenarios(run_id)
+    assert new.samples[0].client_cpu_setup is None and SCHEMA_VERSION == 8

@@ -1,5 +1,6 @@
 """The steady rate of a transfer from I/O counter probes (pure), and a remote session's report of itself."""
 
+import dataclasses
 import os
 import socket
 import subprocess
@@ -89,3 +90,28 @@ def test_a_remote_session_reports_its_own_socket_as_ss_sees_it_while_the_command
     report = socket_report(texts)
     assert report is not None and report["polls"] >= 2 and report["read_by"] == "ss over the login"
     assert texts[-1].startswith("sshbench-session: ")
+
+
+def test_the_cpu_a_process_spent_before_its_mark_line_is_read_apart() -> None:
+    from sshbench.ssh.proc import at_mark, run_timed
+
+    spin = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"  # CPU before and after the mark
+    calls: list[int] = []
+    with at_mark(lambda: calls.append(1)):
+        done = run_timed(["sh", "-c", f"{spin}; echo 'Sending command: x' >&2; {spin}"], mark="Sending command:")
+    total = done.cpu_user + done.cpu_system
+    assert done.returncode == 0 and calls == [1]
+    assert done.cpu_at_mark is not None and 0.2 * total < done.cpu_at_mark < 0.8 * total
+    assert run_timed(["sh", "-c", "echo 'Sending command: x' >&2"]).cpu_at_mark is None  # not asked: not read
+
+
+def test_a_transfers_cpu_share_leaves_its_login_out() -> None:
+    from sshbench.analyse.results import _busy
+    from sshbench.model import Direction, Kind, Sample, Scenario
+
+    sc = Scenario(Kind.THROUGHPUT, cipher="aes128-gcm@openssh.com", direction=Direction.DOWN)
+    s = Sample(sc, 1, False, True, 500.0, wall=0.5, nbytes=100_000_000, client_cpu=0.35, client_cpu_setup=0.07,
+               phases=(("login", 0.2),))  # fmt: skip
+    assert _busy(s, s.client_cpu, s.client_cpu_setup) == pytest.approx(0.28 / 0.3)
+    assert _busy(s, s.client_cpu, None) is None  # an older sample: not read apart
+    assert _busy(dataclasses.replace(s, phases=()), s.client_cpu, 0.07) is None

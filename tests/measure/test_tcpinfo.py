@@ -7,10 +7,11 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
-from sshbench.measure import tcpinfo
+from sshbench.measure import tcpinfo, witness
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/ns/net"), reason="Linux only")
 
@@ -58,4 +59,27 @@ def test_an_error_reply_is_raised_and_a_short_tcp_info_is_read_as_far_as_it_goes
 def test_our_sockets_are_found_by_inode() -> None:
     with socket.socket() as mine:
         assert os.fstat(mine.fileno()).st_ino in tcpinfo.socket_inodes(iter([os.getpid()]))
-    assert tcpinfo.netns_of(os.getpid()) is None  # our own namespace: read here
+    assert witness.netns_of(os.getpid()) is None  # our own namespace: read here
+
+
+def test_connections_to_our_own_servers_port_are_ours_without_a_scan() -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    conn, _ = server.accept()
+    scans: list[int] = []
+
+    def ours() -> Iterator[int]:
+        scans.append(1)
+        return iter([os.getpid()])
+
+    with tcpinfo.Watcher(port, ours, server_local=True, interval=0.05) as watcher:
+        for _ in range(20):
+            client.sendall(b"x" * 4096)
+            conn.recv(1 << 16)
+            time.sleep(0.02)
+    for s in (client, conn, server):
+        s.close()
+    found = watcher.evidence()
+    assert found["client"]["polls"] >= 2 and scans == []
+    assert watcher.families in ((socket.AF_INET,),)  # narrowed to the connection's family once found

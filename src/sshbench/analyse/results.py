@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sshbench.model import GROUP_ORDER, PHASES, Scenario
+from sshbench.model import GROUP_ORDER, PHASES, Sample, Scenario
 from sshbench.ratios import MARGIN, Ratio, Standing, Verdict, Word, judge, paired_ratio, unpaired_ratio
 from sshbench.records import StoredScenario
 from sshbench.stats import Summary, instability, summarize
@@ -46,6 +46,8 @@ class Costs:
     server_cpu: float | None  # server CPU seconds per sample (latency: per connection)
     client_rss: int | None  # peak RSS of the client, bytes
     server_rss: int | None  # peak RSS of the server's per-connection processes, bytes
+    client_busy: float | None = None  # CPUs the client used while the payload moved (its login's CPU left out)
+    server_busy: float | None = None  # the same for the server (None where the login's CPU was not read apart)
 
 
 def _median(values: Sequence[float | int | None]) -> float | None:
@@ -67,7 +69,18 @@ def costs(stored: StoredScenario) -> Costs | None:
         server_cpu=_median([s.server_cpu for s in good]),
         client_rss=None if crss is None else int(crss),
         server_rss=None if srss is None else int(srss),
+        client_busy=_median([_busy(s, s.client_cpu, s.client_cpu_setup) for s, _ in per_gib]),
+        server_busy=_median([_busy(s, s.server_cpu, s.server_cpu_setup) for s, _ in per_gib]),
     )
+
+
+def _busy(s: Sample, cpu: float | None, setup: float | None) -> float | None:
+    """Return the CPUs a side used while a transfer's payload moved: its CPU after the login over the time from the
+    command to exit (None where the login's CPU or time was not read apart)."""
+    login = dict(s.phases).get("login")
+    if cpu is None or setup is None or login is None or s.wall - login <= 0:
+        return None
+    return max(cpu - setup, 0.0) / (s.wall - login)
 
 
 def tcp_evidence(stored: StoredScenario) -> dict[str, dict[str, Any]] | None:

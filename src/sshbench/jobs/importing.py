@@ -17,7 +17,7 @@ from sshbench.records import SCHEMA_VERSION, Discovery, ServerReport, read_disco
 from sshbench.storage.store import Store
 
 SAMPLE_FIELDS = ("round", "warmup", "ok", "value", "wall", "nbytes", "client_cpu", "client_system", "error",
-                 "server_cpu", "client_rss", "server_rss", "tcp")  # fmt: skip
+                 "server_cpu", "client_rss", "server_rss", "tcp", "client_cpu_setup", "server_cpu_setup")  # fmt: skip
 
 
 def _bad(path: Path, why: str) -> SshbenchError:

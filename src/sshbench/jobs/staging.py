@@ -28,8 +28,8 @@ from sshbench.measure.costs import metered
 from sshbench.measure.memory import measure_states
 from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
-from sshbench.measure.tcpinfo import witnessed
 from sshbench.measure.tools import Binaries, Plain, ToolSampler
+from sshbench.measure.witness import witnessed
 from sshbench.model import JobOptions, Sample, Scenario, is_local
 from sshbench.records import Discovery, MemoryRecord
 from sshbench.ssh import envinfo

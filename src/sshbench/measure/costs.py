@@ -2,7 +2,8 @@
 
 Measuring sees an embedded server only through `ServerView` (its processes, their roles, its CPU counter),
 so nothing here depends on how servers are started. `metered` wraps any sampler: server CPU is the
-server's cgroup reading after the connection's processes have exited minus the reading before; during
+server's cgroup reading after the connection's processes have exited minus the reading before (and what of it
+was spent before the login's command was sent, read when ssh says it sent it: `server_cpu_setup`); during
 transfers a light watcher reads, every 100 ms, the peak RSS (VmHWM) of the ssh client and the summed
 peaks of the server's per-connection processes (not the listener).
 """
@@ -18,6 +19,7 @@ import psutil
 
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import Sample, Scenario
+from sshbench.ssh.proc import at_mark
 
 
 class ServerView(Protocol):
@@ -49,22 +51,24 @@ def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sam
     """Add peak client/server RSS (when watching memory) and the embedded server's CPU seconds to each sample."""
 
     def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
-        """Take one sample between two readings of the server's CPU counter."""
+        """Take one sample between two readings of the server's CPU counter (and a third when the login is done)."""
         before = server.cpu_seconds() if server else None
         watcher = PeakWatcher(server)
-        if watch_memory:
-            with watcher:
+        logged_in: list[float | None] = []
+        with at_mark(lambda: logged_in.append(server.cpu_seconds() if server else None)):
+            if watch_memory:
+                with watcher:
+                    taken = take(sc, rnd, warmup)
+            else:
                 taken = take(sc, rnd, warmup)
-        else:
-            taken = take(sc, rnd, warmup)
         if server is None:
             return dataclasses.replace(taken, client_rss=watcher.client_peak)
         server.wait_idle()  # the session's last processes exit: their CPU is counted too
         after = server.cpu_seconds()
         cpu = None if before is None or after is None else after - before
-        return dataclasses.replace(
-            taken, server_cpu=cpu, client_rss=watcher.client_peak, server_rss=watcher.server_peak
-        )
+        setup = None if before is None or len(logged_in) != 1 or logged_in[0] is None else logged_in[0] - before
+        return dataclasses.replace(taken, server_cpu=cpu, client_rss=watcher.client_peak,
+                                   server_rss=watcher.server_peak, server_cpu_setup=setup)  # fmt: skip
 
     return sample
 

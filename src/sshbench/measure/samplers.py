@@ -1,19 +1,18 @@
 """Take one sample: a connection (spawn -> authenticated -> `true` -> exit) or a verified transfer.
 
-Throughput is the steady rate of a transfer: the payload after its first 20 % (at least 8 MiB, at most
-half) over the time it took, counted where it is received. Downloads: the ssh client's own I/O counters
-(/proc/PID/io: bytes written to /dev/null), read every 10 ms, up to process exit. Uploads to an embedded
-server: the server side times itself (`head -c` the first part, `date`, `wc -c` the rest, `date`: same
-clock, this machine), since the client reads ahead of what the server has received by the channel window
-and both sockets' buffers (most of a second on a slow link). A remote host times itself the same way (two readings
-of its own clock: their difference needs no clock agreement); where its `date` has no `%N` (not GNU), the client's
-bytes read from the file, up to process exit, are the fallback (low on slow links: 4.8 against 12.5 MB/s for 4 MiB
-over 100 Mbit/s at 20 ms here). The handshake and the start of the stream (the channel window
-ramp: ~90 ms for uploads on loopback here, see docs/BENCHMARKS.md) are excluded, so short and long
-samples measure the same thing. Without readable counters the rate falls back to the payload over the
-time from `Sending command:` to exit. Payload bytes are produced and consumed by the real binaries:
-remote `head -c N /dev/zero` into the client's /dev/null for download; a local file into remote `wc -c`
-for upload, which also counts the bytes exactly.
+Throughput is the steady rate of a transfer: the payload after its first 20 % (at least 8 MiB, at most half) over
+the time it took, counted where it is received. Downloads: the ssh client's own I/O counters (/proc/PID/io: bytes
+written to /dev/null), read every 10 ms, up to process exit. Uploads to an embedded server: the server side times
+itself (`head -c` the first part, `date`, `wc -c` the rest, `date`: same clock, this machine), since the client
+reads ahead of what the server has received by the channel window and both sockets' buffers (most of a second on a
+slow link). A remote host times itself the same way (two readings of its own clock: their difference needs no clock
+agreement); where its `date` has no `%N` (not GNU), the client's bytes read from the file, up to process exit, are
+the fallback (low on slow links: 4.8 against 12.5 MB/s for 4 MiB over 100 Mbit/s at 20 ms here). The handshake and
+the start of the stream (the channel window ramp: ~90 ms for uploads on loopback here, see docs/BENCHMARKS.md) are
+excluded, so short and long samples measure the same thing. Without readable counters the rate falls back to the
+payload over the time from `Sending command:` to exit. Payload bytes are produced and consumed by the real binaries:
+remote `head -c N /dev/zero` into the client's /dev/null for download; a local file into remote `wc -c` for upload,
+which also counts the bytes exactly.
 
 `ThroughputSampler` sizes each scenario's transfers from its warm-up (about `sample_seconds` per sample);
 `latency_sampler` times connections. Both are `Sampler`s for the scheduler."""
@@ -48,7 +47,7 @@ from sshbench.ssh.text import (
     ssh_failure_reason,
 )
 
-COMMAND_MARKER = "Sending command:"
+COMMAND_MARKER = MARK = "Sending command:"
 MB = 1_000_000
 STEADY_FROM = 0.2  # the first 20 % of the payload is not timed ...
 STEADY_BYTES = 8 * 2**20  # ... nor the first 8 MiB (window ramp; an uploading client reads ahead of the server)
@@ -178,11 +177,11 @@ def throughput_sample(
 
     if scenario.direction is Direction.DOWN:
         argv = target.argv(ssh, scenario.ssh_options(), command(payload.download_command(size)))
-        done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL)
+        done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK)
     else:
         with open(payload.upload_source(size), "rb") as source:
             argv = target.argv(ssh, scenario.ssh_options(), command(upload_command(size, True)))
-            done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL)
+            done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK)
     problem = _transfer_problem(done, scenario.direction, size, scenario.remedy == "compression")
     if problem:
         return _failed(scenario, rnd, warmup, done, problem)
@@ -201,6 +200,8 @@ def throughput_sample(
         nbytes=size,
         client_cpu=done.cpu_user + done.cpu_system,
         client_system=done.cpu_system,
+        client_cpu_setup=done.cpu_at_mark,
+        phases=(("login", started - done.started),),  # spawn -> command sent: when client_cpu_setup was spent
         server_cpu=session.cpu if session else None,
         server_rss=session.rss if session else None,
         tcp=_remote_evidence(session, socket_report(done.texts), done.wall) if remote else None,

@@ -4,9 +4,9 @@ One netlink request (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY with INET_DIAG_INFO 
 established TCP socket of a network namespace with its `struct tcp_info` (linux/tcp.h) and congestion control: what
 `ss -tin` prints, without spawning it. Once a socket is found and moving bytes, it is asked for again by its sockid
 alone, with no dump and no look at whose it is (costs per read in docs/BENCHMARKS.md: a dump, a read by sockid, and
-spawning `ss`). A socket is one of ours when its inode is held by a process sshbench started (the ssh client, an
-embedded server's session); the server's sockets of a server in an emulated link's namespace are read from that
-namespace (a socket made there by a thread that entered it). Linux only; elsewhere nothing is read.
+spawning `ss`). Every connection to an embedded server's port is ours (sshbench picked that free port); to a host
+of the user's, a socket is ours when a process sshbench started holds its inode. An emulated link's namespace is
+read through a socket made there by a thread that entered it. Linux only; elsewhere nothing is read.
 
 `Watcher` polls a few times per second in a thread and keeps, per socket, the first and last reading and the values
 a summary needs; `Evidence.summary()` is what a sample stores (units in the keys).
@@ -15,23 +15,16 @@ a summary needs; `Evidence.summary()` is what a sample stores (units in the keys
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import os
 import socket
 import statistics
 import struct
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import psutil
-
-from sshbench.measure.scheduler import Sampler
-from sshbench.model import Kind, Sample, Scenario
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -45,6 +38,7 @@ _REQUEST = struct.Struct("=BBBxI HH16s16sI8s")  # inet_diag_req_v2 with its inet
 _MSG = struct.Struct("=BBBB HH16s16sI8s IIIII")  # inet_diag_msg
 _SOCKID_END = 4 + struct.calcsize("=HH16s16sI8s")  # the inet_diag_sockid inside inet_diag_msg
 POLL_SECONDS = 0.1
+FAMILIES: tuple[int, ...] = (socket.AF_INET, socket.AF_INET6)
 SERIES_POINTS = 60  # readings kept per socket and sample for the report's time series
 
 # struct tcp_info: (name, offset, format). Times in microseconds, rates in bytes per second.
@@ -144,11 +138,11 @@ def read_one(sock: socket.socket, known: Reading) -> Reading | None:
     return same[0] if same else None
 
 
-def read(sock: socket.socket, port: int | None = None) -> list[Reading]:
-    """Return the established TCP sockets (IPv4 and IPv6) the diag socket's namespace holds, with `port` at either
-    end when given."""
+def read(sock: socket.socket, port: int | None = None, families: tuple[int, ...] = FAMILIES) -> list[Reading]:
+    """Return the established TCP sockets of these address families (default IPv4 and IPv6) the diag socket's
+    namespace holds, with `port` at either end when given."""
     out: list[Reading] = []
-    for family in (socket.AF_INET, socket.AF_INET6):
+    for family in families:
         sock.send(request(family))
         done = False
         while not done:
@@ -299,13 +293,13 @@ class Watcher:
             self.sockets["server"] = diag_socket(server_netns) if server_netns else self.sockets["client"]
         self.series: dict[str, Series] = {}
         self.inodes: set[int] = set()
+        self.families = FAMILIES  # narrowed to the transfer's family once its socket is found
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="sshbench-tcpinfo", daemon=True)
         self.seconds = 0.0  # CPU seconds this watcher spent (its own cost, measured)
 
     def __enter__(self) -> Watcher:
-        self.poll()
-        self.thread.start()
+        self.thread.start()  # the first poll one interval in: the sample's connection does not exist before it starts
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -330,13 +324,17 @@ class Watcher:
                     known.add(again)  # the socket that is moving bytes, asked for by name: no dump, no inode scan
                     continue
                 if id(sock) not in seen:
-                    seen[id(sock)] = read(sock, self.port)
+                    seen[id(sock)] = read(sock, self.port, self.families)
                 readings = seen[id(sock)]
                 wanted = [r for r in readings if (r.peer_port if side == "client" else r.local_port) == self.port]
-                if any(r.inode not in self.inodes for r in wanted):
-                    self.inodes = socket_inodes(self.ours())
-                mine = [r for r in wanted if r.inode in self.inodes]
+                if self.server_local:
+                    mine = wanted  # our own server's port: every connection to it is one of ours, no scan needed
+                else:
+                    if any(r.inode not in self.inodes for r in wanted):
+                        self.inodes = socket_inodes(self.ours())
+                    mine = [r for r in wanted if r.inode in self.inodes]
                 if mine:
+                    self.families = (mine[0].family,)
                     r = max(mine, key=lambda x: x.info.get("bytes_acked", 0) + x.info.get("bytes_received", 0))
                     if side not in self.series or self.series[side].first.inode != r.inode:
                         self.series[side] = Series(r, r)
@@ -348,51 +346,11 @@ class Watcher:
 
     def evidence(self) -> dict[str, Any]:
         """Return the summary per side that was seen (client, server) with that side's TCP buffer settings where
-        readable, and the watcher's own CPU seconds."""
+        readable, and the watcher's own CPU seconds (its polls and this summary)."""
+        start = time.thread_time()
         out: dict[str, Any] = {side: s.summary() for side, s in self.series.items() if s.polls >= 2}
         for side, figures in out.items():
             if side == "client" or not self.server_netns:  # sysctls are per namespace: ours is readable here
                 figures |= buffers()
-        out["harness_cpu_s"] = self.seconds
+        out["harness_cpu_s"] = self.seconds + time.thread_time() - start
         return out
-
-
-
-def our_processes() -> Iterator[int]:
-    """Return the PIDs of every process this one started, and their children (ssh clients, embedded servers)."""
-    try:
-        return iter([p.pid for p in psutil.Process().children(recursive=True)])
-    except psutil.Error:
-        return iter(())
-
-
-def netns_of(pid: int | None) -> str | None:
-    """Return /proc/PID/ns/net when that process lives in another network namespace than this one, else None."""
-    if pid is None:
-        return None
-    try:
-        theirs = os.stat(f"/proc/{pid}/ns/net")
-        mine = os.stat("/proc/self/ns/net")
-    except OSError:
-        return None
-    return None if (theirs.st_ino, theirs.st_dev) == (mine.st_ino, mine.st_dev) else f"/proc/{pid}/ns/net"
-
-
-def witnessed(take: Sampler, port: int, server_pid: int | None, server_local: bool) -> Sampler:
-    """Return `take` with the kernel's evidence of each transfer's sockets (throughput and copies; not connections
-    or warm-ups); where sock_diag cannot be read (not Linux, a namespace we may not enter) samples go without it."""
-
-    def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
-        """Take one sample while its sockets are watched."""
-        if warmup or sc.kind is Kind.LATENCY or not sys.platform.startswith("linux"):
-            return take(sc, rnd, warmup)
-        try:
-            watcher = Watcher(port, our_processes, netns_of(server_pid), server_local)
-        except OSError:
-            return take(sc, rnd, warmup)
-        with watcher:
-            taken = take(sc, rnd, warmup)
-        evidence = watcher.evidence()
-        return dataclasses.replace(taken, tcp={**(taken.tcp or {}), **evidence}) if len(evidence) > 1 else taken
-
-    return sample

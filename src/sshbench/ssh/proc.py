@@ -37,6 +37,7 @@ class Finished:
     cpu_system: float
     timed_out: bool = False
     progress: tuple[tuple[float, int, int], ...] = ()  # (time, bytes read, bytes written) from /proc/PID/io
+    cpu_at_mark: float | None = None  # CPU seconds the process had used when its `mark` line arrived
 
     @property
     def wall(self) -> float:
@@ -90,6 +91,18 @@ class _LineSplitter:
 
 
 _placers: list[Callable[[int], None]] = []  # each gets the PID of every process `run_timed` starts, at once
+_at_mark: list[Callable[[], None]] = []  # each is called when a `mark` line arrives (once per process)
+
+
+@contextlib.contextmanager
+def at_mark(call: Callable[[], None]) -> Iterator[None]:
+    """Call `call` in the block whenever a process `run_timed` runs prints its `mark` line (e.g. to read a server's
+    CPU counter at the moment a login is done and its command sent)."""
+    _at_mark.append(call)
+    try:
+        yield
+    finally:
+        _at_mark.remove(call)
 
 
 @contextlib.contextmanager
@@ -113,12 +126,14 @@ def run_timed(
     clock: Clock = time.perf_counter,
     probe: float | None = None,
     arrived: Callable[[], int] | None = None,
+    mark: str | None = None,
 ) -> Finished:
     """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most).
 
     probe: every `probe` seconds, read the process's I/O counters (/proc/PID/io rchar, wchar) so that a
     transfer's progress over time is known without touching its data; with `arrived`, record what it returns
-    instead (e.g. the size of the file being received), as (time, bytes, 0).
+    instead (e.g. the size of the file being received), as (time, bytes, 0). mark: when the first stderr line
+    holding it arrives, the process's CPU so far is read (`Finished.cpu_at_mark`) and `at_mark` calls are made.
     """
     started = clock()
     proc = subprocess.Popen(
@@ -131,7 +146,7 @@ def run_timed(
     try:
         for place in _placers:
             place(proc.pid)
-        return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived)
+        return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived, mark)
     except BaseException:
         _kill(proc)
         raise
@@ -142,6 +157,15 @@ def open_io(pid: int) -> int | None:
     try:
         return os.open(f"/proc/{pid}/io", os.O_RDONLY)
     except OSError:
+        return None
+
+
+def cpu_so_far(pid: int) -> float | None:
+    """Return the CPU seconds (user and system) a live process has run so far (/proc/PID/schedstat, ns)."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, IndexError, ValueError):
         return None
 
 
@@ -157,11 +181,11 @@ def read_io(fd: int) -> tuple[int, int] | None:
 class _Watch:
     """Read a running process's stderr (timestamped lines), a little stdout and its I/O counters until it exits."""
 
-    def __init__(
-        self, proc: subprocess.Popen[bytes], clock: Clock, probe: float | None, arrived: Callable[[], int] | None
-    ) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], clock: Clock, probe: float | None,
+                 arrived: Callable[[], int] | None, mark: str | None = None) -> None:  # fmt: skip
         assert proc.stderr is not None
-        self.proc, self.clock, self.probe, self.arrived = proc, clock, probe, arrived
+        self.proc, self.clock, self.probe, self.arrived, self.mark = proc, clock, probe, arrived, mark
+        self.cpu_at_mark: float | None = None
         self.lines, self.stdout = _LineSplitter(), bytearray()
         self.progress: list[tuple[float, int, int]] = []
         self.ended: float | None = None  # the exit instant, from the pidfd
@@ -213,7 +237,12 @@ class _Watch:
         if not chunk:
             self.sel.unregister(fd)
         elif what == "err":
+            seen = len(self.lines.lines)
             self.lines.feed(now, chunk)
+            if self.mark is not None and any(self.mark in text for _, text in self.lines.lines[seen:]):
+                self.mark, self.cpu_at_mark = None, cpu_so_far(self.proc.pid)
+                for call in _at_mark:
+                    call()
         elif len(self.stdout) < STDOUT_CAP:
             self.stdout += chunk
 
@@ -239,9 +268,10 @@ def _collect(
     clock: Clock,
     probe: float | None = None,
     arrived: Callable[[], int] | None = None,
+    mark: str | None = None,
 ) -> Finished:
     """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
-    watch = _Watch(proc, clock, probe, arrived)
+    watch = _Watch(proc, clock, probe, arrived, mark)
     watch.run(started + timeout)
     cpu_user, cpu_system = _reap(proc)
     end = watch.ended if watch.ended is not None else clock()
@@ -257,6 +287,7 @@ def _collect(
         cpu_system=cpu_system,
         timed_out=watch.ended is None,
         progress=tuple(watch.progress),
+        cpu_at_mark=watch.cpu_at_mark,
     )
 
 

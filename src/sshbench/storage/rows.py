@@ -91,7 +91,8 @@ def _status(row: Any) -> RunStatus:
 
 
 def sample(sc: Scenario, row: Any) -> Sample:
-    """Build a Sample from a row."""
+    """Build a Sample from a row (columns a database opened read-only before migrating lacks read as None)."""
+    have = set(row.keys())
     phases = tuple(json.loads(row["phases"]).items()) if row["phases"] else ()
     return Sample(
         sc,
@@ -104,11 +105,13 @@ def sample(sc: Scenario, row: Any) -> Sample:
         client_cpu=row["client_cpu"],
         phases=phases,
         error=row["error"],
-        server_cpu=row["server_cpu"],
-        client_rss=row["client_rss"],
-        server_rss=row["server_rss"],
-        client_system=row["client_system"],
-        tcp=json.loads(row["tcp"]) if row["tcp"] else None,
+        server_cpu=row["server_cpu"] if "server_cpu" in have else None,
+        client_rss=row["client_rss"] if "client_rss" in have else None,
+        server_rss=row["server_rss"] if "server_rss" in have else None,
+        client_system=row["client_system"] if "client_system" in have else None,
+        tcp=json.loads(row["tcp"]) if "tcp" in have and row["tcp"] else None,
+        client_cpu_setup=row["client_cpu_setup"] if "client_cpu_setup" in have else None,
+        server_cpu_setup=row["server_cpu_setup"] if "server_cpu_setup" in have else None,
     )
 
 

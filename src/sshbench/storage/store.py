@@ -1,7 +1,7 @@
 """SQLite storage: every sample is committed the moment it is taken, with the run's metadata.
 
-Rows come back as typed records (`records.RunRecord`, `StoredScenario`, `StoredRun`), never as dicts.
-Only raw measurements are stored; everything derived (summaries, a sweep's analysis) is computed on read.
+Rows come back as typed records (`records.RunRecord`, `StoredScenario`, `StoredRun`), never as dicts. Only raw
+measurements are stored; everything derived (summaries, a sweep's analysis) is computed on read.
 
 Schema history (SCHEMA_VERSION):
   1 - runs, scenarios, samples.
@@ -18,7 +18,7 @@ Schema history (SCHEMA_VERSION):
       read as they are: a missing margin is 5 %.
   7 - samples.tcp: the kernel's evidence of a transfer's sockets (measure/tcpinfo.py: per side, RTT, cwnd, delivery
       rate, limited shares, retransmits, windows, `series` over time; a remote server's as `ss` read it: `read_by`).
-"""
+  8 - samples.client_cpu_setup, server_cpu_setup: CPU seconds before a transfer's command was sent."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ ADDED_COLUMNS = {
         ("client_rss", "INTEGER"),
         ("server_rss", "INTEGER"),
         ("client_system", "REAL"),
-        ("tcp", "TEXT"),
+        ("tcp", "TEXT"), ("client_cpu_setup", "REAL"), ("server_cpu_setup", "REAL"),
     ),
     "runs": (("analysis", "TEXT"), ("owner", "TEXT"), ("parent", "INTEGER")),
 }
@@ -320,11 +320,12 @@ class Store:
         with self._writing() as db:
             db.execute(
                 "INSERT INTO samples (scenario_id, round, warmup, ok, value, wall, nbytes, client_cpu,"
-                " phases, error, taken_at, server_cpu, client_rss, server_rss, client_system, tcp)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " phases, error, taken_at, server_cpu, client_rss, server_rss, client_system, tcp, client_cpu_setup,"
+                " server_cpu_setup) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (scenario_id, s.round, int(s.warmup), int(s.ok), s.value, s.wall, s.nbytes, s.client_cpu,
                  json.dumps(dict(s.phases)) if s.phases else None, s.error, _now(), s.server_cpu, s.client_rss,
-                 s.server_rss, s.client_system, json.dumps(s.tcp) if s.tcp else None),
+                 s.server_rss, s.client_system, json.dumps(s.tcp) if s.tcp else None, s.client_cpu_setup,
+                 s.server_cpu_setup),
             )  # fmt: skip
 
     def add_memory(self, run_id: int, records: list[MemoryRecord]) -> None:

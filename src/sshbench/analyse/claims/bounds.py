@@ -7,8 +7,8 @@ limits (`crypto`: `openssl speed`, targets/limits/ceilings.py), or than the CPU 
 (`client-cpu`, `server-cpu`). A rate at 80 % or more of the tightest of the first three is bound by it; a limit
 more than TOLERANCE below the rate it should cap is not a limit here and is reported as broken (a `ceiling`
 claim), never as the bound. Otherwise a side whose CPU ran at 85 % or more of what it may use (one CPU at most: ssh
-and each server session are single-threaded) is the bound; otherwise `unknown`. `tcp-window` needs the kernel's
-evidence of the sockets.
+and each server session are single-threaded) while the payload moved (its login's CPU left out) is the bound;
+otherwise `unknown`. `tcp-window` needs the kernel's evidence of the sockets.
 
 The kernel's evidence (measure/tcpinfo.py; a remote server's socket as `ss` read it over the login) decides where
 no setting does, by the sender's socket (the server's for downloads, the client's for uploads): receive-window- or
@@ -16,13 +16,9 @@ send-buffer-limited half its busy time -> `tcp-window`; application-limited at 8
 minimum RTT -> `ssh-window`; otherwise busy -> `network`, unless the link sshbench built carries far more. From the
 receiver's socket alone it says so. A settings call keeps the kernel's own call beside it (`kernel`).
 
-A remedy never names the row's own choice: for a cipher-bound row it names the group's leader when the row is
-significantly slower than it, and says that no cipher measured here is faster otherwise.
-
-A `tools` copy is diagnosed against the link, the window and the crypto only (a plaintext copy against the link
-only: it has no channel window). Its CPU time is the tool's and its ssh's together (two processes on each side,
-e.g. scp and ssh), which one CPU does not bound, and which of the two is busy is not known.
-"""
+A remedy never names the row's own choice (a cipher-bound row: the leader when significantly faster). A `tools`
+copy is diagnosed against the link, the window and the crypto only (plaintext: the link): its CPU is a tool's and
+its ssh's together, two processes a side, which one CPU does not bound."""
 
 from __future__ import annotations
 
@@ -31,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sshbench.analyse.claims.core import NEAR_LIMIT, TOLERANCE, BoundKind, Claim, ClaimKind, names
-from sshbench.analyse.results import GIB, Row
+from sshbench.analyse.results import GIB, Costs, Row
 from sshbench.environment import Environment
 from sshbench.model import Direction, Kind
 from sshbench.ratios import Standing
@@ -59,8 +55,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Bound:
-    """What bounds one row: its kind, the limit (MB/s, or CPUs for a CPU bound), how much of it the row used, and
-    the numbers that decided it."""
+    """What bounds one row: kind, limit (MB/s, or CPUs), how much of it the row used, and what decided it."""
 
     kind: BoundKind
     limit: float | None
@@ -108,10 +103,8 @@ def limits(env: Environment, evidence: bool = False) -> Limits | None:
 
 def _client_share(text: str | None) -> float:
     """Return the client's CPU share from its stored description (`50% of one CPU (...)`), 1 when unlimited."""
-    if not text:
-        return 1.0
     try:
-        return float(text.split("%", 1)[0]) / 100
+        return float(text.split("%", 1)[0]) / 100 if text else 1.0
     except ValueError:
         return 1.0
 
@@ -265,8 +258,8 @@ def _cpu_bound(row: Row, lim: Limits, rate: float, base: dict[str, Any], group: 
         (BoundKind.SERVER_CPU, costs.server_cpu_gib, _server_share(row, lim)),
         (BoundKind.CLIENT_CPU, costs.client_cpu_gib, lim.client_share),
     ):
-        if per_gib is not None and per_gib * rate / GIB >= BUSY * share:
-            used = per_gib * rate / GIB
+        used = _cpus_used(costs, kind, rate)
+        if per_gib is not None and used is not None and used >= BUSY * share:
             evidence = base | {"cpu_s_per_GiB": per_gib, "cpus_used": used, "cpu_share": share}
             return Bound(kind, share, "CPU", used / share, evidence, remedy(kind, row, group, lim))
     return None
@@ -298,16 +291,22 @@ def _server_share(row: Row, lim: Limits) -> float:
     return min(lim.server_share, float(quota)) if isinstance(quota, int | float) and quota > 0 else lim.server_share
 
 
+def _cpus_used(costs: Costs, kind: BoundKind, rate: float) -> float | None:
+    """Return the CPUs a side used while the payload moved: measured apart from its login's CPU where it was, else
+    its CPU per GiB times the rate (runs before schema 8, and a remote session, whose CPU is its command's)."""
+    busy, per_gib = ((costs.server_busy, costs.server_cpu_gib) if kind is BoundKind.SERVER_CPU
+                     else (costs.client_busy, costs.client_cpu_gib))  # fmt: skip
+    return busy if busy is not None else None if per_gib is None else per_gib * rate / GIB
+
+
 def _busy(row: Row, lim: Limits, rate: float) -> tuple[bool | None, bool | None]:
     """Return whether the client's and the server's CPU were busy (None where not measured)."""
     costs = row.costs
     if costs is None:
         return None, None
-    client = None if costs.client_cpu_gib is None else costs.client_cpu_gib * rate / GIB >= BUSY * lim.client_share
-    server = (
-        None if costs.server_cpu_gib is None else costs.server_cpu_gib * rate / GIB >= BUSY * _server_share(row, lim)
-    )
-    return client, server
+    client, server = _cpus_used(costs, BoundKind.CLIENT_CPU, rate), _cpus_used(costs, BoundKind.SERVER_CPU, rate)
+    return (None if client is None else client >= BUSY * lim.client_share,
+            None if server is None else server >= BUSY * _server_share(row, lim))  # fmt: skip
 
 
 def _broken(row: Row, kind: BoundKind, cap: float, evidence: dict[str, Any]) -> Claim:
