@@ -139,7 +139,7 @@ METRICS: dict[Kind, Metric] = {
     Kind.LATENCY: Metric(
         kind=Kind.LATENCY, unit="ms", higher_is_better=False,
         labels=Labels(
-            fields=("kex", "hostkey"), titles=("key exchange", "host key"), blanks=("", ""),
+            fields=("kex", "hostkey"), titles=("key exchange", "host key"), blanks=("default", "default"),
             missing=("default kex", "default host key"), join=" / ",
         ),
         groups={None: ResultGroup("latency", f"Connection time ({LATENCY_SAMPLE}), lower is better")},

@@ -137,3 +137,16 @@ def test_a_gain_within_the_margin_is_measured_and_shown_but_not_pasted() -> None
     (down,) = found
     assert down.remedies[0].helps  # significantly faster: +4 %
     assert tune.paste(found, 0.05)["commands"] == [] and tune.paste(found, 0.02)["commands"]  # not worth 8 connections
+
+
+def test_the_defaults_kex_under_its_other_name_is_not_raced_against_itself() -> None:
+    both = dataclasses.replace(DISC, client={**DISC.client, "kex": ("sntrup761x25519-sha512", *DISC.client["kex"])})
+    for default in ("sntrup761x25519-sha512", "sntrup761x25519-sha512@openssh.com"):
+        profile = Profile("default", Negotiated(default, "ssh-ed25519", CHACHA, None, None), None)
+        disc = dataclasses.replace(both, profiles=(profile,))
+        kex = [sc.kex for sc in remedies({}, disc, _allowed, BOTH, "zero") if sc.kex]
+        assert kex == ["curve25519-sha256", "ecdh-sha2-nistp256"]  # neither name of sntrup761x25519
+    curve = Profile("default", Negotiated("curve25519-sha256", "ssh-ed25519", CHACHA, None, None), None)
+    found = remedies({}, dataclasses.replace(both, profiles=(curve,)), _allowed, BOTH, "zero")
+    kex = [sc.kex for sc in found if sc.kex]
+    assert kex == ["ecdh-sha2-nistp256", "sntrup761x25519-sha512"]  # sntrup once, under one name

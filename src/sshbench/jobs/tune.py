@@ -45,6 +45,8 @@ CPU_BOUNDS = ("client-cpu", "server-cpu", "crypto")
 QUICK_KEX = ("curve25519-sha256", "mlkem768x25519-sha256", "ecdh-sha2-nistp256", "sntrup761x25519-sha512",
              "sntrup761x25519-sha512@openssh.com")  # fmt: skip
 MAX_KEX = 2
+SAME_KEX = {"sntrup761x25519-sha512@openssh.com": "sntrup761x25519-sha512",
+            "curve25519-sha256@libssh.org": "curve25519-sha256"}  # one algorithm under two names  # fmt: skip
 WIDE_WINDOW = 8 * 2**20  # an embedded Dropbear's receive window as a remedy (-W): 4 times OpenSSH's channel window
 FIRST_SHARE = 1 / 3  # of the budget, at most, for the defaults before the remedies are chosen
 
@@ -80,8 +82,13 @@ def quick_kex(disc: Discovery, allows: Callable[[str, str], bool]) -> list[str]:
     """Return the key exchanges a fresh login is raced with (QUICK_KEX order): those both sides offer and the
     policy allows, other than the one the default negotiates, at most MAX_KEX."""
     default = next((p.negotiated.kex for p in disc.profiles if p.name == "default" and p.negotiated), None)
-    shared = set(disc.shared("kex"))
-    return [k for k in QUICK_KEX if k in shared and k != default and allows("kex", k)][:MAX_KEX]
+    shared, out = set(disc.shared("kex")), []
+    seen = {SAME_KEX.get(default or "", default)}  # the default's own algorithm, under either of its names
+    for k in QUICK_KEX:
+        if k in shared and SAME_KEX.get(k, k) not in seen and allows("kex", k):
+            out.append(k)
+            seen.add(SAME_KEX.get(k, k))
+    return out[:MAX_KEX]
 
 
 def _copies_stored(stored: Sequence[StoredScenario]) -> dict[Direction | None, int]:
