@@ -149,6 +149,11 @@ def unpaired_ratio(a: Sequence[float], b: Sequence[float]) -> Ratio | None:
                  min(len(la), len(lb)), False)  # fmt: skip
 
 
+def interval_name(ratio: Ratio) -> str:
+    """Return what a ratio's interval covers in words: `95 % interval`, or less with few samples (`75 %` at 3)."""
+    return "95 % interval" if ratio.coverage >= 0.95 else f"{ratio.coverage * 100:.0f} % interval"
+
+
 def band(margin: float) -> tuple[float, float]:
     """Return the equivalence band [1 - m, 1 / (1 - m)] (symmetric on a log scale)."""
     return 1 - margin, 1 / (1 - margin)

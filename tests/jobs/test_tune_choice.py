@@ -150,3 +150,18 @@ def test_the_defaults_kex_under_its_other_name_is_not_raced_against_itself() -> 
     found = remedies({}, dataclasses.replace(both, profiles=(curve,)), _allowed, BOTH, "zero")
     kex = [sc.kex for sc in found if sc.kex]
     assert kex == ["ecdh-sha2-nistp256", "sntrup761x25519-sha512"]  # sntrup once, under one name
+
+
+def test_a_remedy_with_fewer_than_three_rounds_gets_no_verdict_and_an_interval_says_what_it_covers() -> None:
+    from sshbench.render.tune import _gain
+
+    fresh = Scenario(Kind.LATENCY)
+    master = Scenario(Kind.LATENCY, remedy="master")
+    kex = Scenario(Kind.LATENCY, kex="curve25519-sha256")
+    values = {fresh: [1.40, 1.41, 1.39], master: [0.21, 0.22, 0.20], kex: [1.30]}  # one round of the kex only
+    found = tune.findings(_run(), [stored_values(sc, v) for sc, v in values.items()])
+    (login,) = found
+    by = {r.row.scenario: r for r in login.remedies}
+    assert by[kex].verdict is None and not by[kex].helps and "too few samples" in _gain(by[kex])
+    assert tune.paste(found)["ssh_config"] == list(tune.MASTER_LINES)  # the kex is not pasted on one round
+    assert "(75 % interval -86 .. -84 %, faster)" in _gain(by[master])  # three paired rounds cover 75 %

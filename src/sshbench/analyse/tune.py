@@ -11,7 +11,7 @@ from typing import Any
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.results import Row, ranked, ratio_of
 from sshbench.environment import Environment
-from sshbench.ratios import Verdict, Word, judge
+from sshbench.ratios import MIN_PAIRS, Verdict, Word, judge
 from sshbench.records import RunRecord, StoredScenario
 
 GROUPS = ("download", "upload", "latency")
@@ -149,7 +149,9 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
             if r is base or r is default or base is None:
                 continue
             ratio = ratio_of(r, base)
-            verdict = None if ratio is None else judge(ratio, r.scenario.metric.higher_is_better, run.options.margin)
+            few = ratio is None or ratio.n < MIN_PAIRS  # as a table leaves rows of fewer samples unranked
+            verdict = None if ratio is None or few else judge(ratio, r.scenario.metric.higher_is_better,
+                                                                run.options.margin)  # fmt: skip
             config, command, measured = _how(r, run.target)
             remedies.append(Remedy(r, verdict, config, command, measured))
         remedies.sort(key=lambda m: (not m.helps, _better_first(m, group)))

@@ -10,7 +10,7 @@ from rich.console import Console
 from sshbench.analyse import tune
 from sshbench.analyse.claims import bounds
 from sshbench.payloads import text_ratio
-from sshbench.ratios import Word
+from sshbench.ratios import Word, interval_name
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import print_unfinished
 
@@ -19,13 +19,13 @@ def _gain(r: tune.Remedy) -> str:
     """Return the remedy's change against the default, with its interval and verdict."""
     v = r.verdict
     if v is None:
-        return "too few samples to pair with the default"
+        return "too few samples to compare with the default (3 rounds each are needed: raise --max-time)"
     pct = (v.ratio.value - 1) * 100
     low, high = (v.ratio.low - 1) * 100, (v.ratio.high - 1) * 100
     more = ""
     if v.word is Word.INCONCLUSIVE and v.more:
         more = f"; about {v.more} more sample{'s' if v.more > 1 else ''} each would likely decide"
-    return f"{pct:+.0f} % (95 % interval {low:+.0f} .. {high:+.0f} %, {v.word.value}{more})"
+    return f"{pct:+.0f} % ({interval_name(v.ratio)} {low:+.0f} .. {high:+.0f} %, {v.word.value}{more})"
 
 
 RTTS = (("min RTT", "min_rtt_ms"), ("smoothed RTT", "rtt_ms"), ("receiver's RTT", "rcv_rtt_ms"))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sshbench.analyse.claims.core import Claim, ClaimKind, margin_text, names
-from sshbench.ratios import MARGIN, Verdict, Word, judge, paired_ratio, unpaired_ratio
+from sshbench.ratios import MARGIN, Verdict, Word, interval_name, judge, paired_ratio, unpaired_ratio
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Gain:
         if v is None:
             return f"{unit}: not measured in the same rounds as {self.baseline}: no gain is claimed"
         r = v.ratio
-        interval = f"95 % interval {100 * (r.low - 1):+.0f} % .. {100 * (r.high - 1):+.0f} %, {r.method}"
+        interval = f"{interval_name(r)} {100 * (r.low - 1):+.0f} % .. {100 * (r.high - 1):+.0f} %, {r.method}"
         if v.word is Word.EQUIVALENT:
             return f"{unit}: equivalent to {self.baseline} {margin_text(v.margin)} ({interval})"
         if v.word is Word.INCONCLUSIVE:
