@@ -17,6 +17,7 @@ from sshbench.model import JobOptions, RunKind, RunStatus, Sample, Scenario, is_
 
 SCHEMA_VERSION = 8  # of the stored data: the SQLite schema (its history is in storage/store.py) and --json documents
 ALGORITHM_KINDS = ("kex", "hostkey", "cipher", "mac")
+DROPBEAR_UNAUTH = 5  # Dropbear resets a 6th connection from one address not yet logged in (MAX_UNAUTH_PER_IP)
 # Pseudo-algorithms that signal extensions inside the kex list; they cannot be negotiated alone.
 PSEUDO_PREFIXES = ("ext-info-", "kex-strict-")
 
@@ -120,6 +121,12 @@ class Discovery:
     profiles: tuple[Profile, ...]
     ratings: dict[str, dict[str, AlgorithmRating]] = field(default_factory=dict)
     ssh_audit_version: str = ""
+
+    def most_logins(self) -> int | None:
+        """Return how many connections from one address the server lets log in at once (None: no limit known here;
+        OpenSSH's MaxStartups starts refusing at 10)."""
+        dropbear = self.server is not None and "dropbear" in self.server.banner.lower()
+        return DROPBEAR_UNAUTH if dropbear else None
 
     def shared(self, kind: str) -> tuple[str, ...]:
         """Return the measurable algorithms of a kind both sides support, in the client's order."""

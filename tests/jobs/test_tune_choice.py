@@ -64,7 +64,9 @@ def test_copies_last_several_logins_but_leave_a_race_room_in_the_budget() -> Non
     sizer.size_copies({Direction.DOWN: 20.0}, 1.4, None, chosen)  # no budget: COPY_LOGINS logins of the rate
     assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * COPY_LOGINS * 1.4) // 2**20
     within = copy_seconds_within(90.0, 1.4, chosen, 1.0)
-    rounds = 3 * (1.4 * len(chosen) + within * (1 + 1 / 2 + 1 / 4 + 1 / 8 + 1))  # copies, a reserve, logins
+    rounds = 3 * (1.4 * (len(chosen) + 1) + within * (1 + 1 / 2 + 1 / 4 + 1 / 8 + 1))  # copies, a reserve, logins
+    ramp = copy_seconds_within(90.0, 1.4, chosen, 1.0, overhead=3.0)  # a transfer's login and ramp: 3 s a copy
+    assert ramp == pytest.approx(within - (3.0 - 1.4) * 5 / (1 + 1 / 2 + 1 / 4 + 1 / 8 + 1))  # 4 copies, a reserve
     assert 0 < within < COPY_LOGINS * 1.4 and rounds == pytest.approx(90.0)
     sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 90.0, chosen)
     assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * within) // 2**20
@@ -165,3 +167,16 @@ def test_a_remedy_with_fewer_than_three_rounds_gets_no_verdict_and_an_interval_s
     assert by[kex].verdict is None and not by[kex].helps and "too few samples" in _gain(by[kex])
     assert tune.paste(found)["ssh_config"] == list(tune.MASTER_LINES)  # the kex is not pasted on one round
     assert "(75 % interval -86 .. -84 %, faster)" in _gain(by[master])  # three paired rounds cover 75 %
+
+
+def test_a_dropbear_server_is_not_sent_more_connections_than_it_lets_log_in_at_once() -> None:
+    from sshbench.records import ServerOffer
+
+    offer = ServerOffer("SSH-2.0-dropbear_2022.83", (), (), (), ())
+    disc = dataclasses.replace(DISC, server=offer)
+    assert disc.most_logins() == 5 and DISC.most_logins() is None
+    streams = [sc.remedy for sc in remedies({"upload": "ssh-window"}, disc, _allowed, (Direction.UP,), "zero")
+               if (sc.remedy or "").startswith("streams=")]  # fmt: skip
+    assert streams == ["streams=1", "streams=2", "streams=4"]
+    said = tune.advice(None, "backup", "random", logins=5)
+    assert len(said) == 1 and said[0].startswith("more than 5 connections at once: not tried: Dropbear")

@@ -110,10 +110,15 @@ def _how(row: Row, host: str) -> tuple[tuple[str, ...], str, bool]:
     return (), command, False
 
 
-def advice(bound: bounds.Bound | None, target: str, payload: str, window_measured: bool = False) -> tuple[str, ...]:
-    """Return the remedies a bound calls for that a tune run does not measure, in words that say so."""
+def advice(bound: bounds.Bound | None, target: str, payload: str, window_measured: bool = False,
+           logins: int | None = None) -> tuple[str, ...]:  # fmt: skip
+    """Return the remedies a bound calls for that a tune run does not measure, in words that say so (`logins`: how
+    many connections the server lets log in at once from one address, where it is known to limit them)."""
     kind = bound.kind.value if bound is not None else ""
     out = []
+    if logins is not None and kind in ("network", "ssh-window", "tcp-window", "unknown", ""):  # where N were tried
+        out.append(f"more than {logins} connections at once: not tried: Dropbear resets a connection from one "
+                   f"address while {logins} others are still logging in (MAX_UNAUTH_PER_IP; a build may set fewer)")
     if kind == "ssh-window" and not window_measured:
         out.append("a larger SSH channel window: OpenSSH's is fixed (about 2 MiB in flight per round trip); "
                    "HPN-SSH's patched ssh and sshd grow it with the TCP window, Dropbear's -W sets its own "
@@ -137,7 +142,7 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
     """Return what a tune run found, per group."""
     groups = ranked(stored, run.options.plan.ci_target, run.options.margin)
     lim = bounds.limits(run.environment, evidence=bounds.has_evidence(stored))
-    out = []
+    out, logins = [], run.discovery.most_logins() if run.discovery else None
     for group in GROUPS:
         rows = [r for r in groups.get(group, []) if r.summary is not None]
         default, base = _default(rows), _copy(rows)
@@ -161,7 +166,8 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
         bound = found.bound if found else None
         widened = any((r.row.scenario.remedy or "").startswith("window=") for r in remedies)
         out.append(Finding(group, default, base or default, bound, tuple(remedies), copy_bytes,
-                           advice(bound, run.target, run.options.payload, widened)))  # fmt: skip
+                           advice(bound, run.target, run.options.payload, widened,
+                                  None if group == "latency" else logins)))  # fmt: skip
     return out
 
 

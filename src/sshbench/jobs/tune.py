@@ -30,7 +30,7 @@ from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.remedies import STREAMS, CopySampler, baseline, master, steady
-from sshbench.measure.samplers import ThroughputSampler
+from sshbench.measure.samplers import MB, ThroughputSampler
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import Direction, Kind, Plan, Sample, Scenario, is_aead
 from sshbench.records import Discovery, StoredScenario
@@ -65,7 +65,8 @@ def remedies(bounds: Mapping[str, str], disc: Discovery, allows: Callable[[str, 
     for d in directions:
         bound = bounds.get("download" if d is Direction.DOWN else "upload", "unknown")
         if bound in (*PATH_BOUNDS, "unknown"):
-            out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=f"streams={n}") for n in STREAMS]
+            most = disc.most_logins() or max(STREAMS)
+            out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=f"streams={n}") for n in STREAMS if n <= most]
             if payload == "text" and bound != "unknown":  # zeros say nothing of a user's data, random can't shrink
                 out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy="compression"))
             if window and bound in ("ssh-window", "unknown") and d is Direction.UP:  # the server's window, receiving
@@ -103,19 +104,22 @@ def _copies_stored(stored: Sequence[StoredScenario]) -> dict[Direction | None, i
     return out
 
 
-def _defaults_measured(stored: Sequence[StoredScenario]) -> tuple[dict[Direction | None, float], float | None]:
-    """Return the default's median steady rate per direction (MB/s) and the median fresh login (seconds)."""
+def _defaults_measured(stored: Sequence[StoredScenario]) -> tuple[dict[Direction | None, float], float | None,
+                                                                   float | None]:  # fmt: skip
+    """Return the default's median steady rate per direction (MB/s), the median fresh login (seconds), and what a
+    transfer took besides its payload at that rate (login, the stream's ramp, exit: seconds, median)."""
     rates: dict[Direction | None, float] = {}
-    login = None
+    login, extra = None, []
     for st in stored:
         values = st.values()
         if not values or st.scenario.remedy is not None or st.scenario.cipher is not None:
             continue
         if st.scenario.kind is Kind.THROUGHPUT:
             rates[st.scenario.direction] = statistics.median(values)
+            extra += [s.wall - s.nbytes / (s.value * MB) for s in st.samples if s.measured and s.nbytes and s.value]
         elif st.scenario.kind is Kind.LATENCY and st.scenario.kex is None:
             login = statistics.median(values)
-    return rates, login
+    return rates, login, statistics.median(extra) if extra else None
 
 
 def tune_job(job: Job, diagnose: Diagnose) -> int:
@@ -180,8 +184,8 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
             wide = registry.widened(where.server.spec, WIDE_WINDOW) if where.server else None
             chosen = remedies(found, disc, job.allows, opts.directions, opts.payload, window=wide is not None)
             if not opts.size:
-                rates, login = _defaults_measured(stored)
-                sizer.size_copies(rates, login, rec.remaining().max_time, chosen)
+                rates, login, overhead = _defaults_measured(stored)
+                sizer.size_copies(rates, login, rec.remaining().max_time, chosen, overhead)
                 sizer.copy_sizes.update(_copies_stored(stored))
             rec.register([*first, *chosen])
             if wide is not None and any((sc.remedy or "").startswith("window=") for sc in chosen):

@@ -56,14 +56,14 @@ class CopySampler:
         self.copy_sizes: dict[Direction | None, int] = {}  # set by the job once the defaults are measured
 
     def size_copies(self, rates: dict[Direction | None, float], login: float | None, budget: float | None = None,
-                    scheduled: Sequence[Scenario] = ()) -> None:  # fmt: skip
+                    scheduled: Sequence[Scenario] = (), overhead: float | None = None) -> None:  # fmt: skip
         """Size each direction's copies (whole MiB) to last COPY_LOGINS logins at its steady rate, so the handshake
         (1.4 s on a 100 ms path here) stays a small part of a copy as it is of a user's; no shorter than
         `sample_seconds`, and no longer than lets COPY_ROUNDS rounds of `scheduled` fit what is left of the budget."""
         least = self.inner.opts.sample_seconds
         seconds = max(least, COPY_LOGINS * (login or 0.0))
         if budget is not None:
-            seconds = max(least, min(seconds, copy_seconds_within(budget, login, scheduled, least)))
+            seconds = max(least, min(seconds, copy_seconds_within(budget, login, scheduled, least, overhead)))
         for direction, rate in rates.items():
             self.copy_sizes[direction] = int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
 
@@ -96,18 +96,22 @@ class CopySampler:
         return combine(sc, rnd, [s for s in taken if s is not None], n, part, wall)
 
 
-def copy_seconds_within(
-    budget: float, login: float | None, scheduled: Sequence[Scenario], steady_seconds: float
-) -> float:
-    """Return how long one default copy may last for COPY_ROUNDS rounds of `scheduled` to fit `budget` seconds: a
-    copy over N connections takes about 1/N of it (compression counts as a whole one), a steady-rate sample about
-    `steady_seconds`, and every sample a login. One more copy per direction is kept in reserve: connections that
-    start together can lose packets together (8 took 2.4 times one's time on a 100 ms path here)."""
+def copy_seconds_within(budget: float, login: float | None, scheduled: Sequence[Scenario], steady_seconds: float,
+                        overhead: float | None = None) -> float:  # fmt: skip
+    """Return how long one default copy may move payload at the steady rate for COPY_ROUNDS rounds of `scheduled`
+    to fit `budget` seconds: a copy over N connections takes about 1/N of it (compression counts as a whole one), a
+    steady-rate sample about `steady_seconds`, every connection a login, and every transfer its `overhead` besides
+    its payload (login and the stream's ramp: 2.3-3.6 s on a 100 ms path here; the login when unknown). One more copy
+    per direction is kept in reserve: connections that start together can lose packets together (8 took 2.4 times
+    one's time on a 100 ms path here)."""
     copies = [sc for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is not None]
     whole = sum(1.0 if sc.remedy == "compression" else 1.0 / streams(sc) for sc in copies)
     whole += len({sc.direction for sc in copies})
+    transfers = sum(1 for sc in scheduled if sc.kind is Kind.THROUGHPUT) + len({sc.direction for sc in copies})
     steady_rows = sum(1 for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is None)
-    fixed = (login or 0.0) * len(scheduled) + steady_rows * steady_seconds
+    logins = sum(1 for sc in scheduled if sc.kind is not Kind.THROUGHPUT)
+    each = max(login or 0.0, overhead or 0.0)
+    fixed = (login or 0.0) * logins + each * transfers + steady_rows * steady_seconds
     return (budget / COPY_ROUNDS - fixed) / max(whole, 1.0)
 
 
