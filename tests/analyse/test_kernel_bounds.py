@@ -43,6 +43,10 @@ def test_a_sender_waiting_on_the_receivers_window_is_tcp_window_bound() -> None:
     b = _bound(_row(60.0, Direction.DOWN, server=BUSY | {"rwnd_limited_share": 0.9, "peer_window_bytes": 1.5e6}))
     assert b.kind is BoundKind.TCP_WINDOW and "receiver's TCP window" in b.evidence["limited_by"]
     assert "tcp_rmem" in b.remedy and b.evidence["socket"] == "server"
+    # a window that grew while it was used: its median (128 KiB / 103 ms = 1.27 MB/s) below the rate limits nothing
+    grown = _bound(_row(1.96, Direction.UP, client=BUSY | {"rtt_ms": 103.3, "rwnd_limited_share": 0.51,
+                                                          "peer_window_bytes": 131072}))  # fmt: skip
+    assert grown.kind is BoundKind.TCP_WINDOW and grown.limit is None and grown.evidence["peer_window_bytes"] == 131072
 
 
 def test_an_application_limited_sender_at_the_channel_window_per_rtt_is_ssh_window_bound() -> None:
@@ -102,3 +106,13 @@ def test_a_remote_session_at_its_cgroup_quota_is_server_cpu_bound() -> None:
     row = _with_costs(_row(40.0, Direction.DOWN, client={"rcv_rtt_ms": 0.1}, **quota), 0.5, 5.0)  # 0.19 CPU of 0.2
     b = _bound(row)
     assert b.kind is BoundKind.SERVER_CPU and b.evidence["cpu_share"] == 0.2
+
+
+def test_a_bound_without_a_limit_or_a_share_is_named_by_what_limited_it_never_as_zero_percent() -> None:
+    grown = _bound(_row(1.96, Direction.UP, client=BUSY | {"rtt_ms": 103.3, "rwnd_limited_share": 0.51,
+                                                          "peer_window_bytes": 131072}))  # fmt: skip
+    assert bounds.describe(grown) == "tcp-window-bound (limited by the receiver's TCP window)"
+    held = bounds.Bound(BoundKind.SERVER_CPU, 0.15, "CPU", None, {"throttled_share": 0.44})
+    assert bounds.describe(held) == "server-cpu-bound (its cgroup's quota held it 44% of the transfer)"
+    busy = bounds.Bound(BoundKind.CLIENT_CPU, 1.0, "CPU", 0.97, {})
+    assert bounds.describe(busy) == "client-cpu-bound (97% of its CPU share)"

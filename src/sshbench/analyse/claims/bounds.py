@@ -37,6 +37,7 @@ from sshbench.units import format_value
 MB = 1e6
 CLIENT_WINDOW = 2 * 2**20  # the OpenSSH client's channel window: what a server may send ahead (downloads)
 BUSY = 0.85  # a side at 85 % or more of its CPU share is CPU-bound
+THROTTLED = 0.2  # a remote session whose cgroup was throttled this share of the transfer is held by its quota
 GROUPS = ("download", "upload", "tool download", "tool upload")
 
 
@@ -179,8 +180,9 @@ def from_kernel(row: Row, lim: Limits, rate: float, group: Sequence[Row] = ()) -
         seen = {"side": side, "socket": "server" if down else "client", "rate_MBps": rate / MB,
                 **{k: sender.get(k) for k in EVIDENCE}}  # fmt: skip
         if (sender.get("rwnd_limited_share") or 0) >= HALF:
-            peer = float(sender.get("peer_window_bytes") or 0)
-            return _kernel_bound(BoundKind.TCP_WINDOW, peer / rtt if peer else None, rate, seen | {"limited_by":
+            peer = float(sender.get("peer_window_bytes") or 0) / rtt  # the median window: it grows as it is used,
+            cap = peer if peer * (1 + TOLERANCE) >= rate else None  # so a median below the rate limits nothing
+            return _kernel_bound(BoundKind.TCP_WINDOW, cap or None, rate, seen | {"limited_by":
                                  "the receiver's TCP window"}, row, group, lim)  # fmt: skip
         if (sender.get("sndbuf_limited_share") or 0) >= HALF:
             return _kernel_bound(BoundKind.TCP_WINDOW, None, rate, seen | {"limited_by": "the sender's send buffer"},
@@ -234,9 +236,8 @@ def _from_receiver(receiver: Mapping[str, Any], row: Row, lim: Limits, rate: flo
 
 
 EVIDENCE = ("rtt_ms", "min_rtt_ms", "rcv_rtt_ms", "cwnd_segments", "delivery_MBps", "delivery_max_MBps",
-            "app_limited_share", "moving_polls",
-            "rwnd_limited_share", "sndbuf_limited_share", "retransmits", "peer_window_bytes", "receive_space_bytes",
-            "cc", "samples")  # fmt: skip
+            "app_limited_share", "moving_polls", "rwnd_limited_share", "sndbuf_limited_share", "retransmits",
+            "peer_window_bytes", "receive_space_bytes", "cc", "samples")  # fmt: skip
 
 
 def _kernel_bound(kind: BoundKind, cap: float | None, rate: float, evidence: dict[str, Any], row: Row,
@@ -269,9 +270,6 @@ def streams_of(row: Row) -> int:
     """Return how many connections a row's copy used (`tune`'s streams=N; 1 otherwise)."""
     remedy = row.scenario.remedy or ""
     return int(remedy.split("=", 1)[1]) if remedy.startswith("streams=") else 1
-
-
-THROTTLED = 0.2  # a remote session whose cgroup was throttled this share of the transfer is held by its quota
 
 
 def _throttled(row: Row, lim: Limits, base: dict[str, Any], group: Sequence[Row]) -> Bound | None:
@@ -355,14 +353,16 @@ def _faster_choice(row: Row, group: Sequence[Row]) -> str:
 def describe(bound: Bound) -> str:
     """Return a short label: `network-bound (100 % of 12.5 MB/s)`, `server-cpu-bound (97 % of its CPU share)`."""
     if bound.kind is BoundKind.UNKNOWN:
-        kernel = bound.evidence.get("kernel", {}).get("evidence", {}) if isinstance(bound.evidence.get("kernel"),
-                                                                                   Mapping) else {}  # fmt: skip
-        seen = kernel.get("limited_by")
+        kernel = bound.evidence.get("kernel")
+        seen = kernel.get("evidence", {}).get("limited_by") if isinstance(kernel, Mapping) else None
         return "below every known limit" + (f" (the kernel shows the sender limited by {seen})" if seen else "")
-    if bound.unit == "CPU":
-        return f"{bound.kind}-bound ({format_value('share', bound.used or 0)} of its CPU share)"
-    limit = format_value("MB/s", bound.limit or 0, ".3g")
-    return f"{bound.kind}-bound ({format_value('share', bound.used or 0)} of {limit} MB/s)"
+    held, by = bound.evidence.get("throttled_share"), bound.evidence.get("limited_by")  # where no share is known
+    if bound.used is None and isinstance(held, float):
+        return f"{bound.kind}-bound (its cgroup's quota held it {format_value('share', held)} of the transfer)"
+    if bound.used is None or bound.limit is None:
+        return f"{bound.kind}-bound" + (f" (limited by {by})" if by else "")
+    limit = "its CPU share" if bound.unit == "CPU" else f"{format_value('MB/s', bound.limit, '.3g')} MB/s"
+    return f"{bound.kind}-bound ({format_value('share', bound.used)} of {limit})"
 
 
 def bound_claims(groups: Mapping[str, Sequence[Row]], lim: Limits, prefix: str = "") -> list[Claim]:
