@@ -124,7 +124,8 @@ def test_an_embedded_dropbear_behind_a_long_fat_link_is_measured_with_a_larger_r
     up = {f["group"]: f for f in doc["tune"]["findings"]}["upload"]
     # Dropbear's -W 2 MiB over 100 ms: at the window per RTT, or below it and unexplained (Dropbear adjusts its window
     # late: 14 MB/s here, 67 % of 2 MiB / RTT; the kernel's `network` is refused on a link that carries 125 MB/s)
-    assert up["bound"]["kind"] in ("ssh-window", "unknown"), up["bound"]
+    # or `tcp-window`: the client waited on Dropbear's TCP window (median 128 KiB) half its busy time in one run
+    assert up["bound"]["kind"] in ("ssh-window", "tcp-window", "unknown"), up["bound"]
     wider = next(r for r in up["remedies"] if r["scenario"].get("remedy") == "window=8388608")
     assert wider["verdict"] is not None and wider["command"].startswith("start dropbear with -W 8388608")
     assert not any("advice" in a and "window" in a for a in up["advice"])  # measured, so not named as advice

@@ -44,6 +44,8 @@ def test_an_upload_bound_by_the_window_of_a_server_we_run_is_measured_with_a_lar
     bound = {"download": "ssh-window", "upload": "ssh-window"}
     widened = [sc for sc in remedies(bound, DISC, _allowed, BOTH, "zero", window=True) if sc.remedy == "window=8388608"]
     assert [sc.direction for sc in widened] == [Direction.UP]  # the server's window bounds what it receives
+    tcp = remedies({"upload": "tcp-window"}, DISC, _allowed, (Direction.UP,), "zero", window=True)
+    assert any(sc.remedy == "window=8388608" for sc in tcp)  # a receiver slow to drain its socket, too
     assert not any((sc.remedy or "").startswith("window=") for sc in remedies(bound, DISC, _allowed, BOTH, "zero"))
 
 

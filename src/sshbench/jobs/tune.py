@@ -5,8 +5,10 @@ with the default, under one budget.
    a fresh connection, 3 rounds, with the kernel's evidence of the sockets. A third of what the set-up (discovery,
    staging a payload) left of the budget, at most.
 2. `diagnose` (given by the caller: the reading side's `analyse/claims/bounds`) names each direction's bound.
-3. Remedies, by bound: `network`, `ssh-window`, `tcp-window` -> 2, 4 and 8 connections at once (and
-   Compression=yes on the text payload: zeros say nothing of a user's data, random data cannot shrink);
+3. Remedies, by bound: `network`, `ssh-window`, `tcp-window` -> 2, 4 and 8 connections at once (at most 5 to
+   Dropbear, which resets more while they log in), and Compression=yes on the text payload (zeros say nothing of
+   a user's data, random data cannot shrink); an upload to an embedded Dropbear bound by a window, or `unknown`,
+   -> a second Dropbear with a larger `-W`;
    `client-cpu`, `server-cpu`, `crypto` -> every cipher the policy allows (a race picks the fastest); always -> a
    connection through a master (ControlMaster), and a fresh login with the quickest key exchanges the policy
    allows. `unknown` -> both connection counts and ciphers. What a bound calls for that cannot be measured from
@@ -14,7 +16,8 @@ with the default, under one budget.
 4. One schedule (racing) of the fresh login, the default copy timed as the remedies are (one connection, from
    spawn to exit, handshake included) and the remedies, for the rest of the budget; the steady rates keep the 3
    samples the diagnosis read. Each remedy's gain is read against that copy, paired per round (analyse/tune.py).
-   Copies last 8 logins (remedies.COPY_LOGINS) or what lets 3 rounds fit the budget, whichever is shorter.
+   Copies last 8 logins (remedies.COPY_LOGINS) or what lets 3 rounds fit the budget, whichever is shorter (each
+   transfer's login and ramp as step 1 measured them). A remedy with fewer than 3 rounds gets no verdict.
 A resumed run repeats steps 1 and 2 from its stored samples, so it picks the same remedies.
 """
 
@@ -47,6 +50,7 @@ QUICK_KEX = ("curve25519-sha256", "mlkem768x25519-sha256", "ecdh-sha2-nistp256",
 MAX_KEX = 2
 SAME_KEX = {"sntrup761x25519-sha512@openssh.com": "sntrup761x25519-sha512",
             "curve25519-sha256@libssh.org": "curve25519-sha256"}  # one algorithm under two names  # fmt: skip
+WINDOW_BOUNDS = ("ssh-window", "tcp-window", "unknown")  # a receiver slow to drain its socket fills its TCP window
 WIDE_WINDOW = 8 * 2**20  # an embedded Dropbear's receive window as a remedy (-W): 4 times OpenSSH's channel window
 FIRST_SHARE = 1 / 3  # of the budget, at most, for the defaults before the remedies are chosen
 
@@ -69,7 +73,7 @@ def remedies(bounds: Mapping[str, str], disc: Discovery, allows: Callable[[str, 
             out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=f"streams={n}") for n in STREAMS if n <= most]
             if payload == "text" and bound != "unknown":  # zeros say nothing of a user's data, random can't shrink
                 out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy="compression"))
-            if window and bound in ("ssh-window", "unknown") and d is Direction.UP:  # the server's window, receiving
+            if window and bound in WINDOW_BOUNDS and d is Direction.UP:  # the server's window, receiving
                 out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy=f"window={WIDE_WINDOW}"))
         if bound in (*CPU_BOUNDS, "unknown"):
             for cipher in disc.shared("cipher"):
