@@ -169,3 +169,17 @@ def test_without_racing_nothing_changes() -> None:
     plan = Plan(warmup=0, min_rounds=4, max_rounds=4)
     sched, sink = race(plan, noisy(3))
     assert counts(sink.samples) == dict.fromkeys(MEANS, 4) and sched.calls == {}
+
+
+def test_an_anchor_the_others_are_read_against_is_measured_as_long_as_they_are() -> None:
+    plan = Plan(warmup=1, min_rounds=3, max_rounds=30, ci_target=0.01, max_time=60.0, racing=True, seed=7)
+    anchor = ROWS[3]  # 3des: the slowest, called slower at the first look
+    sink = ListSink()
+    sampler = noisy(1)
+    sched = Scheduler(plan, sampler, sink, ListProgress(), clock=sampler.clock, anchors=frozenset({anchor.key}))
+    sched.run(ROWS, "throughput")
+    got = counts(sink.samples)
+    assert sched.calls[anchor.key] is Call.SLOWER and got["ctr"] <= 4  # the race still calls it; others stop
+    assert got["3des"] == max(got.values()) > 3  # but it keeps pairing with the rows still measured
+    rounds = {s.round for s in sink.samples if s.scenario.cipher == "gcm" and not s.warmup}
+    assert rounds <= {s.round for s in sink.samples if s.scenario == anchor and not s.warmup}

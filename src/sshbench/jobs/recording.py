@@ -142,11 +142,12 @@ class Recording:
 
     def schedule(
         self, scenarios: Sequence[Scenario], take: Sampler, progress: Progress, label: str | None = None,
-        plan: Plan | None = None,
+        plan: Plan | None = None, anchors: frozenset[str] = frozenset(),
     ) -> Outcome:  # fmt: skip
         """Run one interleaved schedule, continuing from the samples an interrupted run stored (under `plan`, a
-        step's own plan, instead of what is left of the run's)."""
-        sched = Scheduler(plan or self.remaining(), take, self, progress, margin=self.margin)
+        step's own plan, instead of what is left of the run's; `anchors`: rows the others are read against, kept
+        measured while any other row of their group is)."""
+        sched = Scheduler(plan or self.remaining(), take, self, progress, margin=self.margin, anchors=anchors)
         for sc in scenarios:
             if sc.key in self.stored:
                 found = self.stored[sc.key]

@@ -196,6 +196,8 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
                 takers[Kind.THROUGHPUT] = _with_window(bench, wide, sizer, copies)
                 take = by_kind(takers)
             raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
-            rec.schedule(raced, take, job.progress, "remedies")
+            anchors = frozenset(sc.key for sc in raced if sc.cipher is None and sc.kex is None
+                                and sc.remedy in ("streams=1", None))  # the default copy and fresh login  # fmt: skip
+            rec.schedule(raced, take, job.progress, "remedies", anchors=anchors)
         finally:
             inner.cleanup()

@@ -71,7 +71,7 @@ class Scheduler:
 
     def __init__(
         self, plan: Plan, sampler: Sampler, sink: Sink, progress: Progress, clock: Callable[[], float] = time.monotonic,
-        margin: float = 0.05,
+        margin: float = 0.05, anchors: frozenset[str] = frozenset(),
     ) -> None:  # fmt: skip
         self.plan, self.sampler, self.sink, self.progress, self.clock = plan, sampler, sink, progress, clock
         self.state: dict[str, _State] = {}
@@ -79,6 +79,8 @@ class Scheduler:
         self.race = Race(margin=margin)
         self.calls: dict[str, Call] = {}  # the race's calls after the last round (racing only)
         self.groups: dict[str, tuple[object, ...]] = {}  # scenario key -> its result group (racing only)
+        self.anchors = anchors  # rows others are read against (tune's default copy): never stopped while they race
+        self.members: dict[tuple[object, ...], list[Scenario]] = {}
 
     def resume_from(self, scenario: Scenario, samples: Sequence[Sample], failure: str | None) -> None:
         """Account for samples an earlier, interrupted invocation took (rounds whose sample failed are due again)."""
@@ -102,6 +104,7 @@ class Scheduler:
         for sc in scenarios:
             self.state.setdefault(sc.key, _State())
             self.groups[sc.key] = (sc.metric.group(sc).name, sc.server)
+            self.members.setdefault(self.groups[sc.key], []).append(sc)
         self._race(scenarios)  # a resumed race continues from its stored rounds
         deadline = None if self.plan.max_time is None else self.clock() + self.plan.max_time
         for sc in scenarios:
@@ -180,6 +183,9 @@ class Scheduler:
         values = self.state[sc.key].values
         if not self.plan.racing:
             return needs_more(values, self.plan)
+        if sc.key in self.anchors and len(values) >= self.plan.min_rounds:  # paired with every row still measured
+            others = [o for o in self.members.get(self.groups[sc.key], []) if o.key not in self.anchors]
+            return any(self._unfinished(o) for o in others) or (not others and needs_more(values, self.plan))
         if self.calls.get(sc.key) is Call.SLOWER:
             return len(values) < MIN_RANKED
         if len(values) < self.plan.min_rounds:
