@@ -183,9 +183,9 @@ class Scheduler:
         values = self.state[sc.key].values
         if not self.plan.racing:
             return needs_more(values, self.plan)
-        if sc.key in self.anchors and len(values) >= self.plan.min_rounds:  # paired with every row still measured
+        if sc.key in self.anchors:  # paired with every row still measured, whatever the race calls it
             others = [o for o in self.members.get(self.groups[sc.key], []) if o.key not in self.anchors]
-            return any(self._unfinished(o) for o in others) or (not others and needs_more(values, self.plan))
+            return len(values) < self.plan.min_rounds or any(self._unfinished(o) for o in others)
         if self.calls.get(sc.key) is Call.SLOWER:
             return len(values) < MIN_RANKED
         if len(values) < self.plan.min_rounds:
