@@ -154,9 +154,8 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
             if r is base or r is default or base is None:
                 continue
             ratio = ratio_of(r, base)
-            few = ratio is None or ratio.n < MIN_PAIRS  # as a table leaves rows of fewer samples unranked
-            verdict = None if ratio is None or few else judge(ratio, r.scenario.metric.higher_is_better,
-                                                                run.options.margin)  # fmt: skip
+            verdict = (judge(ratio, r.scenario.metric.higher_is_better, run.options.margin)
+                       if ratio is not None and ratio.n >= MIN_PAIRS else None)  # 3 rounds, as a rank  # fmt: skip
             config, command, measured = _how(r, run.target)
             remedies.append(Remedy(r, verdict, config, command, measured))
         remedies.sort(key=lambda m: (not m.helps, _better_first(m, group)))

@@ -182,7 +182,7 @@ def from_kernel(row: Row, lim: Limits, rate: float, group: Sequence[Row] = ()) -
         if (sender.get("rwnd_limited_share") or 0) >= HALF:
             peer = float(sender.get("peer_window_bytes") or 0) / rtt  # the median window: it grows as it is used,
             cap = peer if peer * (1 + TOLERANCE) >= rate else None  # so a median below the rate limits nothing
-            return _kernel_bound(BoundKind.TCP_WINDOW, cap or None, rate, seen | {"limited_by":
+            return _kernel_bound(BoundKind.TCP_WINDOW, cap, rate, seen | {"limited_by":
                                  "the receiver's TCP window"}, row, group, lim)  # fmt: skip
         if (sender.get("sndbuf_limited_share") or 0) >= HALF:
             return _kernel_bound(BoundKind.TCP_WINDOW, None, rate, seen | {"limited_by": "the sender's send buffer"},
