@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,3 +87,22 @@ def test_hints_name_the_database_only_when_given_on_the_command_line() -> None:
     hints.note(db="/data/my runs.db")
     assert hints.sshbench("history").endswith("history --db '/data/my runs.db'")
     assert dataclasses.asdict(hints.given()) == {"db": "/data/my runs.db", "ssh_config": None}
+
+
+def test_recommend_on_a_tune_run_points_at_show_and_the_hint_works(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """`recommend RUN` of a tune run said "what your client uses today was not measured" of a measured default."""
+    db = tmp_path / "tune.db"
+    store = Store(db)
+    run_id = store.create_run(JobOptions(command=RunKind.TUNE), "local", ENVIRONMENT)
+    sc = Scenario(Kind.THROUGHPUT, cipher=GCM, direction=Direction.DOWN, remedy="streams=1")
+    ids = store.add_scenarios(run_id, [sc])
+    for rnd in (1, 2, 3):
+        store.add_sample(ids[sc.key], Sample(sc, rnd, False, True, 900.0, 1.0, nbytes=2**27))
+    store.set_status(run_id, RunStatus.COMPLETE)
+    store.close()
+    done = sshbench(cli_env, "recommend", str(run_id), "--db", str(db))
+    assert done.returncode == 2 and "is a tune run" in done.stderr
+    hint = done.stderr.split("`")[1]
+    assert hint.endswith(f"show {run_id} --db {db}")
+    pasted = subprocess.run(shlex.split(hint), env=cli_env, capture_output=True, text=True, check=False)
+    assert pasted.returncode == 0 and f"Run {run_id} (tune" in pasted.stdout, pasted.stderr  # as printed

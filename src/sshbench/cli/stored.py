@@ -279,6 +279,7 @@ def recommend_cmd(
     pol = policy.resolve(run.options.policy)
     if run.fleet is not None:
         return _recommend_fleet(store, run_id, pol, as_json)
+    _refuse_tune(run.kind, run_id)
     if as_json:
         click.echo(json.dumps(sweep_document(data), indent=2))
         return
@@ -303,6 +304,20 @@ def _recommend_source(db: Path | None, run_id: int | None) -> tuple[Store, int]:
         raise _no_throughput(db or default_db_path())
     store = open_store(db, read_only=True)
     return store, resolve(store, run_id) if run_id is not None else _latest_with_throughput(store)
+
+
+def _refuse_tune(kind: object, run_id: int) -> None:
+    """Refuse a `tune` run: its gains are each remedy against the default copy, which `show` prints with the lines
+    to paste (a recommendation here would compare them with a default it cannot name)."""
+    from sshbench.model import RunKind
+
+    if kind is RunKind.TUNE:
+        raise SshbenchError(
+            f"run {run_id} is a tune run: each remedy was measured against your default copy, not as a recommendation",
+            place=f"run {run_id}",
+            fix=f"read its findings and the lines to paste with `{hints.sshbench('show', str(run_id))}`",
+            code=ExitCode.USAGE,
+        )
 
 
 def _check_host(host: str | None) -> None:
