@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sshbench.clients.launch import Address, Detected, Launcher
 from sshbench.environment import EmbeddedInfo, Emulation, Environment
 from sshbench.errors import SshbenchError
 from sshbench.jobs.endpoints import Endpoint, Unavailable, refuse_remote_limits
@@ -277,6 +278,7 @@ class FakeBench(Bench):
     """A bench whose endpoints answer with FAKE_LISTS, FAKE_RATES and FAKE_CONNECT and take no time."""
 
     taken: list[tuple[str, str, int, bool]] = field(default_factory=list)  # (endpoint, scenario, round, warm-up)
+    unverifiable: tuple[str, ...] = ()  # clients whose host key check fails
 
     def add_remote(self, name: str, options: Sequence[str] = ()) -> Endpoint:
         """Add a fake remote host (`closed-*` names cannot be resolved)."""
@@ -327,12 +329,30 @@ class FakeBench(Bench):
         return FakeTransfers(fake_value, seconds=0.0)
 
     @contextlib.contextmanager
-    def tool_dirs(self, endpoint: Endpoint, tmpfs: str | None) -> Iterator[tuple[Path, None]]:
+    def tool_dirs(self, endpoint: Endpoint, tmpfs: str | None, baselines: bool = True) -> Iterator[tuple[Path, None]]:
         """Yield the scratch directory as the server's, with no baselines."""
         yield self.workdir, None
 
     def copies(self, bins: Binaries, endpoint: Endpoint, remote: object, plain: object) -> Sampler:
         """Return a fake file-copy sampler."""
+        return FakeSampler(fake_value, seconds=0.0)
+
+    def client(self, endpoint: Endpoint, found: Detected, hostkeys: Sequence[str]) -> Launcher | str:
+        """Return a launcher that reaches nothing (a client named in `unverifiable` cannot verify the host)."""
+        if found.kind.name in self.unverifiable:
+            return f"{found.kind.name} cannot verify the host (fake)"
+        return Launcher(found, Address("127.0.0.1", 1, "me", ("key",), ("known_hosts",), False))
+
+    def client_latency(self, endpoint: Endpoint, launcher: Launcher) -> Sampler:
+        """Return a fake connection sampler for a client."""
+        return self.sampler(FakeSampler(fake_value, seconds=0.0), endpoint, False)
+
+    def client_transfers(self, endpoint: Endpoint, launcher: Launcher) -> FakeTransfers:
+        """Return a fake throughput sampler for a client."""
+        return FakeTransfers(fake_value, seconds=0.0)
+
+    def client_copies(self, bins: Binaries, endpoint: Endpoint, launcher: Launcher, remote: object) -> Sampler:
+        """Return a fake SFTP sampler for a client."""
         return FakeSampler(fake_value, seconds=0.0)
 
 
@@ -341,9 +361,10 @@ def fake_target(spec: str) -> Target:
     return Target(spec, spec, (), "127.0.0.1", 1, embedded=spec.startswith("local"))
 
 
-def fake_stage(servers_missing: Sequence[str] = ()) -> Stager:
+def fake_stage(servers_missing: Sequence[str] = (), unverifiable: Sequence[str] = ()) -> Stager:
     """Return a stager of fake benches: each local spec a fake embedded server (except `servers_missing`, reported as
-    not runnable here), each other spec a fake remote host; a private scratch directory."""
+    not runnable here), each other spec a fake remote host; a private scratch directory; clients in `unverifiable`
+    cannot verify any host."""
 
     @contextlib.contextmanager
     def stage(staging: Staging, opts: JobOptions, progress: Progress) -> Iterator[FakeBench]:
@@ -359,6 +380,7 @@ def fake_stage(servers_missing: Sequence[str] = ()) -> Stager:
             server = FakeServer(spec, name) if spec.startswith("local") else None
             endpoints[name] = Endpoint(name, fake_target(spec), server)  # type: ignore[arg-type]
         with tempfile.TemporaryDirectory(prefix="sbtest-fake-") as scratch, contextlib.ExitStack() as stack:
-            yield FakeBench(staging.ssh, opts, endpoints, workdir=Path(scratch), unavailable=unavailable, stack=stack)
+            yield FakeBench(staging.ssh, opts, endpoints, workdir=Path(scratch), unavailable=unavailable, stack=stack,
+                            unverifiable=tuple(unverifiable))  # fmt: skip
 
     return stage

@@ -34,8 +34,9 @@ ALLOWED = {
     "sshbench.guardian": (*GROUND, *STORE),  # the process that reaps a killed sshbench's lease
     "sshbench.ssh": GROUND,
     "sshbench.targets": (*GROUND, "sshbench.ssh"),
+    "sshbench.clients": (*GROUND, "sshbench.ssh"),
     "sshbench.measure": (*GROUND, "sshbench.ssh"),
-    "sshbench.jobs": (*GROUND, *STORE, "sshbench.ssh", "sshbench.targets", "sshbench.measure"),
+    "sshbench.jobs": (*GROUND, *STORE, "sshbench.ssh", "sshbench.targets", "sshbench.clients", "sshbench.measure"),
     "sshbench.analyse": (*GROUND, *RATINGS),
     "sshbench.render": (*GROUND, *RATINGS, "sshbench.analyse"),
 }
@@ -83,7 +84,7 @@ def test_help_loads_no_heavy_library() -> None:
 def test_every_module_is_in_a_layer() -> None:
     packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     top = {p.stem for p in SRC.glob("*.py")} - {"__init__", "__main__"}
-    assert packages == {"storage", "ssh", "targets", "measure", "jobs", "analyse", "render", "cli"}
+    assert packages == {"storage", "ssh", "targets", "clients", "measure", "jobs", "analyse", "render", "cli"}
     assert {f"sshbench.{m}" for m in top} == {*GROUND, "sshbench.guardian"}
 
 

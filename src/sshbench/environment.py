@@ -166,6 +166,8 @@ class Environment:
     link: LinkInfo | None = None  # the emulated link to the embedded servers (--link)
     crypto_ceilings: dict[str, dict[str, float]] = field(default_factory=dict)  # cipher -> side -> openssl MB/s
     tool_versions: dict[str, str] = field(default_factory=dict)  # `tools`: each copy tool's version line
+    # `clients`: per client, its `version`, its `default` and `tuned` settings, or why it did not run (`skipped`)
+    clients: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def flags_on(self) -> list[str]:
         """Return the crypto flags this CPU has."""
@@ -189,6 +191,8 @@ class Environment:
             data["crypto_ceilings_MBps"] = self.crypto_ceilings
         if self.tool_versions:
             data["tool_versions"] = self.tool_versions
+        if self.clients:
+            data["clients"] = self.clients
         return data
 
     @classmethod
@@ -205,6 +209,7 @@ class Environment:
             link=LinkInfo.from_dict(data["link"]) if data.get("link") else None,
             crypto_ceilings=dict(data.get("crypto_ceilings_MBps") or {}),
             tool_versions=dict(data.get("tool_versions") or {}),
+            clients={k: dict(v) for k, v in (data.get("clients") or {}).items()},
         )
 
 

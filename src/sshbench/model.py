@@ -23,7 +23,9 @@ AEAD_CIPHERS = frozenset({"chacha20-poly1305@openssh.com", "aes128-gcm@openssh.c
 STRICT_PROFILE = {"Ciphers": "chacha20-poly1305@openssh.com", "HostKeyAlgorithms": "ssh-ed25519",
                   "KexAlgorithms": "curve25519-sha256"}  # fmt: skip
 PHASES = ("startup", "tcp", "version", "kex", "auth", "session")
-SCENARIO_FIELDS = ("server", "profile", "tool", "kex", "hostkey", "cipher", "mac", "direction", "remedy")
+SCENARIO_FIELDS = ("client", "mode", "server", "profile", "tool", "kex", "hostkey", "cipher", "mac", "direction",
+                   "remedy")  # fmt: skip
+OPENSSH_CLIENT, IN_PROCESS, OWN_CHOICE = "openssh", "in-process", "its own cipher"  # `clients` (see Scenario)
 
 
 class Kind(enum.StrEnum):
@@ -80,12 +82,18 @@ class Labels:
 
     def name(self, scenario: Scenario) -> str:
         """Return what a scenario measures: its fields joined (e.g. `aes128-ctr + umac-64-etm@openssh.com`)."""
+        if scenario.client:  # `clients`: the client and its settings first (`paramiko tuned with aes128-ctr + ...`)
+            who = scenario.client + (f" {scenario.mode}" if scenario.mode else "")
+            rest = self.join.join(n for n in self.cells(scenario) if n and n != "(AEAD)")
+            return who if scenario.kind is Kind.LATENCY else f"{who} with {rest}"
         names = (getattr(scenario, f) or missing for f, missing in zip(self.fields, self.missing, strict=True))
         base = self.join.join(n for n in names if n) or ("your default" if scenario.kind is Kind.THROUGHPUT else "")
         return base + remedy_text(scenario.remedy)  # `your default`: a `tune` transfer with the client's own choice
 
     def cells(self, scenario: Scenario) -> list[str]:
-        """Return the fields as table cells."""
+        """Return the fields as table cells (a `clients` row without a cipher: the client's own choice)."""
+        if scenario.client and scenario.cipher is None and scenario.kind is not Kind.LATENCY:
+            return [scenario.tool, OWN_CHOICE] if scenario.tool else [OWN_CHOICE, ""]
         cells = [getattr(scenario, f) or blank for f, blank in zip(self.fields, self.blanks, strict=True)]
         first = cells[0] or ("your default" if scenario.kind is Kind.THROUGHPUT else "")
         return [first + remedy_text(scenario.remedy), *cells[1:]]
@@ -119,8 +127,9 @@ class Metric:
         return format_value(self.unit, value)
 
     def group(self, scenario: Scenario) -> ResultGroup:
-        """Return the result group a scenario belongs to."""
-        return self.groups[scenario.direction]
+        """Return the result group a scenario belongs to (a library's in-process connections apart: no process
+        starts in them)."""
+        return IN_PROCESS_GROUP if scenario.mode == IN_PROCESS else self.groups[scenario.direction]
 
     def label(self, scenario: Scenario) -> str:
         """Return the row label: the name, then the direction."""
@@ -167,7 +176,10 @@ METRICS: dict[Kind, Metric] = {
         costs_per_gib=True, phases=False,
     ),
 }  # fmt: skip
-GROUP_ORDER = tuple(g.name for m in METRICS.values() for g in m.groups.values())
+IN_PROCESS_GROUP = ResultGroup("latency in-process", "Connection time inside one process (connect -> authenticated "
+                               "-> `true` -> closed; the process's second connection), lower is better")  # fmt: skip
+GROUP_ORDER = ("latency", IN_PROCESS_GROUP.name, *(g.name for k in (Kind.THROUGHPUT, Kind.TOOL)
+                                                   for g in METRICS[k].groups.values()))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -184,6 +196,8 @@ class Scenario:
     profile: str | None = None  # client profile (default / strict) a `servers` latency scenario stands for
     tool: str | None = None  # `tools` runs: scp, sftp, rsync (over ssh), tcp or rsyncd (plaintext baselines)
     remedy: str | None = None  # `tune` runs: streams=N (N connections at once), compression, or master (reuse)
+    client: str | None = None  # `clients` runs: openssh, dropbear, paramiko, ... (None: openssh, as every older run)
+    mode: str | None = None  # `clients` runs: tuned settings, or in-process connections (None: default, cold start)
 
     @property
     def metric(self) -> Metric:
@@ -200,9 +214,8 @@ class Scenario:
     @property
     def key(self) -> str:
         """Return a stable identifier, unique within a run."""
-        parts = [self.kind.value]
-        parts += [f"{name}={getattr(self, name)}" for name in SCENARIO_FIELDS if getattr(self, name) is not None]
-        return " ".join(parts)
+        named = [f"{name}={getattr(self, name)}" for name in SCENARIO_FIELDS if getattr(self, name) is not None]
+        return " ".join([self.kind.value, *named])
 
     @property
     def label(self) -> str:
@@ -214,17 +227,13 @@ class Scenario:
 
     def match_key(self) -> tuple[Any, ...]:
         """Return what this scenario measures, for matching across runs (untimed pinned fields left out)."""
-        return (self.kind, *(None if f in self.metric.untimed else getattr(self, f) for f in SCENARIO_FIELDS))
+        fields = {f: None if f in self.metric.untimed else getattr(self, f) for f in SCENARIO_FIELDS}
+        return (self.kind, *(fields | {"client": self.client or OPENSSH_CLIENT}).values())
 
     def ssh_options(self) -> list[str]:
         """Return the `-o` options that pin this scenario's algorithms."""
-        pinned = {
-            "KexAlgorithms": self.kex,
-            "HostKeyAlgorithms": self.hostkey,
-            "Ciphers": self.cipher,
-            "MACs": self.mac,
-            "Compression": "yes" if self.remedy == "compression" else None,
-        }
+        pinned = {"KexAlgorithms": self.kex, "HostKeyAlgorithms": self.hostkey, "Ciphers": self.cipher,
+                  "MACs": self.mac, "Compression": "yes" if self.remedy == "compression" else None}  # fmt: skip
         return [arg for opt, v in pinned.items() if v is not None for arg in ("-o", f"{opt}={v}")]
 
     def to_dict(self) -> dict[str, Any]:
@@ -235,18 +244,8 @@ class Scenario:
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
         """Rebuild a scenario stored with `to_dict`."""
         direction = data.get("direction")
-        return cls(
-            kind=Kind(data["kind"]),
-            kex=data.get("kex"),
-            hostkey=data.get("hostkey"),
-            cipher=data.get("cipher"),
-            mac=data.get("mac"),
-            direction=Direction(direction) if direction else None,
-            server=data.get("server"),
-            profile=data.get("profile"),
-            tool=data.get("tool"),
-            remedy=data.get("remedy"),
-        )
+        named = {f: data.get(f) for f in SCENARIO_FIELDS if f != "direction"}
+        return cls(kind=Kind(data["kind"]), direction=Direction(direction) if direction else None, **named)
 
 
 @dataclass(frozen=True)
@@ -292,8 +291,7 @@ class Plan:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Plan:
         """Rebuild a plan stored with its job options (missing fields take their defaults)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**{k: v for k, v in data.items() if k in {f.name for f in dataclasses.fields(cls)}})
 
 
 class RunKind(enum.StrEnum):
@@ -308,6 +306,7 @@ class RunKind(enum.StrEnum):
     FLEET = "fleet"
     TOOLS = "tools"
     TUNE = "tune"
+    CLIENTS = "clients"
 
     @property
     def side_by_side(self) -> bool:
@@ -323,7 +322,7 @@ class RunKind(enum.StrEnum):
     def recommends(self) -> bool:
         """Return True when the run's measurements can back a single target's recommendation (a fleet makes its
         own, for every host at once)."""
-        return not self.side_by_side and self not in (RunKind.FLEET, RunKind.TOOLS, RunKind.TUNE)
+        return not self.side_by_side and self not in (RunKind.FLEET, RunKind.TOOLS, RunKind.TUNE, RunKind.CLIENTS)
 
     @property
     def resume_command(self) -> str:
@@ -376,6 +375,7 @@ class JobOptions:
     forks: int = 5  # `fleet`: hosts measured at once (throughput: always one at a time)
     tools: tuple[str, ...] = ()  # `tools`: scp, sftp, rsync (the plaintext baselines tcp and rsyncd come with them)
     margin: float = 0.05  # equivalence margin of the claims (sshbench.ratios): +-5 % is "equivalent"
+    clients: tuple[str, ...] = ()  # `clients`: the clients to compare (registry names)
 
     @property
     def measures(self) -> bool:
@@ -395,6 +395,6 @@ class JobOptions:
         fields["plan"] = Plan.from_dict(fields.get("plan") or {})
         if "directions" in fields:
             fields["directions"] = tuple(Direction(d) for d in fields["directions"])
-        for name in ("kex", "hostkeys", "ciphers", "macs", "servers", "tools"):
+        for name in ("kex", "hostkeys", "ciphers", "macs", "servers", "tools", "clients"):
             fields[name] = tuple(fields.get(name, ()))
         return cls(**fields)

@@ -3,6 +3,7 @@ shrinks it (what `tune --payload text` compresses)."""
 
 from __future__ import annotations
 
+import os
 import random
 import zlib
 
@@ -26,3 +27,9 @@ def text_ratio() -> float:
     return len(block) / len(zlib.compress(block, 6))
 
 
+def fill(fd: int, size: int, block: bytes | None = None) -> None:
+    """Write `size` bytes to a file: `block` repeated, or one 16 MiB random block repeated (before measuring)."""
+    block = block or os.urandom(min(size, 16 << 20))
+    written = 0
+    while written < size:
+        written += os.write(fd, block[: size - written])

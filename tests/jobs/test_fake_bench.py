@@ -4,13 +4,17 @@ What only real servers can show stays in the integration tests beside these."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from fakes import CHACHA, CTR, FAKE_RATES, GCM, ListProgress, fake_stage
 from sshbench import jobs
+from sshbench.clients.launch import Detected
+from sshbench.clients.registry import ClientType, client_type
 from sshbench.errors import SshbenchError
+from sshbench.jobs.clients import Offer, plan_client
 from sshbench.model import Direction, JobOptions, Kind, Plan, RunKind, RunStatus
 from sshbench.storage.store import Store
 
@@ -121,3 +125,57 @@ def test_a_remote_target_refuses_server_limits_before_staging_anything(tmp_path:
     opts = options(RunKind.LATENCY, measure_latency=True, measure_throughput=False, target="box", server_cpu=0.5)
     with pytest.raises(SshbenchError, match="--server-cpu"):
         run(tmp_path, opts)
+
+
+def fake_clients(names: tuple[str, ...]) -> Callable[[ClientType], Detected]:
+    """Return a `detect` that finds OpenSSH, paramiko (no chacha20), libssh (no cipher choice), libssh2 and asyncssh,
+    and no dbclient."""
+    mac = ("hmac-sha2-256",)
+    found = {
+        "openssh": Detected(client_type("openssh"), "OpenSSH_9.2p1", (GCM, CHACHA, CTR), mac, path="ssh"),
+        "paramiko": Detected(client_type("paramiko"), "paramiko 5.1.0", (CTR, GCM), mac, 0.4, path="py"),
+        "libssh": Detected(client_type("libssh"), "libssh 0.12.0", (), (), 0.1, path="py"),
+        "libssh2": Detected(client_type("libssh2"), "libssh2 1.11.1", (GCM, CHACHA), (), 0.1, path="py"),
+        "asyncssh": Detected(client_type("asyncssh"), "asyncssh 2.24", (GCM, CHACHA), (), 0.4, path="py"),
+    }
+    missing = Detected(client_type("dropbear"), missing="`dbclient` not found: sudo apt-get install dropbear-bin")
+    return lambda kind: found.get(kind.name, missing) if kind.name in names else missing
+
+
+def test_clients_lists_what_each_client_lacks_and_measures_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ("openssh", "dropbear", "paramiko", "asyncssh", "libssh", "libssh2")
+    monkeypatch.setattr("sshbench.jobs.clients.detect", fake_clients(names))
+    opts = options(RunKind.CLIENTS, clients=names)
+    store, run_id, _ = run(tmp_path, opts, unverifiable=("libssh2",))
+    record = store.run(run_id)
+    assert record.status is RunStatus.COMPLETE
+    rows = {st.scenario.label: st for st in store.scenarios(run_id)}
+    failures = {label: st.failure for label, st in rows.items() if st.failure}
+    lacks = "unsupported: paramiko has no chacha20-poly1305@openssh.com"
+    assert failures == {
+        "dropbear": "unsupported: `dbclient` not found: sudo apt-get install dropbear-bin",
+        "libssh2": "unsupported: libssh2 cannot verify the host (fake)",
+        "paramiko with chacha20-poly1305@openssh.com down": lacks,
+        "paramiko with chacha20-poly1305@openssh.com up": lacks,
+    }
+    measured = {label for label, st in rows.items() if st.values()}
+    assert {"openssh", "paramiko", "paramiko in-process", "libssh in-process", "asyncssh in-process"} <= measured
+    assert {"paramiko tuned with aes128-gcm@openssh.com up", "libssh with its own cipher down",
+            "libssh with sftp + its own cipher up", "openssh with sftp + aes128-gcm@openssh.com down",
+            "asyncssh tuned with sftp + aes128-gcm@openssh.com down"} <= measured  # fmt: skip
+    assert "openssh tuned with aes128-gcm@openssh.com down" not in rows  # OpenSSH runs with one setting
+    assert record.environment.clients["paramiko"]["tuned"].startswith("Transport(default_window_size=64 MiB")
+    assert "skipped" in record.environment.clients["dropbear"]
+
+
+def test_a_client_left_with_no_default_cipher_takes_the_first_it_shares() -> None:
+    dbclient = Detected(client_type("dropbear"), "Dropbear v2022.83", (CHACHA, CTR), ("hmac-sha2-256",), path="db")
+    offer = Offer((CTR, "aes256-ctr"), ("hmac-sha2-256",), no_sftp=None)
+    made, na = plan_client(dbclient, (GCM, CHACHA), offer, (Direction.DOWN,), None)
+    assert [sc.label for sc in made if sc.kind is Kind.THROUGHPUT] == [
+        "dropbear with aes128-ctr + hmac-sha2-256 down", "dropbear tuned with aes128-ctr + hmac-sha2-256 down"]
+    assert [why for _, why in na] == [
+        "unsupported: the server does not offer it", "unsupported: the server does not offer it",
+        "unsupported: Dropbear dbclient has no SFTP client"]  # fmt: skip

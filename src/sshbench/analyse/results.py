@@ -64,14 +64,23 @@ def costs(stored: StoredScenario) -> Costs | None:
     per_gib = [(s, s.nbytes / GIB) for s in good if s.nbytes]
     crss, srss = _median([s.client_rss for s in good]), _median([s.server_rss for s in good])
     return Costs(
-        client_cpu_gib=_median([s.client_cpu / g for s, g in per_gib if s.client_cpu is not None]),
-        server_cpu_gib=_median([s.server_cpu / g for s, g in per_gib if s.server_cpu is not None]),
+        client_cpu_gib=_median([_per_gib(s, g, s.client_cpu, s.client_cpu_setup) for s, g in per_gib]),
+        server_cpu_gib=_median([_per_gib(s, g, s.server_cpu, s.server_cpu_setup) for s, g in per_gib]),
         server_cpu=_median([s.server_cpu for s in good]),
         client_rss=None if crss is None else int(crss),
         server_rss=None if srss is None else int(srss),
         client_busy=_median([_busy(s, s.client_cpu, s.client_cpu_setup) for s, _ in per_gib]),
         server_busy=_median([_busy(s, s.server_cpu, s.server_cpu_setup) for s, _ in per_gib]),
     )
+
+
+def _per_gib(s: Sample, gib: float, cpu: float | None, setup: float | None) -> float | None:
+    """Return a side's CPU seconds per GiB of a transfer: a `clients` row's from its command on (a library's
+    interpreter start, import and login are its connection table's), every other row's whole, as stored runs have
+    always read (None: not counted)."""
+    if cpu is None:
+        return None
+    return (cpu - setup if setup is not None and s.scenario.client is not None else cpu) / gib
 
 
 def _busy(s: Sample, cpu: float | None, setup: float | None) -> float | None:

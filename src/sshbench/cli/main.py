@@ -10,7 +10,7 @@ from types import FrameType
 import click
 
 from sshbench import __version__, hints, leases
-from sshbench.cli import completion, fleet, measuring, stored, tools
+from sshbench.cli import clients, completion, fleet, measuring, stored, tools
 from sshbench.cli.common import Session
 from sshbench.errors import ExitCode, SshbenchError, Terminated
 
@@ -59,7 +59,8 @@ def cli(ctx: click.Context, traceback: bool) -> None:
         ctx.invoke(measuring.run_cmd)
 
 
-for command in (*measuring.COMMANDS, *tools.COMMANDS, *fleet.COMMANDS, *stored.COMMANDS, completion.completion_cmd):
+COMMANDS = (*measuring.COMMANDS, *tools.COMMANDS, *clients.COMMANDS, *fleet.COMMANDS, *stored.COMMANDS)
+for command in (*COMMANDS, completion.completion_cmd):
     cli.add_command(command)
 
 

@@ -22,6 +22,7 @@ MARGIN_DEFAULT = 0.05  # sshbench.ratios.MARGIN (not imported here: --help stays
 
 if TYPE_CHECKING:
     from sshbench.analyse.policy import Policy
+    from sshbench.records import StoredRun
     from sshbench.storage.store import Store
 
 
@@ -280,6 +281,8 @@ def recommend_cmd(
     if run.fleet is not None:
         return _recommend_fleet(store, run_id, pol, as_json)
     _refuse_tune(run.kind, run_id)
+    if run.kind.value == "clients":
+        return _recommend_clients(data, as_json)
     if as_json:
         click.echo(json.dumps(sweep_document(data), indent=2))
         return
@@ -294,6 +297,24 @@ def recommend_cmd(
     print_environment(out(), run)
     print_recommendation(out(), rec, host or host_for(run), run.source, measured_under(run.environment))
     print_bounds(out(), run, data.scenarios)
+
+
+def _recommend_clients(data: StoredRun, as_json: bool) -> None:
+    """Name the library to use per job from a `clients` run, with the code each pick stands for."""
+    from sshbench.analyse.claims.clients import libraries_of, picks
+    from sshbench.analyse.results import ranked
+    from sshbench.render.clients import code_lines, print_picks
+    from sshbench.render.console import print_environment
+
+    run = data.run
+    groups = ranked(data.scenarios, run.options.plan.ci_target, run.options.margin)
+    chosen = picks(groups, libraries_of(run.environment.clients), run.options.margin)
+    if as_json:
+        docs = [{"claim": p.claim().to_dict(), "code": code_lines(p.row.scenario, p.group)} for p in chosen]
+        click.echo(json.dumps({"run": run.id, "picks": docs}, indent=2))
+        return
+    print_environment(out(), run)
+    print_picks(out(), run, chosen)
 
 
 def _recommend_source(db: Path | None, run_id: int | None) -> tuple[Store, int]:

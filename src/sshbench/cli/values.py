@@ -51,6 +51,8 @@ class Given:
     no_latency: bool = False
     no_throughput: bool = False
     tool: str | None = None
+    client: str | None = None  # `clients`: --client, comma-separated
+    server_specs: str | None = None  # `clients`: --server, comma-separated embedded servers
     inventory: str | None = None
     limit: str | None = None
     hosts_pattern: str | None = None

@@ -4,6 +4,7 @@ cycle in the store). `run` picks the job for a run kind."""
 
 from __future__ import annotations
 
+from sshbench.jobs.clients import run_clients
 from sshbench.jobs.fleet import run_fleet
 from sshbench.jobs.recording import Job
 from sshbench.jobs.servers import run_servers
@@ -21,6 +22,8 @@ def run(job: Job) -> int:
         return run_fleet(job)
     if job.opts.command is RunKind.TOOLS:
         return run_tools(job)
+    if job.opts.command is RunKind.CLIENTS:
+        return run_clients(job)
     if job.opts.command is RunKind.TUNE:
         return tune_job(job, job.diagnose)
     return run_servers(job) if job.opts.command.side_by_side else run_job(job)

@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from sshbench import leases
+from sshbench.clients.launch import Detected, Launcher, dbclient_home, dbclient_problem, resolve, verifiable
 from sshbench.environment import Emulation, Environment, Pinning
 from sshbench.jobs.endpoints import Endpoint, Unavailable, emulated_link, open_endpoints
 from sshbench.measure import budget
+from sshbench.measure.clientside import ClientCopies, ClientTransfers, connection_sample
 from sshbench.measure.costs import metered
 from sshbench.measure.memory import measure_states
 from sshbench.measure.samplers import ThroughputSampler, latency_sampler
@@ -146,13 +149,18 @@ class Bench:
         return ThroughputSampler(self.ssh, endpoint.target, self.opts, self.workdir)
 
     @contextlib.contextmanager
-    def tool_dirs(self, endpoint: Endpoint, tmpfs: str | None) -> Iterator[tuple[Path | RemoteScratch, Plain | None]]:
+    def tool_dirs(self, endpoint: Endpoint, tmpfs: str | None, baselines: bool = True
+                  ) -> Iterator[tuple[Path | RemoteScratch, Plain | None]]:  # fmt: skip
         """Yield the server's directory for file copies and the plaintext baselines: a private tmpfs directory on
         this machine and socat/rsyncd beside an embedded server; a scratch directory on a remote host and no
         baselines (sshbench starts no listeners on a host it does not own)."""
         if endpoint.server is None:
             with remote_scratch(self.ssh, endpoint.target) as scratch:
                 yield scratch, None
+            return
+        if not baselines:
+            with leases.private_dir("sshbench-server-", tmpfs) as remote:
+                yield remote, None
             return
         with (
             leases.private_dir("sshbench-server-", tmpfs) as remote,
@@ -163,6 +171,34 @@ class Bench:
     def copies(self, bins: Binaries, endpoint: Endpoint, remote: Path | RemoteScratch, plain: Plain | None) -> Sampler:
         """Return the file-copy sampler (scp, sftp, rsync and the baselines) of an endpoint, without costs."""
         return ToolSampler(bins, endpoint.target, self.opts, self.workdir, remote, plain)
+
+    def client(self, endpoint: Endpoint, found: Detected, hostkeys: Sequence[str]) -> Launcher | str:
+        """Return how a client other than ssh reaches an endpoint (its files live until the bench is undone), or
+        why it cannot: a path it cannot follow, or a host key it could not verify."""
+        address = resolve(self.ssh, endpoint.target)
+        problem = verifiable(address, found.kind)
+        if problem is not None or found.kind.library:
+            return problem or Launcher(found, address)
+        home, keys = self.stack.enter_context(dbclient_home(address))
+        if not keys:
+            return f"none of the identities {', '.join(address.keys)} converts to Dropbear's format (dropbearconvert)"
+        return dbclient_problem(address, hostkeys, home) or Launcher(
+            found, address, keys, {**os.environ, "HOME": str(home)}
+        )
+
+    def client_latency(self, endpoint: Endpoint, launcher: Launcher) -> Sampler:
+        """Return a client's connection-time sampler (cold, or in-process for a library), with costs."""
+        take: Sampler = lambda sc, rnd, warmup: connection_sample(launcher, sc, rnd, warmup)  # noqa: E731
+        return self.sampler(take, endpoint, False)
+
+    def client_transfers(self, endpoint: Endpoint, launcher: Launcher) -> Transfers:
+        """Return a client's exec-channel throughput sampler (without costs: wrap it with `sampler`)."""
+        return ClientTransfers(launcher, self.ssh, endpoint.target, self.opts, self.workdir)
+
+    def client_copies(self, bins: Binaries, endpoint: Endpoint, launcher: Launcher, remote: Path | RemoteScratch
+                      ) -> Sampler:  # fmt: skip
+        """Return a library's SFTP get/put sampler, without costs."""
+        return ClientCopies(launcher, bins, endpoint.target, self.opts, self.workdir, remote)
 
 
 Stager = Callable[[Staging, JobOptions, Progress], contextlib.AbstractContextManager[Bench]]

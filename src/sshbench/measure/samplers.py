@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import os
 import re
 import shlex
 import socket
@@ -35,7 +34,7 @@ from sshbench.errors import ExitCode, SshbenchError
 from sshbench.measure.scheduler import Sampler
 from sshbench.measure.session import Session, session_report, socket_report, with_session_report
 from sshbench.model import Direction, JobOptions, Kind, Sample, Scenario, is_local
-from sshbench.payloads import text_block
+from sshbench.payloads import fill, text_block
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.text import (
@@ -85,10 +84,8 @@ class Payload:
             with open(path, "wb") as f:
                 if self.kind == "zero":
                     f.truncate(size)
-                elif self.kind == "text":
-                    _write_text(f.fileno(), size)
                 else:
-                    _write_random(f.fileno(), size)
+                    fill(f.fileno(), size, text_block(min(size, 16 << 20)) if self.kind == "text" else None)
             _read_through(path)
         return path
 
@@ -98,22 +95,6 @@ def _read_through(path: Path) -> None:
     with open(path, "rb", buffering=0) as f:
         while f.read(1 << 20):
             pass
-
-
-def _write_text(fd: int, size: int) -> None:
-    """Fill a file with the text corpus (repeating one 16 MiB block of it)."""
-    block = text_block(min(size, 16 << 20))
-    written = 0
-    while written < size:
-        written += os.write(fd, block[: size - written])
-
-
-def _write_random(fd: int, size: int) -> None:
-    """Fill a file with random bytes before measuring (repeating one 16 MiB random block)."""
-    block = os.urandom(min(size, 16 << 20))
-    written = 0
-    while written < size:
-        written += os.write(fd, block[: size - written])
 
 
 def calibration_size(opts: JobOptions) -> int:
@@ -308,6 +289,8 @@ def _transfer_problem(done: Finished, direction: Direction | None, size: int, co
 class ThroughputSampler:
     """Take throughput samples, sizing each scenario's transfer for about `sample_seconds` after warm-up."""
 
+    first_size: int | None = None  # the warm-up's first size (None: `calibration_size`)
+
     def __init__(self, ssh: str, target: Target, opts: JobOptions, workdir: Path) -> None:
         self.ssh, self.target, self.opts = ssh, target, opts
         self.payload = Payload(opts.payload, workdir)
@@ -350,19 +333,22 @@ class ThroughputSampler:
             sample = self._calibrate(sc, rnd)
         else:
             size = self.opts.size or self.sizes.get(sc.key, calibration_size(self.opts))
-            sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup)
+            sample = self.transfer(sc, size, rnd, warmup)
         if warmup and sample.ok and self.opts.size is None:
             self.sizes[sc.key] = self._size_for(sample.value)
         return sample
 
+    def transfer(self, sc: Scenario, size: int, rnd: int, warmup: bool) -> Sample:
+        """Take one transfer of `size` bytes with ssh (`sshbench clients` gives other clients their own)."""
+        return throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup)
 
     def _calibrate(self, sc: Scenario, rnd: int) -> Sample:
         """Take the warm-up that sizes a scenario's samples: from `calibration_size`, 8 times larger while a transfer
         lasts under a quarter of `sample_seconds` (a small start on a fast path is all ramp: 4 MiB read 21 MB/s on a
         host that then moved 150-240), up to CALIBRATION_SIZE."""
-        size = calibration_size(self.opts)
+        size = self.first_size or calibration_size(self.opts)
         while True:
-            sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, True)
+            sample = self.transfer(sc, size, rnd, True)
             quick = sample.ok and sample.value and size / MB / sample.value < self.opts.sample_seconds / 4
             if not quick or size >= CALIBRATION_SIZE:
                 return sample

@@ -93,6 +93,8 @@ class ToolSampler:
     there), or a scratch directory on a remote host (uploads are counted by the tool's reads of the file, up to
     its exit, and their size checked on the host afterwards, like the pipe's uploads to a remote host)."""
 
+    mark: str | None = None  # what the copying program prints once logged in (a library's driver; sftp prints none)
+
     def __init__(
         self, bins: Binaries, target: Target, opts: JobOptions, local: Path, remote: Path | RemoteScratch,
         plain: Plain | None,
@@ -170,6 +172,10 @@ class ToolSampler:
         inbox.mkdir(mode=0o700)
         return inbox
 
+    def finished(self, done: Finished, inbox: Path, size: int) -> float:
+        """Return when the copy was whole (see `arrival`)."""
+        return arrival(done, inbox, size)
+
     def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Copy one file; the warm-up sample calibrates the size."""
         assert sc.kind is Kind.TOOL
@@ -179,12 +185,13 @@ class ToolSampler:
         timeout = 30 + size / (1 * MB)
         if inbox is None:  # an upload to a remote host; column 1: the tool's reads of the file
             assert isinstance(self.remote, RemoteScratch)
-            done = run_timed(self.command(sc, source, self.remote.inbox, self.local), timeout=timeout, probe=PROBE)
+            argv = self.command(sc, source, self.remote.inbox, self.local)
+            done = run_timed(argv, timeout=timeout, probe=PROBE, mark=self.mark)
             end, got = done.ended, self.remote.take_upload()
         else:  # column 1: the bytes arrived
             argv = self.command(sc, source, str(inbox / "file"), self.local)
-            done = run_timed(argv, timeout=timeout, probe=PROBE, arrived=lambda: _dir_bytes(inbox))
-            end = _arrival(done, inbox, size)
+            done = run_timed(argv, timeout=timeout, probe=PROBE, arrived=lambda: _dir_bytes(inbox), mark=self.mark)
+            end = self.finished(done, inbox, size)
             got = _dir_bytes(inbox)
         why = _problem(done, got, size)
         if why is not None:
@@ -194,10 +201,11 @@ class ToolSampler:
         if warmup and self.opts.size is None:
             self.sizes[sc.key] = self._calibrated(sc, rate)
         return Sample(sc, rnd, warmup, ok=True, value=rate, wall=done.wall, nbytes=size,
-                      client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system)  # fmt: skip
+                      client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system,
+                      client_cpu_setup=done.cpu_at_mark)  # fmt: skip
 
 
-def _arrival(done: Finished, inbox: Path, size: int) -> float:
+def arrival(done: Finished, inbox: Path, size: int) -> float:
     """Return when the whole file had arrived: the sender's exit, or later for a sender that exits as soon as
     its last byte is in its socket (socat)."""
     if done.returncode != 0 or _dir_bytes(inbox) >= size:

@@ -19,6 +19,7 @@ from sshbench.model import METRICS, PHASES, Kind, Scenario
 from sshbench.records import MemoryRecord
 
 WIDTH = 560
+NO_PHASES = "total (no phases)"  # the bar of a connection whose client reports no phases
 DIRECTION_NAMES = {"down": "download", "up": "upload"}
 DIMENSIONS = (  # a sweep's dimensions: (kind, what measures it, chart title)
     ("cipher", Kind.THROUGHPUT, "Sweep: throughput per cipher"),
@@ -142,9 +143,11 @@ def latency_figures(rows: Sequence[Row], prefix: str) -> list[Figure]:
         if r.summary is None:
             continue
         label, scale = _label(r.scenario), r.scenario.metric.scale
-        for name, seconds in r.phases:
-            if name != "startup":
-                phases.append({"label": label, "phase": name, "ms": seconds * scale, "order": PHASES.index(name)})
+        timed = [(name, seconds) for name, seconds in r.phases if name != "startup"]
+        for name, seconds in timed:
+            phases.append({"label": label, "phase": name, "ms": seconds * scale, "order": PHASES.index(name)})
+        if not timed:  # a client that says nothing of its phases (dbclient, a library's driver): its total alone
+            phases.append({"label": label, "phase": NO_PHASES, "ms": r.summary.median * scale, "order": len(PHASES)})
         totals.append({"label": label, **_interval(r)})
     if not totals:
         return []
@@ -156,13 +159,14 @@ def latency_figures(rows: Sequence[Row], prefix: str) -> list[Figure]:
         .encode(
             y=y,
             x=alt.X("sum(ms):Q", title="ms (phases stacked; rule: 95% CI of the total)"),
-            color=alt.Color("phase:N", sort=[p for p in PHASES if p != "startup"], title="phase"),
+            color=alt.Color("phase:N", sort=[*(p for p in PHASES if p != "startup"), NO_PHASES], title="phase"),
             order=alt.Order("order:Q"),
             tooltip=["label:N", "phase:N", alt.Tooltip("ms:Q", format=".1f")],
         )
     )
     rules = alt.Chart(_data(totals)).mark_rule(color="#888", strokeWidth=1.5).encode(y=y, x="low:Q", x2="high:Q")
-    title = "Connection time per key exchange and host key, by phase"
+    title = ("Connection time per client, by phase where known" if any(r.scenario.client for r in rows)
+             else "Connection time per key exchange and host key, by phase")  # fmt: skip
     chart = alt.layer(stacked, rules).properties(width=WIDTH, height=_height(len(totals)), title=title)
     return [Figure(f"{prefix}latency", title, _spec(chart))]
 

@@ -21,7 +21,7 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.environment import Environment, LinkInfo
 from sshbench.errors import SshbenchError
-from sshbench.model import RunKind, RunStatus, is_local
+from sshbench.model import OPENSSH_CLIENT, Kind, RunKind, RunStatus, is_local
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
@@ -97,15 +97,28 @@ def _measured(rows: Sequence[Row], cell: Callable[[Summary], str]) -> tuple[str,
     return tuple("" if r.summary is None else cell(r.summary) for r in rows)
 
 
+def client_columns(rows: Sequence[Row]) -> list[Column]:
+    """Return the client (with its settings) and server columns of a `clients` run's rows (none for other runs)."""
+    if not any(r.scenario.client for r in rows):
+        return []
+    cols = [Column("client", tuple(f"{r.scenario.client or OPENSSH_CLIENT}" + (f" {r.scenario.mode}" if
+                                  r.scenario.mode else "") for r in rows))]  # fmt: skip
+    if any(r.scenario.server for r in rows):
+        cols.append(Column("server", tuple(r.scenario.server or "" for r in rows)))
+    return cols
+
+
 def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -> list[Column]:
     """Return a result group's columns: rank, names, median, CI, IQR, n, the verdict against the group's leader,
     costs, bar, phases."""
     metric = rows[0].scenario.metric
     fmt = metric.format
     if names is None:
-        names = [
+        clients = client_columns(rows)  # a `clients` run's connections are told apart by client alone
+        names = clients + [
             Column(title, tuple(metric.labels.cells(r.scenario)[i] for r in rows), fold=True)
             for i, title in enumerate(metric.labels.titles)
+            if not (clients and metric.kind is Kind.LATENCY)
         ]
     best = max((r.summary.median for r in rows if r.summary), default=0.0)
     cols = [
@@ -186,7 +199,10 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
             title = title.replace("handshake excluded", "handshake excluded for your default's steady rate, "
                                   "included for each copy of one or N connections (timed from spawn to exit)")
         print_table(console, title, table, note, row_notes(rows, run.id))
-    if run.kind is not RunKind.TUNE:  # a tune run names its default's bound and measures the remedies itself
+    if run.kind is RunKind.CLIENTS:
+        console.print("What bounds each client's rate is not judged: a library's rate is mostly its own work (its CPU "
+                      "s/GiB), which the bounds do not model.", highlight=False, style="dim")  # fmt: skip
+    elif run.kind is not RunKind.TUNE:  # a tune run names its default's bound and measures the remedies itself
         print_bounds(console, run, stored)
     if run.kind is not RunKind.TUNE:  # a tune run's rows are timed two ways: its own section compares them
         print_claims(console, "Fastest here:", fastest_claims(by_group, run.discovery, policy_of(run),

@@ -263,8 +263,11 @@ def to_shell_csv(stored: StoredRun) -> dict[str, str]:
     row `show` prints: a cipher with the reference MAC, a MAC with the reference cipher (aes128-ctr); MAC files are
     written only when the run measured MACs against one cipher (`--macs each`, a sweep), since a MAC measured with
     one cipher alone is that cipher's speed. A run of several servers (or a fleet's hosts) gets one set of files per
-    server, named `SERVER-kex.csv` and so on: a value pooled over servers would be no row `show` prints.
+    server, named `SERVER-kex.csv` and so on: a value pooled over servers would be no row `show` prints. A `clients`
+    run has none: those scripts time ssh's algorithms, and its rows are clients.
     """
+    if stored.run.kind is RunKind.CLIENTS:
+        return {}
     servers = sorted({st.scenario.server for st in stored.scenarios}, key=lambda s: s or "")
     if servers == [None]:
         return _shell_files(stored.scenarios, stored.run.options.full_latency)
@@ -341,6 +344,9 @@ def _seconds(s: Sample) -> float:
 def _command(run: RunRecord, sc: Scenario, nbytes: int | None) -> str:
     """Return the command line a sample stands for: the ssh pipe, or the file copy of a `tools` row."""
     target = "TARGET" if run.target.startswith("local") else run.target
+    if sc.client not in (None, "openssh"):  # a client of `clients`: its registry row and driver are the command
+        what = {Kind.LATENCY: "connect", Kind.TOOL: f"sftp {sc.direction}"}.get(sc.kind, f"exec {sc.direction}")
+        return f"{sc.metric.labels.name(sc)}: {what} {nbytes or ''}".strip() + " (sshbench clients)"
     if sc.kind is Kind.TOOL:
         return _copy_command(target, sc, f"file-{nbytes}")
     ssh = shlex.join(["ssh", *sc.ssh_options(), target])

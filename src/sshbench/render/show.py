@@ -6,8 +6,10 @@ from pathlib import Path
 
 from rich.console import Console
 
+from sshbench import hints
 from sshbench.model import RunKind
 from sshbench.records import StoredRun
+from sshbench.render.clients import print_clients
 from sshbench.render.console import print_environment, print_results
 from sshbench.render.discovery import print_discovery, print_negotiation
 from sshbench.render.fleet import print_fleet
@@ -23,7 +25,12 @@ def print_run(console: Console, stored: StoredRun, db: Path, discovery_only: boo
     if run.fleet is not None:
         return print_fleet(console, stored, db)
     print_environment(console, run)
-    if run.kind.side_by_side:
+    if run.kind is RunKind.CLIENTS:
+        print_clients(console, run)
+        print_results(console, run, stored.scenarios)
+        console.print(f"  `{hints.sshbench('recommend', str(run.id))}` names the fastest library per job, as code",
+                      highlight=False, markup=False)  # fmt: skip
+    elif run.kind.side_by_side:
         print_servers(console, run, stored.scenarios, stored.memory)
     elif discovery_only and run.discovery:
         print_discovery(console, run.discovery)

@@ -130,8 +130,8 @@ def run_timed(
 ) -> Finished:
     """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most).
 
-    probe: every `probe` seconds, read the process's I/O counters (/proc/PID/io rchar, wchar) so that a
-    transfer's progress over time is known without touching its data; with `arrived`, record what it returns
+    probe: every `probe` seconds, and once at exit, read the process's I/O counters (/proc/PID/io rchar, wchar) so
+    that a transfer's progress over time is known without touching its data; with `arrived`, record what it returns
     instead (e.g. the size of the file being received), as (time, bytes, 0). mark: when the first stderr line
     holding it arrives, the process's CPU so far is read (`Finished.cpu_at_mark`) and `at_mark` calls are made.
     """
@@ -232,6 +232,9 @@ class _Watch:
         if what == "exit":
             self.ended = now
             self.sel.unregister(self.pidfd)
+            counters = read_io(self.io_fd) if self.io_fd is not None else None  # an exited process's are readable
+            if counters is not None:  # until it is reaped: its totals (a last probe at `ended` times nothing)
+                self.progress.append((now, *counters))
             return
         chunk = os.read(fd, 65536)
         if not chunk:

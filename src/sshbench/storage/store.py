@@ -10,7 +10,7 @@ Schema history (SCHEMA_VERSION):
   3 - samples.client_system (the ssh client's system CPU seconds, for hyperfine's user/system split).
   4 - runs.owner (`PID:START` of the sshbench process writing it): a `running` run whose owner is gone reads
       as interrupted, and a run with a live owner cannot be resumed by another process.
-  5 - runs.parent: a fleet run's per-host runs name it (and `history` lists them under it).
+  5 - runs.parent: a fleet run's per-host runs name it (`history` lists them under it).
   6 - no new column: the claims vocabulary (docs/CLAIMS.md). Options carry the equivalence `margin`; run documents
       (--json) carry `claims`, each result row its `standing` against its group's leader with the verdict behind it,
       and `bound` as {kind, limit, unit, used, evidence, remedy} with network/tcp-window/ssh-window/client-cpu/
@@ -18,7 +18,8 @@ Schema history (SCHEMA_VERSION):
       read as they are: a missing margin is 5 %.
   7 - samples.tcp: the kernel's evidence of a transfer's sockets (measure/tcpinfo.py: per side, RTT, cwnd, delivery
       rate, limited shares, retransmits, windows, `series` over time; a remote server's as `ss` read it: `read_by`).
-  8 - samples.client_cpu_setup, server_cpu_setup: CPU seconds before a transfer's command was sent."""
+  8 - samples.client_cpu_setup, server_cpu_setup: CPU seconds before a transfer's command was sent.
+  9 - no new column: scenarios may name a `client` and `mode` (`clients`); one naming none is OpenSSH's ssh."""
 
 from __future__ import annotations
 
@@ -79,8 +80,7 @@ CREATE TABLE IF NOT EXISTS memory (
 );
 """
 BUSY_TIMEOUT_MS = 5000  # wait this long for another sshbench's write before reporting the database locked
-# Columns added after version 1 (ALTER TABLE on older databases).
-ADDED_COLUMNS = {
+ADDED_COLUMNS = {  # columns added after version 1 (ALTER TABLE on older databases)
     "samples": (
         ("server_cpu", "REAL"),
         ("client_rss", "INTEGER"),

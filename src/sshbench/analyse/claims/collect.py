@@ -36,7 +36,10 @@ def unmeasured_claims(groups: Mapping[str, Sequence[Row]]) -> list[Claim]:
 
 
 def bound_claims(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Claim]:
-    """Return what bounds a run's rates: per server in a `servers` run (each its own window), else for the run."""
+    """Return what bounds a run's rates: per server in a `servers` run (each its own window), else for the run; none
+    for a `clients` run (a library's rate is mostly its own work, which the bounds do not model)."""
+    if run.kind is RunKind.CLIENTS:
+        return []
     if run.kind.side_by_side:
         out = []
         for report in run.servers:

@@ -1,0 +1,80 @@
+"""Benchmark: does a library's rate as `sshbench clients` measures it agree with the same library timed by a plain
+script? (issue 25)
+
+Run:  .venv/bin/python benchmarks/bench_clients_plain.py [--rounds 8] [--size 256M]
+
+Against one embedded OpenSSH server on loopback, per library (paramiko, asyncssh, libssh2, where installed), in each
+round and in alternating order:
+- sshbench: one exec-channel download of SIZE bytes as `sshbench clients` takes it (clients/launch.py's driver,
+  measure/clientside.py's sampler: the steady rate from the driver process's write counter, probed from outside);
+- plain: benchmarks/plain_clients.py, which imports nothing of sshbench, does the same download with the library
+  (the same calls as the driver, each chunk written to stdout on /dev/null as the driver writes it) and times the same
+  steady part with its own clock.
+Both pin AES-GCM (aes128-gcm@openssh.com). Prints, per library, both medians and the per-round ratio sshbench/plain
+(its median with the order-statistic interval of the median, and min..max). Nothing of sshbench runs inside the
+plain script; the server is sshbench's embedded one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from sshbench.cli.options import parse_size
+from sshbench.clients.launch import Launcher, detect, resolve
+from sshbench.clients.registry import client_type
+from sshbench.measure.clientside import ClientTransfers
+from sshbench.model import Direction, JobOptions, Kind, RunKind, Scenario
+from sshbench.stats import median_ci_ranks
+from sshbench.targets.servers.openssh import OpenSSHServer
+
+GCM = "aes128-gcm@openssh.com"
+PLAIN = Path(__file__).with_name("plain_clients.py")
+
+
+def main() -> None:
+    """Measure each installed library both ways, round by round."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--rounds", type=int, default=8)
+    p.add_argument("--size", default="256M")
+    a = p.parse_args()
+    size = parse_size(a.size) or 256 * 2**20
+    server = OpenSSHServer()
+    with server as target, tempfile.TemporaryDirectory(prefix="sbbench-") as work:
+        address = resolve("ssh", target)
+        for name in ("paramiko", "asyncssh", "libssh2"):
+            found = detect(client_type(name))
+            if found.missing:
+                print(f"{name}: {found.missing}")
+                continue
+            sampler = ClientTransfers(Launcher(found, address), "ssh", target, JobOptions(RunKind.CLIENTS),
+                                      Path(work))  # fmt: skip
+            sc = Scenario(Kind.THROUGHPUT, client=name, cipher=GCM, direction=Direction.DOWN)
+            plain = [sys.executable, str(PLAIN), name, address.host, str(address.port), address.user,
+                     address.keys[0], address.known_hosts[0], str(size), GCM]  # fmt: skip
+            ours, theirs = [], []
+            for rnd in range(a.rounds):
+                for first in ((True, False) if rnd % 2 == 0 else (False, True)):
+                    if first:
+                        s = sampler.transfer(sc, size, rnd, False)
+                        if not s.ok or s.value is None:
+                            raise SystemExit(f"{name}: sshbench sample failed: {s.error}")
+                        ours.append(s.value)
+                    else:
+                        done = subprocess.run(plain, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                              check=True)  # fmt: skip
+                        theirs.append(float(done.stderr.strip().splitlines()[-1]))
+            ratios = sorted(o / t for o, t in zip(ours, theirs, strict=True))
+            lo, hi, cover = median_ci_ranks(len(ratios))
+            print(f"{found.version}: sshbench {statistics.median(ours):.0f} MB/s, plain {statistics.median(theirs):.0f}"
+                  f" MB/s; ratio median {statistics.median(ratios):.3f}, its {cover:.0%} interval "
+                  f"{ratios[lo - 1]:.3f}..{ratios[hi - 1]:.3f} (min..max {ratios[0]:.3f}..{ratios[-1]:.3f}), "
+                  f"{a.rounds} rounds")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""The clients `sshbench clients` compares: one row each. A row names the client, how to find it (a binary, or a
+library's driver module under `drivers/`), what installs it, and its two settings: as its users run it, and tuned
+with the knobs its maintainers document (each named, so the output can say what was changed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sshbench.errors import ExitCode, SshbenchError
+
+DRIVERS = "sshbench.clients.drivers"
+
+
+@dataclass(frozen=True)
+class ClientType:
+    """One client sshbench can drive."""
+
+    name: str  # as given to --client
+    product: str  # what its users call it
+    binary: str | None  # a client binary run as it is (ssh, dbclient); None: a library, run by its driver
+    package: str  # the Debian package of a binary, or the pip package of a library
+    default: str  # its settings as its users run it
+    tuned: str | None = None  # the settings its maintainers' knobs allow, each named (None: nothing to tune)
+    sftp: bool = True  # copies files with SFTP
+
+    @property
+    def driver(self) -> str | None:
+        """Return a library's driver module (run with `python -m`)."""
+        return None if self.binary else f"{DRIVERS}.{self.name}_driver"
+
+    @property
+    def library(self) -> bool:
+        """Return True for a library (its connections are also timed inside one live process)."""
+        return self.binary is None
+
+
+CLIENT_TYPES = (
+    ClientType("openssh", "OpenSSH ssh and sftp", "ssh", "openssh-client",
+               "ssh -T with the options of every sshbench transfer (no compression, no multiplexing)"),
+    ClientType("dropbear", "Dropbear dbclient", "dbclient", "dropbear-bin", "dbclient -T (receive window -W 24576)",
+               "dbclient -W 2097152 (its help: a larger receive window may be faster)", sftp=False),
+    ClientType("paramiko", "paramiko (Fabric, Ansible's paramiko connection)", None, "paramiko",
+               "SSHClient; window_size 2 MiB, max_packet_size 32 KiB; SFTP get prefetches, put is pipelined",
+               "Transport(default_window_size=64 MiB, default_max_packet_size=256 KiB), for every channel and SFTP"),
+    ClientType("asyncssh", "asyncssh", None, "asyncssh",
+               "asyncssh.connect, conn.run(stdin=, stdout=); window 2 MiB, max_pktsize 32 KiB; SFTP block_size from "
+               "the server's limits, max_requests 4 MiB / block_size (at least 16)",
+               "connect(window=64 MiB, max_pktsize=256 KiB); SFTP get/put(max_requests=128)"),
+    ClientType("libssh", "libssh via ansible-pylibssh (Ansible's libssh connection)", None, "ansible-pylibssh",
+               "Session.connect; libssh's own cipher (the binding cannot choose one), 1 KiB reads"),
+    ClientType("libssh2", "libssh2 via ssh2-python (parallel-ssh)", None, "ssh2-python",
+               "blocking Session; channel read/write of 64 KiB; SFTP one request at a time"),
+)  # fmt: skip
+NAMES = tuple(c.name for c in CLIENT_TYPES)
+
+
+def client_type(name: str) -> ClientType:
+    """Return the registry row of a client."""
+    return next(c for c in CLIENT_TYPES if c.name == name)
+
+
+def parse_clients(text: str) -> tuple[str, ...]:
+    """Parse --client openssh,paramiko (or `all`); fail naming the choices."""
+    chosen = NAMES if text.strip() == "all" else tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+    unknown = [c for c in chosen if c not in NAMES]
+    if unknown or not chosen:
+        raise SshbenchError(
+            f"unknown client {', '.join(unknown) or repr(text)}",
+            place="--client",
+            fix=f"choose from {','.join(NAMES)} (or all)",
+            code=ExitCode.USAGE,
+        )
+    return chosen

@@ -1,0 +1,52 @@
+"""A `clients` run's picks per job and the code lines they stand for (pure; the drivers' constants checked)."""
+
+from __future__ import annotations
+
+from fakes import stored_values
+from sshbench.analyse.claims.clients import libraries_of, picks
+from sshbench.analyse.results import ranked
+from sshbench.clients.drivers import asyncssh_driver, paramiko_driver
+from sshbench.model import IN_PROCESS, Direction, Kind, Scenario
+from sshbench.render.clients import SFTP_TUNED, TUNED_PACKET, TUNED_WINDOW, code_lines
+
+GCM = "aes128-gcm@openssh.com"
+
+
+def down(client: str, mode: str | None = None, tool: str | None = None) -> Scenario:
+    """Return a download (or SFTP get) row of a client."""
+    kind = Kind.TOOL if tool else Kind.THROUGHPUT
+    return Scenario(kind, client=client, mode=mode, tool=tool, cipher=GCM, direction=Direction.DOWN)
+
+
+def test_the_code_lines_name_the_values_the_drivers_ran_with() -> None:
+    assert eval(TUNED_WINDOW) == paramiko_driver.TUNED_WINDOW == asyncssh_driver.TUNED_WINDOW
+    assert eval(TUNED_PACKET) == paramiko_driver.TUNED_PACKET == asyncssh_driver.TUNED_PACKET
+    assert SFTP_TUNED["asyncssh"] == f", max_requests={asyncssh_driver.TUNED_REQUESTS}"
+    lines = code_lines(down("asyncssh", "tuned", "sftp"), "tool download")
+    assert lines[0] == f"conn = await asyncssh.connect(HOST, username=USER, window={TUNED_WINDOW}, max_pktsize=2**18)"
+    assert lines[1].endswith("await sftp.get(REMOTE, LOCAL, sparse=False, max_requests=128)")
+    assert "pinned to aes128-gcm@openssh.com" in lines[2]
+    assert code_lines(down("paramiko"), "download")[0].endswith("client.connect(HOST, username=USER)")
+
+
+def test_the_pick_is_the_fastest_library_told_against_the_next_and_openssh() -> None:
+    rates = {down("openssh"): 600.0, down("paramiko"): 300.0, down("paramiko", "tuned"): 360.0,
+             down("asyncssh"): 200.0, down("dropbear"): 700.0}  # fmt: skip
+    stored = [stored_values(sc, [v * (1 + i / 100) for i in range(6)]) for sc, v in rates.items()]
+    clients = {"paramiko": {"kind": "library"}, "asyncssh": {"kind": "library"}, "openssh": {"kind": "binary"},
+               "dropbear": {"kind": "binary"}, "libssh": {"start_s": "0.1"}}  # fmt: skip
+    assert libraries_of(clients) == ["paramiko", "asyncssh", "libssh"]
+    (pick,) = picks(ranked(stored, 0.05, 0.05), libraries_of(clients), 0.05)
+    claim = pick.claim().text
+    assert claim.startswith("reading a command's output (exec channel, server -> client): paramiko tuned with "
+                            "aes128-gcm@openssh.com, 369 MB/s; its default settings: +20 % vs paramiko with "
+                            "aes128-gcm@openssh.com (faster; 95 % interval +20 % .. +20 %, paired per round); "
+                            "next library: +80 % vs asyncssh with "
+                            "aes128-gcm@openssh.com (faster; 95 % interval +80 % .. +80 %, paired per round)")
+    assert claim.endswith("; OpenSSH: -40 % vs openssh with aes128-gcm@openssh.com (slower; 95 % interval -40 % .. "
+                          "-40 %, paired per round)")
+
+
+def test_no_pick_where_no_library_was_ranked() -> None:
+    stored = [stored_values(Scenario(Kind.LATENCY, client="paramiko", mode=IN_PROCESS), [0.1, 0.1])]
+    assert picks(ranked(stored, 0.05, 0.05), ["paramiko"], 0.05) == []
