@@ -1,15 +1,15 @@
 """Benchmark: does a library's rate as `sshbench clients` measures it agree with the same library timed by a plain
 script? (issue 25)
 
-Run:  .venv/bin/python benchmarks/bench_clients_plain.py [--rounds 8] [--size 256M]
+Run:  .venv/bin/python benchmarks/bench_clients_plain.py [--rounds 8] [--size 256M] [--only LIBRARY]
 
-Against one embedded OpenSSH server on loopback, per library (paramiko, asyncssh, libssh2, where installed), in each
-round and in alternating order:
+Against one embedded OpenSSH server on loopback, per library (paramiko, asyncssh, libssh2 and Go's x/crypto/ssh, where
+installed), in each round and in alternating order:
 - sshbench: one exec-channel download of SIZE bytes as `sshbench clients` takes it (clients/launch.py's driver,
   measure/clientside.py's sampler: the steady rate from the driver process's write counter, probed from outside);
 - plain: benchmarks/plain_clients.py, which imports nothing of sshbench, does the same download with the library
   (the same calls as the driver, each chunk written to stdout on /dev/null as the driver writes it) and times the same
-  steady part with its own clock.
+  steady part with its own clock; for Go, benchmarks/plain_gossh/ (a plain Go program, built here with `go build`).
 Both pin AES-GCM (aes128-gcm@openssh.com). Prints, per library, both medians and the per-round ratio sshbench/plain
 (its median with the order-statistic interval of the median, and min..max). Nothing of sshbench runs inside the
 plain script; the server is sshbench's embedded one.
@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from sshbench.cli.options import parse_size
+from sshbench.clients.build import go_toolchain
 from sshbench.clients.launch import Launcher, detect, resolve
 from sshbench.clients.registry import client_type
 from sshbench.measure.clientside import ClientTransfers
@@ -34,6 +35,19 @@ from sshbench.targets.servers.openssh import OpenSSHServer
 
 GCM = "aes128-gcm@openssh.com"
 PLAIN = Path(__file__).with_name("plain_clients.py")
+PLAIN_GO = Path(__file__).with_name("plain_gossh")
+
+
+def plain_command(name: str, work: Path) -> list[str]:
+    """Return the plain program of a library: plain_clients.py, or the plain Go program built into `work`."""
+    if name != "gossh":
+        return [sys.executable, str(PLAIN)]
+    go = go_toolchain()
+    if go is None:
+        raise SystemExit("gossh: no Go toolchain")
+    out = work / "plain_gossh"
+    subprocess.run([go, "build", "-mod=readonly", "-trimpath", "-o", str(out), "."], cwd=PLAIN_GO, check=True)
+    return [str(out)]
 
 
 def main() -> None:
@@ -41,12 +55,13 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--size", default="256M")
+    p.add_argument("--only", help="one library (paramiko, asyncssh, libssh2, gossh)")
     a = p.parse_args()
     size = parse_size(a.size) or 256 * 2**20
     server = OpenSSHServer()
     with server as target, tempfile.TemporaryDirectory(prefix="sbbench-") as work:
         address = resolve("ssh", target)
-        for name in ("paramiko", "asyncssh", "libssh2"):
+        for name in (a.only,) if a.only else ("paramiko", "asyncssh", "libssh2", "gossh"):
             found = detect(client_type(name))
             if found.missing:
                 print(f"{name}: {found.missing}")
@@ -54,7 +69,7 @@ def main() -> None:
             sampler = ClientTransfers(Launcher(found, address), "ssh", target, JobOptions(RunKind.CLIENTS),
                                       Path(work))  # fmt: skip
             sc = Scenario(Kind.THROUGHPUT, client=name, cipher=GCM, direction=Direction.DOWN)
-            plain = [sys.executable, str(PLAIN), name, address.host, str(address.port), address.user,
+            plain = [*plain_command(name, Path(work)), name, address.host, str(address.port), address.user,
                      address.keys[0], address.known_hosts[0], str(size), GCM]  # fmt: skip
             ours, theirs = [], []
             for rnd in range(a.rounds):

@@ -28,12 +28,23 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the backgrou
     signal.signal(signal.SIGINT, signal.default_int_handler)  # the ignored SIGINT, and Ctrl-C tests test nothing
 
 
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return a cache directory kept for the whole session (the Go driver and its modules are built once)."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture
-def cli_env(tmp_path: Path) -> dict[str, str]:
-    """Environment for the CLI: private HOME and data dir, no agent, wide terminal."""
+def cli_env(tmp_path: Path, shared_cache: Path) -> dict[str, str]:
+    """Environment for the CLI: private HOME and data dir, no agent, wide terminal, the session's cache."""
     env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSHBENCH_DB")}
     (tmp_path / "home").mkdir()
-    env.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "data"), COLUMNS="200")
+    env.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "data"), COLUMNS="200",
+               XDG_CACHE_HOME=str(shared_cache), GOFLAGS="-modcacherw")  # fmt: skip
+    env.setdefault("GOMODCACHE", str(shared_cache / "gomod"))
+    for name, default in (("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")):  # rustup's, found by the real HOME
+        if (Path.home() / default).is_dir():
+            env.setdefault(name, str(Path.home() / default))
     return env
 
 

@@ -44,11 +44,12 @@ def test_parse_clients_takes_all_or_names_and_refuses_others() -> None:
     assert parse_clients("paramiko, openssh,paramiko") == ("paramiko", "openssh")
     with pytest.raises(SshbenchError, match="unknown client putty") as err:
         parse_clients("putty")
-    assert "openssh,dropbear,paramiko,asyncssh,libssh,libssh2" in (err.value.fix or "")
+    assert "openssh,dropbear,paramiko,asyncssh,libssh,libssh2,gossh" in (err.value.fix or "")
 
 
 def test_a_driver_gets_the_address_the_pinned_algorithms_and_the_tuned_flag() -> None:
-    found = Detected(client_type("paramiko"), "paramiko 5.1.0", (GCM, CTR), (MAC,), path="/venv/bin/python")
+    driver = ("/venv/bin/python", "-m", "sshbench.clients.drivers.paramiko_driver")
+    found = Detected(client_type("paramiko"), "paramiko 5.1.0", (GCM, CTR), (MAC,), path=driver[0], command=driver)
     launcher = Launcher(found, Address("10.0.0.1", 2222, "me", ("/k",), ("/kh",), False))
     sc = Scenario(Kind.THROUGHPUT, client="paramiko", mode="tuned", cipher=CTR, mac=MAC, direction=Direction.DOWN)
     assert launcher.argv(sc, "exec", "head -c 1 /dev/zero") == [
@@ -58,6 +59,17 @@ def test_a_driver_gets_the_address_the_pinned_algorithms_and_the_tuned_flag() ->
     assert launcher.mark == "sshbench-driver: command sent"
     latency = Scenario(Kind.LATENCY, client="paramiko", mode=IN_PROCESS)
     assert launcher.argv(latency, "connect", "2")[-2:] == ["connect", "2"]
+
+
+def test_the_go_driver_is_its_own_command_with_the_same_options() -> None:
+    built = "/cache/sshbench/drivers/gossh-0123/sshbench-gossh"
+    found = Detected(client_type("gossh"), "x/crypto/ssh", (GCM,), (MAC,), path=built, command=(built,))
+    launcher = Launcher(found, Address("127.0.0.1", 2222, "me", ("/k",), ("/kh",), False))
+    sc = Scenario(Kind.TOOL, tool="sftp", client="gossh", mode="tuned", cipher=GCM, direction=Direction.UP)
+    assert launcher.argv(sc, "put", "/l", "/r") == [
+        built, "--host", "127.0.0.1", "--port", "2222", "--user", "me", "--key", "/k", "--known-hosts", "/kh",
+        "--cipher", GCM, "--tuned", "put", "/l", "/r"]  # fmt: skip
+    assert launcher.mark == "sshbench-driver: command sent"
 
 
 def test_dbclient_runs_the_command_with_its_own_flags_and_no_mark() -> None:

@@ -12,7 +12,7 @@ import pytest
 from fakes import CHACHA, CTR, FAKE_RATES, GCM, ListProgress, fake_stage
 from sshbench import jobs
 from sshbench.clients.launch import Detected
-from sshbench.clients.registry import ClientType, client_type
+from sshbench.clients.registry import client_type
 from sshbench.errors import SshbenchError
 from sshbench.jobs.clients import Offer, plan_client
 from sshbench.model import Direction, JobOptions, Kind, Plan, RunKind, RunStatus
@@ -127,9 +127,9 @@ def test_a_remote_target_refuses_server_limits_before_staging_anything(tmp_path:
         run(tmp_path, opts)
 
 
-def fake_clients(names: tuple[str, ...]) -> Callable[[ClientType], Detected]:
-    """Return a `detect` that finds OpenSSH, paramiko (no chacha20), libssh (no cipher choice), libssh2 and asyncssh,
-    and no dbclient."""
+def fake_clients(names: tuple[str, ...]) -> Callable[..., Detected]:
+    """Return a `detect` that finds OpenSSH, paramiko (no chacha20), libssh (no cipher choice), libssh2, asyncssh and
+    Go's x/crypto/ssh, and no dbclient."""
     mac = ("hmac-sha2-256",)
     found = {
         "openssh": Detected(client_type("openssh"), "OpenSSH_9.2p1", (GCM, CHACHA, CTR), mac, path="ssh"),
@@ -137,15 +137,16 @@ def fake_clients(names: tuple[str, ...]) -> Callable[[ClientType], Detected]:
         "libssh": Detected(client_type("libssh"), "libssh 0.12.0", (), (), 0.1, path="py"),
         "libssh2": Detected(client_type("libssh2"), "libssh2 1.11.1", (GCM, CHACHA), (), 0.1, path="py"),
         "asyncssh": Detected(client_type("asyncssh"), "asyncssh 2.24", (GCM, CHACHA), (), 0.4, path="py"),
+        "gossh": Detected(client_type("gossh"), "x/crypto/ssh (Go 1.26.8)", (GCM, CHACHA), mac, 0.01, path="go"),
     }
     missing = Detected(client_type("dropbear"), missing="`dbclient` not found: sudo apt-get install dropbear-bin")
-    return lambda kind: found.get(kind.name, missing) if kind.name in names else missing
+    return lambda kind, note=None: found.get(kind.name, missing) if kind.name in names else missing
 
 
 def test_clients_lists_what_each_client_lacks_and_measures_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    names = ("openssh", "dropbear", "paramiko", "asyncssh", "libssh", "libssh2")
+    names = ("openssh", "dropbear", "paramiko", "asyncssh", "libssh", "libssh2", "gossh")
     monkeypatch.setattr("sshbench.jobs.clients.detect", fake_clients(names))
     opts = options(RunKind.CLIENTS, clients=names)
     store, run_id, _ = run(tmp_path, opts, unverifiable=("libssh2",))
@@ -166,6 +167,10 @@ def test_clients_lists_what_each_client_lacks_and_measures_the_rest(
             "libssh with sftp + its own cipher up", "openssh with sftp + aes128-gcm@openssh.com down",
             "asyncssh tuned with sftp + aes128-gcm@openssh.com down"} <= measured  # fmt: skip
     assert "openssh tuned with aes128-gcm@openssh.com down" not in rows  # OpenSSH runs with one setting
+    assert {"gossh with aes128-gcm@openssh.com up", "gossh tuned with sftp + aes128-gcm@openssh.com up"} <= measured
+    assert "gossh tuned with aes128-gcm@openssh.com up" not in rows  # its tuned settings are SFTP puts' only
+    assert "gossh tuned with sftp + aes128-gcm@openssh.com down" not in rows
+    assert record.environment.clients["gossh"]["language"] == "Go"
     assert record.environment.clients["paramiko"]["tuned"].startswith("Transport(default_window_size=64 MiB")
     assert "skipped" in record.environment.clients["dropbear"]
 
@@ -179,3 +184,15 @@ def test_a_client_left_with_no_default_cipher_takes_the_first_it_shares() -> Non
     assert [why for _, why in na] == [
         "unsupported: the server does not offer it", "unsupported: the server does not offer it",
         "unsupported: Dropbear dbclient has no SFTP client"]  # fmt: skip
+
+
+def test_a_tuning_is_measured_only_on_the_jobs_it_changes() -> None:
+    offer = Offer((GCM,), (), no_sftp=None)
+    russh = Detected(client_type("russh"), "russh 0.54.5", (GCM,), (), path="r", command=("r",))
+    made, _ = plan_client(russh, (GCM,), offer, (Direction.DOWN, Direction.UP), None)
+    labels = [sc.label for sc in made]
+    assert labels[:3] == ["russh", "russh tuned", "russh in-process"]  # its tuning (no Nagle) changes connecting
+    assert "russh tuned with sftp + aes128-gcm@openssh.com down" in labels
+    gossh = Detected(client_type("gossh"), "x/crypto/ssh", (GCM,), (), path="g", command=("g",))
+    made, _ = plan_client(gossh, (GCM,), offer, (Direction.DOWN, Direction.UP), None)
+    assert [sc.label for sc in made if sc.mode == "tuned"] == ["gossh tuned with sftp + aes128-gcm@openssh.com up"]

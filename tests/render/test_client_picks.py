@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fakes import stored_values
-from sshbench.analyse.claims.clients import libraries_of, picks
+from sshbench.analyse.claims.clients import languages_of, libraries_of, picks
 from sshbench.analyse.results import ranked
 from sshbench.clients.drivers import asyncssh_driver, paramiko_driver
 from sshbench.model import IN_PROCESS, Direction, Kind, Scenario
@@ -50,3 +50,20 @@ def test_the_pick_is_the_fastest_library_told_against_the_next_and_openssh() -> 
 def test_no_pick_where_no_library_was_ranked() -> None:
     stored = [stored_values(Scenario(Kind.LATENCY, client="paramiko", mode=IN_PROCESS), [0.1, 0.1])]
     assert picks(ranked(stored, 0.05, 0.05), ["paramiko"], 0.05) == []
+
+
+def test_each_language_gets_its_own_pick_against_its_own_libraries() -> None:
+    clients = {"paramiko": {"kind": "library"}, "asyncssh": {"kind": "library", "language": "Python"},
+               "gossh": {"kind": "library", "language": "Go"}, "russh": {"kind": "library", "language": "Rust"},
+               "openssh": {"kind": "binary"}}  # fmt: skip
+    assert languages_of(clients) == {"Python": ["paramiko", "asyncssh"], "Go": ["gossh"], "Rust": ["russh"]}
+    rates = {down("paramiko"): 300.0, down("asyncssh"): 200.0, down("gossh"): 700.0, down("openssh"): 600.0}
+    stored = [stored_values(sc, [v * (1 + i / 100) for i in range(6)]) for sc, v in rates.items()]
+    groups = ranked(stored, 0.05, 0.05)
+    (python,) = picks(groups, languages_of(clients)["Python"], 0.05)
+    assert python.row.scenario.client == "paramiko"  # Go's faster row is not Python's pick, nor its "next library"
+    assert [role for role, _ in python.against] == ["next library", "OpenSSH"]
+    assert "asyncssh" in python.claim().text and "gossh" not in python.claim().text
+    (go,) = picks(groups, languages_of(clients)["Go"], 0.05)
+    assert go.row.scenario.client == "gossh" and [role for role, _ in go.against] == ["OpenSSH"]
+    assert picks(groups, languages_of(clients)["Rust"], 0.05) == []

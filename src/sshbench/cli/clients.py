@@ -62,13 +62,13 @@ def parse_servers(text: str, target: str) -> tuple[str, ...]:
 @db_option
 @resume_option
 def clients_cmd(**kw: Any) -> None:
-    """SSH clients side by side: OpenSSH, Dropbear's dbclient, paramiko, asyncssh, libssh, libssh2.
+    """SSH clients side by side: OpenSSH, dbclient, paramiko, asyncssh, libssh, libssh2, Go, russh.
 
     Every client runs against the same server, round by round under one budget (--max-time, 10m
     unless given), and each row is raced against its group's leader. Per client:
 
     \b
-      connection time  a cold process (for a library: Python's start and its import
+      connection time  a cold process (for a Python library: the interpreter's start and import
                        included, as a script's), and a library's second connection
                        inside one live process, each in its own table
       throughput       the exec channel per cipher, download and upload, counted where
@@ -78,11 +78,13 @@ def clients_cmd(**kw: Any) -> None:
 
     Each library runs as its users run it and tuned with the knobs its maintainers document
     (paramiko window_size/max_packet_size; asyncssh window, max_pktsize, SFTP block_size and
-    max_requests; dbclient -W); the output names every setting. A cipher a client or the
-    server lacks is a row marked n/a with the reason. Libraries are optional: a missing one is
-    listed with how to install it. TARGET is the embedded OpenSSH server (default) or a host you
-    log in to with ssh: its address, key and known_hosts come from `ssh -G`, and a host key is
-    only ever verified, never accepted.
+    max_requests; Go's pkg/sftp concurrent writes; russh window and SFTP writes; dbclient -W);
+    the output names every setting. A cipher a client or the server lacks is a row marked n/a
+    with the reason. Libraries are optional: a missing one is listed with how to install it.
+    Go's x/crypto/ssh (gossh) and Rust's russh run where their toolchain (go, cargo) is found:
+    their drivers are built once into ~/.cache/sshbench (about 20 s and 2 min). TARGET is
+    the embedded OpenSSH server (default) or a host you log in to with ssh: its address, key
+    and known_hosts come from `ssh -G`, and a host key is only ever verified, never accepted.
 
     \b
     Examples:

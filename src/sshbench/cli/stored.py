@@ -301,20 +301,23 @@ def recommend_cmd(
 
 def _recommend_clients(data: StoredRun, as_json: bool) -> None:
     """Name the library to use per job from a `clients` run, with the code each pick stands for."""
-    from sshbench.analyse.claims.clients import libraries_of, picks
+    from sshbench.analyse.claims.clients import languages_of, picks
     from sshbench.analyse.results import ranked
     from sshbench.render.clients import code_lines, print_picks
     from sshbench.render.console import print_environment
 
     run = data.run
     groups = ranked(data.scenarios, run.options.plan.ci_target, run.options.margin)
-    chosen = picks(groups, libraries_of(run.environment.clients), run.options.margin)
+    languages = languages_of(run.environment.clients)
+    chosen = {lang: picks(groups, libs, run.options.margin) for lang, libs in languages.items()}
     if as_json:
-        docs = [{"claim": p.claim().to_dict(), "code": code_lines(p.row.scenario, p.group)} for p in chosen]
+        docs = [{"language": lang, "claim": p.claim().to_dict(), "code": code_lines(p.row.scenario, p.group)}
+                for lang, ps in chosen.items() for p in ps]  # fmt: skip
         click.echo(json.dumps({"run": run.id, "picks": docs}, indent=2))
         return
     print_environment(out(), run)
-    print_picks(out(), run, chosen)
+    for lang, ps in chosen.items() or {"Python": []}.items():
+        print_picks(out(), run, ps, lang)
 
 
 def _recommend_source(db: Path | None, run_id: int | None) -> tuple[Store, int]:

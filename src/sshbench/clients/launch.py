@@ -13,11 +13,12 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import hints, leases
+from sshbench.clients import build
 from sshbench.clients.registry import ClientType
 from sshbench.model import Scenario
 from sshbench.ssh.destination import Target
@@ -77,8 +78,8 @@ class Detected:
     macs: tuple[str, ...] = ()
     start: float = 0.0  # seconds a driver took to start and load its library
     missing: str | None = None
-    path: str = ""  # the binary, or the interpreter that runs the driver
-
+    path: str = ""  # the binary, or the program that runs the driver (the interpreter, or the Go driver itself)
+    command: tuple[str, ...] = ()  # what runs it: the binary, `python -m DRIVER`, or the Go driver
 
 def _listed(text: str) -> tuple[str, ...]:
     """Return the comma-separated names after `: ` on dbclient's `Available ...:` line."""
@@ -86,22 +87,19 @@ def _listed(text: str) -> tuple[str, ...]:
     return tuple(n for n in line.rsplit(": ", 1)[-1].strip().split(",") if n and "Available" not in n)
 
 
-def detect(kind: ClientType) -> Detected:
-    """Find a client, its version and the algorithms it can pin."""
+def detect(kind: ClientType, note: Callable[[str], None] | None = None) -> Detected:
+    """Find a client, its version and the algorithms it can pin (a Go or Rust driver is built first, once)."""
     if kind.binary is not None:
-        path = _which(kind.binary)
-        if path is None:
-            return Detected(kind, missing=f"`{kind.binary}` not found: {hints.install(kind.package)}")
-        if kind.name == "openssh":
-            ver = run_quick([path, "-V"])
-            return Detected(kind, (ver.stderr or ver.stdout).strip(), _query(path, "cipher"), _query(path, "mac"),
-                            path=path)  # fmt: skip
-        ver, cipher_help, mac_help = (run_quick([path, *a]) for a in (["-V"], ["-c", "help"], ["-m", "help"]))
-        version = (ver.stderr or ver.stdout).strip().splitlines()[0]
-        return Detected(kind, version, _listed(cipher_help.stderr), _listed(mac_help.stderr), path=path)
-    assert kind.driver is not None
+        return _detect_binary(kind)
+    if kind.driver is not None:
+        command: tuple[str, ...] = (sys.executable, "-m", kind.driver)
+    else:
+        built = build.build(kind.name, kind.language, note)
+        if built.path is None:
+            return Detected(kind, missing=built.why)
+        command = (built.path,)
     start = time.perf_counter()
-    done = run_quick([sys.executable, "-m", kind.driver, "version"])
+    done = run_quick([*command, "version"])
     took = time.perf_counter() - start
     words = (line.removeprefix("sshbench-driver: ").partition(" ") for line in done.stderr.splitlines())
     said = {word: value for word, _, value in words}
@@ -109,7 +107,23 @@ def detect(kind: ClientType) -> Detected:
         why = f"not installed: {hints.extra('clients', kind.package)}" if done.returncode == 3 else said.get("error:")
         return Detected(kind, missing=why or f"its driver exited with status {done.returncode}")
     ciphers, macs = (tuple(n for n in said.get(k, "").split(",") if n) for k in ("ciphers", "macs"))
-    return Detected(kind, said.get("version", "unknown"), ciphers, macs, start=took, path=sys.executable)
+    return Detected(kind, said.get("version", "unknown"), ciphers, macs, start=took, path=command[0],
+                    command=command)  # fmt: skip
+
+
+def _detect_binary(kind: ClientType) -> Detected:
+    """Find a client binary, its version and the algorithms it can pin."""
+    assert kind.binary is not None
+    path = _which(kind.binary)
+    if path is None:
+        return Detected(kind, missing=f"`{kind.binary}` not found: {hints.install(kind.package)}")
+    if kind.name == "openssh":
+        ver = run_quick([path, "-V"])
+        return Detected(kind, (ver.stderr or ver.stdout).strip(), _query(path, "cipher"), _query(path, "mac"),
+                        path=path, command=(path,))  # fmt: skip
+    ver, cipher_help, mac_help = (run_quick([path, *a]) for a in (["-V"], ["-c", "help"], ["-m", "help"]))
+    version = (ver.stderr or ver.stdout).strip().splitlines()[0]
+    return Detected(kind, version, _listed(cipher_help.stderr), _listed(mac_help.stderr), path=path, command=(path,))
 
 
 def _which(binary: str) -> str | None:
@@ -148,11 +162,10 @@ class Launcher:
             window = ["-W", str(DBCLIENT_WINDOW)] if tuned else []
             ids = [w for k in self.keys for w in ("-i", k)]
             return [self.client.path, "-T", "-p", str(a.port), "-l", a.user, *ids, *pins, *window, a.host, command]
-        assert self.client.kind.driver is not None
         where = ["--host", a.host, "--port", str(a.port), "--user", a.user]
         where += [w for k in a.keys for w in ("--key", k)] + [w for f in a.known_hosts for w in ("--known-hosts", f)]
         pins = [*(["--cipher", sc.cipher] if sc.cipher else []), *(["--mac", sc.mac] if sc.mac else [])]
-        return [self.client.path, "-m", self.client.kind.driver, *where, *pins, *(["--tuned"] if tuned else []),
+        return [*self.client.command, *where, *pins, *(["--tuned"] if tuned else []),
                 mode, *operands]  # fmt: skip
 
 

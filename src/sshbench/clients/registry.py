@@ -22,11 +22,17 @@ class ClientType:
     default: str  # its settings as its users run it
     tuned: str | None = None  # the settings its maintainers' knobs allow, each named (None: nothing to tune)
     sftp: bool = True  # copies files with SFTP
+    language: str = "Python"  # a library's: its driver is a Python module, or a Go or Rust program sshbench builds
+    tuned_jobs: frozenset[str] = frozenset(("exec", "get", "put"))  # the jobs its tuned settings change (or connect)
+
+    def modes(self, job: str) -> tuple[str | None, ...]:
+        """Return the settings a job is measured with: the default, and tuned where the tuning changes it."""
+        return (None, "tuned") if self.tuned and job in self.tuned_jobs else (None,)
 
     @property
     def driver(self) -> str | None:
-        """Return a library's driver module (run with `python -m`)."""
-        return None if self.binary else f"{DRIVERS}.{self.name}_driver"
+        """Return a Python library's driver module (run with `python -m`); None for a binary or a Go library."""
+        return None if self.binary or self.language != "Python" else f"{DRIVERS}.{self.name}_driver"
 
     @property
     def library(self) -> bool:
@@ -50,6 +56,19 @@ CLIENT_TYPES = (
                "Session.connect; libssh's own cipher (the binding cannot choose one), 1 KiB reads"),
     ClientType("libssh2", "libssh2 via ssh2-python (parallel-ssh)", None, "ssh2-python",
                "blocking Session; channel read/write of 64 KiB; SFTP one request at a time"),
+    ClientType("gossh", "Go golang.org/x/crypto/ssh, SFTP by github.com/pkg/sftp", None, "go",
+               "ssh.Dial, session.Run with Stdin/Stdout; channel window 2 MiB (x/crypto/ssh has no setting for it); "
+               "pkg/sftp: 64 requests of 32 KiB in flight, concurrent reads, one write at a time",
+               "sftp.NewClient(conn, sftp.UseConcurrentWrites(true)): puts pipelined as its gets are (only puts are "
+               "measured tuned: nothing else changes)",
+               language="Go", tuned_jobs=frozenset(("put",))),
+    ClientType("russh", "russh (Rust), SFTP by russh-sftp", None, "cargo",
+               "client::connect, channel exec/data/wait; window_size 2 MiB, maximum_packet_size 32 KiB; russh-sftp "
+               "File through tokio::io::copy (8 KiB reads, one request at a time; 8 writes in flight)",
+               "client::Config{nodelay: true, window_size: 64 MiB, maximum_packet_size: 65535} (its default leaves "
+               "Nagle's algorithm on); russh-sftp Config{max_concurrent_writes: 64}, copies through a 256 KiB "
+               "BufReader (requests of up to 256 KiB)",
+               language="Rust", tuned_jobs=frozenset(("connect", "exec", "get", "put"))),
 )  # fmt: skip
 NAMES = tuple(c.name for c in CLIENT_TYPES)
 

@@ -1,10 +1,11 @@
 """The `clients` job: SSH clients side by side on the same server, interleaved round by round under one budget.
 
-Per client (clients/registry.py): connection time from a cold process (a library's driver: interpreter start and
-import included) and, for a library, inside one live process; exec-channel throughput per cipher both ways (AES-GCM
-and chacha20-poly1305 by default, as `tools`; a cipher a client or the server lacks is a row marked n/a with the
-reason; a client left with none of them takes the first cipher it shares with the server); SFTP get and put; each
-library both as its users run it and tuned (clients/registry.py names each setting). The server is the embedded
+Per client (clients/registry.py): connection time from a cold process (a library's driver: its start included, a
+Python interpreter's and import for a Python library) and, for a library, inside one live process; exec-channel
+throughput per cipher both ways (AES-GCM and chacha20-poly1305 by default, as `tools`; a cipher a client or the
+server lacks is a row marked n/a with the reason; a client left with none of them takes the first cipher it shares
+with the server); SFTP get and put; each library both as its users run it and tuned (clients/registry.py names
+each setting, and the jobs its tuning changes). The server is the embedded
 OpenSSH by default, any TARGET, or several embedded servers (--server: the client x server matrix). Rounds visit
 every client, so drift on a shared machine hits them alike; each sample is stored as it is taken."""
 
@@ -70,17 +71,17 @@ def plan_client(client: Detected, wanted: Sequence[str], offer: Offer, direction
     kind, name = client.kind, client.kind.name
     if client.ciphers and not set(client.ciphers) & set(offer.ciphers):  # it could not even log in
         return [], [_unavailable(client, server, f"{name} shares no cipher with the server")]
-    made = [Scenario(Kind.LATENCY, client=name, server=server)]
+    made = [Scenario(Kind.LATENCY, client=name, mode=m, server=server) for m in kind.modes("connect")]
     made += [Scenario(Kind.LATENCY, client=name, mode=IN_PROCESS, server=server)] if kind.library else []
-    modes = (None, "tuned") if kind.tuned else (None,)
     usable, lacking = _ciphers(client, wanted, offer)
     made += [Scenario(Kind.THROUGHPUT, client=name, mode=m, cipher=c, mac=_pick_mac(c, client, offer), direction=d,
-                      server=server) for c in usable for d in directions for m in modes]  # fmt: skip
+                      server=server) for c in usable for d in directions for m in kind.modes("exec")]  # fmt: skip
     na = [(Scenario(Kind.THROUGHPUT, client=name, cipher=c, direction=d, server=server), f"unsupported: {why}")
           for c, why in lacking for d in directions]  # fmt: skip
     first = usable[0] if usable else None
     copy = [Scenario(Kind.TOOL, tool="sftp", client=name, mode=m, cipher=first, mac=_pick_mac(first, client, offer),
-                     direction=d, server=server) for d in directions for m in modes]  # fmt: skip
+                     direction=d, server=server) for d in directions
+            for m in kind.modes("get" if d is Direction.DOWN else "put")]  # fmt: skip
     why = offer.no_sftp or (None if kind.sftp else f"{kind.product} has no SFTP client")
     if why:
         return made, na + [(sc, f"unsupported: {why}") for sc in copy if sc.mode is None]
@@ -192,7 +193,7 @@ def _report(found: Sequence[Detected]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for f in found:
         entry = {"product": f.kind.product, "default": f.kind.default}
-        entry |= {"kind": "library" if f.kind.library else "binary"}
+        entry |= {"kind": "library", "language": f.kind.language} if f.kind.library else {"kind": "binary"}
         entry |= {"tuned": f.kind.tuned} if f.kind.tuned else {}
         entry |= {"skipped": f.missing} if f.missing else {"version": f.version}
         entry |= {"start_s": f"{f.start:.3f}"} if f.start else {}
@@ -203,7 +204,7 @@ def _report(found: Sequence[Detected]) -> dict[str, dict[str, str]]:
 def _detected(names: Sequence[str], progress: Progress) -> list[Detected]:
     """Find each client asked for; fail when none of them can run here."""
     progress.update("finding the clients (each library's driver starts once)", 0, 1)
-    found = [detect(client_type(n)) for n in names]
+    found = [detect(client_type(n), lambda text: progress.update(text, 0, 1)) for n in names]
     if all(f.missing for f in found):
         raise SshbenchError(
             "none of the clients asked for can run here: " + "; ".join(f"{f.kind.name}: {f.missing}" for f in found),

@@ -45,11 +45,17 @@ CONNECT = {
     "libssh2": "session = Session(); session.handshake(socket.create_connection((HOST, 22))); check "
     "session.hostkey() with session.knownhost_init() (readfile, checkp); "
     "session.userauth_publickey_fromfile(USER, KEY)",
+    "gossh": "hostKeys, err := knownhosts.New(KNOWN_HOSTS); client, err := ssh.Dial(\"tcp\", ADDR, "
+    "&ssh.ClientConfig{{User: USER, Auth: []ssh.AuthMethod{{ssh.PublicKeys(signer)}}, HostKeyCallback: hostKeys}})",
+    "russh": "let mut handle = client::connect(Arc::new(client::Config {{ {}..Default::default() }}), (HOST, 22), "
+    "handler).await?; handle.authenticate_publickey(USER, PrivateKeyWithHashAlg::new(Arc::new(key), None)).await?; "
+    "// handler.check_server_key: check_known_hosts_path(HOST, 22, key, KNOWN_HOSTS)",
 }
 TUNED_CONNECT = {
     "paramiko": ", transport_factory=lambda sock, **kw: paramiko.Transport(sock, default_window_size="
     f"{TUNED_WINDOW}, default_max_packet_size={TUNED_PACKET}, **kw)",
     "asyncssh": f", window={TUNED_WINDOW}, max_pktsize={TUNED_PACKET}",
+    "russh": "nodelay: true, window_size: 64 << 20, maximum_packet_size: 65535, ",
 }
 WORK = {  # (client, job) -> the code that did it
     ("paramiko", "download"): "chan = client.get_transport().open_session(); chan.exec_command(COMMAND); "
@@ -73,15 +79,37 @@ WORK = {  # (client, job) -> the code that did it
     ("libssh2", "upload"): "chan = session.open_session(); chan.execute(COMMAND); chan.write(data); chan.send_eof()",
     ("libssh2", "tool download"): "with session.sftp_init().open(REMOTE, LIBSSH2_FXF_READ, 0) as f: read each block",
     ("libssh2", "tool upload"): "with session.sftp_init().open(REMOTE, WRITE_FLAGS, 0o600) as f: f.write(each block)",
+    ("gossh", "download"): "session, err := client.NewSession(); session.Stdout = out; err = session.Run(COMMAND)",
+    ("gossh", "upload"): "session, err := client.NewSession(); session.Stdin = in; err = session.Run(COMMAND)",
+    ("gossh", "tool download"): "sc, err := sftp.NewClient(client{}); f, err := sc.Open(REMOTE); f.WriteTo(local)",
+    ("gossh", "tool upload"): "sc, err := sftp.NewClient(client{}); f, err := sc.OpenFile(REMOTE, "
+    "os.O_WRONLY|os.O_CREATE|os.O_TRUNC); f.ReadFrom(local)",
+    ("russh", "download"): "let mut channel = handle.channel_open_session().await?; channel.exec(true, COMMAND)"
+    ".await?; while let Some(msg) = channel.wait().await {{ if let ChannelMsg::Data {{ data }} = msg "
+    "{{ out.write_all(&data)?; }} }}",
+    ("russh", "upload"): "let channel = handle.channel_open_session().await?; channel.exec(true, COMMAND).await?; "
+    "let (mut read, write) = channel.split(); tokio::spawn(async move {{ write.data(input).await?; write.eof().await "
+    "}}); while read.wait().await.is_some() {{}} // read while sending: window adjustments queue with the output",
+    ("russh", "tool download"): "let sftp = SftpSession::new(channel.into_stream()).await?; "
+    "tokio::io::copy(&mut sftp.open(REMOTE).await?, &mut local).await?",
+    ("russh", "tool upload"): "let sftp = SftpSession::new(channel.into_stream()).await?; let mut f = "
+    "sftp.create(REMOTE).await?; tokio::io::copy(&mut local, &mut f).await?; f.shutdown().await?",
 }
-SFTP_TUNED = {"asyncssh": ", max_requests=128"}
+SFTP_TUNED = {"asyncssh": ", max_requests=128", "gossh": ", sftp.UseConcurrentWrites(true)"}
+RUSSH_SFTP = "let sftp = SftpSession::new_with_config(channel.into_stream(), Config {{ max_concurrent_writes: 64, "
+TUNED_WORK = {  # (client, job) -> the code of the tuned setting, where it is not the default's with one change
+    ("russh", "tool download"): RUSSH_SFTP + "..Default::default() }}).await?; tokio::io::copy_buf(&mut "
+    "BufReader::with_capacity(256 << 10, sftp.open(REMOTE).await?), &mut local).await?",
+    ("russh", "tool upload"): RUSSH_SFTP + "..Default::default() }}).await?; let mut f = sftp.create(REMOTE).await?; "
+    "tokio::io::copy_buf(&mut BufReader::with_capacity(256 << 10, local), &mut f).await?; f.shutdown().await?",
+}
 
 
 def code_lines(sc: Scenario, group: str) -> list[str]:
     """Return the code a pick stands for: its connection (tuned where it was) and the call that did the job."""
     client, tuned = sc.client or "", sc.mode == "tuned"
     lines = [CONNECT[client].format(TUNED_CONNECT.get(client, "") if tuned else "")]
-    work = WORK.get((client, group))
+    work = (TUNED_WORK.get((client, group)) if tuned else None) or WORK.get((client, group))
     if work:
         lines.append(work.format(SFTP_TUNED.get(client, "") if tuned else ""))
     if sc.cipher:
@@ -89,13 +117,14 @@ def code_lines(sc: Scenario, group: str) -> list[str]:
     return lines
 
 
-def print_picks(console: Console, run: RunRecord, picks: Sequence[Pick]) -> None:
-    """Print the library to use per job, each with its claim and its code lines."""
+def print_picks(console: Console, run: RunRecord, picks: Sequence[Pick], language: str) -> None:
+    """Print the library to use per job from a program in one language, each with its claim and its code lines."""
     if not picks:
-        console.print("No library row was ranked (at least 3 samples): nothing to recommend.", highlight=False)
+        console.print(f"No {language} library row was ranked (at least 3 samples): nothing to recommend for "
+                      f"{language}.", highlight=False)  # fmt: skip
         return
-    console.print("From a program, on this host (the fastest library measured, per job):", style="bold",
-                  highlight=False)  # fmt: skip
+    console.print(f"From a {language} program, on this host (the fastest {language} library measured, per job):",
+                  style="bold", highlight=False)  # fmt: skip
     for p in picks:
         console.print(f"  {p.claim().text}", highlight=False, markup=False)
         for line in code_lines(p.row.scenario, p.group):

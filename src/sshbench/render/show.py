@@ -28,8 +28,8 @@ def print_run(console: Console, stored: StoredRun, db: Path, discovery_only: boo
     if run.kind is RunKind.CLIENTS:
         print_clients(console, run)
         print_results(console, run, stored.scenarios)
-        console.print(f"  `{hints.sshbench('recommend', str(run.id))}` names the fastest library per job, as code",
-                      highlight=False, markup=False)  # fmt: skip
+        console.print(f"  `{hints.sshbench('recommend', str(run.id))}` names the fastest library per job and "
+                      "language, as code", highlight=False, markup=False)  # fmt: skip
     elif run.kind.side_by_side:
         print_servers(console, run, stored.scenarios, stored.memory)
     elif discovery_only and run.discovery:

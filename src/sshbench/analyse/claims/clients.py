@@ -18,7 +18,7 @@ from sshbench.model import OPENSSH_CLIENT
 from sshbench.units import format_value
 
 JOBS = {  # result group -> the job it stands for, in words
-    "latency": "a script's whole run (interpreter start, connect, one command)",
+    "latency": "a whole run of a script or program (its process starts, connects, runs one command)",
     "latency in-process": "a new connection from a running program",
     "download": "reading a command's output (exec channel, server -> client)",
     "upload": "feeding a command's input (exec channel, client -> server)",
@@ -85,7 +85,16 @@ def picks(groups: Mapping[str, Sequence[Row]], libraries: Sequence[str], margin:
     return out
 
 
-def libraries_of(clients: Mapping[str, Mapping[str, str]]) -> list[str]:
-    """Return the clients a run's environment names as libraries (the first runs said so only by a start time)."""
+def libraries_of(clients: Mapping[str, Mapping[str, str]], language: str | None = None) -> list[str]:
+    """Return the clients a run's environment names as libraries (the first runs said so only by a start time), of
+    one language when one is given (runs before Go's driver name none: Python)."""
     return [name for name, about in clients.items() if about.get("kind", "library" if "start_s" in about else "")
-            == "library"]  # fmt: skip
+            == "library" and language in (None, about.get("language", "Python"))]  # fmt: skip
+
+
+def languages_of(clients: Mapping[str, Mapping[str, str]]) -> dict[str, list[str]]:
+    """Return each language's libraries in a run's environment (a library is picked against its own language's)."""
+    out: dict[str, list[str]] = {}
+    for name in libraries_of(clients):
+        out.setdefault(clients[name].get("language", "Python"), []).append(name)
+    return out
