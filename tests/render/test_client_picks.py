@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from fakes import stored_values
+import dataclasses
+
+from rich.console import Console
+
+from fakes import ENVIRONMENT, stored_run_record, stored_values
 from sshbench.analyse.claims.clients import languages_of, libraries_of, picks
 from sshbench.analyse.results import ranked
 from sshbench.clients.drivers import asyncssh_driver, paramiko_driver
-from sshbench.model import IN_PROCESS, Direction, Kind, Scenario
-from sshbench.render.clients import SFTP_TUNED, TUNED_PACKET, TUNED_WINDOW, code_lines
+from sshbench.model import IN_PROCESS, Direction, Kind, RunKind, Scenario
+from sshbench.render.clients import SFTP_TUNED, TUNED_PACKET, TUNED_WINDOW, code_lines, print_picks
 
 GCM = "aes128-gcm@openssh.com"
 
@@ -67,3 +71,18 @@ def test_each_language_gets_its_own_pick_against_its_own_libraries() -> None:
     (go,) = picks(groups, languages_of(clients)["Go"], 0.05)
     assert go.row.scenario.client == "gossh" and [role for role, _ in go.against] == ["OpenSSH"]
     assert picks(groups, languages_of(clients)["Rust"], 0.05) == []
+
+
+def test_a_language_with_nothing_to_recommend_says_why() -> None:
+    clients = {"paramiko": {"kind": "library", "language": "Python", "version": "paramiko 5.1.0"},
+               "russh": {"kind": "library", "language": "Rust", "skipped": "no Rust toolchain"}}  # fmt: skip
+    run = dataclasses.replace(stored_run_record(RunKind.CLIENTS),
+                              environment=dataclasses.replace(ENVIRONMENT, clients=clients))  # fmt: skip
+    console = Console(record=True, width=200)
+    print_picks(console, run, [], "Rust")
+    print_picks(console, run, [], "Python")
+    print_picks(console, run, [], "Go")
+    text = console.export_text()
+    assert "Nothing to recommend for Rust: no Rust library ran here (russh: no Rust toolchain)." in text
+    assert "Nothing to recommend for Python: no Python library row was ranked (at least 3 samples)." in text
+    assert "Nothing to recommend for Go: no library was in this run." in text

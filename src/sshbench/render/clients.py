@@ -120,8 +120,12 @@ def code_lines(sc: Scenario, group: str) -> list[str]:
 def print_picks(console: Console, run: RunRecord, picks: Sequence[Pick], language: str) -> None:
     """Print the library to use per job from a program in one language, each with its claim and its code lines."""
     if not picks:
-        console.print(f"No {language} library row was ranked (at least 3 samples): nothing to recommend for "
-                      f"{language}.", highlight=False)  # fmt: skip
+        libs = {n: a for n, a in run.environment.clients.items() if a.get("language", "Python") == language}
+        skipped = [f"{n}: {a['skipped']}" for n, a in libs.items() if "skipped" in a]
+        why = ("no library was in this run" if not libs else
+               f"no {language} library ran here ({'; '.join(skipped)})" if len(skipped) == len(libs) else
+               f"no {language} library row was ranked (at least 3 samples)")  # fmt: skip
+        console.print(f"Nothing to recommend for {language}: {why}.", highlight=False, markup=False)
         return
     console.print(f"From a {language} program, on this host (the fastest {language} library measured, per job):",
                   style="bold", highlight=False)  # fmt: skip
