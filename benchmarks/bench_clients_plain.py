@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from sshbench.cli.options import parse_size
-from sshbench.clients.build import go_toolchain
+from sshbench.clients.build import toolchain_command
 from sshbench.clients.launch import Launcher, detect, resolve
 from sshbench.clients.registry import client_type
 from sshbench.measure.clientside import ClientTransfers
@@ -42,7 +42,7 @@ def plain_command(name: str, work: Path) -> list[str]:
     """Return the plain program of a library: plain_clients.py, or the plain Go program built into `work`."""
     if name != "gossh":
         return [sys.executable, str(PLAIN)]
-    go = go_toolchain()
+    go = toolchain_command("Go")
     if go is None:
         raise SystemExit("gossh: no Go toolchain")
     out = work / "plain_gossh"

@@ -36,6 +36,7 @@ def test_the_plan_counts_the_set_up_inside_the_budget() -> None:
     with pytest.raises(SshbenchError) as caught:
         check(tight)
     assert "~22 s of set-up" in caught.value.cause and "at least 51s" in caught.value.fix
+    assert "~22 s of set-up (discovery, probes) and" in caught.value.cause  # what the set-up was, as the plan says
 
 
 def test_the_budget_counts_from_the_start_of_the_job(tmp_path: Path) -> None:

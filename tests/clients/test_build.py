@@ -48,7 +48,7 @@ def test_the_rust_driver_names_the_russh_sftp_it_pins() -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(build.go_toolchain() is None, reason="no Go toolchain here")
+@pytest.mark.skipif(build.toolchain_command("Go") is None, reason="no Go toolchain here")
 def test_the_driver_is_built_once_and_reused(
     monkeypatch: pytest.MonkeyPatch, shared_cache: Path, tmp_path: Path
 ) -> None:

@@ -49,7 +49,7 @@ def test_parse_clients_takes_all_or_names_and_refuses_others() -> None:
 
 def test_a_driver_gets_the_address_the_pinned_algorithms_and_the_tuned_flag() -> None:
     driver = ("/venv/bin/python", "-m", "sshbench.clients.drivers.paramiko_driver")
-    found = Detected(client_type("paramiko"), "paramiko 5.1.0", (GCM, CTR), (MAC,), path=driver[0], command=driver)
+    found = Detected(client_type("paramiko"), "paramiko 5.1.0", (GCM, CTR), (MAC,), path=driver[0])
     launcher = Launcher(found, Address("10.0.0.1", 2222, "me", ("/k",), ("/kh",), False))
     sc = Scenario(Kind.THROUGHPUT, client="paramiko", mode="tuned", cipher=CTR, mac=MAC, direction=Direction.DOWN)
     assert launcher.argv(sc, "exec", "head -c 1 /dev/zero") == [
@@ -63,7 +63,7 @@ def test_a_driver_gets_the_address_the_pinned_algorithms_and_the_tuned_flag() ->
 
 def test_the_go_driver_is_its_own_command_with_the_same_options() -> None:
     built = "/cache/sshbench/drivers/gossh-0123/sshbench-gossh"
-    found = Detected(client_type("gossh"), "x/crypto/ssh", (GCM,), (MAC,), path=built, command=(built,))
+    found = Detected(client_type("gossh"), "x/crypto/ssh", (GCM,), (MAC,), path=built)
     launcher = Launcher(found, Address("127.0.0.1", 2222, "me", ("/k",), ("/kh",), False))
     sc = Scenario(Kind.TOOL, tool="sftp", client="gossh", mode="tuned", cipher=GCM, direction=Direction.UP)
     assert launcher.argv(sc, "put", "/l", "/r") == [

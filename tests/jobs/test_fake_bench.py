@@ -188,11 +188,11 @@ def test_a_client_left_with_no_default_cipher_takes_the_first_it_shares() -> Non
 
 def test_a_tuning_is_measured_only_on_the_jobs_it_changes() -> None:
     offer = Offer((GCM,), (), no_sftp=None)
-    russh = Detected(client_type("russh"), "russh 0.54.5", (GCM,), (), path="r", command=("r",))
+    russh = Detected(client_type("russh"), "russh 0.54.5", (GCM,), (), path="r")
     made, _ = plan_client(russh, (GCM,), offer, (Direction.DOWN, Direction.UP), None)
     labels = [sc.label for sc in made]
     assert labels[:3] == ["russh", "russh tuned", "russh in-process"]  # its tuning (no Nagle) changes connecting
     assert "russh tuned with sftp + aes128-gcm@openssh.com down" in labels
-    gossh = Detected(client_type("gossh"), "x/crypto/ssh", (GCM,), (), path="g", command=("g",))
+    gossh = Detected(client_type("gossh"), "x/crypto/ssh", (GCM,), (), path="g")
     made, _ = plan_client(gossh, (GCM,), offer, (Direction.DOWN, Direction.UP), None)
     assert [sc.label for sc in made if sc.mode == "tuned"] == ["gossh tuned with sftp + aes128-gcm@openssh.com up"]

@@ -63,11 +63,6 @@ def toolchain_command(language: str) -> str | None:
     return shutil.which(t.command) or next(found, None)
 
 
-def go_toolchain() -> str | None:
-    """Return the `go` command, or None."""
-    return toolchain_command("Go")
-
-
 def sources(name: str) -> Path:
     """Return a driver's source directory."""
     return Path(__file__).parent / "drivers" / name

@@ -78,8 +78,13 @@ class Detected:
     macs: tuple[str, ...] = ()
     start: float = 0.0  # seconds a driver took to start and load its library
     missing: str | None = None
-    path: str = ""  # the binary, or the program that runs the driver (the interpreter, or the Go driver itself)
-    command: tuple[str, ...] = ()  # what runs it: the binary, `python -m DRIVER`, or the Go driver
+    path: str = ""  # the binary, the interpreter that runs a Python driver, or a built (Go, Rust) driver
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """Return what runs the client: the binary or built driver, or `python -m DRIVER`."""
+        return (self.path, "-m", self.kind.driver) if self.kind.driver else (self.path,)
+
 
 def _listed(text: str) -> tuple[str, ...]:
     """Return the comma-separated names after `: ` on dbclient's `Available ...:` line."""
@@ -107,8 +112,7 @@ def detect(kind: ClientType, note: Callable[[str], None] | None = None) -> Detec
         why = f"not installed: {hints.extra('clients', kind.package)}" if done.returncode == 3 else said.get("error:")
         return Detected(kind, missing=why or f"its driver exited with status {done.returncode}")
     ciphers, macs = (tuple(n for n in said.get(k, "").split(",") if n) for k in ("ciphers", "macs"))
-    return Detected(kind, said.get("version", "unknown"), ciphers, macs, start=took, path=command[0],
-                    command=command)  # fmt: skip
+    return Detected(kind, said.get("version", "unknown"), ciphers, macs, start=took, path=command[0])
 
 
 def _detect_binary(kind: ClientType) -> Detected:
@@ -120,10 +124,10 @@ def _detect_binary(kind: ClientType) -> Detected:
     if kind.name == "openssh":
         ver = run_quick([path, "-V"])
         return Detected(kind, (ver.stderr or ver.stdout).strip(), _query(path, "cipher"), _query(path, "mac"),
-                        path=path, command=(path,))  # fmt: skip
+                        path=path)  # fmt: skip
     ver, cipher_help, mac_help = (run_quick([path, *a]) for a in (["-V"], ["-c", "help"], ["-m", "help"]))
     version = (ver.stderr or ver.stdout).strip().splitlines()[0]
-    return Detected(kind, version, _listed(cipher_help.stderr), _listed(mac_help.stderr), path=path, command=(path,))
+    return Detected(kind, version, _listed(cipher_help.stderr), _listed(mac_help.stderr), path=path)
 
 
 def _which(binary: str) -> str | None:

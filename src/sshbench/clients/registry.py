@@ -18,7 +18,7 @@ class ClientType:
     name: str  # as given to --client
     product: str  # what its users call it
     binary: str | None  # a client binary run as it is (ssh, dbclient); None: a library, run by its driver
-    package: str  # the Debian package of a binary, or the pip package of a library
+    package: str  # the Debian package of a binary, the pip package of a Python library, or a toolchain (go, cargo)
     default: str  # its settings as its users run it
     tuned: str | None = None  # the settings its maintainers' knobs allow, each named (None: nothing to tune)
     sftp: bool = True  # copies files with SFTP
@@ -31,7 +31,7 @@ class ClientType:
 
     @property
     def driver(self) -> str | None:
-        """Return a Python library's driver module (run with `python -m`); None for a binary or a Go library."""
+        """Return a Python library's driver module (run with `python -m`); None for a binary or a Go or Rust library."""
         return None if self.binary or self.language != "Python" else f"{DRIVERS}.{self.name}_driver"
 
     @property

@@ -201,19 +201,30 @@ def _report(found: Sequence[Detected]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _detected(names: Sequence[str], progress: Progress) -> list[Detected]:
-    """Find each client asked for; fail when none of them can run here."""
+def _detected(names: Sequence[str], progress: Progress) -> tuple[list[Detected], list[str]]:
+    """Find each client asked for (building a Go or Rust driver the first time); fail when none of them can run here.
+    Return them and the clients whose driver was built now (its time is in the budget's set-up)."""
     progress.update("finding the clients (each library's driver starts once)", 0, 1)
-    found = [detect(client_type(n), lambda text: progress.update(text, 0, 1)) for n in names]
+    built: list[str] = []
+    found = []
+    for name in names:
+
+        def building(text: str, name: str = name) -> None:
+            """Show the build and remember it."""
+            built.append(name)
+            progress.update(text, 0, 1)
+
+        found.append(detect(client_type(name), building))
     if all(f.missing for f in found):
         raise SshbenchError(
             "none of the clients asked for can run here: " + "; ".join(f"{f.kind.name}: {f.missing}" for f in found),
             place="--client", fix="install one, as each reason says", code=ExitCode.MISSING_BINARY,
         )  # fmt: skip
-    return found
+    return found, built
 
 
-def _estimate(job: Job, bench: Bench, plan: _Plan, found: Sequence[Detected], single: str) -> None:
+def _estimate(job: Job, bench: Bench, plan: _Plan, found: Sequence[Detected], built: Sequence[str],
+              single: str) -> None:  # fmt: skip
     """Show the budget's estimate (a library's start added to each of its connections) or refuse the plan."""
     job.progress.update("probing what a connection and a transfer cost", 0, 1)
     probes = {name: bench.probe(where) for name, where in bench.endpoints.items()}
@@ -224,15 +235,16 @@ def _estimate(job: Job, bench: Bench, plan: _Plan, found: Sequence[Detected], si
         p = probes[sc.server or single]
         return p and dataclasses.replace(p, connection=p.connection + start.get(sc.client or "", 0.0))
 
-    job.plan_ready(budget.estimate(plan.scenarios, job.opts, probe_for, job.elapsed(), "finding clients, discovery, "
-                                   "probes"))  # fmt: skip
+    building = f"building the {', '.join(built)} driver{'s' if len(built) > 1 else ''} (once), " if built else ""
+    what = f"finding clients, {building}discovery, probes"
+    job.plan_ready(budget.estimate(plan.scenarios, job.opts, probe_for, job.elapsed(), what))
 
 
 def run_clients(job: Job) -> int:
     """Run (or resume) the clients comparison; return the run id."""
     opts = job.opts
     ssh = require_binary("ssh", "openssh-client")
-    found = _detected(opts.clients, job.progress)
+    found, built = _detected(opts.clients, job.progress)
     specs = tuple(registry.validate(s) if is_local(s) else s for s in (opts.servers or (opts.target,)))
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None
     matrix = bool(opts.servers)
@@ -245,7 +257,7 @@ def run_clients(job: Job) -> int:
         plan = _plan(bench, found, matrix)
         single = next(iter(bench.endpoints))
         if job.resume is None:
-            _estimate(job, bench, plan, found, single)
+            _estimate(job, bench, plan, found, built, single)
         disc = None if matrix else plan.discoveries[single]
         env = bench.environment(None if matrix else bench.endpoints[single], disc)
         rec = job.record(" ".join(specs), dataclasses.replace(env, clients=_report(found)))

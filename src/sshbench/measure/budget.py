@@ -86,7 +86,7 @@ class Estimate:
             return None
         n = self.connections + self.transfers
         they = f"{n} scenario{'s need' if n != 1 else ' needs'}"
-        setup = f"~{_secs(self.setup)} of set-up and " if self.setup else ""
+        setup = f"~{_secs(self.setup)} of set-up ({self.setup_what}) and " if self.setup else ""
         if self.setup + self.warmup >= self.budget:
             return f"{they} {setup}~{_secs(self.warmup)} of warm-ups; the budget is {_secs(self.budget)}"
         return (
