@@ -101,6 +101,19 @@ def test_a_remote_download_below_the_window_with_both_cpus_idle_is_the_path_by_e
     assert "6291456" in b.evidence["limited_by"] and b.evidence["side"].startswith("receiver")
 
 
+def test_a_remote_download_whose_data_moved_in_a_few_round_trips_eliminates_nothing() -> None:
+    # seen on a 1 Gbit/100 ms path: 4 MiB at 9.4 MB/s (0.4 s: 4 round trips) while 2 connections moved 17 MB/s
+    seen = {"rcv_rtt_ms": 103.0, "min_rtt_ms": 100.1, "tcp_rmem": "4096 131072 33554432", "bytes_received": 3555705}
+    short = _bound(_with_costs(_row(9.43, Direction.DOWN, client=seen), 0.5, 0.5))
+    assert short.kind is BoundKind.UNKNOWN, short
+    said = bounds.describe(short)
+    assert said == ("below every known limit (from the receiver's socket: its data moved in about 4 round trips, "
+                    "too few to tell the path from TCP's start-up)")  # fmt: skip
+    longer = _bound(_with_costs(_row(9.43, Direction.DOWN, client=seen | {"bytes_received": 12 * 9.43e6 * 0.1}),
+                                0.5, 0.5))  # 12 round trips of data  # fmt: skip
+    assert longer.kind is BoundKind.NETWORK and "by elimination" in longer.evidence["limited_by"]
+
+
 def test_a_remote_session_at_its_cgroup_quota_is_server_cpu_bound() -> None:
     quota = {"remote_session": {"cpu": 1.0, "rss": 8e6, "quota": 0.2}}
     row = _with_costs(_row(40.0, Direction.DOWN, client={"rcv_rtt_ms": 0.1}, **quota), 0.5, 5.0)  # 0.19 CPU of 0.2

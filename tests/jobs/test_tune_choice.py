@@ -10,7 +10,7 @@ from fakes import CHACHA, GCM, SNTRUP, stored_values
 from sshbench.analyse import tune
 from sshbench.environment import Environment
 from sshbench.jobs.tune import MAX_KEX, remedies
-from sshbench.measure.remedies import COPY_LOGINS, CopySampler, copy_seconds_within
+from sshbench.measure.remedies import COPY_LOGINS, CopySampler, copy_seconds_within, warmup_seconds
 from sshbench.measure.samplers import MB
 from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Scenario
 from sshbench.records import Discovery, Negotiated, Profile, RunRecord
@@ -74,6 +74,20 @@ def test_copies_last_several_logins_but_leave_a_race_room_in_the_budget() -> Non
     assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * within) // 2**20
     sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 1.0, chosen)  # no room at all: a sample's worth, never less
     assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * opts.sample_seconds) // 2**20
+
+
+def test_the_remedies_warm_ups_are_paid_before_the_rounds_that_size_the_copies() -> None:
+    chosen = remedies({"download": "ssh-window"}, DISC, _allowed, (Direction.DOWN,), "zero")
+    copies = [sc for sc in chosen if sc.kind is Kind.THROUGHPUT]
+    logins = [sc for sc in chosen if sc.kind is Kind.LATENCY]
+    assert warmup_seconds(chosen, 1.4, 3.0) == pytest.approx(3.0 * len(copies) + 1.4 * len(logins))
+    sizer = CopySampler(_Inner(JobOptions(command=RunKind.TUNE, target="backup")))  # type: ignore[arg-type]
+    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 90.0, chosen, 3.0, warm=chosen)
+    cold = sizer.copy_sizes[Direction.DOWN]
+    left = 90.0 - warmup_seconds(chosen, 1.4, 3.0)
+    assert cold // 2**20 == int(20.0 * MB * copy_seconds_within(left, 1.4, chosen, 1.0, 3.0)) // 2**20
+    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 90.0, chosen, 3.0)  # resumed: its rows were warmed already
+    assert sizer.copy_sizes[Direction.DOWN] > cold
 
 
 class _Inner:

@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from sshbench.measure.samplers import steady_rate
+from sshbench.measure.samplers import MB, MIN_SIZE, RTT_ROUNDS, ThroughputSampler, steady_rate
 from sshbench.measure.session import Session, parse_ss, session_report, socket_report, with_session_report
+from sshbench.model import Direction, JobOptions, Kind, RunKind, Sample, Scenario
 
 
 def test_steady_rate_skips_the_start_of_the_stream() -> None:
@@ -115,3 +116,27 @@ def test_a_transfers_cpu_share_leaves_its_login_out() -> None:
     assert _busy(s, s.client_cpu, s.client_cpu_setup) == pytest.approx(0.28 / 0.3)
     assert _busy(s, s.client_cpu, None) is None  # an older sample: not read apart
     assert _busy(dataclasses.replace(s, phases=()), s.client_cpu, 0.07) is None
+
+
+class _Warm(ThroughputSampler):
+    """A sampler whose transfers move at `rates` MB/s in turn, over a path of `rtt` seconds (no ssh)."""
+
+    def __init__(self, rtt: float, rates: list[float]) -> None:
+        self.opts = JobOptions(command=RunKind.THROUGHPUT, target="backup", sample_seconds=0.2)
+        self.rtt, self.sizes, self.rates, self.sizes_sent = rtt, {}, rates, []
+
+    def transfer(self, sc: Scenario, size: int, rnd: int, warmup: bool) -> Sample:
+        """Return a sample of `size` bytes at the next rate."""
+        self.sizes_sent.append(size)
+        return Sample(sc, rnd, warmup, ok=True, value=self.rates.pop(0), wall=1.0, nbytes=size)
+
+
+def test_a_warm_up_still_in_tcps_start_up_on_a_long_path_is_taken_again_larger() -> None:
+    sc = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN)
+    long_path = _Warm(0.1, [6.3, 16.0])  # 4 MiB in 6.7 round trips: a ramp; then 32 MiB in 21
+    long_path(sc, 0, True)
+    assert long_path.sizes_sent == [MIN_SIZE, 8 * MIN_SIZE]
+    assert long_path.sizes[sc.key] // 2**20 == int(16.0 * MB * RTT_ROUNDS * 0.1) // 2**20  # 20 round trips of it
+    slow_line = _Warm(0.01, [1.2])  # 4 MiB over a 10 Mbit/s line: 350 round trips, sized from the first
+    slow_line(sc, 0, True)
+    assert slow_line.sizes_sent == [MIN_SIZE]

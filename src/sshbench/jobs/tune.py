@@ -16,8 +16,9 @@ with the default, under one budget.
 4. One schedule (racing) of the fresh login, the default copy timed as the remedies are (one connection, from
    spawn to exit, handshake included) and the remedies, for the rest of the budget; the steady rates keep the 3
    samples the diagnosis read. Each remedy's gain is read against that copy, paired per round (analyse/tune.py).
-   Copies last 8 logins (remedies.COPY_LOGINS) or what lets 3 rounds fit the budget, whichever is shorter (each
-   transfer's login and ramp as step 1 measured them). A remedy with fewer than 3 rounds gets no verdict.
+   Copies last 8 logins (remedies.COPY_LOGINS) or what lets 3 rounds of the whole schedule (the fresh login too)
+   fit what the remedies' warm-ups leave of the budget, whichever is shorter (each transfer's login and ramp as step
+   1 measured them). A remedy with fewer than 3 rounds gets no verdict.
 A resumed run repeats steps 1 and 2 from its stored samples, so it picks the same remedies.
 """
 
@@ -187,15 +188,16 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
             found = diagnose(stored, env)
             wide = registry.widened(where.server.spec, WIDE_WINDOW) if where.server else None
             chosen = remedies(found, disc, job.allows, opts.directions, opts.payload, window=wide is not None)
-            if not opts.size:
+            raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
+            if not opts.size:  # every raced row's rounds, and the new rows' warm-ups, within what is left
                 rates, login, overhead = _defaults_measured(stored)
-                sizer.size_copies(rates, login, rec.remaining().max_time, chosen, overhead)
+                warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
+                sizer.size_copies(rates, login, rec.remaining().max_time, raced, overhead, warm)
                 sizer.copy_sizes.update(_copies_stored(stored))
             rec.register([*first, *chosen])
             if wide is not None and any((sc.remedy or "").startswith("window=") for sc in chosen):
                 takers[Kind.THROUGHPUT] = _with_window(bench, wide, sizer, copies)
                 take = by_kind(takers)
-            raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
             anchors = frozenset(sc.key for sc in raced if sc.cipher is None and sc.kex is None
                                 and sc.remedy in ("streams=1", None))  # the default copy and fresh login  # fmt: skip
             rec.schedule(raced, take, job.progress, "remedies", anchors=anchors)

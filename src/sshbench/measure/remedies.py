@@ -56,13 +56,16 @@ class CopySampler:
         self.copy_sizes: dict[Direction | None, int] = {}  # set by the job once the defaults are measured
 
     def size_copies(self, rates: dict[Direction | None, float], login: float | None, budget: float | None = None,
-                    scheduled: Sequence[Scenario] = (), overhead: float | None = None) -> None:  # fmt: skip
+                    scheduled: Sequence[Scenario] = (), overhead: float | None = None,
+                    warm: Sequence[Scenario] = ()) -> None:  # fmt: skip
         """Size each direction's copies (whole MiB) to last COPY_LOGINS logins at its steady rate, so the handshake
         (1.4 s on a 100 ms path here) stays a small part of a copy as it is of a user's; no shorter than
-        `sample_seconds`, and no longer than lets COPY_ROUNDS rounds of `scheduled` fit what is left of the budget."""
+        `sample_seconds`, and no longer than lets COPY_ROUNDS rounds of `scheduled` (after the warm-ups of `warm`)
+        fit what is left of the budget."""
         least = self.inner.opts.sample_seconds
         seconds = max(least, COPY_LOGINS * (login or 0.0))
         if budget is not None:
+            budget -= warmup_seconds(warm, login, overhead)
             seconds = max(least, min(seconds, copy_seconds_within(budget, login, scheduled, least, overhead)))
         for direction, rate in rates.items():
             self.copy_sizes[direction] = int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
@@ -94,6 +97,13 @@ class CopySampler:
             t.join()
         wall = time.monotonic() - start
         return combine(sc, rnd, [s for s in taken if s is not None], n, part, wall)
+
+
+def warmup_seconds(warm: Sequence[Scenario], login: float | None, overhead: float | None = None) -> float:
+    """Return what the warm-ups of `warm` take before the first round: a login each, a transfer its `overhead` (its
+    1 MiB is small next to its login and ramp)."""
+    each = max(login or 0.0, overhead or 0.0)
+    return sum(each if sc.kind is Kind.THROUGHPUT else (login or 0.0) for sc in warm)
 
 
 def copy_seconds_within(budget: float, login: float | None, scheduled: Sequence[Scenario], steady_seconds: float,

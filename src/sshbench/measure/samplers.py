@@ -344,12 +344,16 @@ class ThroughputSampler:
 
     def _calibrate(self, sc: Scenario, rnd: int) -> Sample:
         """Take the warm-up that sizes a scenario's samples: from `calibration_size`, 8 times larger while a transfer
-        lasts under a quarter of `sample_seconds` (a small start on a fast path is all ramp: 4 MiB read 21 MB/s on a
-        host that then moved 150-240), up to CALIBRATION_SIZE."""
+        lasts under a quarter of `sample_seconds` or, on a remote host, its data moves in under half RTT_ROUNDS round
+        trips (a small start on a fast path is all ramp: 4 MiB read 21 MB/s on a host that then moved 150-240; 4 MiB
+        moved in 6 round trips at 6-8 MB/s on a 1 Gbit/s, 100 ms path where 12-14 MiB then read 14-19), up to
+        CALIBRATION_SIZE."""
         size = self.first_size or calibration_size(self.opts)
         while True:
             sample = self.transfer(sc, size, rnd, True)
-            quick = sample.ok and sample.value and size / MB / sample.value < self.opts.sample_seconds / 4
+            took = size / MB / sample.value if sample.ok and sample.value else None
+            ramp = max(self.opts.sample_seconds / 4, RTT_ROUNDS / 2 * self.rtt_seconds())  # too short to size from
+            quick = took is not None and took < ramp
             if not quick or size >= CALIBRATION_SIZE:
                 return sample
             size = min(size * 8, CALIBRATION_SIZE)

@@ -104,10 +104,8 @@ def limits(env: Environment, evidence: bool = False) -> Limits | None:
 
 def _client_share(text: str | None) -> float:
     """Return the client's CPU share from its stored description (`50% of one CPU (...)`), 1 when unlimited."""
-    try:
-        return float(text.split("%", 1)[0]) / 100 if text else 1.0
-    except ValueError:
-        return 1.0
+    head = (text or "").split("%", 1)[0]
+    return float(head) / 100 if head.replace(".", "", 1).isdigit() else 1.0
 
 
 def _caps(row: Row, lim: Limits) -> list[tuple[BoundKind, float, dict[str, Any]]]:
@@ -165,6 +163,7 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
 HALF = 0.5  # a socket limited this share of its busy time (or of the polls) is limited by that
 QUARTER = 0.25  # app-limited this share of the polls at the channel window per RTT: the window binds
 PATH_RTT = 1e-3  # below this RTT (loopback, a fast LAN) the kernel cannot tell the path from the processes at its ends
+RAMP_ROUNDS = 10  # a transfer whose data moved in fewer round trips is mostly TCP's start-up (samples aim for 20)
 
 
 def from_kernel(row: Row, lim: Limits, rate: float, group: Sequence[Row] = ()) -> Bound | None:
@@ -222,15 +221,16 @@ def _from_receiver(receiver: Mapping[str, Any], row: Row, lim: Limits, rate: flo
     if rtt_ms > 0 and rate >= NEAR_LIMIT * window / (rtt_ms / 1e3):
         return _kernel_bound(BoundKind.SSH_WINDOW, window / (rtt_ms / 1e3), rate, seen | {"window_bytes": window,
                              "window_of": whose}, row, group, lim)  # fmt: skip
+    rounds = float(receiver.get("bytes_received") or 0) / rate / (rtt_ms / 1e3) if rtt_ms > 0 and rate > 0 else None
+    if rounds is not None and 0 < rounds < RAMP_ROUNDS:  # nothing is eliminated while the window still grows
+        why = f"its data moved in about {rounds:.0f} round trips, too few to tell the path from TCP's start-up"
+        return Bound(BoundKind.UNKNOWN, None, "MB/s", None, seen | {"limited_by": why})
     client_busy, server_busy = _busy(row, lim, rate)
     held = _throttled(row, lim, {}, group) is not None
     near = rtt_ms > 0 and rate >= HALF * window / (rtt_ms / 1e3)  # 50-80 % of the window per RTT: either could bind
     if client_busy is False and server_busy is False and not held and rtt_ms / 1e3 >= PATH_RTT and not near:
-        why = (
-            "the path, by elimination: neither side's CPU is busy and the rate is below the channel window "
-            "per RTT (a receive-buffer limit would look the same from here: tcp_rmem "
-            f"{receiver.get('tcp_rmem', '?')})"
-        )
+        why = ("the path, by elimination: neither side's CPU is busy and the rate is below the channel window per "
+               f"RTT (a receive-buffer limit would look the same from here: tcp_rmem {receiver.get('tcp_rmem', '?')})")
         return _kernel_bound(BoundKind.NETWORK, None, rate, seen | {"limited_by": why}, row, group, lim)
     return Bound(BoundKind.UNKNOWN, None, "MB/s", None, seen)
 
@@ -313,11 +313,9 @@ def _broken(row: Row, kind: BoundKind, cap: float, evidence: dict[str, Any]) -> 
     what = {BoundKind.CRYPTO: "crypto ceiling (openssl speed)", BoundKind.NETWORK: "link rate",
             BoundKind.SSH_WINDOW: "channel window / RTT"}.get(kind, kind.value)  # fmt: skip
     label = row.scenario.metric.labels.name(row.scenario)
-    text = (
-        f"{label}: its {what} of {format_value('MB/s', cap / MB, '.3g')} MB/s is below its measured "
-        f"{format_value('MB/s', rate, '.3g')} MB/s, so it is not a limit here (more than "
-        f"{format_value('share', TOLERANCE)} below the rate): no {kind.value} bound is claimed"
-    )
+    text = (f"{label}: its {what} of {format_value('MB/s', cap / MB, '.3g')} MB/s is below its measured "
+            f"{format_value('MB/s', rate, '.3g')} MB/s, so it is not a limit here (more than "
+            f"{format_value('share', TOLERANCE)} below the rate): no {kind.value} bound is claimed")  # fmt: skip
     return Claim(ClaimKind.CEILING, label, text, {**evidence, "rate_MBps": rate, "limit_MBps": cap / MB})
 
 
@@ -328,10 +326,8 @@ def remedy(kind: BoundKind, row: Row, group: Sequence[Row], lim: Limits) -> str:
     if kind is BoundKind.NETWORK:
         return "the path is the limit: a faster cipher will not help"
     if kind is BoundKind.TCP_WINDOW:
-        return (
-            "raise the receiver's TCP buffer (net.ipv4.tcp_rmem, its maximum) or the sender's (tcp_wmem), or "
-            "several connections in parallel"
-        )
+        return ("raise the receiver's TCP buffer (net.ipv4.tcp_rmem, its maximum) or the sender's (tcp_wmem), or "
+                "several connections in parallel")  # fmt: skip
     if kind is BoundKind.SSH_WINDOW:
         if row.scenario.direction is not Direction.DOWN and lim.server_product == "Dropbear":
             return "a larger -W for Dropbear, HPN-SSH's larger windows, or several connections in parallel"
@@ -354,8 +350,10 @@ def describe(bound: Bound) -> str:
     """Return a short label: `network-bound (100 % of 12.5 MB/s)`, `server-cpu-bound (97 % of its CPU share)`."""
     if bound.kind is BoundKind.UNKNOWN:
         kernel = bound.evidence.get("kernel")
-        seen = kernel.get("evidence", {}).get("limited_by") if isinstance(kernel, Mapping) else None
-        return "below every known limit" + (f" (the kernel shows the sender limited by {seen})" if seen else "")
+        seen = kernel.get("evidence", {}) if isinstance(kernel, Mapping) else {}
+        whose = ("from the receiver's socket:" if str(seen.get("side", "")).startswith("receiver")
+                 else "the kernel shows the sender limited by")  # fmt: skip
+        return "below every known limit" + (f" ({whose} {seen['limited_by']})" if seen.get("limited_by") else "")
     held, by = bound.evidence.get("throttled_share"), bound.evidence.get("limited_by")  # where no share is known
     if bound.used is None and isinstance(held, float):
         return f"{bound.kind}-bound (its cgroup's quota held it {format_value('share', held)} of the transfer)"
