@@ -65,6 +65,18 @@ def sshbench(env: dict[str, str], *args: str, timeout: float = 300) -> subproces
     return done
 
 
+LINK_REFUSED = "the emulated link is not what was asked"  # the link check's refusal, which says to retry
+
+
+def sshbench_on_link(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the CLI over an emulated link; once more when its link check refused the link it built (on a busy machine
+    parallel plaintext streams on a 100 ms path fell to 858 Mbit/s of 1 Gbit/s: the refusal tells a user to retry)."""
+    done = sshbench(env, *args, timeout=timeout)
+    if done.returncode == 2 and LINK_REFUSED in done.stderr:
+        done = sshbench(env, *args, timeout=timeout)
+    return done
+
+
 def database(env: dict[str, str], args: tuple[str, ...]) -> Path:
     """Return the results database a CLI invocation used: --db, SSHBENCH_DB, or the XDG default."""
     if "--db" in args and args.index("--db") + 1 < len(args):

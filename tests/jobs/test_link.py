@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import sshbench, stored_samples
+from conftest import sshbench, sshbench_on_link, stored_samples
 
 pytestmark = [
     pytest.mark.integration,
@@ -83,7 +83,7 @@ def test_a_100mbit_20ms_link_bounds_aes_gcm_at_the_link_rate(cli_env: dict[str, 
 
 
 def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: dict[str, str]) -> None:
-    done = sshbench(cli_env, "throughput", "--link", "1gbit,100ms", *QUICK)
+    done = sshbench_on_link(cli_env, "throughput", "--link", "1gbit,100ms", *QUICK)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     rtt = doc["run"]["environment"]["link"]["measured_rtt_s"]
