@@ -62,6 +62,18 @@ def test_an_application_limited_sender_at_the_channel_window_per_rtt_is_ssh_wind
     assert slow.kind is BoundKind.UNKNOWN and slow.evidence["kernel"]["evidence"]["limited_by"].endswith("(ssh)")
 
 
+def test_a_busy_sender_whose_path_delivered_far_more_than_the_rate_is_not_network_bound() -> None:
+    # the quick start's aes192-cbc upload on loopback: 431 MB/s while the socket delivered up to 9355 MB/s
+    loopback = BUSY | {"rtt_ms": 0.02, "min_rtt_ms": 0.004, "app_limited_share": 0.33, "delivery_MBps": 2000.0,
+                       "delivery_max_MBps": 9354.7}  # fmt: skip
+    b = _bound(_row(431.0, Direction.UP, client=loopback))
+    assert b.kind is BoundKind.UNKNOWN, b
+    assert bounds.describe(b) == ("below every known limit (the kernel shows the sender limited by neither its "
+                                  "windows nor the path, which delivered up to 9355 MB/s)")  # fmt: skip
+    lan = BUSY | {"rtt_ms": 0.3, "min_rtt_ms": 0.2, "delivery_MBps": 110.0, "delivery_max_MBps": 118.0}  # 1 GbE
+    assert _bound(_row(112.0, Direction.UP, client=lan)).kind is BoundKind.NETWORK
+
+
 def test_the_receivers_socket_alone_says_so() -> None:
     b = _bound(_row(20.0, Direction.DOWN, client={"rcv_rtt_ms": 100.0, "rtt_ms": 100.0}))
     assert b.kind is BoundKind.SSH_WINDOW and b.evidence["side"].startswith("receiver")
