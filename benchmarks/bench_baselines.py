@@ -90,8 +90,9 @@ def _job(server_cpu: bool, rounds: int) -> dict[str, list[float]]:
     import psutil
 
     from sshbench import jobs
+    from sshbench.joboptions import JobOptions
     from sshbench.jobs import tools as job
-    from sshbench.model import JobOptions, Plan, RunKind
+    from sshbench.model import Plan, RunKind
     from sshbench.storage.store import Store
 
     shipped = job.plain_servers

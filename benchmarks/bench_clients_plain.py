@@ -24,12 +24,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from sshbench.builds import toolchain_command
 from sshbench.cli.options import parse_size
-from sshbench.clients.build import toolchain_command
 from sshbench.clients.launch import Launcher, detect, resolve
 from sshbench.clients.registry import client_type
+from sshbench.joboptions import JobOptions
 from sshbench.measure.clientside import ClientTransfers
-from sshbench.model import Direction, JobOptions, Kind, RunKind, Scenario
+from sshbench.model import Direction, Kind, RunKind, Scenario
 from sshbench.stats import median_ci_ranks
 from sshbench.targets.servers.openssh import OpenSSHServer
 

@@ -17,9 +17,11 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from sshbench.cli.options import parse_size
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.tools import binaries
 from sshbench.measure.tools import ToolSampler
-from sshbench.model import Direction, JobOptions, Kind, RunKind, Scenario
+from sshbench.model import Direction, Kind, RunKind, Scenario
+from sshbench.ssh.proc import ssh_client
 from sshbench.ssh.scratch import remote_scratch
 from sshbench.stats import summarize
 from sshbench.targets.servers.openssh import OpenSSHServer
@@ -34,7 +36,7 @@ def main() -> None:
     parser.add_argument("--size", default="64M")
     args = parser.parse_args()
     opts = JobOptions(command=RunKind.TOOLS, size=parse_size(args.size))
-    bins = binaries()
+    bins = binaries(ssh_client())
     results: dict[tuple[str, str], list[float]] = {}
     with ExitStack() as stack:
         target = stack.enter_context(OpenSSHServer())

@@ -15,12 +15,13 @@ from typing import Any
 from sshbench.clients.launch import Address, Detected, Launcher
 from sshbench.environment import EmbeddedInfo, Emulation, Environment
 from sshbench.errors import SshbenchError
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.endpoints import Endpoint, Unavailable, refuse_remote_limits
 from sshbench.jobs.staging import Bench, Stager, Staging
 from sshbench.measure.budget import Probe
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
-from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import Discovery, MemoryRecord, Negotiated, Profile, RunRecord, ServerOffer, StoredScenario
 from sshbench.ssh.destination import Target
 from sshbench.storage.store import Store

@@ -24,6 +24,9 @@ GROUND = (
     "sshbench.hints",
     "sshbench.leases",
     "sshbench.payloads",
+    "sshbench.kex",
+    "sshbench.joboptions",
+    "sshbench.builds",
 )
 STORE = ("sshbench.storage",)
 RATINGS = ("sshbench.ssh", "sshbench.ssh.audit")  # analyse/policy reads ssh-audit's ratings through the adapter

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sshbench.environment import EmbeddedInfo, Environment
-from sshbench.model import JobOptions, RunKind, RunStatus, Sample, Scenario, is_local
+from sshbench.joboptions import JobOptions
+from sshbench.model import RunKind, RunStatus, Sample, Scenario, is_local
 
-SCHEMA_VERSION = 9  # of the stored data: the SQLite schema (its history is in storage/store.py) and --json documents
+SCHEMA_VERSION = 10  # of the stored data: the SQLite schema (its history is in storage/store.py) and --json documents
 ALGORITHM_KINDS = ("kex", "hostkey", "cipher", "mac")
 DROPBEAR_UNAUTH = 5  # Dropbear resets a 6th connection from one address not yet logged in (MAX_UNAUTH_PER_IP)
 # Pseudo-algorithms that signal extensions inside the kex list; they cannot be negotiated alone.

@@ -13,9 +13,10 @@ from conftest import sshbench
 from fakes import ENVIRONMENT, ListProgress
 from sshbench.cli.options import parse_budget
 from sshbench.errors import SshbenchError
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.recording import Job
 from sshbench.measure.budget import Estimate, check
-from sshbench.model import JobOptions, Plan, RunKind
+from sshbench.model import Plan, RunKind
 from sshbench.storage.store import Store
 
 

@@ -16,8 +16,9 @@ from conftest import sshbench
 from fakes import ENVIRONMENT, GCM
 from sshbench import hints
 from sshbench.errors import SshbenchError
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.servers import _none_started
-from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import ServerReport
 from sshbench.ssh.destination import Target
 from sshbench.storage.store import Store

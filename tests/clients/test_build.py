@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sshbench.clients import build
-from sshbench.clients.launch import detect
+from sshbench import builds as build
+from sshbench.clients.launch import detect, sources
 from sshbench.clients.registry import client_type
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.render.clients import SFTP_TUNED, code_lines
@@ -25,10 +25,10 @@ def test_no_go_toolchain_is_a_reason_to_skip_with_what_to_install(monkeypatch: p
 
 
 def test_the_tuned_code_lines_are_the_settings_the_drivers_use() -> None:
-    source = (build.sources("gossh") / "main.go").read_text()
+    source = (sources("gossh") / "main.go").read_text()
     assert SFTP_TUNED["gossh"] == ", sftp.UseConcurrentWrites(true)"
     assert "sftp.UseConcurrentWrites(true)" in source
-    rust = (build.sources("russh") / "src" / "main.rs").read_text()
+    rust = (sources("russh") / "src" / "main.rs").read_text()
     for constant in ("TUNED_WINDOW: u32 = 64 << 20;", "TUNED_PACKET: u32 = 65535;", "TUNED_WRITES: usize = 64;",
                      "TUNED_BUFFER: usize = 256 << 10;"):  # fmt: skip
         assert constant in rust, constant
@@ -41,10 +41,10 @@ def test_the_tuned_code_lines_are_the_settings_the_drivers_use() -> None:
 
 
 def test_the_rust_driver_names_the_russh_sftp_it_pins() -> None:
-    manifest = (build.sources("russh") / "Cargo.toml").read_text()
+    manifest = (sources("russh") / "Cargo.toml").read_text()
     version = re.search(r'russh-sftp = "=([0-9.]+)"', manifest)
     assert version is not None
-    assert f'const SFTP_VERSION: &str = "{version[1]}";' in (build.sources("russh") / "src" / "main.rs").read_text()
+    assert f'const SFTP_VERSION: &str = "{version[1]}";' in (sources("russh") / "src" / "main.rs").read_text()
 
 
 @pytest.mark.integration
@@ -58,11 +58,11 @@ def test_the_driver_is_built_once_and_reused(
     monkeypatch.setenv("GOCACHE", str(shared_cache / "go-build"))
     stale = tmp_path / "sshbench" / "drivers" / "gossh-0000000000000000"
     stale.mkdir(parents=True)
-    first = build.build("gossh", "Go")
+    first = build.build("gossh", "Go", sources("gossh"))
     assert first.path is not None, first.why
     assert not stale.exists()  # a build removes the ones of earlier sources
     notes: list[str] = []
-    assert build.build("gossh", "Go", notes.append) == first and notes == []  # reused, nothing built
+    assert build.build("gossh", "Go", sources("gossh"), notes.append) == first and notes == []  # reused, nothing built
     said = subprocess.run([first.path, "version"], capture_output=True, text=True, timeout=30, check=False).stderr
     assert "golang.org/x/crypto v0.59.0" in said and "chacha20-poly1305@openssh.com" in said
     assert Path(first.path).parent.stat().st_mode & 0o077 == 0
@@ -75,7 +75,7 @@ def test_a_failed_build_says_gos_words(monkeypatch: pytest.MonkeyPatch, tmp_path
     monkeypatch.setattr(build, "toolchain_command", lambda language: str(fake_go))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     notes: list[str] = []
-    built = build.build("gossh", "Go", notes.append)
+    built = build.build("gossh", "Go", sources("gossh"), notes.append)
     assert built.path is None and built.why is not None
     assert "`go build` failed: go: cannot find module providing package (fake)" in built.why
     assert notes and notes[0].startswith(f"building the gossh driver with {fake_go} (once, about 20 s; kept in ")

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from sshbench.model import METRICS, Direction, JobOptions, Kind, Plan, RunKind, Scenario
+from sshbench.joboptions import JobOptions
+from sshbench.model import METRICS, Direction, Kind, Plan, RunKind, Scenario
 
 LAT = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")
 THR = Scenario(Kind.THROUGHPUT, kex="curve25519-sha256", cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.UP)

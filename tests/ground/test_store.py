@@ -6,7 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from fakes import DISCOVERY, ENVIRONMENT
-from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.joboptions import JobOptions
+from sshbench.model import Direction, Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, Fleet, FleetHost, MemoryRecord, ServerReport
 from sshbench.storage.store import Store
 
@@ -142,4 +143,4 @@ def test_a_schema_7_database_read_before_migrating_has_no_login_cpu(tmp_path: Pa
     assert old.samples[0].client_cpu == 0.3 and old.samples[0].client_cpu_setup is None
     Store(path).close()  # written again: migrated, and the new sample's figure is kept from then on
     (new,) = Store(path, read_only=True).scenarios(run_id)
-    assert new.samples[0].client_cpu_setup is None and SCHEMA_VERSION == 9
+    assert new.samples[0].client_cpu_setup is None and SCHEMA_VERSION == 10

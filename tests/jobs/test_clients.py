@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import sshbench
-from sshbench.clients.build import toolchain_command
+from sshbench.builds import toolchain_command
 from sshbench.errors import ExitCode
 
 pytestmark = pytest.mark.integration

@@ -19,7 +19,8 @@ from conftest import sshbench, stored_samples
 from fakes import ENVIRONMENT
 from sshbench import leases
 from sshbench.errors import SshbenchError
-from sshbench.model import JobOptions, RunKind
+from sshbench.joboptions import JobOptions
+from sshbench.model import RunKind
 from sshbench.storage.store import Store
 
 ONE_KEX = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]

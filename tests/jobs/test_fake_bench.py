@@ -14,8 +14,9 @@ from sshbench import jobs
 from sshbench.clients.launch import Detected
 from sshbench.clients.registry import client_type
 from sshbench.errors import SshbenchError
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.clients import Offer, plan_client
-from sshbench.model import Direction, JobOptions, Kind, Plan, RunKind, RunStatus
+from sshbench.model import Direction, Kind, Plan, RunKind, RunStatus
 from sshbench.storage.store import Store
 
 PLAN = Plan(warmup=1, min_rounds=3, max_rounds=4, ci_target=0.05, max_time=None)
@@ -140,7 +141,7 @@ def fake_clients(names: tuple[str, ...]) -> Callable[..., Detected]:
         "gossh": Detected(client_type("gossh"), "x/crypto/ssh (Go 1.26.8)", (GCM, CHACHA), mac, 0.01, path="go"),
     }
     missing = Detected(client_type("dropbear"), missing="`dbclient` not found: sudo apt-get install dropbear-bin")
-    return lambda kind, note=None: found.get(kind.name, missing) if kind.name in names else missing
+    return lambda kind, note=None, ssh=None: found.get(kind.name, missing) if kind.name in names else missing
 
 
 def test_clients_lists_what_each_client_lacks_and_measures_the_rest(

@@ -7,8 +7,9 @@ import threading
 from pathlib import Path
 
 from fakes import ENVIRONMENT
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.fleet import FleetProgress, _needs_work, parallel
-from sshbench.model import JobOptions, RunKind, RunStatus
+from sshbench.model import RunKind, RunStatus
 from sshbench.records import FleetHost
 from sshbench.ssh.inventory import REFUSED
 from sshbench.storage.store import Store

@@ -9,10 +9,11 @@ import pytest
 from fakes import CHACHA, GCM, SNTRUP, stored_values
 from sshbench.analyse import tune
 from sshbench.environment import Environment
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.tune import MAX_KEX, remedies
 from sshbench.measure.remedies import COPY_LOGINS, CopySampler, copy_seconds_within, warmup_seconds
 from sshbench.measure.samplers import MB
-from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Scenario
+from sshbench.model import Direction, Kind, RunKind, RunStatus, Scenario
 from sshbench.records import Discovery, Negotiated, Profile, RunRecord
 
 DISC = Discovery(

@@ -13,7 +13,8 @@ from referencing import Registry, Resource
 from conftest import sshbench
 from fakes import CHACHA, ENVIRONMENT, GCM, runs_db
 from sshbench.errors import ExitCode
-from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.joboptions import JobOptions
+from sshbench.model import Direction, Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.storage.store import Store
 
 GOLDEN = Path(__file__).parent.parent / "golden"

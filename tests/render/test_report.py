@@ -17,7 +17,8 @@ import pytest
 from conftest import sshbench
 from fakes import CHACHA, DISCOVERY, ENVIRONMENT, GCM, runs_db
 from sshbench.environment import Emulation
-from sshbench.model import Direction, JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.joboptions import JobOptions
+from sshbench.model import Direction, Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.storage.store import Store
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sshbench import kex
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.records import Rating
 from sshbench.ssh import audit
@@ -76,14 +77,9 @@ def level_verdict(level: str, kind: str, algorithm: str) -> Verdict:
         return Verdict(False, f"ssh-audit warns: {why} (allowed by --policy compatible)")
     if r.rating is Rating.UNKNOWN:
         return Verdict(False, "not rated by ssh-audit (allowed by --policy compatible)")
-    if level == "post-quantum" and kind == "kex" and r.rating is Rating.NOT_PQ:
+    if level == "post-quantum" and kind == "kex" and not kex.is_post_quantum(algorithm):
         return Verdict(False, "not post-quantum (allowed by --policy modern)")
     return Verdict(True)
-
-
-def is_post_quantum(kex: str) -> bool:
-    """Return True for a key exchange ssh-audit rates as post-quantum (a hybrid such as sntrup761x25519)."""
-    return audit.rate("kex", kex).rating is Rating.OK
 
 
 def builtin(level: str) -> Policy:

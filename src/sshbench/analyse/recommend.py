@@ -17,9 +17,10 @@ from sshbench.analyse.claims.caveats import caveats
 from sshbench.analyse.claims.core import Claim, ClaimKind
 from sshbench.analyse.claims.fastest import pq_loss
 from sshbench.analyse.claims.gains import Gain, Option, gain, keep_or_change
-from sshbench.analyse.policy import Policy, is_post_quantum
+from sshbench.analyse.policy import Policy
 from sshbench.analyse.sweep import Combo, DimensionRow, Estimate, combinations, dimensions, measured_directions
 from sshbench.analyse.sweep import ways_text as ways_of
+from sshbench.kex import is_post_quantum
 from sshbench.model import is_aead
 from sshbench.ratios import MARGIN, Word, judge, paired_ratio, unpaired_ratio
 from sshbench.records import Discovery, Negotiated, StoredScenario

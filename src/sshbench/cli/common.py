@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from sshbench.cli.values import Given
     from sshbench.environment import Environment
-    from sshbench.model import JobOptions
+    from sshbench.joboptions import JobOptions
     from sshbench.records import Fleet, StoredRun, StoredScenario
     from sshbench.storage.store import Store
 

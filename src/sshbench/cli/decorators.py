@@ -112,9 +112,19 @@ def algorithm_option(kind: str, text: str) -> Decorator:
     return click.option(f"--{kind}", shell_complete=algorithms(kind), help=text)
 
 
+def ssh_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --ssh (an OpenSSH client by path)."""
+    return click.option(
+        "--ssh",
+        type=click.Path(exists=True, dir_okay=False),
+        help="The OpenSSH client to measure with, e.g. a newer build in a prefix (its scp and sftp beside it are "
+        "used too) [default: the system's ssh].",
+    )(f)
+
+
 def target_options(f: Any) -> Any:
-    """Add TARGET and --ssh-config."""
-    return apply(f, [click.argument("target", default="local", metavar="[TARGET]"), ssh_config_option])
+    """Add TARGET, --ssh-config and --ssh."""
+    return apply(f, [click.argument("target", default="local", metavar="[TARGET]"), ssh_config_option, ssh_option])
 
 
 def latency_options(full: bool) -> Decorator:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from sshbench.cli.common import execute, open_store, out, resuming
-from sshbench.cli.decorators import DIRECTIONS, algorithm_option, count_option, db_option, resume_option
+from sshbench.cli.decorators import DIRECTIONS, algorithm_option, count_option, db_option, resume_option, ssh_option
 from sshbench.cli.measuring import POLICY_HELP, build_options
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
@@ -47,6 +47,7 @@ Examples:
 @click.option("--limit", metavar="PATTERN", help="Ansible host pattern to narrow the inventory (as ansible --limit).")
 @click.option("--hosts", "hosts_pattern", metavar="PATTERNS", help="ssh_config Host patterns, comma-separated.")
 @click.option("--ssh-config", type=click.Path(exists=True, dir_okay=False), help="ssh_config file (ssh -F).")
+@ssh_option
 @click.option("--hosts-file", type=click.Path(exists=True, dir_okay=False), help="File of destinations.")
 @count_option("--forks", 5, 1, 200, "Hosts reached and timed at once (throughput: one at a time).")
 @click.option("--throughput", is_flag=True, help="Also measure a few ciphers both ways (moves data: opt-in).")

@@ -24,10 +24,11 @@ from sshbench.cli.decorators import (
     resume_option,
     sampling_options,
     ssh_config_option,
+    ssh_option,
     target_options,
     throughput_options,
 )
-from sshbench.cli.options import parse_budget, parse_cpu_share, parse_list, parse_percent, parse_size
+from sshbench.cli.options import client_path, parse_budget, parse_cpu_share, parse_list, parse_percent, parse_size
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import is_local
@@ -36,7 +37,8 @@ from sshbench.targets.limits.emulation import HOST_PRESETS
 from sshbench.targets.servers.registry import KNOWN, SERVER_TYPES
 
 if TYPE_CHECKING:
-    from sshbench.model import JobOptions, RunKind
+    from sshbench.joboptions import JobOptions
+    from sshbench.model import RunKind
 
 POLICY_HELP = (
     "Security policy: any, compatible (drops what ssh-audit fails), modern (also drops its warnings; "
@@ -96,7 +98,8 @@ def with_policy(given: Given) -> Given:
 
 def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: bool) -> JobOptions:
     """Turn validated CLI values into JobOptions."""
-    from sshbench.model import Direction, JobOptions, Plan
+    from sshbench.joboptions import JobOptions
+    from sshbench.model import Direction, Plan
     from sshbench.targets.link.links import parse, sample_seconds
 
     given = with_preset(given)
@@ -114,6 +117,7 @@ def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: boo
         command=kind,
         target=given.target,
         ssh_config=given.ssh_config,
+        ssh=client_path(given.ssh),
         measure_latency=latency,
         measure_throughput=throughput,
         kex=parse_list(given.kex),
@@ -176,7 +180,7 @@ def run_cmd(**kw: Any) -> None:
 @click.command("algos")
 @target_options
 @db_option
-def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | None) -> None:
+def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | None, ssh: str | None) -> None:
     """What the client offers, what the server offers (its KEXINIT, no login), what they negotiate.
 
     Each algorithm is rated with ssh-audit's database; "ok, not post-quantum" is kept apart from
@@ -184,11 +188,11 @@ def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | Non
     curve25519-sha256) are tried; a server that rejects one shows "fails to connect" and why.
     Exits 4 when the server cannot be reached.
     """
-    from sshbench.model import JobOptions, RunKind
+    from sshbench.joboptions import JobOptions
+    from sshbench.model import RunKind
 
-    opts = JobOptions(
-        command=RunKind.ALGOS, target=target, ssh_config=ssh_config, measure_latency=False, measure_throughput=False
-    )
+    opts = JobOptions(command=RunKind.ALGOS, target=target, ssh_config=ssh_config, ssh=client_path(ssh),
+                      measure_latency=False, measure_throughput=False)  # fmt: skip
     execute(opts, db, as_json)
 
 
@@ -272,6 +276,7 @@ def sweep_cmd(**kw: Any) -> None:
 @click.command("servers", help=SERVERS_HELP)
 @click.argument("servers", nargs=-1, metavar="[SERVER]...")
 @ssh_config_option
+@ssh_option
 @algorithm_option("hostkey", "Host-key algorithms [default: one each of ed25519, ecdsa, rsa].")
 @algorithm_option("cipher", "Ciphers [default: every cipher each server supports].")
 @click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)

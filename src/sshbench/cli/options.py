@@ -18,6 +18,13 @@ def _usage(option: str, value: str, fix: str) -> SshbenchError:
     return SshbenchError(f"bad {option} {value!r}", place=option, fix=fix, code=ExitCode.USAGE)
 
 
+def client_path(path: str | None) -> str | None:
+    """Check `--ssh PATH` (an OpenSSH client) and return its absolute path, or None for the system's `ssh`."""
+    from sshbench.ssh.proc import ssh_client
+
+    return ssh_client(path) if path else None
+
+
 def parse_size(value: str) -> int | None:
     """Parse `auto` or a byte count with optional binary suffix (512M, 1G, 1GiB) into bytes."""
     if value.strip().lower() == "auto":

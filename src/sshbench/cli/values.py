@@ -21,6 +21,7 @@ class Given:
     resume: int | None = None
     target: str = "local"
     ssh_config: str | None = None
+    ssh: str | None = None  # --ssh: an OpenSSH client by path
     kex: str | None = None
     hostkey: str | None = None
     cipher: str | None = None

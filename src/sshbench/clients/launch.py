@@ -17,13 +17,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench import hints, leases
-from sshbench.clients import build
+from sshbench import builds, hints, leases
 from sshbench.clients.registry import ClientType
 from sshbench.model import Scenario
 from sshbench.ssh.destination import Target
 from sshbench.ssh.proc import run_quick
 
+DRIVERS = Path(__file__).parent / "drivers"  # the drivers' sources: python -m modules, gossh/ and russh/ to build
 DRIVER_MARK = "sshbench-driver: command sent"
 DBCLIENT_WINDOW = 2 * 2**20  # -W of dbclient's tuned setting
 # dbclient's host-key preference (Dropbear 2022.83): it asks about the first of these the server offers
@@ -92,14 +92,20 @@ def _listed(text: str) -> tuple[str, ...]:
     return tuple(n for n in line.rsplit(": ", 1)[-1].strip().split(",") if n and "Available" not in n)
 
 
-def detect(kind: ClientType, note: Callable[[str], None] | None = None) -> Detected:
-    """Find a client, its version and the algorithms it can pin (a Go or Rust driver is built first, once)."""
+def sources(name: str) -> Path:
+    """Return a built driver's source directory."""
+    return DRIVERS / name
+
+
+def detect(kind: ClientType, note: Callable[[str], None] | None = None, ssh: str | None = None) -> Detected:
+    """Find a client, its version and the algorithms it can pin (a Go or Rust driver is built first, once); `ssh`:
+    the OpenSSH client to use for the openssh row (`--ssh`)."""
     if kind.binary is not None:
-        return _detect_binary(kind)
+        return _detect_binary(kind, ssh if kind.name == "openssh" else None)
     if kind.driver is not None:
         command: tuple[str, ...] = (sys.executable, "-m", kind.driver)
     else:
-        built = build.build(kind.name, kind.language, note)
+        built = builds.build(kind.name, kind.language, sources(kind.name), note)
         if built.path is None:
             return Detected(kind, missing=built.why)
         command = (built.path,)
@@ -115,10 +121,10 @@ def detect(kind: ClientType, note: Callable[[str], None] | None = None) -> Detec
     return Detected(kind, said.get("version", "unknown"), ciphers, macs, start=took, path=command[0])
 
 
-def _detect_binary(kind: ClientType) -> Detected:
-    """Find a client binary, its version and the algorithms it can pin."""
+def _detect_binary(kind: ClientType, path: str | None = None) -> Detected:
+    """Find a client binary (or take the one given), its version and the algorithms it can pin."""
     assert kind.binary is not None
-    path = _which(kind.binary)
+    path = path or _which(kind.binary)
     if path is None:
         return Detected(kind, missing=f"`{kind.binary}` not found: {hints.install(kind.package)}")
     if kind.name == "openssh":

@@ -28,7 +28,7 @@ from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
 from sshbench.model import IN_PROCESS, Direction, Kind, Sample, Scenario, is_aead, is_local
 from sshbench.records import Discovery
-from sshbench.ssh.proc import require_binary
+from sshbench.ssh.proc import beside, ssh_client
 from sshbench.ssh.scratch import RemoteScratch
 from sshbench.targets.servers import registry
 
@@ -101,7 +101,7 @@ def _offer(disc: Discovery, where: Endpoint) -> Offer:
 
 def _binaries(ssh: str) -> Binaries:
     """Return the OpenSSH binaries the openssh client's rows use."""
-    return Binaries(ssh=ssh, scp="", sftp=require_binary("sftp", "openssh-client"), rsync="", socat="")
+    return Binaries(ssh=ssh, scp="", sftp=beside(ssh, "sftp", "openssh-client"), rsync="", socat="")
 
 
 class _Plan:
@@ -201,9 +201,10 @@ def _report(found: Sequence[Detected]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _detected(names: Sequence[str], progress: Progress) -> tuple[list[Detected], list[str]]:
-    """Find each client asked for (building a Go or Rust driver the first time); fail when none of them can run here.
-    Return them and the clients whose driver was built now (its time is in the budget's set-up)."""
+def _detected(names: Sequence[str], ssh: str, progress: Progress) -> tuple[list[Detected], list[str]]:
+    """Find each client asked for (building a Go or Rust driver the first time; `ssh` is the openssh row's); fail when
+    none of them can run here. Return them and the clients whose driver was built now (its time is in the budget's
+    set-up)."""
     progress.update("finding the clients (each library's driver starts once)", 0, 1)
     built: list[str] = []
     found = []
@@ -214,7 +215,7 @@ def _detected(names: Sequence[str], progress: Progress) -> tuple[list[Detected],
             built.append(name)
             progress.update(text, 0, 1)
 
-        found.append(detect(client_type(name), building))
+        found.append(detect(client_type(name), building, ssh))
     if all(f.missing for f in found):
         raise SshbenchError(
             "none of the clients asked for can run here: " + "; ".join(f"{f.kind.name}: {f.missing}" for f in found),
@@ -243,8 +244,8 @@ def _estimate(job: Job, bench: Bench, plan: _Plan, found: Sequence[Detected], bu
 def run_clients(job: Job) -> int:
     """Run (or resume) the clients comparison; return the run id."""
     opts = job.opts
-    ssh = require_binary("ssh", "openssh-client")
-    found, built = _detected(opts.clients, job.progress)
+    ssh = ssh_client(opts.ssh)
+    found, built = _detected(opts.clients, ssh, job.progress)
     specs = tuple(registry.validate(s) if is_local(s) else s for s in (opts.servers or (opts.target,)))
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None
     matrix = bool(opts.servers)

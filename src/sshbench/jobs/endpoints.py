@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.model import JobOptions, is_local
+from sshbench.joboptions import JobOptions
+from sshbench.model import is_local
 from sshbench.records import Discovery
 from sshbench.ssh import audit
 from sshbench.ssh.destination import Target, resolve_remote

@@ -16,19 +16,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench import kex
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.endpoints import Endpoint, require_connectable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.plan import check_requested, cipher_mac_pairs, throughput_scenarios
 from sshbench.measure.scheduler import Progress, Sampler
-from sshbench.model import JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import Discovery, Fleet, FleetHost, StoredScenario
 from sshbench.ssh import inventory
 from sshbench.ssh.destination import Target
 from sshbench.ssh.discover import client_algorithms
-from sshbench.ssh.proc import require_binary
+from sshbench.ssh.proc import ssh_client
 from sshbench.storage.store import Store
 
 # The ciphers `--throughput` measures by default (those the policy allows and the host offers): the usual
@@ -131,7 +133,7 @@ class _HostProgress:
 def run_fleet(job: Job) -> int:
     """Run (or resume) a fleet under the job's policy (`Job.allows`); return the fleet run's id."""
     opts = job.opts
-    ssh = require_binary("ssh", "openssh-client")
+    ssh = ssh_client(opts.ssh)
     client = client_algorithms(ssh)
     for kind, names in (("kex", opts.kex), ("cipher", opts.ciphers)):
         check_requested(kind, names, client[kind], None)  # a bad name fails before any host is reached
@@ -287,6 +289,8 @@ def connection_scenarios(disc: Discovery, opts: JobOptions, allows: Allows) -> l
     shared = disc.shared("kex")
     wanted = [k for k in (opts.kex or shared) if k in shared and allows("kex", k)]
     kexes = dict.fromkeys(k for k in (default.kex, *wanted) if k)
+    if not opts.kex:  # one algorithm under two names once: the default's own name first
+        kexes = dict.fromkeys(kex.merged(kexes, (default.kex or "",)))
     return [Scenario(Kind.LATENCY, kex=k, hostkey=default.hostkey) for k in kexes]
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.model import JobOptions, RunStatus, Sample, Scenario
+from sshbench.joboptions import JobOptions
+from sshbench.model import RunStatus, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, Discovery, ServerReport, read_discovery
 from sshbench.storage.store import Store
 

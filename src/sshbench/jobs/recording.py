@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from sshbench import leases
 from sshbench.environment import Environment
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.staging import Stager, stage
 from sshbench.measure.budget import Estimate, check
 from sshbench.measure.scheduler import Outcome, Progress, Sampler, Scheduler
-from sshbench.model import JobOptions, Plan, RunStatus, Sample, Scenario
+from sshbench.model import Plan, RunStatus, Sample, Scenario
 from sshbench.records import StoredScenario
 from sshbench.stats import MIN_RANKED
 from sshbench.storage.store import Store

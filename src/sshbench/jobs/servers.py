@@ -13,14 +13,15 @@ import dataclasses
 
 from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging, Transfers
 from sshbench.measure import budget
 from sshbench.measure.plan import ServerPlan, plan_server
 from sshbench.measure.scheduler import Progress, Sampler
-from sshbench.model import JobOptions, Kind, Sample, Scenario, is_local
+from sshbench.model import Kind, Sample, Scenario, is_local
 from sshbench.records import Discovery, ServerReport
-from sshbench.ssh.proc import require_binary
+from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 
 REMOTE_MEMORY = ("memory per process role: not measured on a host of yours (sshbench does not own its processes); "
@@ -47,7 +48,7 @@ def _reports(
 def run_servers(job: Job) -> int:
     """Run (or resume) the side-by-side comparison; return the run id."""
     opts, progress = job.opts, job.progress
-    ssh = require_binary("ssh", "openssh-client")
+    ssh = ssh_client(opts.ssh)
     specs = tuple(registry.validate(s) if is_local(s) else s for s in (opts.servers or registry.every()))
     with job.stage(Staging(specs, ssh, tolerant=True), opts, progress) as bench:
         found, reports = _reports(bench, specs, progress)

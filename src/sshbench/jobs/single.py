@@ -3,14 +3,15 @@ scheduling. The job writes to the store as it goes and never prints; the CLI ren
 
 from __future__ import annotations
 
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.endpoints import require_connectable, require_reachable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure import budget
 from sshbench.measure.plan import plan_scenarios
 from sshbench.measure.scheduler import Progress, Sampler
-from sshbench.model import JobOptions, Kind, Scenario
-from sshbench.ssh.proc import require_binary
+from sshbench.model import Kind, Scenario
+from sshbench.ssh.proc import ssh_client
 from sshbench.targets.limits import ceilings
 
 
@@ -42,7 +43,7 @@ def crypto_ceilings(job: Job, bench: Bench, ciphers: list[str], always: bool = F
 def run_job(job: Job) -> int:
     """Run (or resume) a job against one target; every sample is stored as it is taken. Return the run id."""
     opts = job.opts
-    ssh = require_binary("ssh", "openssh-client")
+    ssh = ssh_client(opts.ssh)
     with job.stage(Staging((opts.target,), ssh), opts, job.progress) as bench:
         where = bench.only
         disc = bench.discover(where)

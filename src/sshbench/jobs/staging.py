@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from sshbench import leases
 from sshbench.clients.launch import Detected, Launcher, dbclient_home, dbclient_problem, resolve, verifiable
 from sshbench.environment import Emulation, Environment, Pinning
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.endpoints import Endpoint, Unavailable, emulated_link, open_endpoints
 from sshbench.measure import budget
 from sshbench.measure.clientside import ClientCopies, ClientTransfers, connection_sample
@@ -33,7 +34,7 @@ from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries, Plain, ToolSampler
 from sshbench.measure.witness import witnessed
-from sshbench.model import JobOptions, Sample, Scenario, is_local
+from sshbench.model import Sample, Scenario, is_local
 from sshbench.records import Discovery, MemoryRecord
 from sshbench.ssh import envinfo
 from sshbench.ssh.destination import resolve_remote

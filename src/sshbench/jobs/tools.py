@@ -8,6 +8,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+from sshbench.joboptions import JobOptions
 from sshbench.jobs.endpoints import Endpoint, require_connectable
 from sshbench.jobs.recording import Job
 from sshbench.jobs.single import crypto_ceilings, setup_seconds
@@ -15,21 +16,21 @@ from sshbench.jobs.staging import Staging
 from sshbench.measure import budget
 from sshbench.measure.plan import check_requested, cipher_mac_pairs
 from sshbench.measure.tools import Binaries, plan_tools
-from sshbench.model import SSH_TOOLS, JobOptions
+from sshbench.model import SSH_TOOLS
 from sshbench.records import Discovery
-from sshbench.ssh.proc import require_binary, run_quick
+from sshbench.ssh.proc import beside, require_binary, run_quick, ssh_client
 from sshbench.ssh.scratch import RemoteScratch
 
 DEFAULT_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
 TMPFS = "/dev/shm"
 
 
-def binaries() -> Binaries:
-    """Locate every tool, or fail naming the package."""
+def binaries(ssh: str) -> Binaries:
+    """Locate every tool (scp and sftp of the OpenSSH whose client is `ssh`), or fail naming the package."""
     return Binaries(
-        ssh=require_binary("ssh", "openssh-client"),
-        scp=require_binary("scp", "openssh-client"),
-        sftp=require_binary("sftp", "openssh-client"),
+        ssh=ssh,
+        scp=beside(ssh, "scp", "openssh-client"),
+        sftp=beside(ssh, "sftp", "openssh-client"),
         rsync=require_binary("rsync", "rsync"),
         socat=require_binary("socat", "socat"),
     )
@@ -74,7 +75,7 @@ def choose_pairs(opts: JobOptions, disc: Discovery) -> list[tuple[str, str | Non
 def run_tools(job: Job) -> int:
     """Run (or resume) the file-copy comparison; return the run id."""
     opts = job.opts
-    bins = binaries()
+    bins = binaries(ssh_client(opts.ssh))
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None
     staging = Staging((opts.target,), bins.ssh, workdir="sshbench-client-", tmpfs=shm)
     with job.stage(staging, opts, job.progress) as bench:

@@ -28,6 +28,7 @@ import dataclasses
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 
+from sshbench import kex
 from sshbench.environment import Environment
 from sshbench.jobs.endpoints import Endpoint, constrain, require_connectable, require_reachable
 from sshbench.jobs.recording import Job, Recording
@@ -38,19 +39,14 @@ from sshbench.measure.samplers import MB, ThroughputSampler
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import Direction, Kind, Plan, Sample, Scenario, is_aead
 from sshbench.records import Discovery, StoredScenario
-from sshbench.ssh.proc import require_binary
+from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 from sshbench.targets.servers.base import LocalServer
 
 Diagnose = Callable[[Sequence[StoredScenario], Environment], Mapping[str, str]]  # result group -> bound kind
 PATH_BOUNDS = ("network", "ssh-window", "tcp-window")
 CPU_BOUNDS = ("client-cpu", "server-cpu", "crypto")
-# a login's kex costs CPU, not round trips: these are the cheap ones of each family (docs/BENCHMARKS.md)
-QUICK_KEX = ("curve25519-sha256", "mlkem768x25519-sha256", "ecdh-sha2-nistp256", "sntrup761x25519-sha512",
-             "sntrup761x25519-sha512@openssh.com")  # fmt: skip
-MAX_KEX = 2
-SAME_KEX = {"sntrup761x25519-sha512@openssh.com": "sntrup761x25519-sha512",
-            "curve25519-sha256@libssh.org": "curve25519-sha256"}  # one algorithm under two names  # fmt: skip
+MAX_KEX = 2  # the cheap key exchanges (kex.CATALOG) a fresh login is raced with, at most
 WINDOW_BOUNDS = ("ssh-window", "tcp-window", "unknown")  # a receiver slow to drain its socket fills its TCP window
 WIDE_WINDOW = 8 * 2**20  # an embedded Dropbear's receive window as a remedy (-W): 4 times OpenSSH's channel window
 FIRST_SHARE = 1 / 3  # of the budget, at most, for the defaults before the remedies are chosen
@@ -85,16 +81,12 @@ def remedies(bounds: Mapping[str, str], disc: Discovery, allows: Callable[[str, 
 
 
 def quick_kex(disc: Discovery, allows: Callable[[str, str], bool]) -> list[str]:
-    """Return the key exchanges a fresh login is raced with (QUICK_KEX order): those both sides offer and the
-    policy allows, other than the one the default negotiates, at most MAX_KEX."""
+    """Return the key exchanges a fresh login is raced with (the catalog's cheap ones, in its order): those both
+    sides offer and the policy allows, other than the one the default negotiates (under either name), at most
+    MAX_KEX."""
     default = next((p.negotiated.kex for p in disc.profiles if p.name == "default" and p.negotiated), None)
-    shared, out = set(disc.shared("kex")), []
-    seen = {SAME_KEX.get(default or "", default)}  # the default's own algorithm, under either of its names
-    for k in QUICK_KEX:
-        if k in shared and SAME_KEX.get(k, k) not in seen and allows("kex", k):
-            out.append(k)
-            seen.add(SAME_KEX.get(k, k))
-    return out[:MAX_KEX]
+    found = [k for k in kex.cheap(disc.shared("kex")) if not kex.same(k, default) and allows("kex", k)]
+    return found[:MAX_KEX]
 
 
 def _copies_stored(stored: Sequence[StoredScenario]) -> dict[Direction | None, int]:
@@ -130,7 +122,7 @@ def _defaults_measured(stored: Sequence[StoredScenario]) -> tuple[dict[Direction
 def tune_job(job: Job, diagnose: Diagnose) -> int:
     """Run (or resume) a tune job against one target; every sample is stored as it is taken. Return the run id."""
     opts = job.opts
-    ssh = require_binary("ssh", "openssh-client")
+    ssh = ssh_client(opts.ssh)
     with job.stage(Staging((opts.target,), ssh), opts, job.progress) as bench:
         where = bench.only
         disc = bench.discover(where)

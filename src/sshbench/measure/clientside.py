@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Protocol
 
+from sshbench.joboptions import JobOptions
 from sshbench.measure.samplers import (
     CALIBRATION_SIZE,
     MB,
@@ -32,7 +33,7 @@ from sshbench.measure.samplers import (
     upload_count,
 )
 from sshbench.measure.tools import Binaries, ToolSampler
-from sshbench.model import IN_PROCESS, Direction, JobOptions, Sample, Scenario
+from sshbench.model import IN_PROCESS, Direction, Sample, Scenario
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.scratch import RemoteScratch

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sshbench import hints
+from sshbench import hints, kex
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.model import STRICT_PROFILE, Direction, JobOptions, Kind, Scenario, is_aead
+from sshbench.joboptions import JobOptions
+from sshbench.model import STRICT_PROFILE, Direction, Kind, Scenario, is_aead
 from sshbench.records import Discovery
 from sshbench.ssh.text import is_valid_algorithm
 
 REFERENCE_CIPHER = "aes128-ctr"  # pairs with every MAC in `--macs each`
 CHECK_PAIRS = 2  # pairs off both reference slices in `--macs each`: the factorised model's error is measured on them
-QUICK_KEX = "curve25519-sha256"
 HOSTKEY_FAMILIES = {
     "ed25519": ("ssh-ed25519",),
     "ecdsa": ("ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521"),
@@ -108,6 +108,8 @@ def plan_scenarios(opts: JobOptions, disc: Discovery) -> tuple[list[Scenario], l
     ):
         check_requested(kind, requested, disc.client[kind], server.get(kind))
         chosen[kind] = requested or disc.shared(kind)
+    if not opts.kex:  # one algorithm under two names is measured once, under the name the client proposes first
+        chosen["kex"] = kex.merged(chosen["kex"], disc.defaults.get("kex", ()))
     pick = {k: _default_choice(disc, k, chosen[k]) for k in chosen}
     lat: list[Scenario] = []
     if opts.measure_latency:
@@ -119,7 +121,7 @@ def plan_scenarios(opts: JobOptions, disc: Discovery) -> tuple[list[Scenario], l
         pairs = cipher_mac_pairs(chosen["cipher"], chosen["mac"], pick["mac"], mode)
         # A sweep spends its budget on data: the handshake before each transfer is not timed, so it
         # uses a quick kex instead of the default (sntrup761 costs ~70 ms more here).
-        quick = QUICK_KEX if opts.command.sweep and QUICK_KEX in disc.shared("kex") else None
+        quick = next(iter(kex.cheap(disc.shared("kex"))), None) if opts.command.sweep else None
         thr = throughput_scenarios(pairs, opts.directions, kex=quick)
     return lat, thr
 

@@ -27,17 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from sshbench.joboptions import JobOptions
 from sshbench.measure.samplers import MIN_SIZE, Payload, calibration_size, steady_rate
-from sshbench.model import (
-    LEGACY_SCP,
-    PLAIN_TOOLS,
-    SOCAT_BLOCK,
-    Direction,
-    JobOptions,
-    Kind,
-    Sample,
-    Scenario,
-)
+from sshbench.model import LEGACY_SCP, PLAIN_TOOLS, SOCAT_BLOCK, Direction, Kind, Sample, Scenario
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.scratch import RemoteScratch
@@ -114,11 +106,11 @@ class ToolSampler:
         ssh_opts = _ssh_options(self.target, sc)
         ends = [f"{alias}:{source}", dest] if down else [source, f"{alias}:{dest}"]
         if sc.tool in ("scp", LEGACY_SCP):
-            return [b.scp, *(["-O"] if sc.tool == LEGACY_SCP else []), "-q", *ssh_opts, *ends]
+            return [b.scp, *(["-O"] if sc.tool == LEGACY_SCP else []), "-q", "-S", b.ssh, *ssh_opts, *ends]
         if sc.tool == "sftp":
             batch = workdir / "sftp-batch"
             batch.write_text(f"{'get' if down else 'put'} {source} {dest}\n")
-            return [b.sftp, "-q", "-b", str(batch), *ssh_opts, alias]
+            return [b.sftp, "-q", "-S", b.ssh, "-b", str(batch), *ssh_opts, alias]
         if sc.tool == "rsync":
             shell = shlex.join([b.ssh, *ssh_opts])  # rsync splits -e at spaces and honours quotes
             return [b.rsync, "--whole-file", "--inplace", "-e", shell, *ends]

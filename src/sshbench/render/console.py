@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sshbench import hints
+from sshbench import hints, kex
 from sshbench.analyse import policy as policies
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.core import Claim, ClaimKind
@@ -173,6 +173,8 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     pending = sum(1 for r in rows if r.summary is None and not r.failure)
     if pending:
         lines.append(f"  pending: {pending} row(s) not measured yet")
+    lines += [f"  {escape(a)} = {escape(' = '.join(b))} (one algorithm)" for a, b in
+              kex.aliases_of(r.scenario.kex for r in rows)]  # fmt: skip
     failed = sum(r.failed_samples for r in rows)
     if failed and run_id is not None:
         how = escape(hints.sshbench("export", str(run_id)))
@@ -309,6 +311,8 @@ def environment_lines(run: RunRecord) -> list[str]:
         f"  {env.cpu_model} x{env.cpus} [crypto flags: {', '.join(env.flags_on()) or 'none'}], Linux {env.kernel}",
         f"  {env.openssh_client}, {env.openssl}{server}",
     ]
+    if run.options.ssh:  # a client by path: not the system's
+        lines.append(f"  ssh client: {run.options.ssh} (--ssh)")
     embedded = env.embedded
     if embedded and embedded.settings:
         lines.append(f"  server settings: {'; '.join(embedded.settings)}")

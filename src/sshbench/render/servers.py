@@ -9,7 +9,8 @@ from rich.table import Table
 
 from sshbench.analyse.claims.collect import bound_claims
 from sshbench.analyse.results import Row, build_rows
-from sshbench.model import Direction, JobOptions, Kind
+from sshbench.joboptions import JobOptions
+from sshbench.model import Direction, Kind
 from sshbench.records import MemoryRecord, Profile, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
     ci_cell,

@@ -63,6 +63,38 @@ def require_binary(name: str, package: str) -> str:
     return os.path.abspath(path)
 
 
+def ssh_client(path: str | None = None) -> str:
+    """Return the OpenSSH client to run: the one given by path (`--ssh`), checked, else the system's `ssh`."""
+    if path is None:
+        return require_binary("ssh", "openssh-client")
+    full = os.path.abspath(path)
+    fix = "give the path of an OpenSSH `ssh` binary (or a script that runs one), e.g. /opt/openssh/usr/bin/ssh"
+    try:
+        said = run_quick([full, "-V"], timeout=10).stderr.strip() if os.path.isfile(full) else ""
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        said = str(exc)
+    if not said.startswith("OpenSSH"):
+        what = f"`{full} -V` printed {said.splitlines()[0][:120]!r}" if said else "it printed no OpenSSH version"
+        raise SshbenchError(f"{path} is not an OpenSSH client: {what}", place="--ssh", fix=fix, code=ExitCode.USAGE)
+    return full
+
+
+def beside(ssh: str, name: str, package: str) -> str:
+    """Return the program `name` of the same OpenSSH as `ssh` (scp, sftp, ssh-keygen beside it), or the system's
+    when `ssh` is the system's own."""
+    if ssh == require_binary("ssh", package):
+        return require_binary(name, package)
+    path = os.path.join(os.path.dirname(ssh), name)
+    if not os.access(path, os.X_OK):
+        raise SshbenchError(
+            f"no `{name}` beside the ssh client {ssh}",
+            place="--ssh",
+            fix=f"put that OpenSSH's {name} at {path}, or leave out --ssh to use the system's",
+            code=ExitCode.MISSING_BINARY,
+        )
+    return path
+
+
 def run_quick(argv: Sequence[str], timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
     """Run a short helper command (ssh -Q, ssh -G, ssh-keygen) and capture its text output."""
     return subprocess.run(

@@ -18,7 +18,8 @@ from typing import Any
 from sshbench import leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.model import JobOptions, RunKind, RunStatus, Sample, Scenario
+from sshbench.joboptions import JobOptions
+from sshbench.model import RunKind, RunStatus, Sample, Scenario
 from sshbench.records import RunRecord, StoredScenario, read_discovery
 
 

@@ -12,14 +12,13 @@ Schema history (SCHEMA_VERSION):
       as interrupted, and a run with a live owner cannot be resumed by another process.
   5 - runs.parent: a fleet run's per-host runs name it (`history` lists them under it).
   6 - no new column: the claims vocabulary (docs/CLAIMS.md). Options carry the equivalence `margin`; run documents
-      (--json) carry `claims`, each result row its `standing` against its group's leader with the verdict behind it,
-      and `bound` as {kind, limit, unit, used, evidence, remedy} with network/tcp-window/ssh-window/client-cpu/
-      server-cpu/crypto/unknown (schema 5's link/window are network/ssh-window). Runs of schema 5 and before are
-      read as they are: a missing margin is 5 %.
+      carry `claims`, each result row its `standing` and `bound` {kind, limit, unit, used, evidence, remedy} (schema
+      5's link/window read as network/ssh-window; a missing margin is 5 %).
   7 - samples.tcp: the kernel's evidence of a transfer's sockets (measure/tcpinfo.py: per side, RTT, cwnd, delivery
       rate, limited shares, retransmits, windows, `series` over time; a remote server's as `ss` read it: `read_by`).
   8 - samples.client_cpu_setup, server_cpu_setup: CPU seconds before a transfer's command was sent.
-  9 - no new column: scenarios may name a `client` and `mode` (`clients`); one naming none is OpenSSH's ssh."""
+  9 - no new column: scenarios may name a `client` and `mode` (`clients`); one naming none is OpenSSH's ssh.
+  10 - no new column: options carry `ssh`, the OpenSSH client a run used when not the system's (`--ssh PATH`)."""
 
 from __future__ import annotations
 
@@ -35,7 +34,8 @@ from pathlib import Path
 from sshbench import hints, leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.model import JobOptions, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.joboptions import JobOptions
+from sshbench.model import Kind, RunKind, RunStatus, Sample, Scenario
 from sshbench.records import (
     SCHEMA_VERSION,
     Discovery,

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sshbench.analyse.claims.core import Claim, ClaimKind, margin_text, names
-from sshbench.analyse.policy import Policy, is_post_quantum
+from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row
+from sshbench.kex import is_post_quantum
 from sshbench.model import Kind
 from sshbench.ratios import MARGIN, Standing
 from sshbench.records import Discovery, Negotiated

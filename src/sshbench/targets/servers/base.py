@@ -22,8 +22,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import ClassVar
@@ -36,6 +35,7 @@ from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.destination import Target
 from sshbench.ssh.proc import require_binary
 from sshbench.targets.limits import cgroups
+from sshbench.targets.servers.tools import Tools
 
 HOST_KEY_TYPES = ("ed25519", "ecdsa", "rsa")
 ALIAS = "sshbench-local"
@@ -44,57 +44,11 @@ IDLE_TIMEOUT = 3.0
 Wrapper = Callable[[list[str]], list[str]]  # turns a server command line into the one that runs it
 
 
-@dataclass(frozen=True)
-class Tools:
-    """Absolute paths of the OpenSSH binaries used for the embedded server."""
-
-    ssh: str
-    sshd: str
-    keygen: str
-
-    @classmethod
-    def find(cls, sshd: str | None = None) -> Tools:
-        """Locate ssh, sshd (or use the given one) and ssh-keygen, or fail naming the package."""
-        return cls(
-            ssh=require_binary("ssh", "openssh-client"),
-            sshd=sshd or require_binary("sshd", "openssh-server"),
-            keygen=require_binary("ssh-keygen", "openssh-client"),
-        )
-
-
 def free_port() -> int:
     """Return a TCP port on 127.0.0.1 that was free a moment ago (chosen by the kernel)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def generate_keys(keygen: str, workdir: Path, host_types: Sequence[str]) -> None:
-    """Generate OpenSSH-format host keys of the given types and one ed25519 client key, in parallel."""
-    jobs = [(f"host_{t}", t) for t in host_types] + [("client_ed25519", "ed25519")]
-    procs = [
-        subprocess.Popen(
-            [keygen, "-q", "-t", kind, "-N", "", "-C", "sshbench", "-f", str(workdir / name)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        for name, kind in jobs
-    ]
-    for proc, (name, _) in zip(procs, jobs, strict=True):
-        _, err = proc.communicate(timeout=60)
-        if proc.returncode != 0:
-            raise SshbenchError(
-                f"ssh-keygen failed for {name}: {err.decode(errors='replace').strip()}",
-                place=str(workdir),
-                fix="check that ssh-keygen works and the temporary directory is writable",
-                code=ExitCode.SERVER_START,
-            )
-
-
-def public_key(path: Path) -> str:
-    """Return `type base64` of an OpenSSH public key file (without its comment)."""
-    return " ".join(path.read_text().split()[:2])
 
 
 def listens(pid: int, port: int) -> bool:

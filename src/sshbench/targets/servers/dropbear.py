@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sshbench.ssh.proc import require_binary
-from sshbench.targets.servers.base import Tools, generate_keys, public_key
 from sshbench.targets.servers.namespace import HomeServer
+from sshbench.targets.servers.tools import Tools, generate_keys, public_key
 
 DROPBEAR_WINDOW = 2 * 2**20
 

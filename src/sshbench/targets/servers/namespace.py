@@ -18,7 +18,8 @@ import psutil
 
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary, run_quick
-from sshbench.targets.servers.base import LocalServer, Tools
+from sshbench.targets.servers.base import LocalServer
+from sshbench.targets.servers.tools import Tools
 
 
 def private_home(home: Path, argv: Sequence[str], user_home: str) -> list[str]:

@@ -13,20 +13,66 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import psutil
 
+from sshbench import kex
+from sshbench.errors import SshbenchError
 from sshbench.ssh.discover import client_algorithms
-from sshbench.targets.servers.base import HOST_KEY_TYPES, LocalServer, Tools, generate_keys, public_key
+from sshbench.ssh.proc import require_binary, run_quick
+from sshbench.targets.servers.base import HOST_KEY_TYPES, LocalServer
+from sshbench.targets.servers.tools import Tools, generate_keys, public_key
 
 ALGORITHM_OPTIONS = {"Ciphers": "cipher", "MACs": "mac", "KexAlgorithms": "kex", "HostKeyAlgorithms": "hostkey"}
+HELPERS = {"SshdSessionPath": "sshd-session", "SshdAuthPath": "sshd-auth"}  # OpenSSH 9.8+: connections run in these
+ROLE_TITLES = ("sshd:", "sshd-session:", "sshd-auth:")  # process titles before 9.8, and of its helpers since
 
 
 def _algorithm_lines(ssh: str) -> list[str]:
     """Return sshd_config lines enabling every algorithm this OpenSSH supports (CBC, 3DES, SHA-1 too)."""
     supported = client_algorithms(ssh)
     return [f"{option} {','.join(supported[kind])}" for option, kind in ALGORITHM_OPTIONS.items() if supported[kind]]
+
+
+def accepts(sshd: str, config: Path, options: Sequence[str]) -> bool:
+    """Return True when `sshd -t` takes the config with these `-o` options (an unknown option or algorithm fails)."""
+    argv = [sshd, "-t", "-f", str(config), *(a for o in options for a in ("-o", o))]
+    try:
+        return run_quick(argv, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _probed_lines(sshd: str, config: Path) -> list[str]:
+    """Return sshd_config lines enabling every algorithm `sshd -t` accepts of those this machine's ssh client and the
+    key-exchange catalog name (an sshd given by path with no ssh of its own beside it)."""
+    try:
+        candidates = {k: list(v) for k, v in client_algorithms(require_binary("ssh", "openssh-client")).items()}
+    except SshbenchError:
+        candidates = {kind: [] for kind in ALGORITHM_OPTIONS.values()}
+    candidates["kex"] = list(dict.fromkeys([*candidates["kex"], *(n for k in kex.CATALOG for n in k.names)]))
+    lines = []
+    for option, kind in ALGORITHM_OPTIONS.items():
+        names = candidates[kind]
+        if not accepts(sshd, config, [f"{option}={','.join(names)}"]):
+            names = [n for n in names if accepts(sshd, config, [f"{option}={n}"])]
+        if names:
+            lines.append(f"{option} {','.join(names)}")
+    return lines
+
+
+def version_lines(sshd: str, config: Path) -> list[str]:
+    """Return the lines an sshd of 9.8 or later needs beside sshbench's own: its helpers where its build keeps them
+    (a prefix's lib/openssh/), and `PerSourcePenalties no` (probes and failed samples are connections that never
+    authenticate: 127.0.0.1 would be penalised and refused)."""
+    helpers = Path(sshd).parent.parent / "lib" / "openssh"
+    lines = [f"{option} {helpers / name}" for option, name in HELPERS.items() if (helpers / name).is_file()]
+    if accepts(sshd, config, ["PerSourcePenalties=no"]):
+        lines.append("PerSourcePenalties no")
+    return lines
 
 
 OPENSSH_WINDOW = 2 * 2**20
@@ -54,6 +100,9 @@ class OpenSSHServer(LocalServer):
     def __init__(self, spec: str = "local", name: str = "openssh", tools: Tools | None = None) -> None:
         super().__init__(spec, name, tools)
         self.algorithms: list[str] = []
+        self.found_by = "the ssh client supports"  # where the algorithm lists came from, for the settings
+        self.by_path = tools is not None
+        self.version_lines: list[str] = []
         # OpenSSH's session window (CHAN_SES_WINDOW_DEFAULT, 2 MiB); a build given by path (HPN-SSH) may differ
         self.receive_window = OPENSSH_WINDOW if tools is None else None
 
@@ -63,15 +112,25 @@ class OpenSSHServer(LocalServer):
         shutil.copyfile(workdir / "client_ed25519.pub", workdir / "authorized_keys")
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
-        self.algorithms = _algorithm_lines(self.tools.ssh)
+        probe = workdir / "sshd_probe_config"  # for `sshd -t`: what this build accepts
+        probe.write_text(f"HostKey {workdir}/host_ed25519\nPidFile {workdir}/probe.pid\n")
+        self.version_lines = version_lines(self.tools.sshd, probe)
+        if self.tools.ssh:
+            self.algorithms = _algorithm_lines(self.tools.ssh)
+            self.found_by = f"its own client ({self.tools.ssh} -Q) supports" if self.by_path else self.found_by
+        else:
+            self.algorithms = _probed_lines(self.tools.sshd, probe)
+            self.found_by = "it accepted in `sshd -t` (no ssh of its build beside it to ask)"
         self._describe()
 
     def _describe(self) -> None:
         """Record the settings shown with the results."""
         self.settings = (
-            "every algorithm the ssh client supports enabled"
+            f"every algorithm {self.found_by} enabled"
             if self.algorithms
             else "the server's default algorithms (this build rejected the client's full lists)",
+            *(["PerSourcePenalties no (sshbench's probes and failed samples would get 127.0.0.1 refused)"]
+              if "PerSourcePenalties no" in self.version_lines else []),
             "UsePAM no, StrictModes no (throw-away server)",
             "HOME of sessions: an empty directory (no shell rc files); PermitUserRC no, PermitUserEnvironment no "
             "(nothing of your ~/.ssh runs)",
@@ -123,6 +182,7 @@ class OpenSSHServer(LocalServer):
             f"SetEnv HOME={d}/home",
             "PermitUserRC no",  # sshd would run ~/.ssh/rc of the passwd home (HOME does not move it)
             "PermitUserEnvironment no",
+            *self.version_lines,
             *self.algorithms,
         ]
         (d / "sshd_config").write_text("\n".join(server) + "\n")
@@ -136,10 +196,10 @@ class OpenSSHServer(LocalServer):
             title = " ".join(proc.cmdline())
         except psutil.Error:
             return "command"
-        if title.startswith("sshd:"):
+        if title.startswith(ROLE_TITLES):
             if "[priv]" in title:
                 return "monitor"
-            if "[net]" in title or "[preauth]" in title or "[accepted]" in title:
+            if title.startswith("sshd-auth:") or any(w in title for w in ("[net]", "[preauth]", "[accepted]")):
                 return "pre-auth"
             return "session"
         return "command"

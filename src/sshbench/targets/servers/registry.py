@@ -61,7 +61,7 @@ class ServerType:
         cls: type[LocalServer] = getattr(importlib.import_module(f"sshbench.targets.servers.{self.module}"), self.cls)
         if not self.by_path:
             return cls(spec)
-        from sshbench.targets.servers.base import Tools
+        from sshbench.targets.servers.tools import Tools
 
         return cls(spec, f"{self.name}={path}", Tools.find(sshd=os.path.abspath(path)))
 

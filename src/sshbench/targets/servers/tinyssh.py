@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sshbench.ssh.proc import require_binary, run_quick
-from sshbench.targets.servers.base import Tools, generate_keys
 from sshbench.targets.servers.namespace import HomeServer
+from sshbench.targets.servers.tools import Tools, generate_keys
 
 
 class TinySSHServer(HomeServer):

@@ -1,9 +1,9 @@
-"""The drivers written in Go and Rust, built from their sources in `drivers/NAME/` with the toolchain found here,
-once: the binary is kept in $XDG_CACHE_HOME/sshbench/drivers/ under a hash of the sources and the toolchain, so an
-edited driver or a new toolchain builds anew and an unchanged one is reused. Go's go.mod and go.sum pin every module;
-the Rust driver pins its direct crates exactly in Cargo.toml (no Cargo.lock is kept: it would name a registry). The
-first build fetches what is pinned through the toolchain's registry into its own cache. A driver that cannot be
-built is a client that does not run here, with the toolchain's own words as the reason."""
+"""Programs sshbench builds from pinned sources (the Go and Rust client drivers in clients/drivers/NAME/; servers
+next), with the toolchain found here, once: the binary is kept in $XDG_CACHE_HOME/sshbench/drivers/ under a hash of
+the sources and the toolchain, so an edited source or a new toolchain builds anew and an unchanged one is reused.
+Go's go.mod and go.sum pin every module; the Rust driver pins its direct crates exactly in Cargo.toml (no Cargo.lock
+is kept: it would name a registry). The first build fetches what is pinned through the toolchain's registry into its
+own cache. A program that cannot be built does not run here, with the toolchain's own words as the reason."""
 
 from __future__ import annotations
 
@@ -63,11 +63,6 @@ def toolchain_command(language: str) -> str | None:
     return shutil.which(t.command) or next(found, None)
 
 
-def sources(name: str) -> Path:
-    """Return a driver's source directory."""
-    return Path(__file__).parent / "drivers" / name
-
-
 def cache_dir() -> Path:
     """Return $XDG_CACHE_HOME/sshbench/drivers (default ~/.cache/sshbench/drivers)."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sshbench" / "drivers"
@@ -103,14 +98,13 @@ def _compile(t: Toolchain, command: str, src: Path, out: Path) -> str | None:
     return None
 
 
-def build(name: str, language: str, note: Callable[[str], None] | None = None) -> Built:
-    """Return a driver's binary, building it when this source and toolchain have none yet."""
+def build(name: str, language: str, src: Path, note: Callable[[str], None] | None = None) -> Built:
+    """Return the binary built from `src`, building it when this source and toolchain have none yet."""
     t = TOOLCHAINS[language]
     command = toolchain_command(language)
     if command is None:
         return Built(None, f"no {language} toolchain (`{t.command}` on PATH or in {' or '.join(t.dirs)}): install "
                            f"{t.minimum} or later; sshbench builds this driver from its sources")  # fmt: skip
-    src = sources(name)
     out = cache_dir() / f"{name}-{_digest(src, t.sources, command)}" / f"sshbench-{name}"
     if os.access(out, os.X_OK):
         return Built(str(out))
