@@ -25,6 +25,7 @@ GROUND = (
     "sshbench.leases",
     "sshbench.payloads",
     "sshbench.kex",
+    "sshbench.products",
     "sshbench.joboptions",
     "sshbench.builds",
 )

@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sshbench import products
 from sshbench.environment import EmbeddedInfo, Environment
 from sshbench.joboptions import JobOptions
 from sshbench.model import RunKind, RunStatus, Sample, Scenario, is_local
 
 SCHEMA_VERSION = 10  # of the stored data: the SQLite schema (its history is in storage/store.py) and --json documents
 ALGORITHM_KINDS = ("kex", "hostkey", "cipher", "mac")
-DROPBEAR_UNAUTH = 5  # Dropbear resets a 6th connection from one address not yet logged in (MAX_UNAUTH_PER_IP)
 # Pseudo-algorithms that signal extensions inside the kex list; they cannot be negotiated alone.
 PSEUDO_PREFIXES = ("ext-info-", "kex-strict-")
 
@@ -126,8 +126,8 @@ class Discovery:
     def most_logins(self) -> int | None:
         """Return how many connections from one address the server lets log in at once (None: no limit known here;
         OpenSSH's MaxStartups starts refusing at 10)."""
-        dropbear = self.server is not None and "dropbear" in self.server.banner.lower()
-        return DROPBEAR_UNAUTH if dropbear else None
+        product = products.from_banner(self.server.banner) if self.server is not None else None
+        return product.logins_per_address if product else None
 
     def shared(self, kind: str) -> tuple[str, ...]:
         """Return the measurable algorithms of a kind both sides support, in the client's order."""

@@ -8,6 +8,7 @@ import dataclasses
 from fakes import CHACHA, CTR, GCM, stored_values, transfer
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.core import BoundKind, ClaimKind
+from sshbench.analyse.claims.remedies import remedy
 from sshbench.analyse.results import Costs, Row, ranked
 from sshbench.environment import EmbeddedInfo, Environment, LinkInfo
 from sshbench.model import Direction, Kind, Scenario
@@ -135,7 +136,7 @@ def test_copy_tools_are_diagnosed_and_a_plaintext_copy_has_no_channel_window() -
     assert _kind(rows["scp"], lim) is BoundKind.SSH_WINDOW
     assert _kind(rows["tcp"], lim) is BoundKind.UNKNOWN  # no SSH window: 20 MB/s is far below the 125 MB/s link
     texts = [c.text for c in bounds.bound_claims(groups, lim)]
-    window = bounds.remedy(BoundKind.SSH_WINDOW, rows["scp"], [], lim)
+    window = remedy(BoundKind.SSH_WINDOW, rows["scp"], [], lim.server_product)
     assert texts == [f"tool download: scp + {GCM}: ssh-window-bound at 20.9 MB/s: {window}; tcp + no SSH: below every "
                      "known limit"]  # fmt: skip
     busy = dataclasses.replace(rows["tcp"], costs=Costs(20.0, 20.0, None, None, None))  # 0.4 CPU per side at 20 MB/s

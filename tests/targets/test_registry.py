@@ -39,3 +39,25 @@ def test_specs_are_checked_against_the_rows(tmp_path: Path) -> None:
     with pytest.raises(SshbenchError) as err:
         registry.make_server(f"local:sshd={tmp_path}/none")
     assert err.value.code is ExitCode.MISSING_BINARY
+
+
+def test_capabilities_come_from_the_rows() -> None:
+    from sshbench import products
+    from sshbench.records import Discovery, ServerOffer
+
+    assert registry.capabilities(None) is None  # a host of yours: read from its banner where it matters
+    tinyssh, dropbear = registry.capabilities("tinyssh"), registry.capabilities("dropbear")
+    assert tinyssh is not None and tinyssh.sftp is None and tinyssh.own_crypto
+    assert dropbear is not None and dropbear.window_option == "-W" and dropbear.logins_per_address == 5
+    assert registry.capabilities("sshd=/opt/openssh/sbin/sshd") == products.by_name("OpenSSH")
+    assert products.own_crypto() == "Dropbear and TinySSH"
+    offer = ServerOffer("SSH-2.0-dropbear_2022.83", (), (), (), (), ())
+    assert Discovery({}, {}, offer, None, ()).most_logins() == 5
+    assert Discovery({}, {}, None, None, ()).most_logins() is None
+
+
+def test_only_a_server_with_a_window_option_is_widened() -> None:
+    assert registry.widened("local:openssh", 8 * 2**20) is None
+    assert registry.widened("local:tinyssh", 8 * 2**20) is None
+    wide = registry.widened("local:dropbear", 8 * 2**20)
+    assert wide is not None and wide.receive_window == 8 * 2**20 and "-W 8388608" in wide.settings

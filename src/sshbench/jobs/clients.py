@@ -34,7 +34,6 @@ from sshbench.targets.servers import registry
 
 DEFAULT_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
 TMPFS = "/dev/shm"
-NO_SFTP = {"tinyssh": "TinySSH has no SFTP server"}  # embedded servers that cannot serve SFTP
 Taker = tuple[str, str, Kind]  # (endpoint, client, kind)
 
 
@@ -96,7 +95,9 @@ def _unavailable(found: Detected, server: str | None, why: str) -> tuple[Scenari
 def _offer(disc: Discovery, where: Endpoint) -> Offer:
     """Return what an endpoint's server offers."""
     lists = disc.server_lists()
-    return Offer(tuple(lists.get("cipher", ())), tuple(lists.get("mac", ())), NO_SFTP.get(where.target.server or ""))
+    caps = registry.capabilities(where.target.server)
+    no_sftp = f"{caps.name} has no SFTP server" if caps and caps.sftp is None else None
+    return Offer(tuple(lists.get("cipher", ())), tuple(lists.get("mac", ())), no_sftp)
 
 
 def _binaries(ssh: str) -> Binaries:

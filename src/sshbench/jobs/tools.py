@@ -20,6 +20,7 @@ from sshbench.model import SSH_TOOLS
 from sshbench.records import Discovery
 from sshbench.ssh.proc import beside, require_binary, run_quick, ssh_client
 from sshbench.ssh.scratch import RemoteScratch
+from sshbench.targets.servers import registry
 
 DEFAULT_CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com")
 TMPFS = "/dev/shm"
@@ -47,11 +48,11 @@ def versions(bins: Binaries, openssh: str | None, where: Endpoint, remote: Path 
         done = run_quick(argv)
         return first(done.stdout + done.stderr, word)
 
-    server = where.target.server or "openssh"
+    caps = registry.capabilities(where.target.server or "openssh")
     serves = (
         "the host's SFTP server" if scratch
-        else "the embedded sshd's internal-sftp" if server == "openssh"
-        else f"the embedded {server} server's SFTP subsystem"
+        else f"the embedded {caps.sftp}" if caps and caps.sftp
+        else f"no SFTP server ({caps.name if caps else 'this server'} has none)"
     )  # fmt: skip
     out = {"scp": f"{openssh} (scp speaks SFTP to {serves})" if openssh else "unknown", "sftp": openssh or "unknown",
            "rsync": local([bins.rsync, "--version"], "version")}  # fmt: skip

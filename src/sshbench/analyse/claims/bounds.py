@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sshbench.analyse.claims.core import NEAR_LIMIT, TOLERANCE, BoundKind, Claim, ClaimKind, names
+from sshbench.analyse.claims.remedies import remedy
 from sshbench.analyse.results import GIB, Costs, Row
 from sshbench.environment import Environment
 from sshbench.model import Direction, Kind
-from sshbench.ratios import Standing
 from sshbench.records import StoredScenario
 from sshbench.units import format_value
 
@@ -148,7 +148,8 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
     if caps:
         kind, cap, evidence = min(caps, key=lambda c: c[1])
         if rate >= NEAR_LIMIT * cap:
-            bound = Bound(kind, cap / MB, "MB/s", rate / cap, base | evidence, remedy(kind, row, group, lim))
+            lifts = remedy(kind, row, group, lim.server_product)
+            bound = Bound(kind, cap / MB, "MB/s", rate / cap, base | evidence, lifts)
             return Diagnosis(bound, tuple(broken))
     cpu = _cpu_bound(row, lim, rate, base, group)
     if cpu is not None:
@@ -247,7 +248,7 @@ def _kernel_bound(kind: BoundKind, cap: float | None, rate: float, evidence: dic
                   group: Sequence[Row], lim: Limits) -> Bound:  # fmt: skip
     """Return a bound the kernel showed, with its limit in MB/s where one can be computed."""
     return Bound(kind, None if cap is None else cap / MB, "MB/s", None if not cap else rate / cap, evidence,
-                 remedy(kind, row, group, lim))  # fmt: skip
+                 remedy(kind, row, group, lim.server_product))  # fmt: skip
 
 
 def _cpu_bound(row: Row, lim: Limits, rate: float, base: dict[str, Any], group: Sequence[Row]) -> Bound | None:
@@ -265,7 +266,7 @@ def _cpu_bound(row: Row, lim: Limits, rate: float, base: dict[str, Any], group: 
         used = _cpus_used(costs, kind, rate)
         if per_gib is not None and used is not None and used >= BUSY * share:
             evidence = base | {"cpu_s_per_GiB": per_gib, "cpus_used": used, "cpu_share": share}
-            return Bound(kind, share, "CPU", used / share, evidence, remedy(kind, row, group, lim))
+            return Bound(kind, share, "CPU", used / share, evidence, remedy(kind, row, group, lim.server_product))
     return None
 
 
@@ -283,7 +284,8 @@ def _throttled(row: Row, lim: Limits, base: dict[str, Any], group: Sequence[Row]
     if not isinstance(held, int | float) or not isinstance(wall, int | float) or wall <= 0 or held < THROTTLED * wall:
         return None
     evidence = base | {"throttled_s": held, "wall_s": wall, "throttled_share": held / wall, "cpu_share": quota}
-    return Bound(BoundKind.SERVER_CPU, quota, "CPU", None, evidence, remedy(BoundKind.SERVER_CPU, row, group, lim))
+    lifts = remedy(BoundKind.SERVER_CPU, row, group, lim.server_product)
+    return Bound(BoundKind.SERVER_CPU, quota, "CPU", None, evidence, lifts)
 
 
 def _server_share(row: Row, lim: Limits) -> float:
@@ -320,33 +322,6 @@ def _broken(row: Row, kind: BoundKind, cap: float, evidence: dict[str, Any]) -> 
             f"{format_value('MB/s', rate, '.3g')} MB/s, so it is not a limit here (more than "
             f"{format_value('share', TOLERANCE)} below the rate): no {kind.value} bound is claimed")  # fmt: skip
     return Claim(ClaimKind.CEILING, label, text, {**evidence, "rate_MBps": rate, "limit_MBps": cap / MB})
-
-
-def remedy(kind: BoundKind, row: Row, group: Sequence[Row], lim: Limits) -> str:
-    """Return what would lift a bound, never the row's own choice (in a `tune` run: its remedies, measured)."""
-    if any(r.scenario.remedy for r in group):
-        return "what helps is measured in this run: each remedy against the default copy (tune)"
-    if kind is BoundKind.NETWORK:
-        return "the path is the limit: a faster cipher will not help"
-    if kind is BoundKind.TCP_WINDOW:
-        return ("raise the receiver's TCP buffer (net.ipv4.tcp_rmem, its maximum) or the sender's (tcp_wmem), or "
-                "several connections in parallel")  # fmt: skip
-    if kind is BoundKind.SSH_WINDOW:
-        if row.scenario.direction is not Direction.DOWN and lim.server_product == "Dropbear":
-            return "a larger -W for Dropbear, HPN-SSH's larger windows, or several connections in parallel"
-        return "the cipher hardly matters; what helps: HPN-SSH's larger windows, or several connections in parallel"
-    return _faster_choice(row, group)
-
-
-def _faster_choice(row: Row, group: Sequence[Row]) -> str:
-    """Return the cipher remedy for a CPU- or crypto-bound row: the group's leader if this row is significantly
-    slower than it, else that no cipher measured here is faster."""
-    leader = next((r for r in group if r.standing is Standing.LEADER), None)
-    if leader is not None and leader is not row and row.standing is Standing.SLOWER and leader.summary:
-        metric = leader.scenario.metric
-        name = metric.labels.name(leader.scenario)
-        return f"a faster cipher measured here helps: {name} ({metric.format(leader.summary.median)} {metric.unit})"
-    return "no cipher measured here is significantly faster: only a faster CPU (or one with AES instructions) helps"
 
 
 def describe(bound: Bound) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from sshbench import products
 from sshbench.errors import ExitCode, SshbenchError
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def apply(spec: str | None, remote: bool) -> Emulation | None:
         name=spec,
         variables=dict(variables),
         applies_to=applies_to,
-        not_affected="Dropbear and TinySSH (own crypto)"
+        not_affected=f"{products.own_crypto()} (own crypto)"
         + ("; the remote server" if remote else "")
         + ("" if "client" in sides else "; the ssh client")
         + ("" if "server" in sides else "; the server"),

@@ -142,6 +142,11 @@ class LocalServer:
         """Return the role of one of the server's processes (listener, session, command...)."""
         raise NotImplementedError
 
+    def widen(self, window: int) -> None:
+        """Set the server's receive window (bytes) before it starts; only a type whose product has an option for it
+        (products.Product.window_option) overrides this."""
+        raise NotImplementedError(f"{self.product} has no receive-window option")
+
     def retry_plainer(self) -> bool:
         """Drop optional settings after a failed start; return False when there is nothing left to drop."""
         return False

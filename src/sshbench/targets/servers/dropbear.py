@@ -33,8 +33,12 @@ class DropbearServer(HomeServer):
         super().__init__(spec, name, tools)
         self.dropbear = require_binary("dropbear", self.package)
         self.convert = require_binary("dropbearconvert", self.package)
-        self.window = DROPBEAR_WINDOW if window is None else window
-        self.receive_window = self.window
+        self.window = DROPBEAR_WINDOW
+        self.widen(DROPBEAR_WINDOW if window is None else window)
+
+    def widen(self, window: int) -> None:
+        """Set the receive window (-W) and the settings that name it."""
+        self.window = self.receive_window = window
         fair = ": 2 MiB receive window like OpenSSH's (the default 24576 throttles uploads, docs/BENCHMARKS.md)"
         self.settings = (
             f"-W {self.window}" + (fair if self.window == DROPBEAR_WINDOW else ""),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from sshbench import kex
+from sshbench import kex, products
 from sshbench.errors import SshbenchError
 from sshbench.ssh.discover import client_algorithms
 from sshbench.ssh.proc import require_binary, run_quick
@@ -75,7 +75,6 @@ def version_lines(sshd: str, config: Path) -> list[str]:
     return lines
 
 
-OPENSSH_WINDOW = 2 * 2**20
 SYSTEM_RC = Path("/etc/ssh/sshrc")  # sshd runs it for every session when it exists (no option turns it off)
 BASH_RC = Path("/etc/bash.bashrc")  # Debian's bash reads it for commands run by sshd
 
@@ -104,7 +103,7 @@ class OpenSSHServer(LocalServer):
         self.by_path = tools is not None
         self.version_lines: list[str] = []
         # OpenSSH's session window (CHAN_SES_WINDOW_DEFAULT, 2 MiB); a build given by path (HPN-SSH) may differ
-        self.receive_window = OPENSSH_WINDOW if tools is None else None
+        self.receive_window = products.OPENSSH_WINDOW if tools is None else None
 
     def prepare(self, workdir: Path) -> None:
         """Generate keys, create the privilege-separation directory, list every algorithm."""

@@ -15,7 +15,7 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sshbench import hints
+from sshbench import hints, products
 from sshbench.errors import ExitCode, SshbenchError
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ class ServerType:
 
     name: str  # NAME in local:NAME
     product: str
+    caps: products.Product  # what it can do: SFTP, its window and the option that sets it, whose crypto, login limits
     packages: str  # Debian packages that provide its binaries
     binaries: tuple[str, ...]  # must be on PATH or in /usr/sbin
     module: str  # module of sshbench.targets with its class
@@ -66,12 +67,16 @@ class ServerType:
         return cls(spec, f"{self.name}={path}", Tools.find(sshd=os.path.abspath(path)))
 
 
+OPENSSH, DROPBEAR, TINYSSH = products.PRODUCTS
 SERVER_TYPES = (
-    ServerType("openssh", "OpenSSH", "openssh-server", ("sshd", "ssh-keygen"), "openssh", "OpenSSHServer"),
-    ServerType("dropbear", "Dropbear", "dropbear-bin", ("dropbear", "dropbearconvert"), "dropbear", "DropbearServer"),
+    ServerType("openssh", "OpenSSH", OPENSSH, "openssh-server", ("sshd", "ssh-keygen"), "openssh", "OpenSSHServer"),
+    ServerType(
+        "dropbear", "Dropbear", DROPBEAR, "dropbear-bin", ("dropbear", "dropbearconvert"), "dropbear", "DropbearServer"
+    ),
     ServerType(
         "tinyssh",
         "TinySSH",
+        TINYSSH,
         "tinysshd ucspi-tcp",
         ("tinysshd", "tinysshd-makekey", "tcpserver"),
         "tinyssh",
@@ -80,7 +85,7 @@ SERVER_TYPES = (
         # user namespace sshbench needs without root, root-owned directories appear unowned (nobody).
         root_only="TinySSH needs root here (its authorized_keys path check fails inside a user namespace)",
     ),
-    ServerType("sshd", "OpenSSH-compatible sshd", "", (), "openssh", "OpenSSHServer", by_path=True),
+    ServerType("sshd", "OpenSSH-compatible sshd", OPENSSH, "", (), "openssh", "OpenSSHServer", by_path=True),
 )
 KNOWN = tuple(t.name for t in SERVER_TYPES if not t.by_path)
 SPECS_HELP = ", ".join([LOCAL, *(LOCAL_PREFIX + n for n in KNOWN)]) + f" or {LOCAL_PREFIX}sshd=/absolute/path/to/sshd"
@@ -135,12 +140,18 @@ def make_server(spec: str) -> LocalServer:
 def widened(spec: str, window: int) -> LocalServer | None:
     """Return a (not yet started) server of a local spec's type with a larger receive window, None when the type
     has no option for it (OpenSSH's channel window is fixed; Dropbear's is -W)."""
-    server_type, _ = lookup(spec)
-    if server_type.name != "dropbear":
+    server_type, path = lookup(spec)
+    if server_type.caps.window_option is None:
         return None
-    from sshbench.targets.servers.dropbear import DropbearServer
+    server = server_type.make(spec, path)
+    server.widen(window)
+    return server
 
-    return DropbearServer(spec, window=window)
+
+def capabilities(name: str | None) -> products.Product | None:
+    """Return what an embedded server can do, by its name in a target (`openssh`, `sshd=PATH`); None for a host of
+    yours (its product is read from its banner where it matters)."""
+    return lookup(f"{LOCAL_PREFIX}{name}")[0].caps if name else None
 
 
 def every() -> list[str]:

@@ -1,0 +1,42 @@
+"""What lifts a bound, in words: never the row's own choice (a cipher-bound row is pointed at the group's leader only
+when that is significantly faster); a server whose window an option sets is named with that option (products.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sshbench import products
+from sshbench.analyse.claims.core import BoundKind
+from sshbench.analyse.results import Row
+from sshbench.model import Direction
+from sshbench.ratios import Standing
+
+
+def remedy(kind: BoundKind, row: Row, group: Sequence[Row], server_product: str = "") -> str:
+    """Return what would lift a bound, never the row's own choice (in a `tune` run: its remedies, measured);
+    `server_product`: the embedded server whose window bounds uploads (OpenSSH, Dropbear, TinySSH)."""
+    if any(r.scenario.remedy for r in group):
+        return "what helps is measured in this run: each remedy against the default copy (tune)"
+    if kind is BoundKind.NETWORK:
+        return "the path is the limit: a faster cipher will not help"
+    if kind is BoundKind.TCP_WINDOW:
+        return ("raise the receiver's TCP buffer (net.ipv4.tcp_rmem, its maximum) or the sender's (tcp_wmem), or "
+                "several connections in parallel")  # fmt: skip
+    if kind is BoundKind.SSH_WINDOW:
+        server = products.by_name(server_product)
+        if row.scenario.direction is not Direction.DOWN and server and server.window_option:
+            return (f"a larger {server.window_option} for {server.name}, HPN-SSH's larger windows, or several "
+                    "connections in parallel")  # fmt: skip
+        return "the cipher hardly matters; what helps: HPN-SSH's larger windows, or several connections in parallel"
+    return _faster_choice(row, group)
+
+
+def _faster_choice(row: Row, group: Sequence[Row]) -> str:
+    """Return the cipher remedy for a CPU- or crypto-bound row: the group's leader if this row is significantly
+    slower than it, else that no cipher measured here is faster."""
+    leader = next((r for r in group if r.standing is Standing.LEADER), None)
+    if leader is not None and leader is not row and row.standing is Standing.SLOWER and leader.summary:
+        metric = leader.scenario.metric
+        name = metric.labels.name(leader.scenario)
+        return f"a faster cipher measured here helps: {name} ({metric.format(leader.summary.median)} {metric.unit})"
+    return "no cipher measured here is significantly faster: only a faster CPU (or one with AES instructions) helps"

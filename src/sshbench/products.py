@@ -1,0 +1,52 @@
+"""SSH server products and what sshbench needs to know of each: one row per product, read wherever a server's
+capabilities matter (planning, bounds and their remedies, emulation, load limits), for embedded servers and for hosts
+of yours recognised by their banner alike.
+
+A row says whose code encrypts (OpenSSL, or the product's own: emulating a CPU without AES instructions and
+`openssl speed` ceilings then say nothing of it), its SSH channel receive window and the option that sets it (None:
+fixed), what serves SFTP (None: it has none), and how many connections from one address it lets log in at once where
+that is below OpenSSH's MaxStartups (Dropbear's MAX_UNAUTH_PER_IP). Adding a server product is one row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Product:
+    """One SSH server product's capabilities."""
+
+    name: str  # as shown: OpenSSH, Dropbear, TinySSH
+    banner: str  # the word its SSH banner carries, lower case
+    command: str  # the server's program
+    own_crypto: bool  # encrypts with its own code, not OpenSSL
+    window: int | None  # its SSH channel receive window in bytes, by default (bounds uploads)
+    window_option: str | None  # the command-line option that sets the window (None: fixed)
+    sftp: str | None  # what serves SFTP on an embedded server of it (None: it has no SFTP server)
+    logins_per_address: int | None = None  # connections from one address it lets log in at once (None: no limit known)
+
+
+OPENSSH_WINDOW = 2 * 2**20  # CHAN_SES_WINDOW_DEFAULT
+PRODUCTS = (
+    Product("OpenSSH", "openssh", "sshd", False, OPENSSH_WINDOW, None, "sshd's internal-sftp"),
+    Product("Dropbear", "dropbear", "dropbear", True, 24576, "-W", "dropbear server's SFTP subsystem", 5),
+    Product("TinySSH", "tinyssh", "tinysshd", True, 128 * 2**10, None, None),
+)  # fmt: skip
+_BY_NAME = {p.name: p for p in PRODUCTS}
+
+
+def by_name(name: str) -> Product | None:
+    """Return the row of a product by its name as shown (OpenSSH, Dropbear, TinySSH), or None."""
+    return _BY_NAME.get(name)
+
+
+def from_banner(banner: str) -> Product | None:
+    """Return the product a server's SSH banner names, or None for one this table lacks."""
+    low = banner.lower()
+    return next((p for p in PRODUCTS if p.banner in low), None)
+
+
+def own_crypto() -> str:
+    """Return the products that encrypt with their own code, as words (`Dropbear and TinySSH`)."""
+    return " and ".join(p.name for p in PRODUCTS if p.own_crypto)
