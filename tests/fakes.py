@@ -262,6 +262,21 @@ class FakeTransfers(FakeSampler):
         self.cleaned = True
 
 
+@dataclass
+class FakeCopies(FakeTransfers):
+    """`tune`'s copy sampler with nothing to stage: it remembers the sizes it was given."""
+
+    copy_sizes: dict[Direction | None, int] = field(default_factory=dict)
+    sized: list[float | None] = field(default_factory=list)  # the budget of each sizing
+
+    def size_copies(self, rates: dict[Direction | None, float], login: float | None, budget: float | None = None,
+                    scheduled: Sequence[Scenario] = (), overhead: float | None = None,
+                    warm: Sequence[Scenario] = ()) -> None:  # fmt: skip
+        """Give each direction a copy of 8 MiB and note the budget."""
+        self.sized.append(budget)
+        self.copy_sizes.update(dict.fromkeys(rates, 8 * 2**20))
+
+
 @dataclass(frozen=True)
 class FakeServer:
     """What a job reads of an embedded server, with no process behind it."""
@@ -279,6 +294,9 @@ class FakeBench(Bench):
     """A bench whose endpoints answer with FAKE_LISTS, FAKE_RATES and FAKE_CONNECT and take no time."""
 
     taken: list[tuple[str, str, int, bool]] = field(default_factory=list)  # (endpoint, scenario, round, warm-up)
+    copy_samplers: list[FakeCopies] = field(default_factory=list)  # `tune`'s, as handed out
+    masters_stopped: int = 0
+    widened_to: list[int] = field(default_factory=list)  # the windows of the second servers started
     unverifiable: tuple[str, ...] = ()  # clients whose host key check fails
 
     def add_remote(self, name: str, options: Sequence[str] = ()) -> Endpoint:
@@ -329,6 +347,30 @@ class FakeBench(Bench):
         """Return a fake throughput sampler."""
         return FakeTransfers(fake_value, seconds=0.0)
 
+    def copies_at_once(self, endpoint: Endpoint) -> FakeCopies:
+        """Return a fake copy sampler for `tune` (remembered in `copy_samplers`)."""
+        made = FakeCopies(fake_value, seconds=0.0)
+        self.copy_samplers.append(made)
+        return made
+
+    @contextlib.contextmanager
+    def through_master(self, endpoint: Endpoint) -> Iterator[Sampler]:
+        """Yield a fake connection sampler through a master connection; note that the master was stopped."""
+        try:
+            yield self.sampler(FakeSampler(fake_value, seconds=0.0), endpoint, False)
+        finally:
+            self.masters_stopped += 1
+
+    def can_widen(self, endpoint: Endpoint) -> bool:
+        """Return True for a fake embedded Dropbear (its window has an option)."""
+        return endpoint.server is not None and endpoint.target.spec == "local:dropbear"
+
+    def widened(self, endpoint: Endpoint, window: int) -> Endpoint:
+        """Return a second fake server's endpoint, as if started with the larger window."""
+        wide = Endpoint(f"{endpoint.name} (wider window)", fake_target("local:dropbear"), endpoint.server)
+        self.widened_to.append(window)
+        return wide
+
     @contextlib.contextmanager
     def tool_dirs(self, endpoint: Endpoint, tmpfs: str | None, baselines: bool = True) -> Iterator[tuple[Path, None]]:
         """Yield the scratch directory as the server's, with no baselines."""
@@ -362,10 +404,11 @@ def fake_target(spec: str) -> Target:
     return Target(spec, spec, (), "127.0.0.1", 1, embedded=spec.startswith("local"))
 
 
-def fake_stage(servers_missing: Sequence[str] = (), unverifiable: Sequence[str] = ()) -> Stager:
+def fake_stage(servers_missing: Sequence[str] = (), unverifiable: Sequence[str] = (),
+               made: list[FakeBench] | None = None) -> Stager:  # fmt: skip
     """Return a stager of fake benches: each local spec a fake embedded server (except `servers_missing`, reported as
     not runnable here), each other spec a fake remote host; a private scratch directory; clients in `unverifiable`
-    cannot verify any host."""
+    cannot verify any host; each bench made is appended to `made`."""
 
     @contextlib.contextmanager
     def stage(staging: Staging, opts: JobOptions, progress: Progress) -> Iterator[FakeBench]:
@@ -381,7 +424,10 @@ def fake_stage(servers_missing: Sequence[str] = (), unverifiable: Sequence[str] 
             server = FakeServer(spec, name) if spec.startswith("local") else None
             endpoints[name] = Endpoint(name, fake_target(spec), server)  # type: ignore[arg-type]
         with tempfile.TemporaryDirectory(prefix="sbtest-fake-") as scratch, contextlib.ExitStack() as stack:
-            yield FakeBench(staging.ssh, opts, endpoints, workdir=Path(scratch), unavailable=unavailable, stack=stack,
-                            unverifiable=tuple(unverifiable))  # fmt: skip
+            bench = FakeBench(staging.ssh, opts, endpoints, workdir=Path(scratch), unavailable=unavailable,
+                              stack=stack, unverifiable=tuple(unverifiable))  # fmt: skip
+            if made is not None:
+                made.append(bench)
+            yield bench
 
     return stage

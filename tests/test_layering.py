@@ -31,6 +31,7 @@ GROUND = (
 )
 STORE = ("sshbench.storage",)
 RATINGS = ("sshbench.ssh", "sshbench.ssh.audit")  # analyse/policy reads ssh-audit's ratings through the adapter
+READING = ("sshbench.analyse",)
 # package -> what its modules may import of ours (besides themselves and `sshbench` itself)
 ALLOWED = {
     "ground": GROUND,
@@ -40,7 +41,9 @@ ALLOWED = {
     "sshbench.targets": (*GROUND, "sshbench.ssh"),
     "sshbench.clients": (*GROUND, "sshbench.ssh"),
     "sshbench.measure": (*GROUND, "sshbench.ssh"),
-    "sshbench.jobs": (*GROUND, *STORE, "sshbench.ssh", "sshbench.targets", "sshbench.clients", "sshbench.measure"),
+    # jobs/tune.py reads the reading side's diagnosis of its defaults to choose its remedies (analyse is pure)
+    "sshbench.jobs": (*GROUND, *STORE, *READING, "sshbench.ssh", "sshbench.targets", "sshbench.clients",
+                      "sshbench.measure"),
     "sshbench.analyse": (*GROUND, *RATINGS),
     "sshbench.render": (*GROUND, *RATINGS, "sshbench.analyse"),
 }

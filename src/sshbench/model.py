@@ -43,6 +43,18 @@ class Direction(enum.StrEnum):
     UP = "up"  # client -> server
 
 
+class BoundKind(enum.StrEnum):
+    """What bounds a rate."""
+
+    NETWORK = "network"  # the path: the link's rate
+    TCP_WINDOW = "tcp-window"  # the TCP receive or send buffer
+    SSH_WINDOW = "ssh-window"  # one SSH channel window per round trip
+    CLIENT_CPU = "client-cpu"
+    SERVER_CPU = "server-cpu"
+    CRYPTO = "crypto"  # the cipher itself, at the slower side's `openssl speed`
+    UNKNOWN = "unknown"  # below every known limit
+
+
 def is_local(spec: str) -> bool:
     """Return True for the target specs of embedded servers: `local` and `local:NAME`."""
     return spec == "local" or spec.startswith("local:")

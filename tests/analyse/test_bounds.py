@@ -7,11 +7,11 @@ import dataclasses
 
 from fakes import CHACHA, CTR, GCM, stored_values, transfer
 from sshbench.analyse.claims import bounds
-from sshbench.analyse.claims.core import BoundKind, ClaimKind
+from sshbench.analyse.claims.core import ClaimKind
 from sshbench.analyse.claims.remedies import remedy
 from sshbench.analyse.results import Costs, Row, ranked
 from sshbench.environment import EmbeddedInfo, Environment, LinkInfo
-from sshbench.model import Direction, Kind, Scenario
+from sshbench.model import BoundKind, Direction, Kind, Scenario
 
 WAN = LinkInfo(name="wan", rate_bits=100e6, rtt_s=0.02, measured_rtt_s=0.0204)
 LONG_FAT = LinkInfo(name="long-fat", rate_bits=1e9, rtt_s=0.1, measured_rtt_s=0.1003)

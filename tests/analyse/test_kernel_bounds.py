@@ -8,10 +8,9 @@ from typing import Any
 
 from fakes import GCM, transfer
 from sshbench.analyse.claims import bounds
-from sshbench.analyse.claims.core import BoundKind
 from sshbench.analyse.results import Row, ranked
 from sshbench.environment import Environment
-from sshbench.model import Direction, Sample
+from sshbench.model import BoundKind, Direction, Sample
 
 BUSY = {"rtt_ms": 20.4, "min_rtt_ms": 20.0, "cwnd_segments": 180, "delivery_MBps": 12.4, "app_limited_share": 0.0,
         "rwnd_limited_share": 0.0, "sndbuf_limited_share": 0.0, "retransmits": 0, "peer_window_bytes": 6e6}  # fmt: skip

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fakes import CHACHA, CTR, FAKE_RATES, GCM, ListProgress, fake_stage
+from fakes import CHACHA, CTR, FAKE_RATES, GCM, FakeBench, ListProgress, fake_stage
 from sshbench import jobs
 from sshbench.clients.launch import Detected
 from sshbench.clients.registry import client_type
@@ -197,3 +197,30 @@ def test_a_tuning_is_measured_only_on_the_jobs_it_changes() -> None:
     gossh = Detected(client_type("gossh"), "x/crypto/ssh", (GCM,), (), path="g")
     made, _ = plan_client(gossh, (GCM,), offer, (Direction.DOWN, Direction.UP), None)
     assert [sc.label for sc in made if sc.mode == "tuned"] == ["gossh tuned with sftp + aes128-gcm@openssh.com up"]
+
+
+def test_tune_measures_its_defaults_then_the_remedies_of_their_bound_through_the_bench(tmp_path: Path) -> None:
+    made: list[FakeBench] = []
+    opts = options(RunKind.TUNE, target="local:dropbear", directions=(Direction.UP,))
+    store, run_id, _ = run(tmp_path, opts, made=made)
+    (bench,) = made
+    assert store.run(run_id).status is RunStatus.COMPLETE
+    stored = {st.scenario.remedy: st for st in store.scenarios(run_id) if st.scenario.cipher is None}
+    # unknown bound (no kernel evidence here): connections at once (at most 5 to Dropbear), its window, logins
+    assert set(stored) >= {None, "streams=1", "streams=2", "streams=4", "window=8388608", "master"}
+    assert "streams=8" not in stored
+    assert all(len(st.values()) >= 3 for st in stored.values())
+    wide = [label for name, label, _, _ in bench.taken if name.endswith("(wider window)")]
+    assert wide and all("receive window at 8 MiB" in label for label in wide)  # only the window remedy goes there
+    assert bench.widened_to == [8 * 2**20]
+    assert len(bench.copy_samplers) == 2 and all(c.cleaned for c in bench.copy_samplers)  # each server's copies
+    assert bench.masters_stopped == 1
+
+
+def test_tune_on_a_server_without_a_window_option_starts_no_second_server(tmp_path: Path) -> None:
+    made: list[FakeBench] = []
+    store, run_id, _ = run(tmp_path, options(RunKind.TUNE, target="local:openssh"), made=made)
+    (bench,) = made
+    remedies = {st.scenario.remedy for st in store.scenarios(run_id)}
+    assert "streams=8" in remedies and not any((r or "").startswith("window=") for r in remedies)
+    assert bench.widened_to == [] and len(bench.copy_samplers) == 1 and bench.copy_samplers[0].cleaned

@@ -13,7 +13,7 @@ from sshbench.joboptions import JobOptions
 from sshbench.jobs.tune import MAX_KEX, remedies
 from sshbench.measure.remedies import COPY_LOGINS, CopySampler, copy_seconds_within, warmup_seconds
 from sshbench.measure.samplers import MB
-from sshbench.model import Direction, Kind, RunKind, RunStatus, Scenario
+from sshbench.model import BoundKind, Direction, Kind, RunKind, RunStatus, Scenario
 from sshbench.records import Discovery, Negotiated, Profile, RunRecord
 
 DISC = Discovery(
@@ -32,20 +32,20 @@ def _allowed(kind: str, name: str) -> bool:
 
 
 def test_a_path_bound_gets_parallel_connections_and_compression_and_never_a_cipher() -> None:
-    chosen = remedies({"download": "ssh-window", "upload": "network"}, DISC, _allowed, BOTH, "text")
+    chosen = remedies({"download": BoundKind.SSH_WINDOW, "upload": BoundKind.NETWORK}, DISC, _allowed, BOTH, "text")
     down = {sc.remedy for sc in chosen if sc.direction is Direction.DOWN}
     assert down == {"streams=1", "streams=2", "streams=4", "streams=8", "compression"}  # with the default's copy
-    zeros = remedies({"download": "ssh-window", "upload": "network"}, DISC, _allowed, BOTH, "zero")
+    zeros = remedies({"download": BoundKind.SSH_WINDOW, "upload": BoundKind.NETWORK}, DISC, _allowed, BOTH, "zero")
     assert "compression" not in {sc.remedy for sc in zeros}  # zeros say nothing of a user's data
     assert not any(sc.cipher for sc in chosen)
     assert Scenario(Kind.LATENCY, remedy="master") in chosen
 
 
 def test_an_upload_bound_by_the_window_of_a_server_we_run_is_measured_with_a_larger_one() -> None:
-    bound = {"download": "ssh-window", "upload": "ssh-window"}
+    bound = {"download": BoundKind.SSH_WINDOW, "upload": BoundKind.SSH_WINDOW}
     widened = [sc for sc in remedies(bound, DISC, _allowed, BOTH, "zero", window=True) if sc.remedy == "window=8388608"]
     assert [sc.direction for sc in widened] == [Direction.UP]  # the server's window bounds what it receives
-    tcp = remedies({"upload": "tcp-window"}, DISC, _allowed, (Direction.UP,), "zero", window=True)
+    tcp = remedies({"upload": BoundKind.TCP_WINDOW}, DISC, _allowed, (Direction.UP,), "zero", window=True)
     assert any(sc.remedy == "window=8388608" for sc in tcp)  # a receiver slow to drain its socket, too
     assert not any((sc.remedy or "").startswith("window=") for sc in remedies(bound, DISC, _allowed, BOTH, "zero"))
 
@@ -61,7 +61,7 @@ def test_a_fresh_login_is_raced_with_the_quick_kex_the_policy_allows_other_than_
 
 
 def test_copies_last_several_logins_but_leave_a_race_room_in_the_budget() -> None:
-    chosen = remedies({"download": "ssh-window"}, DISC, _allowed, (Direction.DOWN,), "zero")  # no compression
+    chosen = remedies({"download": BoundKind.SSH_WINDOW}, DISC, _allowed, (Direction.DOWN,), "zero")  # no compression
     opts = JobOptions(command=RunKind.TUNE, target="backup")
     sizer = CopySampler(_Inner(opts))  # type: ignore[arg-type]
     sizer.size_copies({Direction.DOWN: 20.0}, 1.4, None, chosen)  # no budget: COPY_LOGINS logins of the rate
@@ -78,7 +78,7 @@ def test_copies_last_several_logins_but_leave_a_race_room_in_the_budget() -> Non
 
 
 def test_the_remedies_warm_ups_are_paid_before_the_rounds_that_size_the_copies() -> None:
-    chosen = remedies({"download": "ssh-window"}, DISC, _allowed, (Direction.DOWN,), "zero")
+    chosen = remedies({"download": BoundKind.SSH_WINDOW}, DISC, _allowed, (Direction.DOWN,), "zero")
     copies = [sc for sc in chosen if sc.kind is Kind.THROUGHPUT]
     logins = [sc for sc in chosen if sc.kind is Kind.LATENCY]
     assert warmup_seconds(chosen, 1.4, 3.0) == pytest.approx(3.0 * len(copies) + 1.4 * len(logins))
@@ -99,12 +99,12 @@ class _Inner:
 
 
 def test_random_data_is_never_given_compression() -> None:
-    chosen = remedies({"download": "network"}, DISC, _allowed, (Direction.DOWN,), "random")
+    chosen = remedies({"download": BoundKind.NETWORK}, DISC, _allowed, (Direction.DOWN,), "random")
     assert "compression" not in {sc.remedy for sc in chosen}
 
 
 def test_a_cpu_bound_races_the_aead_ciphers_the_policy_allows_other_than_the_default() -> None:
-    chosen = remedies({"download": "client-cpu", "upload": "crypto"}, DISC, _allowed, BOTH, "zero")
+    chosen = remedies({"download": BoundKind.CLIENT_CPU, "upload": BoundKind.CRYPTO}, DISC, _allowed, BOTH, "zero")
     assert {sc.cipher for sc in chosen if sc.kind is Kind.THROUGHPUT} == {GCM, None}  # not chacha (default), not denied
     assert not any(sc.remedy and sc.remedy.startswith("streams=") and sc.remedy != "streams=1" for sc in chosen)
 
@@ -192,7 +192,7 @@ def test_a_dropbear_server_is_not_sent_more_connections_than_it_lets_log_in_at_o
     offer = ServerOffer("SSH-2.0-dropbear_2022.83", (), (), (), ())
     disc = dataclasses.replace(DISC, server=offer)
     assert disc.most_logins() == 5 and DISC.most_logins() is None
-    streams = [sc.remedy for sc in remedies({"upload": "ssh-window"}, disc, _allowed, (Direction.UP,), "zero")
+    streams = [sc.remedy for sc in remedies({"upload": BoundKind.SSH_WINDOW}, disc, _allowed, (Direction.UP,), "zero")
                if (sc.remedy or "").startswith("streams=")]  # fmt: skip
     assert streams == ["streams=1", "streams=2", "streams=4"]
     said = tune.advice(None, "backup", "random", logins=5)

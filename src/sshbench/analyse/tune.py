@@ -11,6 +11,7 @@ from typing import Any
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.results import Row, ranked, ratio_of
 from sshbench.environment import Environment
+from sshbench.model import BoundKind
 from sshbench.ratios import MIN_PAIRS, Verdict, Word, judge
 from sshbench.records import RunRecord, StoredScenario
 
@@ -60,7 +61,7 @@ class Finding:
         }  # fmt: skip
 
 
-def diagnose_defaults(stored: Sequence[StoredScenario], env: Environment) -> dict[str, str]:
+def diagnose_defaults(stored: Sequence[StoredScenario], env: Environment) -> dict[str, BoundKind]:
     """Return each direction's bound kind from the default copies stored so far (the job's step 2)."""
     groups = ranked(stored, 0.05)
     lim = bounds.limits(env, evidence=True)
@@ -68,7 +69,7 @@ def diagnose_defaults(stored: Sequence[StoredScenario], env: Environment) -> dic
     for group in ("download", "upload"):
         row = _default(groups.get(group, []))
         found = bounds.diagnose(row, lim) if row is not None and lim is not None else None
-        out[group] = found.bound.kind.value if found is not None else "unknown"
+        out[group] = found.bound.kind if found is not None else BoundKind.UNKNOWN
     return out
 
 

@@ -8,7 +8,7 @@ are imported inside the functions that use them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,9 +23,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from sshbench.cli.values import Given
-    from sshbench.environment import Environment
     from sshbench.joboptions import JobOptions
-    from sshbench.records import Fleet, StoredRun, StoredScenario
+    from sshbench.records import Fleet, StoredRun
     from sshbench.storage.store import Store
 
 
@@ -129,8 +128,7 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
     state.run_id, state.resume_command = resume, opts.command.resume_command
     with RichProgress() as progress:
         job = jobs.Job(
-            store, opts, progress, resume, lambda rid: setattr(state, "run_id", rid), _plan_noted, _allows(opts),
-            diagnose=_diagnose,
+            store, opts, progress, resume, lambda rid: setattr(state, "run_id", rid), _plan_noted, _allows(opts)
         )
         run_id = jobs.run(job)
     show(store, run_id, as_json, discovery_only=not opts.measures)
@@ -138,13 +136,6 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
         _check_fleet(store, run_id)
     else:
         _check_finished(store, run_id, opts)
-
-
-def _diagnose(stored: Sequence[StoredScenario], env: Environment) -> Mapping[str, str]:
-    """Return each direction's bound from the stored default copies (a `tune` job chooses its remedies by it)."""
-    from sshbench.analyse.tune import diagnose_defaults
-
-    return diagnose_defaults(stored, env)
 
 
 def _allows(opts: JobOptions) -> Callable[[str, str], bool]:

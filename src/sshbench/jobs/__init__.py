@@ -25,5 +25,5 @@ def run(job: Job) -> int:
     if job.opts.command is RunKind.CLIENTS:
         return run_clients(job)
     if job.opts.command is RunKind.TUNE:
-        return tune_job(job, job.diagnose)
+        return tune_job(job)
     return run_servers(job) if job.opts.command.side_by_side else run_job(job)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sshbench import leases
@@ -35,11 +35,6 @@ def _check_only(estimate: Estimate | None) -> None:
     check(estimate)
 
 
-def _no_diagnosis(stored: Sequence[StoredScenario], env: Environment) -> Mapping[str, str]:
-    """Say nothing bounds anything (the reading side's diagnosis is given by the CLI)."""
-    return {}
-
-
 @dataclass(frozen=True)
 class Job:
     """A job to run: what it measures, where its run is stored, who sees its progress, and which run it resumes."""
@@ -53,7 +48,6 @@ class Job:
     allows: Callable[[str, str], bool] = _allow_all  # the security policy (a fleet times only what it allows)
     started: float = dataclasses.field(default_factory=time.monotonic)  # the --max-time budget counts from here
     stage: Stager = stage  # stages the job's endpoints, link and limits (tests give a fake bench)
-    diagnose: Callable[[Sequence[StoredScenario], Environment], Mapping[str, str]] = _no_diagnosis  # `tune`
 
     def elapsed(self) -> float:
         """Return the seconds this job has run (everything it did is inside its --max-time budget)."""

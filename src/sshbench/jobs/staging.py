@@ -25,16 +25,17 @@ from sshbench import leases
 from sshbench.clients.launch import Detected, Launcher, dbclient_home, dbclient_problem, resolve, verifiable
 from sshbench.environment import Emulation, Environment, Pinning
 from sshbench.joboptions import JobOptions
-from sshbench.jobs.endpoints import Endpoint, Unavailable, emulated_link, open_endpoints
+from sshbench.jobs.endpoints import Endpoint, Unavailable, constrain, emulated_link, open_endpoints
 from sshbench.measure import budget
 from sshbench.measure.clientside import ClientCopies, ClientTransfers, connection_sample
 from sshbench.measure.costs import metered
 from sshbench.measure.memory import measure_states
+from sshbench.measure.remedies import CopySampler, master
 from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries, Plain, ToolSampler
 from sshbench.measure.witness import witnessed
-from sshbench.model import Sample, Scenario, is_local
+from sshbench.model import Direction, Sample, Scenario, is_local
 from sshbench.records import Discovery, MemoryRecord
 from sshbench.ssh import envinfo
 from sshbench.ssh.destination import resolve_remote
@@ -43,8 +44,26 @@ from sshbench.ssh.scratch import RemoteScratch, remote_scratch, remote_stdout
 from sshbench.targets.helpers.plain import plain_servers
 from sshbench.targets.limits import ceilings, cgroups, emulation, pinning
 from sshbench.targets.link.netns import EmulatedLink
+from sshbench.targets.servers import registry
 
 Hook = Callable[[Sampler], Sampler]  # wraps a sampler: code run around each of its samples
+
+
+class Copies(Protocol):
+    """`tune`'s copy sampler: sized once the defaults are measured, cleaned up after."""
+
+    copy_sizes: dict[Direction | None, int]
+
+    def size_copies(self, rates: dict[Direction | None, float], login: float | None, budget: float | None = None,
+                    scheduled: Sequence[Scenario] = (), overhead: float | None = None,
+                    warm: Sequence[Scenario] = ()) -> None:  # fmt: skip
+        """Size each direction's copies."""
+
+    def cleanup(self) -> None:
+        """Remove what the sampler staged."""
+
+    def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        """Take one sample."""
 
 
 class Transfers(Protocol):
@@ -148,6 +167,33 @@ class Bench:
     def transfers(self, endpoint: Endpoint) -> Transfers:
         """Return a new throughput sampler of an endpoint (without costs: wrap it with `sampler`)."""
         return ThroughputSampler(self.ssh, endpoint.target, self.opts, self.workdir)
+
+    def copies_at_once(self, endpoint: Endpoint) -> Copies:
+        """Return `tune`'s copy sampler of an endpoint: a copy over N connections at once, timed from the first spawn
+        to the last exit (without costs: wrap it with `sampler`; `cleanup` it after)."""
+        return CopySampler(ThroughputSampler(self.ssh, endpoint.target, self.opts, self.workdir))
+
+    @contextlib.contextmanager
+    def through_master(self, endpoint: Endpoint) -> Iterator[Sampler]:
+        """Yield the sampler of a connection through a master connection (ControlMaster) to an endpoint, with costs;
+        the master, this process's child, is stopped after by its PID."""
+        with master(self.ssh, endpoint.target, self.workdir) as reuse:
+            yield self.sampler(reuse.sample, endpoint, False)
+
+    def can_widen(self, endpoint: Endpoint) -> bool:
+        """Return True when the endpoint is an embedded server whose type has a receive-window option."""
+        caps = registry.capabilities(endpoint.target.server) if endpoint.server is not None else None
+        return caps is not None and caps.window_option is not None
+
+    def widened(self, endpoint: Endpoint, window: int) -> Endpoint:
+        """Start a second embedded server like the endpoint's (its limits and link too) with a receive window of
+        `window` bytes; it is stopped with the bench."""
+        assert endpoint.server is not None, "only an embedded server is widened"
+        wide = registry.widened(endpoint.server.spec, window)
+        assert wide is not None, "widened only where can_widen"
+        constrain(wide, self.opts, self.link)
+        target = self.stack.enter_context(wide)
+        return Endpoint(f"{endpoint.name} (wider window)", target, wide)
 
     @contextlib.contextmanager
     def tool_dirs(self, endpoint: Endpoint, tmpfs: str | None, baselines: bool = True

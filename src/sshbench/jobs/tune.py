@@ -4,7 +4,8 @@ with the default, under one budget.
 1. The default transfer both ways (the client's own algorithms, its steady rate as `throughput` measures it) and
    a fresh connection, 3 rounds, with the kernel's evidence of the sockets. A third of what the set-up (discovery,
    staging a payload) left of the budget, at most.
-2. `diagnose` (given by the caller: the reading side's `analyse/claims/bounds`) names each direction's bound.
+2. The reading side's diagnosis (`analyse/tune.diagnose_defaults`, from `analyse/claims/bounds`: the one crossing
+   from the taking tower to the reading one) names each direction's bound.
 3. Remedies, by bound: `network`, `ssh-window`, `tcp-window` -> 2, 4 and 8 connections at once (at most 5 to
    Dropbear, which resets more while they log in), and Compression=yes on the text payload (zeros say nothing of
    a user's data, random data cannot shrink); an upload to an embedded Dropbear bound by a window, or `unknown`,
@@ -29,25 +30,24 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 
 from sshbench import kex
+from sshbench.analyse.tune import diagnose_defaults
 from sshbench.environment import Environment
-from sshbench.jobs.endpoints import Endpoint, constrain, require_connectable, require_reachable
+from sshbench.jobs.endpoints import Endpoint, require_connectable, require_reachable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
-from sshbench.jobs.staging import Bench, Staging
-from sshbench.measure.remedies import STREAMS, CopySampler, baseline, master, steady
-from sshbench.measure.samplers import MB, ThroughputSampler
+from sshbench.jobs.staging import Bench, Copies, Staging
+from sshbench.measure.remedies import STREAMS, baseline, steady
+from sshbench.measure.samplers import MB
 from sshbench.measure.scheduler import Sampler
-from sshbench.model import Direction, Kind, Plan, Sample, Scenario, is_aead
+from sshbench.model import BoundKind, Direction, Kind, Plan, Sample, Scenario, is_aead
 from sshbench.records import Discovery, StoredScenario
 from sshbench.ssh.proc import ssh_client
-from sshbench.targets.servers import registry
-from sshbench.targets.servers.base import LocalServer
 
-Diagnose = Callable[[Sequence[StoredScenario], Environment], Mapping[str, str]]  # result group -> bound kind
-PATH_BOUNDS = ("network", "ssh-window", "tcp-window")
-CPU_BOUNDS = ("client-cpu", "server-cpu", "crypto")
+PATH_BOUNDS = (BoundKind.NETWORK, BoundKind.SSH_WINDOW, BoundKind.TCP_WINDOW)
+CPU_BOUNDS = (BoundKind.CLIENT_CPU, BoundKind.SERVER_CPU, BoundKind.CRYPTO)
 MAX_KEX = 2  # the cheap key exchanges (kex.CATALOG) a fresh login is raced with, at most
-WINDOW_BOUNDS = ("ssh-window", "tcp-window", "unknown")  # a receiver slow to drain its socket fills its TCP window
+# a receiver slow to drain its socket fills its TCP window
+WINDOW_BOUNDS = (BoundKind.SSH_WINDOW, BoundKind.TCP_WINDOW, BoundKind.UNKNOWN)
 WIDE_WINDOW = 8 * 2**20  # an embedded Dropbear's receive window as a remedy (-W): 4 times OpenSSH's channel window
 FIRST_SHARE = 1 / 3  # of the budget, at most, for the defaults before the remedies are chosen
 
@@ -57,22 +57,23 @@ def defaults(directions: Sequence[Direction]) -> list[Scenario]:
     return [*(steady(d) for d in directions), Scenario(Kind.LATENCY)]
 
 
-def remedies(bounds: Mapping[str, str], disc: Discovery, allows: Callable[[str, str], bool],
+def remedies(bounds: Mapping[str, BoundKind], disc: Discovery, allows: Callable[[str, str], bool],
              directions: Sequence[Direction], payload: str, window: bool = False) -> list[Scenario]:  # fmt: skip
     """Return the remedies that apply to each direction's bound (see the module); `window`: the server is ours and
     has a receive-window option, so an upload bound by the channel window is measured with a larger one."""
     out: list[Scenario] = []
     default_cipher = next((p.negotiated.cipher for p in disc.profiles if p.name == "default" and p.negotiated), None)
     for d in directions:
-        bound = bounds.get("download" if d is Direction.DOWN else "upload", "unknown")
-        if bound in (*PATH_BOUNDS, "unknown"):
+        bound = bounds.get("download" if d is Direction.DOWN else "upload", BoundKind.UNKNOWN)
+        if bound in (*PATH_BOUNDS, BoundKind.UNKNOWN):
             most = disc.most_logins() or max(STREAMS)
             out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=f"streams={n}") for n in STREAMS if n <= most]
-            if payload == "text" and bound != "unknown":  # zeros say nothing of a user's data, random can't shrink
+            # zeros say nothing of a user's data, random can't shrink
+            if payload == "text" and bound is not BoundKind.UNKNOWN:
                 out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy="compression"))
             if window and bound in WINDOW_BOUNDS and d is Direction.UP:  # the server's window, receiving
                 out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy=f"window={WIDE_WINDOW}"))
-        if bound in (*CPU_BOUNDS, "unknown"):
+        if bound in (*CPU_BOUNDS, BoundKind.UNKNOWN):
             for cipher in disc.shared("cipher"):
                 if cipher != default_cipher and is_aead(cipher) and allows("cipher", cipher):
                     out.append(Scenario(Kind.THROUGHPUT, cipher=cipher, direction=d, remedy="streams=1"))
@@ -119,7 +120,7 @@ def _defaults_measured(stored: Sequence[StoredScenario]) -> tuple[dict[Direction
     return rates, login, statistics.median(extra) if extra else None
 
 
-def tune_job(job: Job, diagnose: Diagnose) -> int:
+def tune_job(job: Job) -> int:
     """Run (or resume) a tune job against one target; every sample is stored as it is taken. Return the run id."""
     opts = job.opts
     ssh = ssh_client(opts.ssh)
@@ -132,26 +133,22 @@ def tune_job(job: Job, diagnose: Diagnose) -> int:
         rec = job.record(opts.target, env)
         with rec.status():
             job.store.set_discovery(rec.run_id, disc)
-            measure(rec, job, bench, disc, env, diagnose)
+            measure(rec, job, bench, disc, env)
         return rec.run_id
 
 
-def _with_window(bench: Bench, wide: LocalServer, sizer: CopySampler, copies: Sampler) -> Sampler:
-    """Start a second embedded server like the first but with the larger receive window (its limits and link
-    too; stopped with the job) and return the copy sampler that sends window remedies to it, the rest to `copies`."""
-    where = bench.only
-    constrain(wide, bench.opts, bench.link)
-    target = bench.stack.enter_context(wide)
-    inner = ThroughputSampler(bench.ssh, target, bench.opts, bench.workdir)
-    widened = CopySampler(inner)
+def _with_window(bench: Bench, wide: Endpoint, sizer: Copies, copies: Sampler) -> tuple[Sampler, Copies]:
+    """Return the copy sampler that sends window remedies to the wider-window server `wide`, the rest to `copies`,
+    and that server's own copy sampler (to clean up)."""
+    widened = bench.copies_at_once(wide)
     widened.copy_sizes = sizer.copy_sizes  # one size for every copy: the default's
-    wide_copies = bench.sampler(widened, Endpoint(f"{where.name} (wider window)", target, wide), watch_memory=False)
+    wide_copies = bench.sampler(widened, wide, watch_memory=False)
 
     def take(sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take a copy on the server the scenario's remedy calls for."""
         return (wide_copies if (sc.remedy or "").startswith("window=") else copies)(sc, rnd, warmup)
 
-    return take
+    return take, widened
 
 
 def first_step(rec: Recording) -> Plan:
@@ -162,24 +159,24 @@ def first_step(rec: Recording) -> Plan:
     return dataclasses.replace(plan, max_time=plan.max_time * FIRST_SHARE)
 
 
-def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Environment, diagnose: Diagnose) -> None:
+def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Environment) -> None:
     """Measure the defaults, choose the remedies from their bounds, then race both (see the module)."""
     opts, where = job.opts, bench.only
     first = defaults(opts.directions)
-    inner = ThroughputSampler(bench.ssh, where.target, opts, bench.workdir)
-    sizer = CopySampler(inner)
+    sizer = bench.copies_at_once(where)
     copies = bench.sampler(sizer, where, watch_memory=False)
-    with master(bench.ssh, where.target, bench.workdir) as reuse:
-        latency = {None: bench.latency(where), "master": bench.sampler(reuse.sample, where, False)}
+    staged: list[Copies] = [sizer]
+    with bench.through_master(where) as reuse:
+        latency = {None: bench.latency(where), "master": reuse}
         takers = {Kind.THROUGHPUT: copies, Kind.LATENCY: lambda sc, rnd, w: latency[sc.remedy](sc, rnd, w)}
         take = by_kind(takers)
         try:
             rec.register(first)
             rec.schedule(first, take, job.progress, "default copy", plan=first_step(rec))
             stored = job.store.scenarios(rec.run_id)
-            found = diagnose(stored, env)
-            wide = registry.widened(where.server.spec, WIDE_WINDOW) if where.server else None
-            chosen = remedies(found, disc, job.allows, opts.directions, opts.payload, window=wide is not None)
+            found = diagnose_defaults(stored, env)
+            window = bench.can_widen(where)
+            chosen = remedies(found, disc, job.allows, opts.directions, opts.payload, window=window)
             raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
             if not opts.size:  # every raced row's rounds, and the new rows' warm-ups, within what is left
                 rates, login, overhead = _defaults_measured(stored)
@@ -187,11 +184,13 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
                 sizer.size_copies(rates, login, rec.remaining().max_time, raced, overhead, warm)
                 sizer.copy_sizes.update(_copies_stored(stored))
             rec.register([*first, *chosen])
-            if wide is not None and any((sc.remedy or "").startswith("window=") for sc in chosen):
-                takers[Kind.THROUGHPUT] = _with_window(bench, wide, sizer, copies)
+            if window and any((sc.remedy or "").startswith("window=") for sc in chosen):
+                takers[Kind.THROUGHPUT], wide = _with_window(bench, bench.widened(where, WIDE_WINDOW), sizer, copies)
+                staged.append(wide)
                 take = by_kind(takers)
             anchors = frozenset(sc.key for sc in raced if sc.cipher is None and sc.kex is None
                                 and sc.remedy in ("streams=1", None))  # the default copy and fresh login  # fmt: skip
             rec.schedule(raced, take, job.progress, "remedies", anchors=anchors)
         finally:
-            inner.cleanup()
+            for staged_copies in staged:
+                staged_copies.cleanup()

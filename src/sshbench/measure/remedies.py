@@ -70,6 +70,10 @@ class CopySampler:
         for direction, rate in rates.items():
             self.copy_sizes[direction] = int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
 
+    def cleanup(self) -> None:
+        """Remove the payload files the inner sampler staged."""
+        self.inner.cleanup()
+
     def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take one sample over `streams(sc)` connections (the default without a remedy is its steady rate,
         handshake excluded, as `throughput` measures it; a copy's warm-up is 1 MiB over one connection: copies are

@@ -26,11 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sshbench.analyse.claims.core import NEAR_LIMIT, TOLERANCE, BoundKind, Claim, ClaimKind, names
+from sshbench.analyse.claims.core import NEAR_LIMIT, TOLERANCE, Claim, ClaimKind, names
 from sshbench.analyse.claims.remedies import remedy
 from sshbench.analyse.results import GIB, Costs, Row
 from sshbench.environment import Environment
-from sshbench.model import Direction, Kind
+from sshbench.model import BoundKind, Direction, Kind
 from sshbench.records import StoredScenario
 from sshbench.units import format_value
 

@@ -13,18 +13,6 @@ TOLERANCE = 0.10  # a limit may sit this far below the rate it bounds (noise) be
 NEAR_LIMIT = 0.8  # a rate at 80 % or more of a limit is bound by it
 
 
-class BoundKind(enum.StrEnum):
-    """What bounds a rate."""
-
-    NETWORK = "network"  # the path: the link's rate
-    TCP_WINDOW = "tcp-window"  # the TCP receive or send buffer
-    SSH_WINDOW = "ssh-window"  # one SSH channel window per round trip
-    CLIENT_CPU = "client-cpu"
-    SERVER_CPU = "server-cpu"
-    CRYPTO = "crypto"  # the cipher itself, at the slower side's `openssl speed`
-    UNKNOWN = "unknown"  # below every known limit
-
-
 class ClaimKind(enum.StrEnum):
     """What a claim says."""
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sshbench import products
-from sshbench.analyse.claims.core import BoundKind
 from sshbench.analyse.results import Row
-from sshbench.model import Direction
+from sshbench.model import BoundKind, Direction
 from sshbench.ratios import Standing
 
 
