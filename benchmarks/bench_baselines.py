@@ -90,9 +90,10 @@ def _job(server_cpu: bool, rounds: int) -> dict[str, list[float]]:
     import psutil
 
     from sshbench import jobs
-    from sshbench.joboptions import JobOptions
+    from sshbench.joboptions import JobOptions, ToolsOptions
     from sshbench.jobs import tools as job
-    from sshbench.model import Plan, RunKind
+    from sshbench.model import Plan
+    from sshbench.runkinds import RunKind
     from sshbench.storage.store import Store
 
     shipped = job.plain_servers
@@ -116,8 +117,8 @@ def _job(server_cpu: bool, rounds: int) -> dict[str, list[float]]:
         with tempfile.TemporaryDirectory() as tmp:
             store = Store(Path(tmp) / "b.db")
             plan = Plan(min_rounds=rounds, max_rounds=rounds)
-            opts = JobOptions(command=RunKind.TOOLS, tools=("scp", "sftp", "rsync"), sample_seconds=1.0, plan=plan,
-                              ciphers=("aes128-gcm@openssh.com",), pin=True)  # fmt: skip
+            opts = JobOptions(command=RunKind.TOOLS, own=ToolsOptions(("scp", "sftp", "rsync")), sample_seconds=1.0,
+                              plan=plan, ciphers=("aes128-gcm@openssh.com",), pin=True)  # fmt: skip
             run_id = jobs.run(jobs.Job(store, opts, Quiet()))
             out = {f"{st.scenario.tool} {st.scenario.direction}": st.values() for st in store.scenarios(run_id)
                    if st.scenario.tool in ("tcp", "scp")}  # fmt: skip

@@ -30,7 +30,8 @@ from sshbench.clients.launch import Launcher, detect, resolve
 from sshbench.clients.registry import client_type
 from sshbench.joboptions import JobOptions
 from sshbench.measure.clientside import ClientTransfers
-from sshbench.model import Direction, Kind, RunKind, Scenario
+from sshbench.model import Direction, Kind, Scenario
+from sshbench.runkinds import RunKind
 from sshbench.stats import median_ci_ranks
 from sshbench.targets.servers.openssh import OpenSSHServer
 

@@ -20,7 +20,8 @@ from sshbench.cli.options import parse_size
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.tools import binaries
 from sshbench.measure.tools import ToolSampler
-from sshbench.model import Direction, Kind, RunKind, Scenario
+from sshbench.model import Direction, Kind, Scenario
+from sshbench.runkinds import RunKind
 from sshbench.ssh.proc import ssh_client
 from sshbench.ssh.scratch import remote_scratch
 from sshbench.stats import summarize

@@ -32,9 +32,10 @@ from sshbench.analyse.claims.core import TOLERANCE, Claim, ClaimKind
 from sshbench.analyse.results import Row, ranked
 from sshbench.analyse.sweep import dimensions, measured_directions
 from sshbench.errors import SshbenchError
-from sshbench.model import Kind, RunKind
+from sshbench.model import Kind
 from sshbench.records import StoredRun
 from sshbench.render.export import run_document, to_shell_csv
+from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 
 SCHEMA = Path(__file__).parent.parent / "docs" / "schema" / "run-document.schema.json"

@@ -21,8 +21,9 @@ from sshbench.jobs.staging import Bench, Stager, Staging
 from sshbench.measure.budget import Probe
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
-from sshbench.model import Direction, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, RunStatus, Sample, Scenario
 from sshbench.records import Discovery, MemoryRecord, Negotiated, Profile, RunRecord, ServerOffer, StoredScenario
+from sshbench.runkinds import RunKind
 from sshbench.ssh.destination import Target
 from sshbench.storage.store import Store
 

@@ -27,6 +27,7 @@ GROUND = (
     "sshbench.kex",
     "sshbench.products",
     "sshbench.joboptions",
+    "sshbench.runkinds",
     "sshbench.builds",
 )
 STORE = ("sshbench.storage",)

@@ -1,13 +1,51 @@
-"""The options of a job: everything that defines it, stored with the run so that `--resume` can finish it."""
+"""The options of a job: everything that defines it, stored with the run so that `--resume` can finish it.
+
+`JobOptions` holds what every measuring command shares; a command with options of its own has a dataclass here
+(named by its row in runkinds.ROWS) carried as `own`. A run stores them flat beside the shared ones, in the order
+runs have always stored them, so that documents and older runs read as before.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from sshbench.model import Direction, Plan, RunKind
+from sshbench.model import Direction, Plan
+from sshbench.runkinds import RunKind, entry
+
+
+@dataclass(frozen=True)
+class FleetOptions:
+    """`fleet`'s own options: where its hosts come from, and how many are measured at once."""
+
+    inventory: str | None = None  # an Ansible inventory (file, directory or script) for ansible-inventory
+    limit: str | None = None  # Ansible's --limit pattern
+    hosts: str | None = None  # Host aliases of --ssh-config matching these patterns (comma-separated)
+    hosts_file: str | None = None  # a file of destinations, one per line
+    forks: int = 5  # hosts measured at once (throughput: always one at a time)
+
+
+@dataclass(frozen=True)
+class ToolsOptions:
+    """`tools`' own options."""
+
+    tools: tuple[str, ...] = ()  # scp, sftp, rsync (the plaintext baselines tcp and rsyncd come with them)
+
+
+@dataclass(frozen=True)
+class ClientsOptions:
+    """`clients`' own options."""
+
+    clients: tuple[str, ...] = ()  # the clients to compare (registry names)
+
+
+Own = FleetOptions | ToolsOptions | ClientsOptions
+OwnT = TypeVar("OwnT", FleetOptions, ToolsOptions, ClientsOptions)
+# where each command's own keys stand among the shared ones in a stored run (schema 1-10): keys of other commands'
+# options are stored too, at their defaults
+BEFORE_MARGIN, LAST = (FleetOptions, ToolsOptions), (ClientsOptions,)
 
 
 @dataclass(frozen=True)
@@ -39,14 +77,12 @@ class JobOptions:
     policy: str = "modern"  # security policy for recommendations: a level or a TOML file
     pin: bool = False  # embedded servers: ssh client on one CPU, server on another
     kernel_evidence: bool = True  # read the transfer's sockets from the kernel while each sample runs (tcpinfo.py)
-    inventory: str | None = None  # `fleet`: an Ansible inventory (file, directory or script) for ansible-inventory
-    limit: str | None = None  # `fleet`: Ansible's --limit pattern
-    hosts: str | None = None  # `fleet`: Host aliases of --ssh-config matching these patterns (comma-separated)
-    hosts_file: str | None = None  # `fleet`: a file of destinations, one per line
-    forks: int = 5  # `fleet`: hosts measured at once (throughput: always one at a time)
-    tools: tuple[str, ...] = ()  # `tools`: scp, sftp, rsync (the plaintext baselines tcp and rsyncd come with them)
     margin: float = 0.05  # equivalence margin of the claims (sshbench.ratios): +-5 % is "equivalent"
-    clients: tuple[str, ...] = ()  # `clients`: the clients to compare (registry names)
+    own: Own | None = None  # the command's own options (its row in runkinds.ROWS names their class)
+
+    def own_as(self, cls: type[OwnT]) -> OwnT:
+        """Return the command's own options as `cls` (their defaults when it has none of that kind)."""
+        return self.own if isinstance(self.own, cls) else cls()
 
     @property
     def measures(self) -> bool:
@@ -54,18 +90,44 @@ class JobOptions:
         return self.measure_latency or self.measure_throughput
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict."""
-        return dataclasses.asdict(self)
+        """Return a JSON-ready dict, flat as runs store it (`ssh` only when a client was given by path)."""
+        data = dataclasses.asdict(self)
+        own = data.pop("own") or {}
+        if data["ssh"] is None:
+            del data["ssh"]
+        flat: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "margin":
+                flat |= _own_keys(BEFORE_MARGIN, own)
+            flat[key] = value
+        return flat | _own_keys(LAST, own)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], command: str | None = None) -> JobOptions:
         """Rebuild options stored with `to_dict`; fields a run did not store take their defaults."""
-        declared = {f.name: f for f in dataclasses.fields(cls)}  # a null keeps its default unless that is None
-        fields = {k: v for k, v in data.items() if k in declared and (v is not None or declared[k].default is None)}
-        fields["command"] = RunKind(command or fields.get("command", RunKind.RUN))
+        fields = _known(cls, data, exclude=("own",))
+        fields["command"] = kind = RunKind(command or fields.get("command", RunKind.RUN))
         fields["plan"] = Plan.from_dict(fields.get("plan") or {})
         if "directions" in fields:
             fields["directions"] = tuple(Direction(d) for d in fields["directions"])
-        for name in ("kex", "hostkeys", "ciphers", "macs", "servers", "tools", "clients"):
+        for name in ("kex", "hostkeys", "ciphers", "macs", "servers"):
             fields[name] = tuple(fields.get(name, ()))
+        if kind.row.options:
+            own: Any = entry(kind.row.options)  # one of Own's classes
+            mine = _known(own, data)
+            fields["own"] = own(**{k: tuple(v) if isinstance(v, list) else v for k, v in mine.items()})
         return cls(**fields)
+
+
+def _known(cls: type[Any], data: Mapping[str, Any], exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Return the stored values a dataclass declares (a null keeps its default unless that is None)."""
+    declared = {f.name: f for f in dataclasses.fields(cls) if f.name not in exclude}
+    return {k: v for k, v in data.items() if k in declared and (v is not None or declared[k].default is None)}
+
+
+def _own_keys(kinds: tuple[type[Any], ...], own: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the stored keys of these commands' own options: the run's values, else their defaults."""
+    out: dict[str, Any] = {}
+    for kind in kinds:
+        out |= {k: own.get(k, v) for k, v in dataclasses.asdict(kind()).items()}
+    return out

@@ -306,42 +306,6 @@ class Plan:
         return cls(**{k: v for k, v in data.items() if k in {f.name for f in dataclasses.fields(cls)}})
 
 
-class RunKind(enum.StrEnum):
-    """Which command made a run; decides how the run is measured, shown and resumed."""
-
-    RUN = "run"
-    ALGOS = "algos"
-    LATENCY = "latency"
-    THROUGHPUT = "throughput"
-    SWEEP = "sweep"
-    SERVERS = "servers"
-    FLEET = "fleet"
-    TOOLS = "tools"
-    TUNE = "tune"
-    CLIENTS = "clients"
-
-    @property
-    def side_by_side(self) -> bool:
-        """Return True for runs of several embedded servers at once (scenarios carry the server name)."""
-        return self is RunKind.SERVERS
-
-    @property
-    def sweep(self) -> bool:
-        """Return True for runs read per dimension (cipher, MAC, kex, host key) with predicted pairs."""
-        return self is RunKind.SWEEP
-
-    @property
-    def recommends(self) -> bool:
-        """Return True when the run's measurements can back a single target's recommendation (a fleet makes its
-        own, for every host at once)."""
-        return not self.side_by_side and self not in (RunKind.FLEET, RunKind.TOOLS, RunKind.TUNE, RunKind.CLIENTS)
-
-    @property
-    def resume_command(self) -> str:
-        """Return the command whose `--resume` finishes this kind of run."""
-        return RunKind.RUN.value if self is RunKind.ALGOS else self.value
-
-
 class RunStatus(enum.StrEnum):
     """Where a stored run stands."""
 

@@ -15,9 +15,10 @@ from typing import Any
 from sshbench import products
 from sshbench.environment import EmbeddedInfo, Environment
 from sshbench.joboptions import JobOptions
-from sshbench.model import RunKind, RunStatus, Sample, Scenario, is_local
+from sshbench.model import RunStatus, Sample, Scenario, is_local
+from sshbench.runkinds import RunKind
 
-SCHEMA_VERSION = 10  # of the stored data: the SQLite schema (its history is in storage/store.py) and --json documents
+SCHEMA_VERSION = 10  # of the stored data: the SQLite schema (its history is in storage/schema.py) and --json documents
 ALGORITHM_KINDS = ("kex", "hostkey", "cipher", "mac")
 # Pseudo-algorithms that signal extensions inside the kex list; they cannot be negotiated alone.
 PSEUDO_PREFIXES = ("ext-info-", "kex-strict-")

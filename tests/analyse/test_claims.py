@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from claims_invariants import check_run
 from fakes import CHACHA, CTR, ENVIRONMENT, GCM, stored_run_record
 from sshbench.environment import EmbeddedInfo, Environment, LinkInfo
-from sshbench.model import Direction, Kind, RunKind, Sample, Scenario
+from sshbench.model import Direction, Kind, Sample, Scenario
 from sshbench.records import StoredRun, StoredScenario
+from sshbench.runkinds import RunKind
 
 CIPHERS = ((GCM, None), (CHACHA, None), (CTR, "umac-64-etm@openssh.com"), ("aes256-cbc", "umac-64-etm@openssh.com"),
            (CTR, "hmac-sha2-256-etm@openssh.com"), ("3des-cbc", "hmac-sha1"))  # fmt: skip

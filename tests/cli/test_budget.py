@@ -16,7 +16,8 @@ from sshbench.errors import SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.recording import Job
 from sshbench.measure.budget import Estimate, check
-from sshbench.model import Plan, RunKind
+from sshbench.model import Plan
+from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 
 

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from sshbench.joboptions import JobOptions
-from sshbench.model import METRICS, Direction, Kind, Plan, RunKind, Scenario
+from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, ToolsOptions
+from sshbench.model import METRICS, Direction, Kind, Plan, Scenario
+from sshbench.runkinds import ROWS, RunKind, entry
 
 LAT = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")
 THR = Scenario(Kind.THROUGHPUT, kex="curve25519-sha256", cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.UP)
@@ -81,3 +82,39 @@ def test_job_options_round_trip_through_json() -> None:
 )
 def test_job_options_from_older_or_partial_runs(stored: dict[str, object], expected: JobOptions) -> None:
     assert JobOptions.from_dict(stored) == expected
+
+
+def test_every_run_kind_has_a_row_whose_entries_resolve() -> None:
+    assert set(ROWS) == set(RunKind)
+    for kind, row in ROWS.items():
+        names = (row.job, row.printer, row.analysis, row.document, row.figures, row.figures_after, row.claims,
+                 row.options)  # fmt: skip
+        for name in filter(None, names):
+            assert callable(entry(name)), f"{kind}: {name}"
+        assert row.sample_seconds > 0 and (row.bounds in ("judged", "own") or row.bounds.endswith("."))
+
+
+STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents and older runs keep reading so
+    "command", "target", "ssh_config", "measure_latency", "measure_throughput", "kex", "hostkeys", "ciphers", "macs",
+    "mac_mode", "full_latency", "directions", "size", "sample_seconds", "payload", "plan", "servers", "emulate",
+    "server_cpu", "client_cpu", "link", "policy", "pin", "kernel_evidence", "inventory", "limit", "hosts",
+    "hosts_file", "forks", "tools", "margin", "clients",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "opts",
+    [
+        JobOptions(RunKind.FLEET, own=FleetOptions(inventory="hosts.ini", limit="web", forks=2)),
+        JobOptions(RunKind.TOOLS, own=ToolsOptions(("scp", "rsync"))),
+        JobOptions(RunKind.CLIENTS, own=ClientsOptions(("openssh", "paramiko")), ssh="/opt/openssh/bin/ssh"),
+        JobOptions(RunKind.RUN),
+    ],
+)
+def test_a_commands_own_options_are_stored_flat_where_runs_always_stored_them(opts: JobOptions) -> None:
+    stored = opts.to_dict()
+    assert [k for k in stored if k != "ssh"] == STORED_ORDER and ("ssh" in stored) == (opts.ssh is not None)
+    back = JobOptions.from_dict(json.loads(json.dumps(stored)))
+    assert back.own_as(FleetOptions) == opts.own_as(FleetOptions) and back.ssh == opts.ssh
+    assert back.own_as(ToolsOptions) == opts.own_as(ToolsOptions)
+    assert back.own_as(ClientsOptions) == opts.own_as(ClientsOptions)

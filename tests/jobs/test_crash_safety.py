@@ -20,7 +20,7 @@ from fakes import ENVIRONMENT
 from sshbench import leases
 from sshbench.errors import SshbenchError
 from sshbench.joboptions import JobOptions
-from sshbench.model import RunKind
+from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 
 ONE_KEX = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]

@@ -4,6 +4,8 @@ What only real servers can show stays in the integration tests beside these."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,9 +16,10 @@ from sshbench import jobs
 from sshbench.clients.launch import Detected
 from sshbench.clients.registry import client_type
 from sshbench.errors import SshbenchError
-from sshbench.joboptions import JobOptions
+from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions
 from sshbench.jobs.clients import Offer, plan_client
-from sshbench.model import Direction, Kind, Plan, RunKind, RunStatus
+from sshbench.model import Direction, Kind, Plan, RunStatus
+from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 
 PLAN = Plan(warmup=1, min_rounds=3, max_rounds=4, ci_target=0.05, max_time=None)
@@ -109,7 +112,7 @@ def test_fleet_measures_reached_hosts_and_records_why_others_were_not(tmp_path: 
     hosts = tmp_path / "hosts.txt"
     hosts.write_text("[web]\nweb-1\nweb-2\n[broken]\nclosed-1\n")
     opts = options(RunKind.FLEET, measure_latency=True, measure_throughput=True, target="fleet",
-                   hosts_file=str(hosts), forks=2, ciphers=(GCM,))  # fmt: skip
+                   own=FleetOptions(hosts_file=str(hosts), forks=2), ciphers=(GCM,))  # fmt: skip
     store, run_id, _ = run(tmp_path, opts)
     fleet = store.run(run_id).fleet
     assert fleet is not None
@@ -149,7 +152,7 @@ def test_clients_lists_what_each_client_lacks_and_measures_the_rest(
 ) -> None:
     names = ("openssh", "dropbear", "paramiko", "asyncssh", "libssh", "libssh2", "gossh")
     monkeypatch.setattr("sshbench.jobs.clients.detect", fake_clients(names))
-    opts = options(RunKind.CLIENTS, clients=names)
+    opts = options(RunKind.CLIENTS, own=ClientsOptions(names))
     store, run_id, _ = run(tmp_path, opts, unverifiable=("libssh2",))
     record = store.run(run_id)
     assert record.status is RunStatus.COMPLETE
@@ -224,3 +227,19 @@ def test_tune_on_a_server_without_a_window_option_starts_no_second_server(tmp_pa
     remedies = {st.scenario.remedy for st in store.scenarios(run_id)}
     assert "streams=8" in remedies and not any((r or "").startswith("window=") for r in remedies)
     assert bench.widened_to == [] and len(bench.copy_samplers) == 1 and bench.copy_samplers[0].cleaned
+
+
+def test_a_run_stored_before_schema_10_finishes_with_resume(tmp_path: Path) -> None:
+    opts = options(RunKind.THROUGHPUT, measure_latency=False, measure_throughput=True, ciphers=(GCM,))
+    store, first, _ = run(tmp_path, opts)
+    store.set_status(first, RunStatus.INTERRUPTED)
+    with sqlite3.connect(tmp_path / "runs.db") as con:  # as schema 9 stored it: options without `ssh`
+        (text,) = con.execute("SELECT options FROM runs WHERE id = ?", (first,)).fetchone()
+        old = {k: v for k, v in json.loads(text).items() if k != "ssh"}
+        con.execute("UPDATE runs SET options = ? WHERE id = ?", (json.dumps(old), first))
+        con.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    store = Store(tmp_path / "runs.db")
+    resumed = store.run(first).options
+    assert resumed.ssh is None and resumed.ciphers == (GCM,)
+    job = jobs.Job(store, resumed, ListProgress(), resume=first, stage=fake_stage())
+    assert jobs.run(job) == first and store.run(first).status is RunStatus.COMPLETE

@@ -13,8 +13,9 @@ from sshbench.joboptions import JobOptions
 from sshbench.jobs.tune import MAX_KEX, remedies
 from sshbench.measure.remedies import COPY_LOGINS, CopySampler, copy_seconds_within, warmup_seconds
 from sshbench.measure.samplers import MB
-from sshbench.model import BoundKind, Direction, Kind, RunKind, RunStatus, Scenario
+from sshbench.model import BoundKind, Direction, Kind, RunStatus, Scenario
 from sshbench.records import Discovery, Negotiated, Profile, RunRecord
+from sshbench.runkinds import RunKind
 
 DISC = Discovery(
     client={"cipher": (CHACHA, GCM, "aes256-gcm@openssh.com", "aes128-ctr", "3des-cbc"),

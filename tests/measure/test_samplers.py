@@ -10,7 +10,8 @@ import pytest
 from sshbench.joboptions import JobOptions
 from sshbench.measure.samplers import MB, MIN_SIZE, RTT_ROUNDS, ThroughputSampler, steady_rate
 from sshbench.measure.session import Session, parse_ss, session_report, socket_report, with_session_report
-from sshbench.model import Direction, Kind, RunKind, Sample, Scenario
+from sshbench.model import Direction, Kind, Sample, Scenario
+from sshbench.runkinds import RunKind
 
 
 def test_steady_rate_skips_the_start_of_the_stream() -> None:

@@ -10,8 +10,9 @@ from fakes import ENVIRONMENT, stored_run_record, stored_values
 from sshbench.analyse.claims.clients import languages_of, libraries_of, picks
 from sshbench.analyse.results import ranked
 from sshbench.clients.drivers import asyncssh_driver, paramiko_driver
-from sshbench.model import IN_PROCESS, Direction, Kind, RunKind, Scenario
+from sshbench.model import IN_PROCESS, Direction, Kind, Scenario
 from sshbench.render.clients import SFTP_TUNED, TUNED_PACKET, TUNED_WINDOW, code_lines, print_picks
+from sshbench.runkinds import RunKind
 
 GCM = "aes128-gcm@openssh.com"
 

@@ -14,7 +14,8 @@ from conftest import sshbench
 from fakes import CHACHA, ENVIRONMENT, GCM, runs_db
 from sshbench.errors import ExitCode
 from sshbench.joboptions import JobOptions
-from sshbench.model import Direction, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, RunStatus, Sample, Scenario
+from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 
 GOLDEN = Path(__file__).parent.parent / "golden"

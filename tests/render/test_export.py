@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from fakes import GCM, factorised_sweep, stored_run_record, stored_values, transfer
-from sshbench.model import Direction, Kind, RunKind, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.records import StoredRun
 from sshbench.render.export import run_document
 from sshbench.render.formats import FORMATS
+from sshbench.runkinds import RunKind
 
 
 def test_shell_csv_layout() -> None:

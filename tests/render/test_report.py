@@ -18,7 +18,8 @@ from conftest import sshbench
 from fakes import CHACHA, DISCOVERY, ENVIRONMENT, GCM, runs_db
 from sshbench.environment import Emulation
 from sshbench.joboptions import JobOptions
-from sshbench.model import Direction, Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, RunStatus, Sample, Scenario
+from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 
 

@@ -22,7 +22,6 @@ from sshbench.clients.registry import NAMES, parse_clients
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import is_local
 
-SAMPLE_SECONDS = 1.0
 MAX_TIME = "10m"  # six clients, two settings, two ciphers, both ways, SFTP: about 90 rows of 3 samples at least
 
 
@@ -95,7 +94,8 @@ def clients_cmd(**kw: Any) -> None:
     """
     import dataclasses
 
-    from sshbench.model import RunKind
+    from sshbench.joboptions import ClientsOptions
+    from sshbench.runkinds import RunKind
 
     given = Given.from_click(kw)
     if resuming(given):
@@ -105,8 +105,7 @@ def clients_cmd(**kw: Any) -> None:
         given = dataclasses.replace(given, max_time=MAX_TIME)
     opts = build_options(RunKind.CLIENTS, dataclasses.replace(given, servers=servers), latency=True, throughput=True)
     clients = parse_clients(given.client or "all")
-    execute(dataclasses.replace(opts, clients=clients, sample_seconds=max(opts.sample_seconds, SAMPLE_SECONDS)),
-            given.db, given.as_json)  # fmt: skip
+    execute(dataclasses.replace(opts, own=ClientsOptions(clients)), given.db, given.as_json)
 
 
 COMMANDS = (clients_cmd,)

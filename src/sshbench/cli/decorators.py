@@ -18,6 +18,7 @@ from sshbench import hints
 from sshbench.cli.common import Session
 from sshbench.cli.params import RunRef, algorithms
 from sshbench.cli.values import Given
+from sshbench.runkinds import SAMPLE_SECONDS
 from sshbench.targets.limits.emulation import CHOICES, HOST_PRESETS
 from sshbench.targets.link.links import PRESETS
 
@@ -102,7 +103,6 @@ def count_option(name: str, default: int, low: int, high: int, text: str) -> Dec
 LINK_PRESETS = ", ".join(f"{name} ({spec})" for name, (spec, _) in PRESETS.items())
 
 
-SAMPLE_SECONDS = 0.2  # --size auto: short samples; the steady rate excludes the start, so length does not bias it
 
 
 
@@ -117,6 +117,7 @@ def ssh_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--ssh",
         type=click.Path(exists=True, dir_okay=False),
+        metavar="PATH",
         help="The OpenSSH client to measure with, e.g. a newer build in a prefix (its scp and sftp beside it are "
         "used too) [default: the system's ssh].",
     )(f)

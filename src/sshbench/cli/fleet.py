@@ -64,7 +64,8 @@ Examples:
 def fleet_cmd(**kw: Any) -> None:
     """Measure the hosts of an inventory (help: FLEET_HELP)."""
     from sshbench.analyse import policy
-    from sshbench.model import RunKind
+    from sshbench.joboptions import FleetOptions
+    from sshbench.runkinds import RunKind
 
     given = Given.from_click(kw)
     if resuming(given):
@@ -90,12 +91,13 @@ def fleet_cmd(**kw: Any) -> None:
     opts = dataclasses.replace(
         opts,
         target="fleet",
-        inventory=given.inventory,
-        limit=given.limit,
-        hosts=given.hosts_pattern,
-        hosts_file=str(Path(given.hosts_file).resolve()) if given.hosts_file else None,
-        forks=given.forks,
-        sample_seconds=0.2,
+        own=FleetOptions(
+            inventory=given.inventory,
+            limit=given.limit,
+            hosts=given.hosts_pattern,
+            hosts_file=str(Path(given.hosts_file).resolve()) if given.hosts_file else None,
+            forks=given.forks,
+        ),
         plan=dataclasses.replace(opts.plan, racing=False),  # each host's rows are its own checks: none is raced out
     )
     execute(opts, given.db, given.as_json)

@@ -17,7 +17,6 @@ from click.core import ParameterSource
 from sshbench.cli.common import execute, resuming
 from sshbench.cli.decorators import (
     DIRECTIONS,
-    SAMPLE_SECONDS,
     algorithm_option,
     db_option,
     latency_options,
@@ -38,7 +37,7 @@ from sshbench.targets.servers.registry import KNOWN, SERVER_TYPES
 
 if TYPE_CHECKING:
     from sshbench.joboptions import JobOptions
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
 POLICY_HELP = (
     "Security policy: any, compatible (drops what ssh-audit fails), modern (also drops its warnings; "
@@ -137,7 +136,7 @@ def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: boo
         link=link.name if link else None,
         policy=given.policy or "modern",
         margin=parse_percent(given.margin or "5%", "--margin"),
-        sample_seconds=sample_seconds(link, SAMPLE_SECONDS) if link else SAMPLE_SECONDS,
+        sample_seconds=sample_seconds(link, kind.row.sample_seconds) if link else kind.row.sample_seconds,
         pin=given.pin,
         kernel_evidence=given.kernel_evidence,
     )
@@ -170,7 +169,7 @@ def run_cmd(**kw: Any) -> None:
       sshbench run myserver --max-time 10m
       sshbench run --cipher aes128-gcm@openssh.com,chacha20-poly1305@openssh.com --kex curve25519-sha256
     """
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
     given = Given.from_click({**_defaults(run_cmd), **kw})
     if not resuming(given):
@@ -189,7 +188,7 @@ def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | Non
     Exits 4 when the server cannot be reached.
     """
     from sshbench.joboptions import JobOptions
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
     opts = JobOptions(command=RunKind.ALGOS, target=target, ssh_config=ssh_config, ssh=client_path(ssh),
                       measure_latency=False, measure_throughput=False)  # fmt: skip
@@ -208,7 +207,7 @@ def latency_cmd(**kw: Any) -> None:
     A sample is one `ssh TARGET true`: spawn, TCP connect, version exchange, key exchange,
     authentication, session and exit, each phase timed from ssh's own -v lines as they arrive.
     """
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
     given = Given.from_click(kw)
     if not resuming(given):
@@ -228,7 +227,7 @@ def throughput_cmd(**kw: Any) -> None:
     count is verified (a short transfer is a failed sample). Bytes flow between the real binaries:
     remote `head -c N /dev/zero` into /dev/null, or a local file into remote `wc -c`.
     """
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
     given = Given.from_click(kw)
     if not resuming(given):
@@ -261,7 +260,7 @@ def sweep_cmd(**kw: Any) -> None:
     intervals are widest. Prints per-cipher, per-MAC, per-kex and per-host-key tables, the top
     combinations, and recommendations as ssh_config/sshd_config lines.
     """
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
     given = Given.from_click(kw)
     if resuming(given):
@@ -289,7 +288,7 @@ def sweep_cmd(**kw: Any) -> None:
 @resume_option
 def servers_cmd(**kw: Any) -> None:
     """SSH servers side by side (help: SERVERS_HELP, from the server registry)."""
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
     given = Given.from_click(kw)
     if resuming(given):
@@ -339,7 +338,7 @@ def tune_cmd(**kw: Any) -> None:
       sshbench tune backup-host --max-time 5m
       sshbench tune backup-host --direction up --payload random
     """
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
     given = Given.from_click(kw)
     if resuming(given):

@@ -54,7 +54,7 @@ def history_cmd(db: Path | None, as_json: bool, limit: int, with_hosts: bool) ->
 @db_option
 def show_cmd(run_id: int, margin: str | None, db: Path | None, as_json: bool) -> None:
     """Show a stored run (complete or partial) as tables or JSON. RUN: an id, or `last` (the default)."""
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
     store = open_store(db, read_only=True)
     run_id = resolve(store, run_id)
@@ -333,7 +333,7 @@ def _recommend_source(db: Path | None, run_id: int | None) -> tuple[Store, int]:
 def _refuse_tune(kind: object, run_id: int) -> None:
     """Refuse a `tune` run: its gains are each remedy against the default copy, which `show` prints with the lines
     to paste (a recommendation here would compare them with a default it cannot name)."""
-    from sshbench.model import RunKind
+    from sshbench.runkinds import RunKind
 
     if kind is RunKind.TUNE:
         raise SshbenchError(
@@ -373,7 +373,8 @@ def _recommend_fleet(store: Store, run_id: int, pol: Policy, as_json: bool) -> N
 
 def _latest_with_throughput(store: Store) -> int:
     """Return the newest run whose throughput results can back a recommendation, or fail."""
-    from sshbench.model import Kind, RunKind
+    from sshbench.model import Kind
+    from sshbench.runkinds import RunKind
 
     run_id = store.latest_run([k for k in RunKind if k.recommends], Kind.THROUGHPUT)
     if run_id is None:

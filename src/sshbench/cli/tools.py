@@ -21,7 +21,6 @@ from sshbench.errors import ExitCode, SshbenchError
 
 TOOLS = ("scp", "sftp", "rsync", "scp-legacy")
 DEFAULT_TOOLS = "scp,sftp,rsync"
-SAMPLE_SECONDS = 1.0
 
 
 def parse_tools(text: str) -> tuple[str, ...]:
@@ -86,14 +85,14 @@ def tools_cmd(**kw: Any) -> None:
     """
     import dataclasses
 
-    from sshbench.model import RunKind
+    from sshbench.joboptions import ToolsOptions
+    from sshbench.runkinds import RunKind
 
     given = Given.from_click(kw)
     if not resuming(given):
         opts = build_options(RunKind.TOOLS, given, latency=False, throughput=True)
-        # each copy starts its own connection and process: samples of about a second keep that start small
-        tools, seconds = parse_tools(given.tool or DEFAULT_TOOLS), max(opts.sample_seconds, SAMPLE_SECONDS)
-        execute(dataclasses.replace(opts, tools=tools, sample_seconds=seconds), given.db, given.as_json)
+        tools = parse_tools(given.tool or DEFAULT_TOOLS)  # samples of about a second: runkinds.COPY_SECONDS
+        execute(dataclasses.replace(opts, own=ToolsOptions(tools)), given.db, given.as_json)
 
 
 COMMANDS = (tools_cmd,)

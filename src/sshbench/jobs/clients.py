@@ -20,6 +20,7 @@ from pathlib import Path
 from sshbench.clients.launch import Detected, Launcher, detect
 from sshbench.clients.registry import client_type
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.joboptions import ClientsOptions
 from sshbench.jobs.endpoints import Endpoint, require_connectable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging, Transfers
@@ -246,7 +247,7 @@ def run_clients(job: Job) -> int:
     """Run (or resume) the clients comparison; return the run id."""
     opts = job.opts
     ssh = ssh_client(opts.ssh)
-    found, built = _detected(opts.clients, ssh, job.progress)
+    found, built = _detected(opts.own_as(ClientsOptions).clients, ssh, job.progress)
     specs = tuple(registry.validate(s) if is_local(s) else s for s in (opts.servers or (opts.target,)))
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None
     matrix = bool(opts.servers)

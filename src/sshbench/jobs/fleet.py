@@ -19,14 +19,15 @@ from pathlib import Path
 from sshbench import kex
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.joboptions import JobOptions
+from sshbench.joboptions import FleetOptions, JobOptions
 from sshbench.jobs.endpoints import Endpoint, require_connectable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.plan import check_requested, cipher_mac_pairs, throughput_scenarios
 from sshbench.measure.scheduler import Progress, Sampler
-from sshbench.model import Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import Kind, RunStatus, Sample, Scenario
 from sshbench.records import Discovery, Fleet, FleetHost, StoredScenario
+from sshbench.runkinds import RunKind
 from sshbench.ssh import inventory
 from sshbench.ssh.destination import Target
 from sshbench.ssh.discover import client_algorithms
@@ -74,14 +75,15 @@ class Work:
 
 def select_hosts(opts: JobOptions) -> tuple[str, list[FleetHost]]:
     """Return where the hosts come from (for people) and the hosts of the fleet's one source."""
-    if opts.inventory:
-        limit = f" (--limit {opts.limit})" if opts.limit else ""
-        return f"Ansible inventory {opts.inventory}{limit}", inventory.from_inventory(opts.inventory, opts.limit)
-    if opts.hosts:
+    own = opts.own_as(FleetOptions)
+    if own.inventory:
+        limit = f" (--limit {own.limit})" if own.limit else ""
+        return f"Ansible inventory {own.inventory}{limit}", inventory.from_inventory(own.inventory, own.limit)
+    if own.hosts:
         config = Path(opts.ssh_config) if opts.ssh_config else Path.home() / ".ssh" / "config"
-        return f"{config} Host {opts.hosts}", inventory.from_ssh_config(config, opts.hosts)
-    assert opts.hosts_file, "the CLI requires one source"
-    return f"hosts file {opts.hosts_file}", inventory.from_file(Path(opts.hosts_file))
+        return f"{config} Host {own.hosts}", inventory.from_ssh_config(config, own.hosts)
+    assert own.hosts_file, "the CLI requires one source"
+    return f"hosts file {own.hosts_file}", inventory.from_file(Path(own.hosts_file))
 
 
 class FleetState:
@@ -178,7 +180,7 @@ def _measure(job: Job, state: FleetState, bench: Bench, env: Environment) -> Non
         finally:
             store.close()
 
-    parallel(todo, job.opts.forks, work, shared.stop)
+    parallel(todo, job.opts.own_as(FleetOptions).forks, work, shared.stop)
     for index in sorted(state.planned):
         _transfers(job.store, state, state.planned[index], bench, progress)
     _settle_children(job.store, state, interrupted=False)

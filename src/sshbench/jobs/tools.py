@@ -8,7 +8,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from sshbench.joboptions import JobOptions
+from sshbench.joboptions import JobOptions, ToolsOptions
 from sshbench.jobs.endpoints import Endpoint, require_connectable
 from sshbench.jobs.recording import Job
 from sshbench.jobs.single import crypto_ceilings, setup_seconds
@@ -85,7 +85,8 @@ def run_tools(job: Job) -> int:
         require_connectable(disc, where.target)
         pairs = choose_pairs(opts, disc)
         remote, plain = bench.stack.enter_context(bench.tool_dirs(where, shm))
-        scenarios = plan_tools(opts.tools or SSH_TOOLS, pairs, opts.directions, plain=plain is not None)
+        tools = opts.own_as(ToolsOptions).tools or SSH_TOOLS
+        scenarios = plan_tools(tools, pairs, opts.directions, plain=plain is not None)
         if job.resume is None:
             found = bench.probe(where)
             setup, what = setup_seconds(job, [c for c, _ in pairs], always=True)

@@ -21,7 +21,7 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.environment import Environment, LinkInfo
 from sshbench.errors import SshbenchError
-from sshbench.model import OPENSSH_CLIENT, Kind, RunKind, RunStatus, is_local
+from sshbench.model import OPENSSH_CLIENT, Kind, RunStatus, is_local
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
@@ -174,7 +174,7 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     if pending:
         lines.append(f"  pending: {pending} row(s) not measured yet")
     lines += [f"  {escape(a)} = {escape(' = '.join(b))} (one algorithm)" for a, b in
-              kex.aliases_of(r.scenario.kex for r in rows)]  # fmt: skip
+              kex.aliases_of(r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)]  # fmt: skip
     failed = sum(r.failed_samples for r in rows)
     if failed and run_id is not None:
         how = escape(hints.sshbench("export", str(run_id)))
@@ -197,22 +197,22 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
         sc = rows[0].scenario
         table, note = result_table(rows, console.width)
         title = sc.metric.group(sc).title
-        if run.kind is RunKind.TUNE:  # a tune copy is timed as a user's copy is
-            title = title.replace("handshake excluded", "handshake excluded for your default's steady rate, "
-                                  "included for each copy of one or N connections (timed from spawn to exit)")
+        kind = run.kind.row
+        if kind.timed:  # a tune copy is timed as a user's copy is
+            title = title.replace("handshake excluded", kind.timed)
         print_table(console, title, table, note, row_notes(rows, run.id))
-    if run.kind is RunKind.CLIENTS:
-        console.print("What bounds each client's rate is not judged: a library's rate is mostly its own work (its CPU "
-                      "s/GiB), which the bounds do not model.", highlight=False, style="dim")  # fmt: skip
-    elif run.kind is not RunKind.TUNE:  # a tune run names its default's bound and measures the remedies itself
+    kind = run.kind.row
+    if not kind.judged:
+        console.print(kind.bounds, highlight=False, style="dim")
+    elif not kind.own_findings:  # a tune run names its default's bound and measures the remedies itself
         print_bounds(console, run, stored)
-    if run.kind is not RunKind.TUNE:  # a tune run's rows are timed two ways: its own section compares them
+    if not kind.own_findings:  # a tune run's rows are timed two ways: its own section compares them
         print_claims(console, "Fastest here:", fastest_claims(by_group, run.discovery, policy_of(run),
                                                               run.options.margin))  # fmt: skip
-    if any(g in by_group for g in ("download", "upload", "latency")) and run.kind.recommends:
+    if any(g in by_group for g in ("download", "upload", "latency")) and kind.recommends:
         console.print(f"  `{hints.sshbench('recommend', str(run.id))}` turns this into config lines under a security "
                       "policy (--policy)", highlight=False, markup=False)  # fmt: skip
-    if run.kind is not RunKind.TUNE:  # a tune run says so under its findings, where it ends
+    if not kind.own_findings:  # a tune run says so under its findings, where it ends
         print_unfinished(console, run)
 
 

@@ -22,8 +22,9 @@ from sshbench.analyse.claims.baselines import efficiency
 from sshbench.analyse.claims.collect import run_claims, run_recommendation
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
-from sshbench.model import LEGACY_SCP, SOCAT_BLOCK, Direction, Kind, RunKind, Sample, Scenario
+from sshbench.model import LEGACY_SCP, SOCAT_BLOCK, Direction, Kind, Sample, Scenario
 from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun, StoredScenario
+from sshbench.runkinds import entry
 from sshbench.units import FIELD_UNITS
 
 CSV_COLUMNS = (
@@ -53,16 +54,16 @@ CSV_COLUMNS = (
 
 
 def analysis(stored: StoredRun) -> dict[str, Any] | None:
-    """Return a sweep's, a `tools` run's or a fleet's derived results under the run's policy (computed on read),
-    else None."""
-    run = stored.run
-    if run.fleet is not None:
-        return fleet.to_document(stored, policy.resolve(run.options.policy))
-    if run.kind.sweep:
-        return sweep_document(stored)
-    if run.kind is RunKind.TOOLS:
-        return tools_document(stored)
-    return None
+    """Return the derived results its kind's row names (a sweep's, a `tools` run's or a fleet's, under the run's
+    policy: computed on read), else None."""
+    row = stored.run.kind.row
+    found: dict[str, Any] | None = entry(row.analysis)(stored) if row.analysis else None
+    return found
+
+
+def fleet_document(stored: StoredRun) -> dict[str, Any]:
+    """Return a fleet's derived results under its policy: hosts, groups, outliers, the configuration for all."""
+    return fleet.to_document(stored, policy.resolve(stored.run.options.policy))
 
 
 def sweep_document(stored: StoredRun, top: int = 10) -> dict[str, Any]:
@@ -117,12 +118,17 @@ def run_document(stored: StoredRun) -> dict[str, Any]:
         return _document(stored, _host_results(stored))
     limits = bounds.limits(run.environment, bounds.has_evidence(stored.scenarios))
     doc = _document(stored, _results(stored.scenarios, run, limits))
-    if run.kind is RunKind.TUNE:
-        from sshbench.analyse import tune
-
-        found = tune.findings(run, stored.scenarios)
-        doc["tune"] = {"findings": [f.to_dict() for f in found], "paste": tune.paste(found, run.options.margin)}
+    if run.kind.row.document:  # a part of its own, under its kind's name
+        doc[run.kind.value] = entry(run.kind.row.document)(stored)
     return doc
+
+
+def tune_document(stored: StoredRun) -> dict[str, Any]:
+    """Return a `tune` run's own part: each group's findings and the lines to paste."""
+    from sshbench.analyse import tune
+
+    found = tune.findings(stored.run, stored.scenarios)
+    return {"findings": [f.to_dict() for f in found], "paste": tune.paste(found, stored.run.options.margin)}
 
 
 def _host_results(stored: StoredRun) -> dict[str, Any]:
@@ -266,7 +272,7 @@ def to_shell_csv(stored: StoredRun) -> dict[str, str]:
     server, named `SERVER-kex.csv` and so on: a value pooled over servers would be no row `show` prints. A `clients`
     run has none: those scripts time ssh's algorithms, and its rows are clients.
     """
-    if stored.run.kind is RunKind.CLIENTS:
+    if not stored.run.kind.row.shell_csv:
         return {}
     servers = sorted({st.scenario.server for st in stored.scenarios}, key=lambda s: s or "")
     if servers == [None]:

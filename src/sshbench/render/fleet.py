@@ -11,6 +11,7 @@ from rich.console import Console
 from sshbench import hints
 from sshbench.analyse.fleet import FleetChoice, HostRow, group_rows, host_rows, outliers, recommend
 from sshbench.analyse.policy import resolve
+from sshbench.joboptions import FleetOptions
 from sshbench.model import Direction
 from sshbench.records import StoredRun
 from sshbench.render.console import ci_cell, print_table
@@ -72,6 +73,11 @@ def host_columns(rows: Sequence[HostRow], stacked: bool = False) -> list[Column]
     return columns
 
 
+def print_fleet_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
+    """Print a fleet run (its kind's printer: a fleet has its own header)."""
+    print_fleet(console, stored, db)
+
+
 def print_fleet(console: Console, stored: StoredRun, db: Path) -> None:
     """Print a fleet run: hosts, the ones not measured, groups, outliers, and the configuration for all."""
     run, fleet = stored.run, stored.run.fleet
@@ -79,9 +85,10 @@ def print_fleet(console: Console, stored: StoredRun, db: Path) -> None:
     policy = resolve(run.options.policy)
     rows = host_rows(stored, policy)
     measured = sum(r.measured for r in rows)
+    forks = run.options.own_as(FleetOptions).forks
     console.print(
         f"Fleet run {run.id} ({run.status}): {len(rows)} hosts from {fleet.source}, {measured} measured; "
-        f"{policy.name}; --forks {run.options.forks} at once from {run.environment.client_host or '?'} "
+        f"{policy.name}; --forks {forks} at once from {run.environment.client_host or '?'} "
         f"({run.environment.cpus} CPUs, {run.environment.openssh_client})",
         highlight=False,
         markup=False,

@@ -24,11 +24,11 @@ from sshbench import __version__
 from sshbench.analyse import fleet, policy, sweep, tune
 from sshbench.analyse.claims.baselines import efficiency
 from sshbench.analyse.claims.caveats import measured_under
-from sshbench.analyse.claims.collect import bound_claims, run_recommendation, tools_claims
+from sshbench.analyse.claims.collect import bound_claims, run_recommendation
 from sshbench.analyse.claims.fastest import fastest_claims
 from sshbench.analyse.compare import Change, compare, environment_differences
 from sshbench.analyse.results import build_rows, ranked
-from sshbench.model import Direction, Kind, RunKind
+from sshbench.model import Direction, Kind
 from sshbench.records import RunRecord, StoredRun
 from sshbench.render import charts
 from sshbench.render.charts import Figure
@@ -36,6 +36,7 @@ from sshbench.render.compare import explanation, ratio_cell, summary_cell
 from sshbench.render.console import environment_lines, options_line, policy_of, row_notes
 from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
+from sshbench.runkinds import entry
 
 
 def run_figures(data: StoredRun) -> list[Figure]:
@@ -55,20 +56,28 @@ def run_figures(data: StoredRun) -> list[Figure]:
     figures += charts.throughput_figures(by_dir, prefix, by_server=run.kind.side_by_side or run.fleet is not None)
     figures += charts.cost_figures(by_dir, prefix)
     figures += charts.memory_figures(data.memory, prefix)
-    if run.kind.sweep:
-        figures += charts.dimension_figures(sweep.dimensions(stored, run.options.full_latency), prefix)
-    if run.kind is RunKind.TOOLS:
-        groups = ranked(stored, ci_target, run.options.margin)
-        shares = {
-            way: [(e.row.scenario.metric.labels.name(e.row.scenario), e.of_tcp) for e in items if e.of_tcp]
-            for way, group in (("down", "tool download"), ("up", "tool upload"))
-            if (items := efficiency(groups.get(group, []), run.environment.crypto_ceilings))
-        }
-        figures += charts.efficiency_figures(shares, prefix)
+    row = run.kind.row
+    figures += entry(row.figures)(data, prefix) if row.figures else []
     figures += _series_figures(data, prefix)
-    if run.kind is RunKind.TUNE:
-        figures += _remedy_figures(data, prefix)
+    figures += entry(row.figures_after)(data, prefix) if row.figures_after else []
     return figures
+
+
+def dimension_figures(data: StoredRun, prefix: str) -> list[Figure]:
+    """Return a sweep's per-dimension charts (cipher, MAC, kex, host key)."""
+    return charts.dimension_figures(sweep.dimensions(data.scenarios, data.run.options.full_latency), prefix)
+
+
+def efficiency_figures(data: StoredRun, prefix: str) -> list[Figure]:
+    """Return a `tools` run's copies as shares of plain TCP, per direction."""
+    run = data.run
+    groups = ranked(data.scenarios, run.options.plan.ci_target, run.options.margin)
+    shares = {
+        way: [(e.row.scenario.metric.labels.name(e.row.scenario), e.of_tcp) for e in items if e.of_tcp]
+        for way, group in (("down", "tool download"), ("up", "tool upload"))
+        if (items := efficiency(groups.get(group, []), run.environment.crypto_ceilings))
+    }
+    return charts.efficiency_figures(shares, prefix)
 
 
 def _series_figures(data: StoredRun, prefix: str) -> list[Figure]:
@@ -80,7 +89,7 @@ def _series_figures(data: StoredRun, prefix: str) -> list[Figure]:
         if not rows or rows[0].scenario.kind is not Kind.THROUGHPUT:
             continue
         plain = [r for r in rows if r.scenario.remedy is None and r.scenario.cipher is None]
-        row = plain[0] if run.kind is RunKind.TUNE and plain else rows[0]
+        row = plain[0] if run.kind.row.own_findings and plain else rows[0]
         samples = [s for st in data.scenarios if st.scenario == row.scenario for s in st.samples if s.measured]
         sender = "server" if row.scenario.direction is Direction.DOWN else "client"
         for side, role in ((sender, "sender"), ("client" if sender == "server" else "server", "receiver")):
@@ -99,7 +108,7 @@ def _series_figures(data: StoredRun, prefix: str) -> list[Figure]:
     return out
 
 
-def _remedy_figures(data: StoredRun, prefix: str) -> list[Figure]:
+def remedy_figures(data: StoredRun, prefix: str) -> list[Figure]:
     """Return a tune run's remedies per group: each one's change against the default copy with its interval."""
     out = []
     for f in tune.findings(data.run, data.scenarios):
@@ -203,12 +212,12 @@ def _notes(data: StoredRun) -> list[dict[str, Any]]:
         lines = [Text.from_markup(line).plain.strip() for line in row_notes(rows, run.id)]
         if lines:
             sections.append({"title": f"Notes: {sc.metric.group(sc).name}", "lines": lines})
-    fastest = [] if run.kind.sweep or run.kind.side_by_side else fastest_claims(
-        groups, run.discovery, policy_of(run), run.options.margin)  # fmt: skip
+    kind = run.kind.row
+    fastest = fastest_claims(groups, run.discovery, policy_of(run), run.options.margin) if kind.fastest else []
     for title, claims in (
         ("What bounds these rates", bound_claims(run, data.scenarios)),
         ("Fastest here", fastest),
-        ("Baselines", tools_claims(run, groups) if run.kind is RunKind.TOOLS else []),
+        (kind.claims_title, entry(kind.claims)(run, groups) if kind.claims else []),
     ):
         if claims:
             sections.append({"title": title, "lines": [c.text for c in claims]})

@@ -19,8 +19,9 @@ from sshbench import leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
-from sshbench.model import RunKind, RunStatus, Sample, Scenario
+from sshbench.model import RunStatus, Sample, Scenario
 from sshbench.records import RunRecord, StoredScenario, read_discovery
+from sshbench.runkinds import RunKind
 
 
 def open_error(path: Path, exc: Exception) -> SshbenchError:

@@ -2,23 +2,7 @@
 
 Rows come back as typed records (`records.RunRecord`, `StoredScenario`, `StoredRun`), never as dicts. Only raw
 measurements are stored; everything derived (summaries, a sweep's analysis) is computed on read.
-
-Schema history (SCHEMA_VERSION):
-  1 - runs, scenarios, samples.
-  2 - samples.server_cpu, client_rss, server_rss; memory (per server, state and process role);
-      runs.analysis (a sweep's derived results: no longer written or read, computed on read instead).
-  3 - samples.client_system (the ssh client's system CPU seconds, for hyperfine's user/system split).
-  4 - runs.owner (`PID:START` of the sshbench process writing it): a `running` run whose owner is gone reads
-      as interrupted, and a run with a live owner cannot be resumed by another process.
-  5 - runs.parent: a fleet run's per-host runs name it (`history` lists them under it).
-  6 - no new column: the claims vocabulary (docs/CLAIMS.md). Options carry the equivalence `margin`; run documents
-      carry `claims`, each result row its `standing` and `bound` {kind, limit, unit, used, evidence, remedy} (schema
-      5's link/window read as network/ssh-window; a missing margin is 5 %).
-  7 - samples.tcp: the kernel's evidence of a transfer's sockets (measure/tcpinfo.py: per side, RTT, cwnd, delivery
-      rate, limited shares, retransmits, windows, `series` over time; a remote server's as `ss` read it: `read_by`).
-  8 - samples.client_cpu_setup, server_cpu_setup: CPU seconds before a transfer's command was sent.
-  9 - no new column: scenarios may name a `client` and `mode` (`clients`); one naming none is OpenSSH's ssh.
-  10 - no new column: options carry `ssh`, the OpenSSH client a run used when not the system's (`--ssh PATH`)."""
+The tables and their history are in storage/schema.py."""
 
 from __future__ import annotations
 
@@ -35,7 +19,7 @@ from sshbench import hints, leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
-from sshbench.model import Kind, RunKind, RunStatus, Sample, Scenario
+from sshbench.model import Kind, RunStatus, Sample, Scenario
 from sshbench.records import (
     SCHEMA_VERSION,
     Discovery,
@@ -47,51 +31,11 @@ from sshbench.records import (
     StoredScenario,
     servers_to_dict,
 )
+from sshbench.runkinds import RunKind
 from sshbench.storage.rows import damaged, host_scenarios, open_error, run_record, sample, write_error
+from sshbench.storage.schema import ADDED_COLUMNS, SCHEMA
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    started_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-    status TEXT NOT NULL, command TEXT NOT NULL, target TEXT NOT NULL,
-    options TEXT NOT NULL, environment TEXT NOT NULL, discovery TEXT
-);
-CREATE TABLE IF NOT EXISTS scenarios (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id INTEGER NOT NULL REFERENCES runs(id), position INTEGER NOT NULL,
-    key TEXT NOT NULL, params TEXT NOT NULL, failure TEXT,
-    UNIQUE (run_id, key)
-);
-CREATE TABLE IF NOT EXISTS samples (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    scenario_id INTEGER NOT NULL REFERENCES scenarios(id),
-    round INTEGER NOT NULL, warmup INTEGER NOT NULL, ok INTEGER NOT NULL,
-    value REAL, wall REAL NOT NULL, nbytes INTEGER, client_cpu REAL,
-    phases TEXT, error TEXT, taken_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS samples_by_scenario ON samples(scenario_id);
-CREATE TABLE IF NOT EXISTS memory (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    server TEXT NOT NULL, state TEXT NOT NULL, role TEXT NOT NULL,
-    processes INTEGER NOT NULL, vsz INTEGER NOT NULL, rss INTEGER NOT NULL, pss INTEGER,
-    taken_at TEXT NOT NULL
-);
-"""
 BUSY_TIMEOUT_MS = 5000  # wait this long for another sshbench's write before reporting the database locked
-ADDED_COLUMNS = {  # columns added after version 1 (ALTER TABLE on older databases)
-    "samples": (
-        ("server_cpu", "REAL"),
-        ("client_rss", "INTEGER"),
-        ("server_rss", "INTEGER"),
-        ("client_system", "REAL"),
-        ("tcp", "TEXT"), ("client_cpu_setup", "REAL"), ("server_cpu_setup", "REAL"),
-    ),
-    "runs": (("analysis", "TEXT"), ("owner", "TEXT"), ("parent", "INTEGER")),
-}
-
-
 def default_db_path() -> Path:
     """Return $XDG_DATA_HOME/sshbench/sshbench.db (default ~/.local/share/sshbench/sshbench.db)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

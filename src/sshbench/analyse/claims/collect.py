@@ -18,8 +18,8 @@ from sshbench.analyse.claims.fastest import fastest_claims
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.recommend import Recommendation, recommend
 from sshbench.analyse.results import Row, ranked
-from sshbench.model import RunKind
 from sshbench.records import RunRecord, StoredRun, StoredScenario
+from sshbench.runkinds import entry
 
 TOOL_WAYS = (("tool download", "download"), ("tool upload", "upload"))
 
@@ -38,7 +38,7 @@ def unmeasured_claims(groups: Mapping[str, Sequence[Row]]) -> list[Claim]:
 def bound_claims(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Claim]:
     """Return what bounds a run's rates: per server in a `servers` run (each its own window), else for the run; none
     for a `clients` run (a library's rate is mostly its own work, which the bounds do not model)."""
-    if run.kind is RunKind.CLIENTS:
+    if not run.kind.row.judged:
         return []
     if run.kind.side_by_side:
         out = []
@@ -92,8 +92,8 @@ def run_claims(stored: StoredRun, policy: Policy) -> list[Claim]:
     out = unmeasured_claims(groups) + bound_claims(run, stored.scenarios)
     if run.kind.sweep:
         out += recommendation_claims(run_recommendation(run, stored.scenarios, policy))
-    elif not run.kind.side_by_side:
+    elif run.kind.row.fastest:
         out += fastest_claims(groups, run.discovery, policy, run.options.margin)
-    if run.kind is RunKind.TOOLS:
-        out += tools_claims(run, groups)
+    if run.kind.row.claims:
+        out += entry(run.kind.row.claims)(run, groups)
     return out
