@@ -41,6 +41,7 @@ class ClientsOptions:
     clients: tuple[str, ...] = ()  # the clients to compare (registry names)
 
 
+DEFAULT_POLICY = "modern"  # the security policy of every command that takes --policy
 Own = FleetOptions | ToolsOptions | ClientsOptions
 OwnT = TypeVar("OwnT", FleetOptions, ToolsOptions, ClientsOptions)
 # where each command's own keys stand among the shared ones in a stored run (schema 1-10): keys of other commands'
@@ -74,7 +75,7 @@ class JobOptions:
     server_cpu: float | None = None  # embedded servers: at most this many CPUs (0.5: half of one), a cgroup quota
     client_cpu: float | None = None  # the ssh clients: at most this many CPUs
     link: str | None = None  # embedded servers behind an emulated link: a preset or RATE,RTT[,LOSS] (link/links.py)
-    policy: str = "modern"  # security policy for recommendations: a level or a TOML file
+    policy: str = DEFAULT_POLICY  # security policy for recommendations: a level or a TOML file
     pin: bool = False  # embedded servers: ssh client on one CPU, server on another
     kernel_evidence: bool = True  # read the transfer's sockets from the kernel while each sample runs (tcpinfo.py)
     margin: float = 0.05  # equivalence margin of the claims (sshbench.ratios): +-5 % is "equivalent"

@@ -14,6 +14,7 @@ from sshbench.cli.decorators import DIRECTIONS, algorithm_option, count_option, 
 from sshbench.cli.measuring import POLICY_HELP, build_options
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.joboptions import DEFAULT_POLICY, FleetOptions
 
 FLEET_HELP = """Measure many hosts: what each offers and negotiates, its connection time, optionally its throughput;
 then a table per host, per inventory group, the outliers, and one configuration for all of them.
@@ -49,7 +50,7 @@ Examples:
 @click.option("--ssh-config", type=click.Path(exists=True, dir_okay=False), help="ssh_config file (ssh -F).")
 @ssh_option
 @click.option("--hosts-file", type=click.Path(exists=True, dir_okay=False), help="File of destinations.")
-@count_option("--forks", 5, 1, 200, "Hosts reached and timed at once (throughput: one at a time).")
+@count_option("--forks", FleetOptions.forks, 1, 200, "Hosts reached and timed at once (throughput: one at a time).")
 @click.option("--throughput", is_flag=True, help="Also measure a few ciphers both ways (moves data: opt-in).")
 @algorithm_option("kex", "Key exchanges to time [default: each the policy allows, and today's default].")
 @algorithm_option("cipher", "Ciphers for --throughput [default: AES-GCM, chacha20-poly1305, aes128-ctr].")
@@ -58,13 +59,12 @@ Examples:
 @count_option("--rounds", 5, 3, 100, "Samples per connection (and transfer) scenario.")
 @count_option("--max-rounds", 10, 3, 1000, "Add rounds up to this many while the CI is wider than --ci.")
 @click.option("--ci", default="10%", show_default=True, help="Target half-width of the median's 95% CI.")
-@click.option("--policy", "policy_spec", default="modern", show_default=True, help=POLICY_HELP)
+@click.option("--policy", "policy_spec", default=DEFAULT_POLICY, show_default=True, help=POLICY_HELP)
 @db_option
 @resume_option
 def fleet_cmd(**kw: Any) -> None:
     """Measure the hosts of an inventory (help: FLEET_HELP)."""
     from sshbench.analyse import policy
-    from sshbench.joboptions import FleetOptions
     from sshbench.runkinds import RunKind
 
     given = Given.from_click(kw)
@@ -83,7 +83,7 @@ def fleet_cmd(**kw: Any) -> None:
         raise SshbenchError(
             "--limit narrows an inventory", place="--limit", fix="add -i INVENTORY", code=ExitCode.USAGE
         )
-    spec = given.policy_spec or "modern"
+    spec = given.policy_spec or DEFAULT_POLICY
     policy.resolve(spec)  # a bad level or policy file fails before any host is reached
     stored_policy = spec if spec in policy.LEVELS else str(Path(spec).resolve())
     given = dataclasses.replace(given, policy=stored_policy, warmup=1, max_time="none")

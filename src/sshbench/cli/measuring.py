@@ -30,6 +30,7 @@ from sshbench.cli.decorators import (
 from sshbench.cli.options import client_path, parse_budget, parse_cpu_share, parse_list, parse_percent, parse_size
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.joboptions import DEFAULT_POLICY
 from sshbench.model import is_local
 from sshbench.ssh.destination import normalize_destination
 from sshbench.targets.limits.emulation import HOST_PRESETS
@@ -90,7 +91,7 @@ def with_policy(given: Given) -> Given:
     """Check --policy (a bad level or policy file fails before measuring) and keep a file's absolute path."""
     from sshbench.analyse import policy
 
-    spec = given.policy_spec or "modern"
+    spec = given.policy_spec or DEFAULT_POLICY
     policy.resolve(spec)
     return dataclasses.replace(given, policy=spec if spec in policy.LEVELS else str(Path(spec).resolve()))
 
@@ -134,7 +135,7 @@ def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: boo
         server_cpu=parse_cpu_share(given.server_cpu, "--server-cpu"),
         client_cpu=parse_cpu_share(given.client_cpu, "--client-cpu"),
         link=link.name if link else None,
-        policy=given.policy or "modern",
+        policy=given.policy or DEFAULT_POLICY,
         margin=parse_percent(given.margin or "5%", "--margin"),
         sample_seconds=sample_seconds(link, kind.row.sample_seconds) if link else kind.row.sample_seconds,
         pin=given.pin,
@@ -242,7 +243,7 @@ def throughput_cmd(**kw: Any) -> None:
 @throughput_options(macs="each")
 @click.option("--full", is_flag=True, help="Measure every cipher x every MAC and every kex x every host key.")
 @sampling_options
-@click.option("--policy", "policy_spec", default="modern", show_default=True, help=POLICY_HELP)
+@click.option("--policy", "policy_spec", default=DEFAULT_POLICY, show_default=True, help=POLICY_HELP)
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 1000), help="Combinations to list.")
 @db_option
 @resume_option
@@ -316,7 +317,7 @@ def servers_cmd(**kw: Any) -> None:
 @click.option("--payload", type=click.Choice(["zero", "text", "random"]), default="zero", show_default=True,
               help="What the copy carries: zeros, a fixed text corpus (gzip shrinks it 2.2 times), or random "
               "data (Compression=yes is measured only for a payload that compresses).")  # fmt: skip
-@click.option("--policy", "policy_spec", default="modern", show_default=True, help=POLICY_HELP)
+@click.option("--policy", "policy_spec", default=DEFAULT_POLICY, show_default=True, help=POLICY_HELP)
 @sampling_options
 @db_option
 @resume_option

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sshbench.joboptions import FleetOptions
+
 
 @dataclass(frozen=True)
 class Given:
@@ -59,7 +61,7 @@ class Given:
     hosts_pattern: str | None = None
     hosts_file: str | None = None
     throughput: bool = False
-    forks: int = 5
+    forks: int = FleetOptions.forks
 
     @classmethod
     def from_click(cls, values: Mapping[str, Any]) -> Given:
