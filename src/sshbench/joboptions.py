@@ -8,7 +8,7 @@ runs have always stored them, so that documents and older runs read as before.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -114,13 +114,20 @@ class JobOptions:
         for name in ("kex", "hostkeys", "ciphers", "macs", "servers"):
             fields[name] = tuple(fields.get(name, ()))
         if kind.row.options:
-            own: Any = entry(kind.row.options)  # one of Own's classes
-            mine = _known(own, data)
-            fields["own"] = own(**{k: tuple(v) if isinstance(v, list) else v for k, v in mine.items()})
+            fields["own"] = _stored_own(entry(kind.row.options), data)
+        else:  # a fleet's host runs (kind `run`) carry the fleet's own options
+            fields["own"] = next((o for c in (*BEFORE_MARGIN, *LAST) if (o := _stored_own(c, data)) != c()), None)
         return cls(**fields)
 
 
-def _known(cls: type[Any], data: Mapping[str, Any], exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+def _stored_own(own: Callable[..., Any], data: Mapping[str, Any]) -> Own:
+    """Return a command's own options (of class `own`) as a run stored them (flat; lists as tuples)."""
+    stored: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in _known(own, data).items()}
+    made: Own = own(**stored)
+    return made
+
+
+def _known(cls: Any, data: Mapping[str, Any], exclude: tuple[str, ...] = ()) -> dict[str, Any]:
     """Return the stored values a dataclass declares (a null keeps its default unless that is None)."""
     declared = {f.name: f for f in dataclasses.fields(cls) if f.name not in exclude}
     return {k: v for k, v in data.items() if k in declared and (v is not None or declared[k].default is None)}

@@ -109,6 +109,7 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
         JobOptions(RunKind.TOOLS, own=ToolsOptions(("scp", "rsync"))),
         JobOptions(RunKind.CLIENTS, own=ClientsOptions(("openssh", "paramiko")), ssh="/opt/openssh/bin/ssh"),
         JobOptions(RunKind.RUN),
+        JobOptions(RunKind.RUN, own=FleetOptions(inventory="hosts.ini")),  # a fleet's host run carries the fleet's
     ],
 )
 def test_a_commands_own_options_are_stored_flat_where_runs_always_stored_them(opts: JobOptions) -> None:
