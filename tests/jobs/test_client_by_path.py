@@ -90,6 +90,8 @@ def test_a_fleet_connects_through_the_client_given_by_path(
     assert done.returncode in (0, 4), done.stderr  # 4: the fixture's closed port is not measured
     assert len(_logins(wrapper)) >= 4  # discovery's two profiles and three connection samples at least
     assert set(_stored_client(db)) == {str(wrapper)}
+    shown = sshbench(cli_env, "show", "--db", str(db))
+    assert f"ssh client {wrapper} (--ssh)" in shown.stdout, shown.stdout
 
 
 def test_a_path_that_is_no_openssh_client_is_refused_with_nothing_stored(

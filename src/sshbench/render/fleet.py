@@ -86,10 +86,11 @@ def print_fleet(console: Console, stored: StoredRun, db: Path) -> None:
     rows = host_rows(stored, policy)
     measured = sum(r.measured for r in rows)
     forks = run.options.own_as(FleetOptions).forks
+    client = f", ssh client {run.options.ssh} (--ssh)" if run.options.ssh else ""
     console.print(
         f"Fleet run {run.id} ({run.status}): {len(rows)} hosts from {fleet.source}, {measured} measured; "
         f"{policy.name}; --forks {forks} at once from {run.environment.client_host or '?'} "
-        f"({run.environment.cpus} CPUs, {run.environment.openssh_client})",
+        f"({run.environment.cpus} CPUs, {run.environment.openssh_client}{client})",
         highlight=False,
         markup=False,
     )
