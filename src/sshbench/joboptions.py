@@ -115,9 +115,19 @@ class JobOptions:
             fields[name] = tuple(fields.get(name, ()))
         if kind.row.options:
             fields["own"] = _stored_own(entry(kind.row.options), data)
-        else:  # a fleet's host runs (kind `run`) carry the fleet's own options
-            fields["own"] = next((o for c in (*BEFORE_MARGIN, *LAST) if (o := _stored_own(c, data)) != c()), None)
+        else:
+            fields["own"] = _carried(data)
         return cls(**fields)
+
+
+def _carried(data: Mapping[str, Any]) -> Own | None:
+    """Return the own options a run of a kind without any stored all the same (a fleet's host runs, of kind `run`,
+    carry the fleet's), or None when every such key is at its default."""
+    for own in (*BEFORE_MARGIN, *LAST):
+        stored = _stored_own(own, data)
+        if stored != own():
+            return stored
+    return None
 
 
 def _stored_own(own: Callable[..., Any], data: Mapping[str, Any]) -> Own:

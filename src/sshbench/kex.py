@@ -106,12 +106,6 @@ def merged(names: Iterable[str], preferred: Sequence[str] = ()) -> tuple[str, ..
     return tuple(out.values())
 
 
-def merged_away(names: Iterable[str], kept: Iterable[str]) -> dict[str, str]:
-    """Return, for each name `merged` left out, the name it is measured under."""
-    by_key = {canonical(k): k for k in kept}
-    return {n: by_key[canonical(n)] for n in names if n not in by_key.values() and canonical(n) in by_key}
-
-
 def cheap(shared: Iterable[str]) -> list[str]:
     """Return the cheap key exchanges of the shared names, in catalog order, each algorithm once (its shared name)."""
     offered = set(shared)

@@ -19,7 +19,6 @@ class Product:
 
     name: str  # as shown: OpenSSH, Dropbear, TinySSH
     banner: str  # the word its SSH banner carries, lower case
-    command: str  # the server's program
     own_crypto: bool  # encrypts with its own code, not OpenSSL
     window: int | None  # its SSH channel receive window in bytes, by default (bounds uploads)
     window_option: str | None  # the command-line option that sets the window (None: fixed)
@@ -27,12 +26,10 @@ class Product:
     logins_per_address: int | None = None  # connections from one address it lets log in at once (None: no limit known)
 
 
-OPENSSH_WINDOW = 2 * 2**20  # CHAN_SES_WINDOW_DEFAULT
-PRODUCTS = (
-    Product("OpenSSH", "openssh", "sshd", False, OPENSSH_WINDOW, None, "sshd's internal-sftp"),
-    Product("Dropbear", "dropbear", "dropbear", True, 24576, "-W", "dropbear server's SFTP subsystem", 5),
-    Product("TinySSH", "tinyssh", "tinysshd", True, 128 * 2**10, None, None),
-)  # fmt: skip
+OPENSSH = Product("OpenSSH", "openssh", False, 2 * 2**20, None, "sshd's internal-sftp")  # CHAN_SES_WINDOW_DEFAULT
+DROPBEAR = Product("Dropbear", "dropbear", True, 24576, "-W", "dropbear server's SFTP subsystem", 5)
+TINYSSH = Product("TinySSH", "tinyssh", True, 128 * 2**10, None, None)  # fixed in TinySSH (no option)
+PRODUCTS = (OPENSSH, DROPBEAR, TINYSSH)
 _BY_NAME = {p.name: p for p in PRODUCTS}
 
 

@@ -69,9 +69,9 @@ class KindRow:
     """Everything that differs by kind of run (functions as `module:function`, "" for none)."""
 
     job: str = SINGLE_JOB  # (jobs.Job) -> run id
-    printer: str = SINGLE_PRINTER  # (Console, StoredRun, discovery only) -> None: what follows the run's header
+    printer: str = SINGLE_PRINTER  # (Console, StoredRun, db path, discovery only) -> None: prints the whole run
     analysis: str = ""  # (StoredRun) -> dict: its derived results in the JSON document (`analysis`)
-    document: str = ""  # (StoredRun) -> (key, dict): a part of the JSON document of its own
+    document: str = ""  # (StoredRun) -> dict: a part of the JSON document of its own, under the kind's name
     figures: str = ""  # (StoredRun, id prefix) -> list[Figure]: report charts of its own
     figures_after: str = ""  # the same, after the sockets over time (what they explain)
     claims: str = ""  # (RunRecord, groups) -> list[Claim]: claims of its own, after the shared ones
@@ -94,8 +94,10 @@ class KindRow:
         return self.bounds in ("judged", "own")
 
 
-NOT_JUDGED = ("What bounds each client's rate is not judged: a library's rate is mostly its own work (its CPU s/GiB), "
-              "which the bounds do not model.")  # fmt: skip
+NOT_JUDGED = (
+    "What bounds each client's rate is not judged: a library's rate is mostly its own work (its CPU s/GiB), "
+    "which the bounds do not model."
+)
 ROWS: dict[RunKind, KindRow] = {
     RunKind.RUN: KindRow(),
     RunKind.ALGOS: KindRow(resumed_by=RunKind.RUN),

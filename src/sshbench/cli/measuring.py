@@ -191,8 +191,14 @@ def algos_cmd(target: str, db: Path | None, as_json: bool, ssh_config: str | Non
     from sshbench.joboptions import JobOptions
     from sshbench.runkinds import RunKind
 
-    opts = JobOptions(command=RunKind.ALGOS, target=target, ssh_config=ssh_config, ssh=client_path(ssh),
-                      measure_latency=False, measure_throughput=False)  # fmt: skip
+    opts = JobOptions(
+        command=RunKind.ALGOS,
+        target=target,
+        ssh_config=ssh_config,
+        ssh=client_path(ssh),
+        measure_latency=False,
+        measure_throughput=False,
+    )
     execute(opts, db, as_json)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from sshbench.errors import ExitCode, SshbenchError
@@ -19,10 +20,9 @@ def _usage(option: str, value: str, fix: str) -> SshbenchError:
 
 
 def client_path(path: str | None) -> str | None:
-    """Check `--ssh PATH` (an OpenSSH client) and return its absolute path, or None for the system's `ssh`."""
-    from sshbench.ssh.proc import ssh_client
-
-    return ssh_client(path) if path else None
+    """Return `--ssh PATH` as an absolute path (stored with the run for --resume), or None for the system's `ssh`;
+    the job checks it is an OpenSSH client before it stores anything (ssh/proc.ssh_client)."""
+    return os.path.abspath(path) if path else None
 
 
 def parse_size(value: str) -> int | None:

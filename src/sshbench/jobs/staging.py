@@ -54,9 +54,15 @@ class Copies(Protocol):
 
     copy_sizes: dict[Direction | None, int]
 
-    def size_copies(self, rates: dict[Direction | None, float], login: float | None, budget: float | None = None,
-                    scheduled: Sequence[Scenario] = (), overhead: float | None = None,
-                    warm: Sequence[Scenario] = ()) -> None:  # fmt: skip
+    def size_copies(
+        self,
+        rates: dict[Direction | None, float],
+        login: float | None,
+        budget: float | None = None,
+        scheduled: Sequence[Scenario] = (),
+        overhead: float | None = None,
+        warm: Sequence[Scenario] = (),
+    ) -> None:
         """Size each direction's copies."""
 
     def cleanup(self) -> None:

@@ -173,8 +173,9 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     pending = sum(1 for r in rows if r.summary is None and not r.failure)
     if pending:
         lines.append(f"  pending: {pending} row(s) not measured yet")
-    lines += [f"  {escape(a)} = {escape(' = '.join(b))} (one algorithm)" for a, b in
-              kex.aliases_of(r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)]  # fmt: skip
+    connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
+    for name, others in kex.aliases_of(connections):  # a key exchange measured once under one of its names
+        lines.append(f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)")
     failed = sum(r.failed_samples for r in rows)
     if failed and run_id is not None:
         how = escape(hints.sshbench("export", str(run_id)))

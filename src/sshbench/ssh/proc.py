@@ -82,7 +82,8 @@ def ssh_client(path: str | None = None) -> str:
 def beside(ssh: str, name: str, package: str) -> str:
     """Return the program `name` of the same OpenSSH as `ssh` (scp, sftp, ssh-keygen beside it), or the system's
     when `ssh` is the system's own."""
-    if ssh == require_binary("ssh", package):
+    system = shutil.which("ssh") or shutil.which("ssh", path="/usr/sbin:/usr/bin:/sbin:/bin")
+    if system is not None and ssh == os.path.abspath(system):
         return require_binary(name, package)
     path = os.path.join(os.path.dirname(ssh), name)
     if not os.access(path, os.X_OK):

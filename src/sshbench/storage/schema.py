@@ -58,7 +58,9 @@ ADDED_COLUMNS = {  # columns added after version 1 (ALTER TABLE on older databas
         ("client_rss", "INTEGER"),
         ("server_rss", "INTEGER"),
         ("client_system", "REAL"),
-        ("tcp", "TEXT"), ("client_cpu_setup", "REAL"), ("server_cpu_setup", "REAL"),
+        ("tcp", "TEXT"),
+        ("client_cpu_setup", "REAL"),
+        ("server_cpu_setup", "REAL"),
     ),
     "runs": (("analysis", "TEXT"), ("owner", "TEXT"), ("parent", "INTEGER")),
 }

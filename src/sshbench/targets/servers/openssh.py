@@ -103,7 +103,7 @@ class OpenSSHServer(LocalServer):
         self.by_path = tools is not None
         self.version_lines: list[str] = []
         # OpenSSH's session window (CHAN_SES_WINDOW_DEFAULT, 2 MiB); a build given by path (HPN-SSH) may differ
-        self.receive_window = products.OPENSSH_WINDOW if tools is None else None
+        self.receive_window = products.OPENSSH.window if tools is None else None
 
     def prepare(self, workdir: Path) -> None:
         """Generate keys, create the privilege-separation directory, list every algorithm."""

@@ -67,16 +67,23 @@ class ServerType:
         return cls(spec, f"{self.name}={path}", Tools.find(sshd=os.path.abspath(path)))
 
 
-OPENSSH, DROPBEAR, TINYSSH = products.PRODUCTS
 SERVER_TYPES = (
-    ServerType("openssh", "OpenSSH", OPENSSH, "openssh-server", ("sshd", "ssh-keygen"), "openssh", "OpenSSHServer"),
     ServerType(
-        "dropbear", "Dropbear", DROPBEAR, "dropbear-bin", ("dropbear", "dropbearconvert"), "dropbear", "DropbearServer"
+        "openssh", "OpenSSH", products.OPENSSH, "openssh-server", ("sshd", "ssh-keygen"), "openssh", "OpenSSHServer"
+    ),
+    ServerType(
+        "dropbear",
+        "Dropbear",
+        products.DROPBEAR,
+        "dropbear-bin",
+        ("dropbear", "dropbearconvert"),
+        "dropbear",
+        "DropbearServer",
     ),
     ServerType(
         "tinyssh",
         "TinySSH",
-        TINYSSH,
+        products.TINYSSH,
         "tinysshd ucspi-tcp",
         ("tinysshd", "tinysshd-makekey", "tcpserver"),
         "tinyssh",
@@ -85,7 +92,7 @@ SERVER_TYPES = (
         # user namespace sshbench needs without root, root-owned directories appear unowned (nobody).
         root_only="TinySSH needs root here (its authorized_keys path check fails inside a user namespace)",
     ),
-    ServerType("sshd", "OpenSSH-compatible sshd", OPENSSH, "", (), "openssh", "OpenSSHServer", by_path=True),
+    ServerType("sshd", "OpenSSH-compatible sshd", products.OPENSSH, "", (), "openssh", "OpenSSHServer", by_path=True),
 )
 KNOWN = tuple(t.name for t in SERVER_TYPES if not t.by_path)
 SPECS_HELP = ", ".join([LOCAL, *(LOCAL_PREFIX + n for n in KNOWN)]) + f" or {LOCAL_PREFIX}sshd=/absolute/path/to/sshd"

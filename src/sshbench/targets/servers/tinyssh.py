@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sshbench import products
 from sshbench.ssh.proc import require_binary, run_quick
 from sshbench.targets.servers.namespace import HomeServer
 from sshbench.targets.servers.tools import Tools, generate_keys
@@ -17,7 +18,7 @@ class TinySSHServer(HomeServer):
     """TinySSH, started per connection by tcpserver (inetd-style); ed25519 host keys only."""
 
     product = "TinySSH"
-    receive_window = 128 * 2**10  # fixed in TinySSH (no option)
+    receive_window = products.TINYSSH.window
     package = "tinysshd"
     host_key_types = ("ed25519",)
     session_process = "tinysshd"
