@@ -19,6 +19,7 @@ class ExitCode(enum.IntEnum):
     SERVER_START = 8
     MEASUREMENT_FAILED = 9
     REGRESSION = 10  # `compare --fail-if`: B is significantly slower than allowed
+    NOTHING_COMPARED = 11  # `compare --fail-if`: the two runs have no row in common, so the gate checked nothing
     INTERRUPTED = 130
     TERMINATED = 143
 
@@ -41,6 +42,14 @@ class SshbenchError(Exception):
         if self.fix:
             text += f". Fix: {self.fix}"
         return text
+
+
+class Unfinished(SshbenchError):
+    """A run stopped short on purpose with what it measured kept (incomplete): its tables are shown, then this."""
+
+    def __init__(self, run_id: int, cause: str, *, place: str = "", fix: str = ""):
+        super().__init__(cause, place=place, fix=fix, code=ExitCode.MEASUREMENT_FAILED)
+        self.run_id = run_id
 
 
 class Terminated(BaseException):

@@ -28,6 +28,7 @@ from sshbench.stats import CONFIDENCE, median_ci_ranks
 
 MARGIN = 0.05  # the default equivalence margin: within +-5 % is "equivalent"
 MIN_PAIRS = 3  # fewest rounds in common for a paired interval; fewer: the unpaired one
+DECIDING_PAIRS = 6  # fewest paired rounds a change is pasted from: 6 ratios give a 95 % (96.9 %) interval
 EXACT_LIMIT = 2500  # m * n up to which the Mann-Whitney distribution is counted exactly
 Z95 = 1.959963984540054
 
@@ -183,6 +184,40 @@ def judge(ratio: Ratio, higher_is_better: bool, margin: float = MARGIN) -> Verdi
         up = ratio.low > 1
         return Verdict(Word.FASTER if up == higher_is_better else Word.SLOWER, ratio, margin)
     return Verdict(Word.INCONCLUSIVE, ratio, margin, more_samples(ratio, margin))
+
+
+def beyond_margin(verdict: Verdict) -> bool:
+    """Return True when a faster verdict's whole interval lies beyond the margin: at least +m for a rate (higher is
+    better), at most -m for a time."""
+    r, m = verdict.ratio, verdict.margin
+    if verdict.word is not Word.FASTER:
+        return False
+    return r.low >= 1 + m if r.low > 1 else r.high <= 1 - m
+
+
+def worth_a_change(verdict: Verdict | None) -> bool:
+    """Return True when a verdict supports changing a setting: faster, from DECIDING_PAIRS paired rounds or more
+    with a 95 % interval that lies wholly beyond the margin."""
+    return verdict is not None and _decisive(verdict) and beyond_margin(verdict)
+
+
+def settled(verdict: Verdict | None) -> bool:
+    """Return True when more rounds would not change what a verdict says of a change: from DECIDING_PAIRS paired
+    rounds or more with a 95 % interval, slower, equivalent, faster beyond the margin, or faster but wholly within
+    it (never worth a change)."""
+    if verdict is None or not _decisive(verdict) or verdict.word is Word.INCONCLUSIVE:
+        return False
+    if verdict.word is not Word.FASTER:
+        return True
+    r, m = verdict.ratio, verdict.margin
+    within = r.high <= 1 + m if r.low > 1 else r.low >= 1 - m
+    return beyond_margin(verdict) or within
+
+
+def _decisive(verdict: Verdict) -> bool:
+    """Return True for a paired verdict from DECIDING_PAIRS rounds or more whose interval covers 95 %."""
+    r = verdict.ratio
+    return r.paired and r.n >= DECIDING_PAIRS and r.coverage >= CONFIDENCE
 
 
 def more_samples(ratio: Ratio, margin: float) -> int | None:

@@ -171,7 +171,7 @@ def test_without_racing_nothing_changes() -> None:
     assert counts(sink.samples) == dict.fromkeys(MEANS, 4) and sched.calls == {}
 
 
-def test_an_anchor_the_others_are_read_against_is_measured_as_long_as_they_are() -> None:
+def test_an_anchor_the_others_are_read_against_is_measured_as_long_as_they_are() -> None:  # and raced against
     plan = Plan(warmup=1, min_rounds=6, max_rounds=30, ci_target=0.01, max_time=60.0, racing=True, seed=7)
     anchor = ROWS[3]  # 3des: the slowest, called slower at the first look
     sink = ListSink()
@@ -179,7 +179,9 @@ def test_an_anchor_the_others_are_read_against_is_measured_as_long_as_they_are()
     sched = Scheduler(plan, sampler, sink, ListProgress(), clock=sampler.clock, anchors=frozenset({anchor.key}))
     sched.run(ROWS, "throughput")
     got = counts(sink.samples)
-    assert sched.calls[anchor.key] is Call.SLOWER and got["ctr"] <= 4  # the race still calls it; others stop
-    assert got["3des"] == max(got.values()) > 3  # but it keeps pairing with the rows still measured
+    assert sched.calls[anchor.key] is Call.ANCHOR  # every other row is raced against it, never against the best
+    assert got["ctr"] >= plan.min_rounds  # half as fast as gcm, 10 times 3des: measured to its own verdict
+    assert sched.stopped == {sc.key for sc in ROWS if sc != anchor}  # each settled against the anchor
+    assert got["3des"] == max(got.values()) > 3  # and it keeps pairing with the rows still measured
     rounds = {s.round for s in sink.samples if s.scenario.cipher == "gcm" and not s.warmup}
     assert rounds <= {s.round for s in sink.samples if s.scenario == anchor and not s.warmup}

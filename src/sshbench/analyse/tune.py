@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from sshbench.analyse.claims import bounds
+from sshbench.analyse.claims.fastest import pq_loss
 from sshbench.analyse.results import Row, ranked, ratio_of
 from sshbench.environment import Environment
 from sshbench.model import BoundKind
-from sshbench.ratios import MIN_PAIRS, Verdict, Word, judge
+from sshbench.ratios import MIN_PAIRS, Verdict, judge, settled, worth_a_change
 from sshbench.records import RunRecord, StoredScenario
 
 GROUPS = ("download", "upload", "latency")
@@ -31,8 +32,14 @@ class Remedy:
 
     @property
     def helps(self) -> bool:
-        """Return True when the remedy is significantly better than the default."""
-        return self.verdict is not None and self.verdict.word is Word.FASTER
+        """Return True when the remedy is worth a change: faster than the default, from 6 paired rounds or more,
+        with its whole 95 % interval beyond the margin (ratios.worth_a_change)."""
+        return worth_a_change(self.verdict)
+
+    @property
+    def settled(self) -> bool:
+        """Return True when more rounds would not change what the remedy's verdict says (ratios.settled)."""
+        return settled(self.verdict)
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,8 @@ class Finding:
             "bound": None if self.bound is None else self.bound.to_dict(),
             "advice": list(self.advice),
             "remedies": [{"scenario": r.row.scenario.to_dict(), "verdict": r.verdict.to_dict() if r.verdict else None,
-                          "config": list(r.config), "command": r.command, "helps": r.helps} for r in self.remedies],
+                          "config": list(r.config), "command": r.command, "helps": r.helps, "settled": r.settled}
+                         for r in self.remedies],
         }  # fmt: skip
 
 
@@ -171,24 +179,51 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
     return out
 
 
-def paste(found: Sequence[Finding], margin: float = 0.05) -> Mapping[str, list[str]]:
-    """Return the ssh_config lines of the remedies that helped by more than the margin, and the commands: a
-    transfer's best remedy (they were measured one at a time, never together), and for connections the best master
-    and the best kex (a master's first login still runs a key exchange). A gain within the margin is not worth a
-    change of config (8 connections for +4 %)."""
+def paste(found: Sequence[Finding]) -> Mapping[str, list[str]]:
+    """Return the ssh_config lines of the remedies worth a change (Remedy.helps), and the commands: a transfer's best
+    remedy (they were measured one at a time, never together), and for connections the best master and the best kex
+    (a master's first login still runs a key exchange). One Ciphers line: the cipher that helps in the most
+    directions (then the larger gain), since ssh takes the first Ciphers line it reads."""
     lines: list[str] = []
     commands: list[str] = []
+    ciphers: dict[str, list[float]] = {}
     for f in found:
-        helped = [r for r in f.remedies if r.helps and r.verdict and abs(r.verdict.ratio.value - 1) > margin]
+        helped = [r for r in f.remedies if r.helps]
+        for r in helped:
+            if r.row.scenario.cipher and r.verdict:
+                ciphers.setdefault(r.row.scenario.cipher, []).append(abs(r.verdict.ratio.value - 1))
         best: list[Remedy] = helped[:1]
         if f.group == "latency":
             masters = [r for r in helped if r.row.scenario.kex is None]
             best = [*masters[:1], *[r for r in helped if r.row.scenario.kex is not None][:1]]
         for r in best:
-            lines += [line for line in r.config if line not in lines]
+            if r.row.scenario.cipher is None:
+                lines += [line for line in r.config if line not in lines]
             if r.command and r.command not in commands:
                 commands.append(r.command)
+    if ciphers:
+        cipher = max(ciphers, key=lambda c: (len(ciphers[c]), sum(ciphers[c])))
+        lines.insert(0, f"Ciphers {cipher}")
     return {"ssh_config": lines, "commands": commands}
+
+
+def pasted_kex(found: Sequence[Finding]) -> str | None:
+    """Return the key exchange a tune run pastes, or None."""
+    line = next((x for x in paste(found)["ssh_config"] if x.startswith("KexAlgorithms ")), None)
+    return None if line is None else line.split(" ", 1)[1]
+
+
+def losses(run: RunRecord, found: Sequence[Finding]) -> list[str]:
+    """Return what the pasted lines lose against the client's defaults (a post-quantum key exchange), in words."""
+    default = run.discovery.default() if run.discovery else None
+    loss = pq_loss(default, pasted_kex(found))
+    return [] if loss is None else [loss]
+
+
+def undecided(found: Sequence[Finding]) -> list[Remedy]:
+    """Return the remedies whose verdict against the default is not settled (fewer than 6 paired rounds, or an
+    interval that still straddles 1 or the margin)."""
+    return [r for f in found for r in f.remedies if not r.settled]
 
 
 def measured_commands(found: Sequence[Finding]) -> set[str]:

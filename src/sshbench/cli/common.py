@@ -122,6 +122,7 @@ class RichProgress:
 def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None = None) -> None:
     """Run a job with a progress bar, then print what was stored; a run the budget cut short exits 9."""
     from sshbench import jobs
+    from sshbench.errors import Unfinished
 
     store = open_store(db)
     state = session()
@@ -130,7 +131,11 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
         job = jobs.Job(
             store, opts, progress, resume, lambda rid: setattr(state, "run_id", rid), _plan_noted, _allows(opts)
         )
-        run_id = jobs.run(job)
+        try:
+            run_id = jobs.run(job)
+        except Unfinished as exc:  # what it measured is shown, then why it stopped
+            show(store, exc.run_id, as_json)
+            raise
     show(store, run_id, as_json, discovery_only=not opts.measures)
     if store.run(run_id).fleet is not None:
         _check_fleet(store, run_id)
@@ -180,13 +185,27 @@ def _check_fleet(store: Store, run_id: int) -> None:
         )
 
 
+NARROWING = (
+    ("cipher", "--cipher"), ("kex", "--kex"), ("hostkey", "--hostkey"), ("mac_mode", "--macs default"),
+    ("direction", "--direction"), ("client", "--client"), ("server_specs", "--server"), ("tool", "--tool"),
+    ("no_throughput", "--no-throughput"),
+)  # fmt: skip
+
+
+def narrowing() -> list[str]:
+    """Return the options of the command being run that narrow its plan (only those it takes)."""
+    context = click.get_current_context(silent=True)
+    names = {p.name for p in context.command.params} if context else set()
+    return [flag for name, flag in NARROWING if name in names]
+
+
 def _plan_noted(estimate: Any) -> None:
     """Show the plan's time estimate on stderr, then refuse it if it cannot fit its budget."""
     from sshbench.measure.budget import check
 
     if estimate is not None:
         err().print(estimate.describe(), highlight=False, soft_wrap=True)
-    check(estimate)
+    check(estimate, narrowing())
 
 
 def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:

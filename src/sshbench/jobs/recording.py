@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from sshbench import leases
 from sshbench.environment import Environment
+from sshbench.errors import Unfinished
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.staging import Stager, stage
 from sshbench.measure.budget import Estimate, check
@@ -97,6 +98,9 @@ class Recording:
         interrupted (--resume finishes the last three)."""
         try:
             yield
+        except Unfinished:
+            self.settle(RunStatus.INCOMPLETE)
+            raise
         except Exception:
             self.settle(RunStatus.FAILED)
             raise

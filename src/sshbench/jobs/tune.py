@@ -19,27 +19,40 @@ with the default, under one budget.
    samples the diagnosis read. Each remedy's gain is read against that copy, paired per round (analyse/tune.py).
    Copies last 8 logins (remedies.COPY_LOGINS) or what lets 3 rounds of the whole schedule (the fresh login too)
    fit what the remedies' warm-ups leave of the budget, whichever is shorter (each transfer's login and ramp as step
-   1 measured them). A remedy with fewer than 3 rounds gets no verdict.
+   1 measured them).
+The race is anchored on the default (measure/racing.py): the default copy and fresh login are measured every round,
+and a remedy stops only once the race calls it slower than or equivalent to the default, or its paired 95 % verdict
+against the default is settled (ratios.settled), never because another remedy is faster; every remedy gets
+ratios.DECIDING_PAIRS rounds first, the fewest a pasted change is drawn from.
+Budget: before anything is stored, a probe (one login, one transfer) estimates step 1 and the smallest set of
+remedies any bound calls for, and a budget that cannot give them DECIDING_PAIRS rounds is refused (exit 2, with the
+budget that would fit). After step 2, when what is left cannot give the remedies of the bound found those rounds,
+the run stops with the diagnosis kept (incomplete, exit 9, with the budget that would fit).
 A resumed run repeats steps 1 and 2 from its stored samples, so it picks the same remedies.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 
 from sshbench import kex
 from sshbench.analyse.tune import diagnose_defaults
 from sshbench.environment import Environment
+from sshbench.errors import Unfinished
+from sshbench.hints import sshbench
 from sshbench.jobs.endpoints import Endpoint, require_connectable, require_reachable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Copies, Staging
-from sshbench.measure.remedies import STREAMS, baseline, steady
+from sshbench.measure.budget import Estimate, Probe
+from sshbench.measure.remedies import STREAMS, baseline, rounds_seconds, steady, warmup_seconds
 from sshbench.measure.samplers import MB
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import BoundKind, Direction, Kind, Plan, Sample, Scenario, is_aead
+from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import Discovery, StoredScenario
 from sshbench.ssh.proc import ssh_client
 
@@ -130,6 +143,8 @@ def tune_job(job: Job) -> int:
         require_reachable(disc, where.target)
         require_connectable(disc, where.target)
         env = bench.environment(where, disc)
+        if job.resume is None:
+            job.plan_ready(plan_estimate(job, disc, bench.probe(where)))
         rec = job.record(opts.target, env)
         with rec.status():
             job.store.set_discovery(rec.run_id, disc)
@@ -149,6 +164,67 @@ def _with_window(bench: Bench, wide: Endpoint, sizer: Copies, copies: Sampler) -
         return (wide_copies if (sc.remedy or "").startswith("window=") else copies)(sc, rnd, warmup)
 
     return take, widened
+
+
+def plan_estimate(job: Job, disc: Discovery, probe: Probe | None) -> Estimate | None:
+    """Return the plan's estimate from a probe: step 1 (the defaults' warm-ups and 3 rounds) as set-up, then the
+    smallest set of remedies any bound calls for, each warmed up and measured DECIDING_PAIRS rounds with copies as
+    short as they are allowed to be (None without a probe)."""
+    opts = job.opts
+    if probe is None or probe.rate is None:
+        return None
+    login, least = probe.connection, opts.sample_seconds
+    first = defaults(opts.directions)
+    transfers = [sc for sc in first if sc.kind is Kind.THROUGHPUT]
+    first_warm = opts.plan.warmup * (len(transfers) * (login + least) + login)
+    first_rounds = 3 * (len(transfers) * (login + least) + login)
+    smallest: tuple[float, float, list[Scenario]] | None = None
+    for kind in (BoundKind.NETWORK, BoundKind.CLIENT_CPU):
+        chosen = remedies({"download": kind, "upload": kind}, disc, job.allows, opts.directions, opts.payload)
+        raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
+        warm = warmup_seconds(chosen * opts.plan.warmup, login, login)
+        rounds = rounds_seconds(login, raced, least, least, login)
+        if smallest is None or warm + rounds < smallest[0] + smallest[1]:
+            smallest = (warm, rounds, raced)
+    assert smallest is not None
+    warm, rounds, raced = smallest
+    return Estimate(
+        sum(1 for sc in raced if sc.kind is Kind.LATENCY), sum(1 for sc in raced if sc.kind is Kind.THROUGHPUT),
+        first_warm + warm, rounds / DECIDING_PAIRS, opts.plan.max_time, job.elapsed() + first_rounds,
+        "discovery, a probe, 3 rounds of the defaults", DECIDING_PAIRS,
+        f"the defaults, then the remedies of the bound found (at least {len(raced)} rows)",
+    )  # fmt: skip
+
+
+def _refuse_short(
+    rec: Recording,
+    job: Job,
+    times: tuple[float | None, float | None],
+    raced: Sequence[Scenario],
+    warm: Sequence[Scenario],
+    bound: Mapping[str, BoundKind],
+) -> None:
+    """Stop the run, its diagnosis kept, when what is left of the budget cannot give the remedies of the bound found
+    DECIDING_PAIRS rounds each with copies as short as allowed (incomplete, exit 9, with the budget that fits)."""
+    left = rec.remaining().max_time
+    if left is None or job.opts.size:
+        return
+    least, (login, overhead) = job.opts.sample_seconds, times
+    need = warmup_seconds(warm, login, overhead) + rounds_seconds(login, raced, least, least, overhead)
+    if left >= need:
+        return
+    whole = math.ceil((job.elapsed() + need) * 1.1 / 10) * 10  # what was spent, what is needed, a tenth to spare
+    found = ", ".join(f"{group}: {kind.value}" for group, kind in bound.items())
+    rows = sum(1 for sc in raced if sc.remedy not in (None, "streams=1") or sc.cipher or sc.kex)
+    target = [] if job.opts.target.startswith("local") else [job.opts.target]
+    raise Unfinished(
+        rec.run_id,
+        f"the {left:.0f} s left of the budget after the diagnosis ({found}) cannot give its {rows} remedies "
+        f"{DECIDING_PAIRS} rounds each against the default: they need ~{need:.0f} s",
+        place=f"run {rec.run_id}",
+        fix=f"start again with `{sshbench('tune', *target, '--max-time', f'{whole}s', ssh_config=True)}`, or "
+        f"finish this run, whose defaults are kept, with `{sshbench('tune', '--resume', str(rec.run_id))}`",
+    )
 
 
 def first_step(rec: Recording) -> Plan:
@@ -183,6 +259,9 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
                 warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
                 sizer.size_copies(rates, login, rec.remaining().max_time, raced, overhead, warm)
                 sizer.copy_sizes.update(_copies_stored(stored))
+            warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
+            rates, login, overhead = _defaults_measured(stored)
+            _refuse_short(rec, job, (login, overhead), raced, warm, found)
             rec.register([*first, *chosen])
             if window and any((sc.remedy or "").startswith("window=") for sc in chosen):
                 takers[Kind.THROUGHPUT], wide = _with_window(bench, bench.widened(where, WIDE_WINDOW), sizer, copies)
@@ -190,7 +269,10 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
                 take = by_kind(takers)
             anchors = frozenset(sc.key for sc in raced if sc.cipher is None and sc.kex is None
                                 and sc.remedy in ("streams=1", None))  # the default copy and fresh login  # fmt: skip
-            rec.schedule(raced, take, job.progress, "remedies", anchors=anchors)
+            plan = rec.remaining()
+            plan = dataclasses.replace(plan, min_rounds=max(plan.min_rounds, DECIDING_PAIRS),
+                                       max_rounds=max(plan.max_rounds, DECIDING_PAIRS))  # fmt: skip
+            rec.schedule(raced, take, job.progress, "remedies", plan=plan, anchors=anchors)
         finally:
             for staged_copies in staged:
                 staged_copies.cleanup()

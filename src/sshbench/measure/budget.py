@@ -59,6 +59,8 @@ class Estimate:
     budget: float | None
     setup: float = 0.0  # seconds the job has spent before measuring (link check, discovery, probes) plus its ceilings
     setup_what: str = "discovery, probes"  # what the set-up holds, in words
+    rounds_needed: int = MIN_RANKED  # the rounds every row needs (a rank: 3; a `tune` remedy's verdict: 6)
+    what: str | None = None  # the scenarios in words, when counting them says less (`tune`: chosen later)
 
     @property
     def rounds(self) -> int | None:
@@ -70,7 +72,7 @@ class Estimate:
 
     def describe(self) -> str:
         """Return the plan in one line, for the user to see before measuring."""
-        what = " + ".join(
+        what = self.what or " + ".join(
             f"{n} {word} scenario{'s' if n != 1 else ''}"
             for n, word in ((self.connections, "connection"), (self.transfers, "transfer"))
             if n
@@ -83,21 +85,27 @@ class Estimate:
 
     def problem(self) -> str | None:
         """Return why the plan cannot give every row enough samples within the budget, else None."""
-        if self.budget is None or (self.rounds or 0) >= MIN_RANKED:
+        if self.budget is None or (self.rounds or 0) >= self.rounds_needed:
             return None
         n = self.connections + self.transfers
-        they = f"{n} scenario{'s need' if n != 1 else ' needs'}"
+        they = f"{n} scenario{'s need' if n != 1 else ' needs'}" if self.what is None else f"{self.what} need"
         setup = f"~{_secs(self.setup)} of set-up ({self.setup_what}) and " if self.setup else ""
         if self.setup + self.warmup >= self.budget:
             return f"{they} {setup}~{_secs(self.warmup)} of warm-ups; the budget is {_secs(self.budget)}"
         return (
             f"{they} {setup}~{_secs(self.warmup)} of warm-ups and ~{_secs(self.per_round)} per round; "
-            f"the {_secs(self.budget)} budget leaves {self.rounds} round(s) and a rank needs {MIN_RANKED}"
+            f"the {_secs(self.budget)} budget leaves {self.rounds} round(s) and {self._needs()}"
         )
+
+    def _needs(self) -> str:
+        """Return what the rounds are needed for, in words."""
+        if self.rounds_needed == MIN_RANKED:
+            return f"a rank needs {MIN_RANKED}"
+        return f"a verdict on a change needs {self.rounds_needed}"
 
     def needed(self) -> float:
         """Return the budget that would give every row the samples a rank needs."""
-        return self.setup + self.warmup + MIN_RANKED * self.per_round
+        return self.setup + self.warmup + self.rounds_needed * self.per_round
 
 
 def _secs(seconds: float) -> str:
@@ -137,15 +145,16 @@ def estimate(
     return Estimate(lat, len(scenarios) - lat, warmup, per_round, opts.plan.max_time, setup, setup_what)
 
 
-def check(est: Estimate | None) -> None:
-    """Refuse, before anything is stored, a plan the budget cannot give enough samples to rank."""
+def check(est: Estimate | None, narrowing: Sequence[str] = ()) -> None:
+    """Refuse, before anything is stored, a plan the budget cannot give enough samples to rank (`narrowing`: the
+    options of the command that narrow its plan, offered in the fix)."""
     why = None if est is None else est.problem()
     if est is None or why is None:
         return
+    narrow = f"narrow the plan ({', '.join(narrowing)}) or " if narrowing else ""
     raise SshbenchError(
         why,
         place="--max-time",
-        fix=f"narrow the plan (--cipher, --kex, --hostkey, --macs default, --direction) or raise --max-time "
-        f"to at least {math.ceil(est.needed())}s",
+        fix=f"{narrow}raise --max-time to at least {math.ceil(est.needed())}s",
         code=ExitCode.USAGE,
     )

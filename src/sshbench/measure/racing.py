@@ -11,6 +11,10 @@ group's current leader (the best mean log value):
   the pair's own paired standard error, so that one noisy row does not borrow the others' calm;
 - Student's t on those degrees of freedom.
 
+A group with an anchor (`tune`'s default copy) is raced against it instead: every other row is compared with the
+anchor, never with the best row, so a row stops when it is slower than or equivalent to the anchor, whatever the
+other rows do (k - 1 comparisons with one control per look, at the same levels).
+
 Calls: `slower` when the one-sided test that the row is worse than the leader rejects; `equivalent` when both
 one-sided tests of the band [1 - m, 1 / (1 - m)] reject (TOST); `open` otherwise. A row called slower stops for
 good (its call is kept; later rounds do not reopen it).
@@ -42,6 +46,7 @@ class Call(enum.StrEnum):
     """What the race says of one row after a round."""
 
     LEADER = "leader"
+    ANCHOR = "anchor"
     SLOWER = "slower"
     EQUIVALENT = "equivalent"
     OPEN = "open"
@@ -127,9 +132,9 @@ def call(arm: Arm, leader: Arm, race: Race, rows: int, look: int, noise: Noise |
     return Call.OPEN
 
 
-def decide(arms: Sequence[Arm], race: Race, look: int) -> dict[str, Call]:
-    """Return the call on every arm at a look: per group, the leader among the racing rows and each other racing
-    row against it; stopped rows stay slower."""
+def decide(arms: Sequence[Arm], race: Race, look: int, anchors: frozenset[str] = frozenset()) -> dict[str, Call]:
+    """Return the call on every arm at a look: per group, the leader among the racing rows (or the group's anchor,
+    one of `anchors`) and each other racing row against it; stopped rows stay slower."""
     groups: dict[Hashable, list[Arm]] = {}
     for arm in arms:
         groups.setdefault(arm.group, []).append(arm)
@@ -141,9 +146,13 @@ def decide(arms: Sequence[Arm], race: Race, look: int) -> dict[str, Call]:
         if not ranked:
             calls |= {a.key: Call.OPEN for a in racing}
             continue
-        leader = max(ranked, key=_mean_log)
+        anchor = next((a for a in racing if a.key in anchors), None)
+        if anchor is not None and len(anchor.logs()) < MIN_RANKED:
+            calls |= {a.key: Call.OPEN for a in racing if a is not anchor} | {anchor.key: Call.ANCHOR}
+            continue
+        leader = anchor or max(ranked, key=_mean_log)
         noise = pooled(ranked)
-        calls[leader.key] = Call.LEADER
+        calls[leader.key] = Call.LEADER if anchor is None else Call.ANCHOR
         for arm in racing:
             if arm is not leader:
                 calls[arm.key] = call(arm, leader, race, len(members), look, noise)
@@ -152,4 +161,4 @@ def decide(arms: Sequence[Arm], race: Race, look: int) -> dict[str, Call]:
 
 def resolved(calls: Mapping[str, Call], keys: Sequence[str]) -> bool:
     """Return True when no row among `keys` is still open."""
-    return all(calls.get(k) in (Call.LEADER, Call.SLOWER, Call.EQUIVALENT) for k in keys)
+    return all(calls.get(k) in (Call.LEADER, Call.ANCHOR, Call.SLOWER, Call.EQUIVALENT) for k in keys)

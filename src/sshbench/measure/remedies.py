@@ -20,6 +20,7 @@ from pathlib import Path
 
 from sshbench.measure.samplers import MAX_SIZE, MB, ThroughputSampler, calibration_size, throughput_sample
 from sshbench.model import Direction, Kind, Sample, Scenario
+from sshbench.ratios import DECIDING_PAIRS
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import run_timed
 from sshbench.ssh.text import ssh_failure
@@ -27,7 +28,7 @@ from sshbench.ssh.text import ssh_failure
 MIB = 2**20
 STREAMS = (2, 4, 8)
 COPY_LOGINS = 8  # a copy lasts this many logins at the default's steady rate: the handshake stays small
-COPY_ROUNDS = 3  # the rounds a race needs: copies are no longer than lets this many fit the budget
+COPY_ROUNDS = DECIDING_PAIRS  # the rounds a verdict on a remedy needs: copies no longer than lets them fit
 
 
 def streams(sc: Scenario) -> int:
@@ -118,6 +119,22 @@ def copy_seconds_within(budget: float, login: float | None, scheduled: Sequence[
     its payload (login and the stream's ramp: 2.3-3.6 s on a 100 ms path here; the login when unknown). One more copy
     per direction is kept in reserve: connections that start together can lose packets together (8 took 2.4 times
     one's time on a 100 ms path here)."""
+    fixed, whole = _round_shape(login, scheduled, steady_seconds, overhead)
+    return (budget / COPY_ROUNDS - fixed) / whole
+
+
+def rounds_seconds(login: float | None, scheduled: Sequence[Scenario], steady_seconds: float, copy_seconds: float,
+                   overhead: float | None = None) -> float:  # fmt: skip
+    """Return what COPY_ROUNDS rounds of `scheduled` take when a default copy moves payload for `copy_seconds` (the
+    inverse of `copy_seconds_within`)."""
+    fixed, whole = _round_shape(login, scheduled, steady_seconds, overhead)
+    return COPY_ROUNDS * (fixed + whole * copy_seconds)
+
+
+def _round_shape(login: float | None, scheduled: Sequence[Scenario], steady_seconds: float,
+                 overhead: float | None) -> tuple[float, float]:  # fmt: skip
+    """Return one round's fixed seconds (logins, overheads, steady samples) and how many whole default copies it
+    moves (see `copy_seconds_within`)."""
     copies = [sc for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is not None]
     whole = sum(1.0 if sc.remedy == "compression" else 1.0 / streams(sc) for sc in copies)
     whole += len({sc.direction for sc in copies})
@@ -126,7 +143,7 @@ def copy_seconds_within(budget: float, login: float | None, scheduled: Sequence[
     logins = sum(1 for sc in scheduled if sc.kind is not Kind.THROUGHPUT)
     each = max(login or 0.0, overhead or 0.0)
     fixed = (login or 0.0) * logins + each * transfers + steady_rows * steady_seconds
-    return (budget / COPY_ROUNDS - fixed) / max(whole, 1.0)
+    return fixed, max(whole, 1.0)
 
 
 def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall: float) -> Sample:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from sshbench.measure.racing import Arm, Call, Race, decide
 from sshbench.model import Plan, Sample, Scenario
+from sshbench.ratios import judge, paired_ratio, settled
 from sshbench.stats import MIN_RANKED, summarize
 
 MAX_CONSECUTIVE_FAILURES = 3
@@ -80,6 +81,8 @@ class Scheduler:
         self.calls: dict[str, Call] = {}  # the race's calls after the last round (racing only)
         self.groups: dict[str, tuple[object, ...]] = {}  # scenario key -> its result group (racing only)
         self.anchors = anchors  # rows others are read against (tune's default copy): never stopped while they race
+        self.margin = margin
+        self.stopped: set[str] = set()  # rows raced against an anchor that stopped for good (see `_settle`)
         self.members: dict[tuple[object, ...], list[Scenario]] = {}
 
     def resume_from(self, scenario: Scenario, samples: Sequence[Sample], failure: str | None) -> None:
@@ -150,7 +153,26 @@ class Scheduler:
             for sc in scenarios
             if self._live(sc)
         ]  # fmt: skip
-        self.calls = decide(arms, self.race, look=last - MIN_RANKED + 1)
+        self.calls = decide(arms, self.race, look=last - MIN_RANKED + 1, anchors=self.anchors)
+        self._settle(scenarios)
+
+    def _settle(self, scenarios: Sequence[Scenario]) -> None:
+        """Stop for good each row raced against an anchor that has its minimum rounds and is called slower than or
+        equivalent to it, or whose paired 95 % verdict against it more rounds would not change (ratios.settled)."""
+        for sc in scenarios:
+            anchor = self._anchor_of(sc)
+            if anchor is None or sc.key in self.stopped or len(self.state[sc.key].values) < self.plan.min_rounds:
+                continue
+            ratio = paired_ratio(self.state[anchor.key].by_round, self.state[sc.key].by_round)
+            verdict = None if ratio is None else judge(ratio, sc.metric.higher_is_better, self.margin)
+            if self.calls.get(sc.key) in (Call.SLOWER, Call.EQUIVALENT) or settled(verdict):
+                self.stopped.add(sc.key)
+
+    def _anchor_of(self, sc: Scenario) -> Scenario | None:
+        """Return the anchor of a (non-anchor) row's group, or None."""
+        if sc.key in self.anchors:
+            return None
+        return next((o for o in self.members.get(self.groups[sc.key], []) if o.key in self.anchors), None)
 
     def _group_open(self, sc: Scenario) -> bool:
         """Return True while some live row of the scenario's group has no call yet."""
@@ -186,6 +208,8 @@ class Scheduler:
         if sc.key in self.anchors:  # paired with every row still measured, whatever the race calls it
             others = [o for o in self.members.get(self.groups[sc.key], []) if o.key not in self.anchors]
             return len(values) < self.plan.min_rounds or any(self._unfinished(o) for o in others)
+        if self._anchor_of(sc) is not None:  # raced against the anchor only: until settled
+            return sc.key not in self.stopped and len(values) < self.plan.max_rounds
         if self.calls.get(sc.key) is Call.SLOWER:
             return len(values) < MIN_RANKED
         if len(values) < self.plan.min_rounds:
@@ -229,10 +253,10 @@ class Scheduler:
         total = 0
         for sc in scenarios:
             st = self.state[sc.key]
-            if st.failure is not None:
+            if st.failure is not None or sc.key in self.stopped:
                 continue
             total += max(self.plan.warmup - st.warmups, 0)
-            if self.calls.get(sc.key) is Call.SLOWER:
+            if self.calls.get(sc.key) is Call.SLOWER and self._anchor_of(sc) is None:
                 total += max(MIN_RANKED - len(st.values), 0)
                 continue
             missing = self.plan.min_rounds - len(st.values)

@@ -10,22 +10,27 @@ from rich.console import Console
 from sshbench.analyse import tune
 from sshbench.analyse.claims import bounds
 from sshbench.payloads import text_ratio
-from sshbench.ratios import Word, interval_name
+from sshbench.ratios import DECIDING_PAIRS, Word, interval_name
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import print_unfinished
 
 
 def _gain(r: tune.Remedy) -> str:
-    """Return the remedy's change against the default, with its interval and verdict."""
+    """Return the remedy's change against the default, with its interval and verdict (or why there is none yet)."""
     v = r.verdict
     if v is None:
-        return "too few samples to compare with the default (3 rounds each are needed: raise --max-time)"
+        return f"not told apart yet: too few rounds paired with the default ({DECIDING_PAIRS} are needed)"
     pct = (v.ratio.value - 1) * 100
     low, high = (v.ratio.low - 1) * 100, (v.ratio.high - 1) * 100
-    more = ""
-    if v.word is Word.INCONCLUSIVE and v.more:
-        more = f"; about {v.more} more sample{'s' if v.more > 1 else ''} each would likely decide"
-    return f"{pct:+.0f} % ({interval_name(v.ratio)} {low:+.0f} .. {high:+.0f} %, {v.word.value}{more})"
+    numbers = f"{pct:+.0f} % ({interval_name(v.ratio)} {low:+.0f} .. {high:+.0f} %"
+    if not r.settled:
+        more = max(DECIDING_PAIRS - v.ratio.n, v.more or 0)
+        likely = f"; about {more} more round{'s' if more > 1 else ''} would likely decide" if more else ""
+        return f"{numbers}, {v.ratio.n} rounds: not told apart yet{likely})"
+    if v.word is Word.FASTER:
+        return numbers + (", faster: worth a change)" if r.helps else
+                          f", faster but within the ±{v.margin:.0%} margin: not worth a change)")  # fmt: skip
+    return f"{numbers}, {v.word.value})"
 
 
 RTTS = (("min RTT", "min_rtt_ms"), ("smoothed RTT", "rtt_ms"), ("receiver's RTT", "rcv_rtt_ms"))
@@ -72,7 +77,7 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
             console.print(f"    {name}: {_gain(r)}", highlight=False, markup=False)
         for words in f.advice:
             console.print(f"    also: {words}", highlight=False, markup=False)
-    pasted = tune.paste(found, run.options.margin)
+    pasted = tune.paste(found)
     if pasted["ssh_config"]:
         console.print("  ~/.ssh/config (measured here):", highlight=False)
         host = "your-server" if run.target.startswith("local") else run.target
@@ -83,8 +88,18 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
     for command in pasted["commands"]:
         how = "on the server (measured here)" if command in measured else "instead of one copy"
         console.print(f"  {how}: {command}", highlight=False, markup=False)
-    if not pasted["ssh_config"] and not pasted["commands"]:
-        console.print("  nothing measured here beats the default significantly: keep it", highlight=False)
-    console.print(f"  (a gain within the ±{run.options.margin:.0%} margin is not pasted: --margin sets it)",
-                  highlight=False, style="dim")  # fmt: skip
+    for loss in tune.losses(run, found):
+        console.print(f"  note: {loss}", highlight=False, markup=False)
+    open_ = tune.undecided(found)
+    if open_:
+        more = max((max(DECIDING_PAIRS - r.verdict.ratio.n, r.verdict.more or 0) if r.verdict else DECIDING_PAIRS)
+                   for r in open_)  # fmt: skip
+        console.print(f"  not told apart yet: {len(open_)} remed{'ies' if len(open_) > 1 else 'y'} against the "
+                      f"default (about {more} more round{'s' if more > 1 else ''} would likely decide: raise "
+                      f"--max-time)", highlight=False)  # fmt: skip
+    elif not pasted["ssh_config"] and not pasted["commands"]:
+        console.print(f"  no remedy beats the default by more than the ±{run.options.margin:.0%} margin (each from "
+                      f"{DECIDING_PAIRS} rounds or more): keep it", highlight=False)  # fmt: skip
+    console.print(f"  (pasted: a gain whose whole 95 % interval lies beyond the ±{run.options.margin:.0%} margin, "
+                  f"from {DECIDING_PAIRS} rounds or more; --margin sets it)", highlight=False, style="dim")  # fmt: skip
     print_unfinished(console, run)
