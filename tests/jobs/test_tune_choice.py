@@ -8,7 +8,6 @@ import pytest
 
 from fakes import CHACHA, GCM, SNTRUP, stored_values
 from sshbench.analyse import tune
-from sshbench.render.tune import _gain
 from sshbench.environment import Environment
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.tune import MAX_KEX, remedies
@@ -16,6 +15,7 @@ from sshbench.measure.remedies import COPY_LOGINS, COPY_ROUNDS, CopySampler, cop
 from sshbench.measure.samplers import MB
 from sshbench.model import BoundKind, Direction, Kind, RunStatus, Scenario
 from sshbench.records import Discovery, Negotiated, Profile, RunRecord
+from sshbench.render.tune import _gain
 from sshbench.runkinds import RunKind
 
 DISC = Discovery(
@@ -69,7 +69,8 @@ def test_copies_last_several_logins_but_leave_a_race_room_in_the_budget() -> Non
     sizer.size_copies({Direction.DOWN: 20.0}, 1.4, None, chosen)  # no budget: COPY_LOGINS logins of the rate
     assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * COPY_LOGINS * 1.4) // 2**20
     within = copy_seconds_within(90.0, 1.4, chosen, 1.0)
-    rounds = COPY_ROUNDS * (1.4 * (len(chosen) + 1) + within * (1 + 1 / 2 + 1 / 4 + 1 / 8 + 1))  # copies, a reserve, logins
+    whole = 1 + 1 / 2 + 1 / 4 + 1 / 8 + 1  # copies and a reserve
+    rounds = COPY_ROUNDS * (1.4 * (len(chosen) + 1) + within * whole)  # and the logins
     ramp = copy_seconds_within(90.0, 1.4, chosen, 1.0, overhead=3.0)  # a transfer's login and ramp: 3 s a copy
     assert ramp == pytest.approx(within - (3.0 - 1.4) * 5 / (1 + 1 / 2 + 1 / 4 + 1 / 8 + 1))  # 4 copies, a reserve
     assert 0 < within < COPY_LOGINS * 1.4 and rounds == pytest.approx(90.0)

@@ -70,7 +70,7 @@ def test_a_remedy_slower_than_another_but_faster_than_the_default_is_measured_to
     store = Store(tmp_path / "runs.db")
     run_id = jobs.run(jobs.Job(store, _options(), ListProgress(), stage=fake_stage()))  # type: ignore[arg-type]
     assert store.run(run_id).status is RunStatus.COMPLETE
-    found, by = _latency(store, run_id)
+    _, by = _latency(store, run_id)
     curve = next(r for label, r in by.items() if CURVE in label)
     assert curve.verdict is not None and curve.verdict.ratio.n >= DECIDING_PAIRS  # not stopped at 3 by the master
     assert curve.helps and "worth a change" in _gain(curve)
@@ -81,8 +81,9 @@ def test_a_remedy_slower_than_another_but_faster_than_the_default_is_measured_to
     assert f"your default key exchange {SNTRUP} is post-quantum and {CURVE} is not" in loss
 
 
-def test_a_remedy_faster_on_a_75_percent_interval_only_is_not_pasted(tmp_path: Path, logins: None,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_remedy_faster_on_a_75_percent_interval_only_is_not_pasted(
+    tmp_path: Path, logins: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def cut(sc: Scenario, rnd: int) -> float:
         """Stop the run in its fourth round of remedies (as Ctrl-C would), 3 rounds stored."""
         if rnd == 4 and sc.kex == CURVE:

@@ -129,3 +129,38 @@ def test_compare_json_follows_its_schema(cli_env: dict[str, str], db: Path) -> N
     for args in (["1", "2"], ["1,2", "2", "--fail-if", "slower:5%"]):
         doc = json.loads(sshbench(cli_env, "compare", *args, "--db", str(db), "--json").stdout)
         assert [e.message for e in validator.iter_errors(doc)] == []
+
+
+def test_a_default_row_meets_the_same_measurement_stored_under_its_negotiated_names(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 34, item 6: a tune run's "default kex / default host key" against a sweep's named rows matched nothing."""
+    from fakes import fake_discovery
+
+    db = tmp_path / "names.db"
+    store = Store(db)
+    default = Scenario(Kind.LATENCY)  # the client's own algorithms, as tune stores its fresh login
+    tuned = _run_with(store, {default: [0.160, 0.161, 0.159, 0.160, 0.162, 0.158]})
+    named = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")  # what fake_discovery negotiates
+    swept = _run_with(store, {named: [0.150, 0.151, 0.149, 0.150, 0.152, 0.148]})
+    for run_id in (tuned, swept):
+        store.set_discovery(run_id, fake_discovery())
+    store.close()
+    done = sshbench(cli_env, "compare", str(tuned), str(swept), "--db", str(db), "--fail-if", "slower:5%")
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "1 scenario matched in both" in done.stdout
+    assert "curve25519-sha256" in done.stdout and "on one side only" not in done.stdout
+
+
+def test_fail_if_over_runs_with_nothing_in_common_fails_with_its_own_code(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "apart.db"
+    store = Store(db)
+    _run_with(store, {UP: [1000.0, 1010.0, 990.0]})
+    _run_with(store, {Scenario(Kind.LATENCY, kex="curve25519-sha256"): [0.15, 0.16, 0.15]})
+    store.close()
+    done = sshbench(cli_env, "compare", "1", "2", "--db", str(db), "--fail-if", "slower:5%")
+    assert done.returncode == ExitCode.NOTHING_COMPARED == 11, done.stderr
+    assert "checked nothing" in done.stderr and "no scenario in common" in done.stderr
+    assert "0 scenarios matched in both" in done.stdout

@@ -9,18 +9,24 @@ is why several runs per side can be given and their spread is reported. Verdicts
 faster, slower (the interval excludes 1), inconclusive (neither), with too few samples (fewer than
 `stats.MIN_RANKED` on a side) no verdict at all. Environment differences that make a comparison doubtful (CPU,
 crypto flags, versions, emulation, pinning) are listed.
+
+A row of the client's own algorithms (`tune`'s default, a `run`'s "default kex / default host key") is read under
+the names its run's discovery saw negotiated (`named`), so it meets the same measurement stored under those names
+(a `sweep` row) in another run, in runs stored before this rule too. `matched` counts the scenarios measured on
+both sides: a `--fail-if` over none checked nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sshbench.environment import Environment
-from sshbench.model import Scenario
+from sshbench.model import Kind, Scenario
 from sshbench.ratios import MARGIN, Verdict, judge, speed, unpaired_ratio
-from sshbench.records import StoredScenario
+from sshbench.records import Negotiated, StoredScenario
 from sshbench.stats import MIN_RANKED, Summary, summarize
 
 # What is compared between two runs' environments: (name shown, how to read it).
@@ -70,6 +76,39 @@ class Change:
         if self.verdict != "slower" or interval is None:
             return 0.0
         return 100 * (1 - interval[1])
+
+
+def named(stored: Sequence[StoredScenario], default: Negotiated | None) -> list[StoredScenario]:
+    """Return a run's rows with the client's own algorithms named as its discovery saw them negotiated (a
+    connection's key exchange and host key; a transfer's cipher, and its MAC when the cipher was the default's too);
+    rows pinned otherwise, rows of other clients or tools, and a row whose name another row of the run already
+    has, keep theirs."""
+    if default is None:
+        return list(stored)
+    taken = {st.scenario.match_key() for st in stored}
+    out = []
+    for st in stored:
+        sc = _negotiated(st.scenario, default)
+        if sc != st.scenario and sc.match_key() not in taken:
+            st = dataclasses.replace(st, scenario=sc)
+        out.append(st)
+    return out
+
+
+def _negotiated(sc: Scenario, default: Negotiated) -> Scenario:
+    """Return a scenario with its unpinned algorithms filled in from what the default profile negotiated."""
+    if sc.client is not None or sc.tool is not None or sc.profile is not None:
+        return sc
+    if sc.kind is Kind.LATENCY:
+        return dataclasses.replace(sc, kex=sc.kex or default.kex, hostkey=sc.hostkey or default.hostkey)
+    if sc.kind is Kind.THROUGHPUT and sc.cipher is None:
+        return dataclasses.replace(sc, cipher=default.cipher, mac=sc.mac or default.mac)
+    return sc
+
+
+def matched(changes: Sequence[Change]) -> int:
+    """Return how many scenarios were measured on both sides (a verdict, or too few samples for one)."""
+    return sum(1 for c in changes if c.verdict not in (ONLY_A, ONLY_B))
 
 
 def _pooled(sides: Sequence[Sequence[StoredScenario]]) -> dict[tuple[object, ...], list[StoredScenario]]:

@@ -152,19 +152,19 @@ def _standing(row: Row, leader: Row, margin: float) -> tuple[Standing, Verdict |
 
 
 def _rank(rows: list[Row], margin: float) -> list[Row]:
-    """Rank rows given best median first: a row shares the rank of the head of its tie group unless it is
-    significantly slower than that head (then it heads a new group); standings are against the first row."""
+    """Rank rows given best median first, as the paired verdicts read (docs/CLAIMS.md): every row not significantly
+    slower than the group's first row shares rank 1; among the rest, every row not significantly slower than their
+    first shares the next rank, and so on. Standings are against the first row; rows come back in rank order."""
     out: list[Row] = []
-    head = 0
-    for position, row in enumerate(rows):
-        standing, verdict = _standing(row, rows[0], margin)
-        tied = position > 0 and _word(row, rows[head], margin) is not Word.SLOWER
-        if tied:
-            out[head] = dataclasses.replace(out[head], tied=True)
-        else:
-            head = position
-        rank = out[head].rank if tied else position + 1
-        out.append(dataclasses.replace(row, rank=rank, tied=tied, standing=standing, against_leader=verdict))
+    left = list(rows)
+    while left:
+        head = left[0]
+        members = [r for r in left if r is head or _word(r, head, margin) is not Word.SLOWER]
+        rank, tied = len(out) + 1, len(members) > 1
+        for row in members:
+            standing, verdict = _standing(row, rows[0], margin)
+            out.append(dataclasses.replace(row, rank=rank, tied=tied, standing=standing, against_leader=verdict))
+        left = [r for r in left if not any(r is m for m in members)]
     return out
 
 
@@ -175,9 +175,9 @@ def _word(row: Row, head: Row, margin: float) -> Word:
 
 
 def build_rows(stored: Sequence[StoredScenario], ci_target: float, margin: float = MARGIN) -> list[Row]:
-    """Summarize and rank scenarios of one kind and direction: ranked rows best first (ties are rows that are not
-    significantly slower than their group's head, by the ratio verdicts of ratios.py), then rows with too few
-    samples to rank (rank 0), then rows with no samples."""
+    """Summarize and rank scenarios of one kind and direction: ranked rows in rank order (a rank is shared by rows
+    not significantly slower than the first row of their group, by the ratio verdicts of ratios.py; see `_rank`),
+    then rows with too few samples to rank (rank 0), then rows with no samples."""
     higher = bool(stored) and stored[0].scenario.metric.higher_is_better
     rows = []
     for st in stored:

@@ -6,6 +6,7 @@ import signal
 import sys
 import traceback
 from types import FrameType
+from typing import ClassVar
 
 import click
 
@@ -16,19 +17,43 @@ from sshbench.errors import ExitCode, SshbenchError, Terminated
 
 
 class DefaultJob(click.Group):
-    """The `sshbench` group: with no command, or with options only `run` knows, it runs the main job, `run`."""
+    """The `sshbench` group: with no command, or with options only `run` knows, it runs the main job, `run`; the
+    options every command shares may come before the command, as git's and docker's do."""
 
     OWN = ("--traceback", "--version", "-h", "--help")
+    SHARED: ClassVar[dict[str, bool]] = {"--db": True, "--ssh-config": True, "--ssh": True, "--json": False,
+                                         "--wide": False}  # option -> whether it takes a value  # fmt: skip
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Insert `run` before the first option that is not the group's own (`sshbench --max-time 90s`)."""
+        """Move shared options given before a command after it (`sshbench --db X tune box`), else insert `run`
+        before the first option that is not the group's own (`sshbench --max-time 90s`)."""
         rest = list(args)
         i = 0
         while i < len(rest) and rest[i] in self.OWN:
             i += 1
-        if i < len(rest) and rest[i].startswith("-") and rest[i] != "--":
+        j = i
+        while j < len(rest) and (name := rest[j].split("=", 1)[0]) in self.SHARED:
+            j += 1 + int(self.SHARED[name] and "=" not in rest[j])
+        if i < j < len(rest) and rest[j] in self.commands:
+            rest = [*rest[:i], rest[j], *rest[i:j], *rest[j + 1 :]]
+        elif i < len(rest) and rest[i].startswith("-") and rest[i] != "--":
             rest.insert(i, "run")
         return super().parse_args(ctx, rest)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """Resolve the command, or say how to measure a host of that name (`sshbench run NAME`)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            raise SshbenchError(
+                f"{name!r} is no sshbench command",
+                place="sshbench COMMAND",
+                fix=f"to measure a host of that name: `{hints.sshbench('run', name)}` (a host named like a command, "
+                "such as `tune`, is reached the same way); `sshbench --help` lists the commands",
+                code=ExitCode.USAGE,
+            )
+        return super().resolve_command(ctx, args)
 
 
 @click.group(

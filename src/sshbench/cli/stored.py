@@ -22,7 +22,7 @@ MARGIN_DEFAULT = 0.05  # sshbench.ratios.MARGIN (not imported here: --help stays
 
 if TYPE_CHECKING:
     from sshbench.analyse.policy import Policy
-    from sshbench.records import StoredRun
+    from sshbench.records import StoredRun, StoredScenario
     from sshbench.storage.store import Store
 
 
@@ -205,7 +205,7 @@ def compare_cmd(
     per side (`sshbench compare 3,4 7,8`) to pool them and see their spread. Differences in the
     environment (CPU, crypto flags, versions, emulation, pinning) are printed as warnings.
     """
-    from sshbench.analyse.compare import compare, environment_differences
+    from sshbench.analyse.compare import compare, environment_differences, matched
     from sshbench.analyse.compare import fail_if as judge_fail_if
     from sshbench.render.compare import compare_document, print_compare
 
@@ -215,8 +215,8 @@ def compare_cmd(
     ids_a = [resolve(store, i) for i in run_a]
     ids_b = [resolve(store, i) for i in run_b]
     a, b = [store.run(i) for i in ids_a], [store.run(i) for i in ids_b]
-    side_a = [store.load(i).scenarios for i in ids_a]  # a fleet: every host, named
-    changes = compare(side_a, [store.load(i).scenarios for i in ids_b], m)
+    side_a = [_named(store.load(i)) for i in ids_a]  # a fleet: every host, named
+    changes = compare(side_a, [_named(store.load(i)) for i in ids_b], m)
     diffs = sorted({d for x in a for y in b for d in environment_differences(x.environment, y.environment)})
     judged = judge_fail_if(changes, threshold) if threshold is not None else None
     if as_json:
@@ -230,6 +230,14 @@ def compare_cmd(
             "side would tell)",
             err=True,
         )
+    if judged is not None and not matched(changes):
+        raise SshbenchError(
+            f"--fail-if {fail_if} checked nothing: runs {' + '.join(map(str, ids_a))} and "
+            f"{' + '.join(map(str, ids_b))} have no scenario in common ({len(changes)} on one side only)",
+            place="--fail-if",
+            fix="compare runs that measured the same rows (the same command and algorithms: see `sshbench show N`)",
+            code=ExitCode.NOTHING_COMPARED,
+        )
     if judged is not None and judged.failing:
         names = " + ".join(map(str, ids_b))
         raise SshbenchError(
@@ -239,6 +247,14 @@ def compare_cmd(
             fix="see the table above; rerun both to rule out drift between runs, and compare several runs per side",
             code=ExitCode.REGRESSION,
         )
+
+
+def _named(stored: StoredRun) -> list[StoredScenario]:
+    """Return a run's rows with its client's own algorithms named as negotiated (analyse/compare.named)."""
+    from sshbench.analyse.compare import named
+
+    disc = stored.run.discovery
+    return named(stored.scenarios, disc.default() if disc else None)
 
 
 @click.command("recommend")

@@ -105,7 +105,9 @@ def print_compare(
         console.print(f"  no verdict for {few} scenario(s) with fewer than {MIN_RANKED} samples on a side")
     others = len(changes) - sum(counts.values()) - few
     summary = ", ".join(f"{n} {w}" for w, n in counts.items())
-    console.print(summary + (f", {others} on one side only" if others else ""), highlight=False)
+    pairs = len(changes) - others
+    console.print(f"{pairs} scenario{'s' if pairs != 1 else ''} matched in both: " + summary
+                  + (f", {others} on one side only" if others else ""), highlight=False)  # fmt: skip
     if judged is not None:
         _print_fail_if(console, judged)
 
@@ -145,6 +147,7 @@ def compare_document(
         "margin": margin,
         "note": DRIFT,
         "environment_differences": list(diffs),
+        "matched": sum(1 for c in changes if c.verdict not in ("only in A", "only in B")),
         "changes": [
             {
                 "scenario": c.scenario.to_dict(),

@@ -149,7 +149,10 @@ def sentence(p: Pick, rating_note: str = "") -> str:
             text += f"; {p.policy} picks {label(p.chosen.scenario)}"
         else:
             standing = STANDING_WORDS.get(p.chosen.standing, "unranked") if p.chosen.standing else "unranked"
-            text += f"; {p.policy} allows none of these and picks {_named(p.chosen)}, {standing}"
+            which = "does not allow the leader"
+            if p.equivalent:
+                which = "allows neither the leader nor what is equivalent to it"
+            text += f"; {p.policy} {which} and picks {_named(p.chosen)}, {standing}"
     if p.unmeasured:
         text += f"; not measured: {names([f'{label(r.scenario)} ({_why_unmeasured(r)})' for r in p.unmeasured])}"
     return text
