@@ -314,3 +314,12 @@ class RunStatus(enum.StrEnum):
     INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM: `--resume` finishes it
     INCOMPLETE = "incomplete"  # the --max-time budget ran out before every row had enough samples
     FAILED = "failed"
+
+
+SKIPPED = "skipped: "  # a row's failure reason that is no failure of the server: the run stays complete
+
+
+def not_measurable(failure: str | None) -> bool:
+    """Return True for a row that could not be measured for a reason of its own (unsupported, or skipped, such as a
+    host key your known_hosts lacks), not because something failed."""
+    return failure is not None and (failure.startswith("unsupported") or failure.startswith(SKIPPED))

@@ -15,7 +15,7 @@ from typing import Any
 from sshbench import products
 from sshbench.environment import EmbeddedInfo, Environment
 from sshbench.joboptions import JobOptions
-from sshbench.model import RunStatus, Sample, Scenario, is_local
+from sshbench.model import RunStatus, Sample, Scenario, is_local, not_measurable
 from sshbench.runkinds import RunKind
 
 SCHEMA_VERSION = 10  # of the stored data: the SQLite schema (its history is in storage/schema.py) and --json documents
@@ -384,8 +384,7 @@ class StoredScenario:
     def broke_off(self) -> bool:
         """Return True when it failed after it had worked (the server died, connections were cut): `--resume`
         tries it again, unlike a scenario that never worked or that the server does not support."""
-        unsupported = self.failure is not None and self.failure.startswith("unsupported")
-        return self.failure is not None and not unsupported and any(s.ok for s in self.samples)
+        return self.failure is not None and not not_measurable(self.failure) and any(s.ok for s in self.samples)
 
 
 @dataclass(frozen=True)

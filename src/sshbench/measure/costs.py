@@ -43,8 +43,8 @@ class ServerView(Protocol):
     def cpu_seconds(self) -> float | None:
         """Return CPU seconds used by every server process so far (None when not counted)."""
 
-    def wait_idle(self, timeout: float = ...) -> bool:
-        """Wait until no connection is being served; return True if so."""
+    def wait_idle(self, timeout: float = ..., standing: frozenset[int] = ...) -> bool:
+        """Wait until no connection is being served but those of the processes in `standing`; return True if so."""
 
 
 def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sampler:
@@ -53,6 +53,7 @@ def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sam
     def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take one sample between two readings of the server's CPU counter (and a third when the login is done)."""
         before = server.cpu_seconds() if server else None
+        standing = frozenset(p.pid for p in server.connection_processes()) if server else frozenset()
         watcher = PeakWatcher(server)
         logged_in: list[float | None] = []
         with at_mark(lambda: logged_in.append(server.cpu_seconds() if server else None)):
@@ -63,7 +64,8 @@ def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sam
                 taken = take(sc, rnd, warmup)
         if server is None:
             return dataclasses.replace(taken, client_rss=watcher.client_peak)
-        server.wait_idle()  # the session's last processes exit: their CPU is counted too
+        server.wait_idle(standing=standing)  # the sample's last processes exit: their CPU is counted too (a master
+        # connection's session, there before the sample, stays)
         after = server.cpu_seconds()
         cpu = None if before is None or after is None else after - before
         setup = None if before is None or len(logged_in) != 1 or logged_in[0] is None else logged_in[0] - before

@@ -39,7 +39,9 @@ from sshbench.payloads import fill, text_block
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.text import (
+    HOST_KEY_FAILED,
     first_time,
+    host_key_missing,
     parse_exit_status,
     parse_transferred,
     phase_breakdown,
@@ -126,7 +128,10 @@ def latency_sample(ssh: str, target: Target, scenario: Scenario, rnd: int, warmu
     """Time one full connection running `true`, with its phase breakdown."""
     done = run_timed(target.argv(ssh, scenario.ssh_options(), "true"), timeout=LOGIN_TIMEOUT)
     if done.returncode != 0 or done.timed_out:
-        return _failed(scenario, rnd, warmup, done, ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT))
+        why = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
+        if scenario.hostkey and HOST_KEY_FAILED in why and not target.embedded:
+            why = host_key_missing(scenario.hostkey, target.host, target.port)
+        return _failed(scenario, rnd, warmup, done, why)
     return Sample(
         scenario,
         rnd,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from sshbench.measure.racing import Arm, Call, Race, decide
-from sshbench.model import Plan, Sample, Scenario
+from sshbench.model import SKIPPED, Plan, Sample, Scenario
 from sshbench.ratios import judge, paired_ratio, settled
 from sshbench.stats import MIN_RANKED, summarize
 
@@ -241,7 +241,8 @@ class Scheduler:
                 st.by_round[rnd] = sample.value
         else:
             st.consecutive_failures += 1
-            if warmup or st.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
+            skipped = (sample.error or "").startswith(SKIPPED)  # no retry changes it (a host key you lack)
+            if warmup or skipped or st.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
                 st.failure = sample.error or "failed"
                 self.sink.failed(sc, st.failure)
         self.progress.update(

@@ -21,7 +21,7 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.environment import Environment, LinkInfo
 from sshbench.errors import SshbenchError
-from sshbench.model import OPENSSH_CLIENT, Kind, RunStatus, is_local
+from sshbench.model import OPENSSH_CLIENT, SKIPPED, Kind, RunStatus, is_local, not_measurable
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
@@ -87,7 +87,7 @@ def median_cell(row: Row) -> str:
     s = row.summary
     if s is None:
         if row.failure:
-            return "[dim]n/a[/]" if row.failure.startswith("unsupported") else "[red]failed[/]"
+            return f"[dim]{_not_measured_word(row.failure)}[/]" if not_measurable(row.failure) else "[red]failed[/]"
         return "[dim]pending[/]"
     return row.scenario.metric.format(s.median) + (" [yellow]![/]" if row.warning else "")
 
@@ -156,14 +156,17 @@ def result_table(rows: Sequence[Row], width: int | None = None) -> tuple[Table, 
     return build(shown), hidden_note(shed, full)
 
 
+def _not_measured_word(failure: str) -> str:
+    """Return the word a row without samples is listed under: skipped, n/a (unsupported) or failed."""
+    if failure.startswith(SKIPPED):
+        return "skipped"
+    return "n/a" if failure.startswith("unsupported") else "[red]failed[/]"
+
+
 def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     """Return the lines printed under a result table: failures, warnings, unranked rows."""
-    lines = [
-        f"  {'n/a' if r.failure.startswith('unsupported') else '[red]failed[/]'} {escape(r.scenario.label)}: "
-        f"{escape(r.failure)}"
-        for r in rows
-        if r.summary is None and r.failure
-    ]
+    lines = [f"  {_not_measured_word(r.failure)} {escape(r.scenario.label)}: {escape(r.failure.removeprefix(SKIPPED))}"
+             for r in rows if r.summary is None and r.failure]  # fmt: skip
     lines += [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in rows if r.warning]
     if any(r.warning for r in rows):
         lines.append(f"  [yellow]![/] {REMEDY}")
@@ -176,7 +179,7 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
     for name, others in kex.aliases_of(connections):  # a key exchange measured once under one of its names
         lines.append(f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)")
-    failed = sum(r.failed_samples for r in rows)
+    failed = sum(r.failed_samples for r in rows if not (r.failure or "").startswith(SKIPPED))
     if failed and run_id is not None:
         how = escape(hints.sshbench("export", str(run_id)))
         lines.append(f"  {failed} failed sample(s) kept in the database (`{how}`)")

@@ -14,7 +14,7 @@ from sshbench.analyse.claims.core import names
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.recommend import Choice, Recommendation
 from sshbench.analyse.sweep import Combo, DimensionRow, Estimate
-from sshbench.model import METRICS, Kind, Metric
+from sshbench.model import METRICS, SKIPPED, Kind, Metric
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import (
     hidden_note,
@@ -33,6 +33,8 @@ from sshbench.units import symbol
 def _est(e: Estimate | None, metric: Metric = METRICS[Kind.THROUGHPUT], failure: str | None = None) -> str:
     """Format an estimate as `median (low-high)` in the metric's unit (`failed` when its scenario failed)."""
     if e is None:
+        if failure and failure.startswith(SKIPPED):
+            return "[dim]skipped[/]"
         return "[red]failed[/]" if failure else "-"
     flag = " [yellow]![/]" if e.rel_halfwidth > 0.05 else ""
     return f"{metric.format(e.median)}{flag} ({metric.format(e.low)}-{metric.format(e.high)})"
@@ -114,10 +116,15 @@ def top_columns(
 
 def failure_lines(rows: Sequence[DimensionRow], kind: str) -> list[str]:
     """Return one line per row of a dimension that was not measured, with its reason."""
-    return [
-        f"  [red]failed[/] {escape(r.algorithm)}{f' {r.direction}' if r.direction else ''}: {escape(r.failure or '')}"
-        for r in rows if r.kind == kind and r.estimate is None
-    ]  # fmt: skip
+    out = []
+    for r in rows:
+        if r.kind != kind or r.estimate is not None:
+            continue
+        why = r.failure or ""
+        word = "[dim]skipped[/]" if why.startswith(SKIPPED) else "[red]failed[/]"
+        where = f" {r.direction}" if r.direction else ""
+        out.append(f"  {word} {escape(r.algorithm)}{where}: {escape(why.removeprefix(SKIPPED))}")
+    return out
 
 
 def _print_fitted(console: Console, title: str, columns: list[Column], lines: Sequence[str] = ()) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from sshbench.model import PHASES
+from sshbench.model import PHASES, SKIPPED
 from sshbench.records import Negotiated
 
 ALGORITHM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}$")
@@ -125,3 +125,20 @@ def ssh_failure(lines: Iterable[str], timed_out: bool, timeout: float) -> str:
             "command (stopped by sshbench)"
         )
     return ssh_failure_reason(lines)
+
+
+HOST_KEY_FAILED = "Host key verification failed"
+KEYSCAN_TYPES = (("ssh-ed25519", "ed25519"), ("ecdsa-sha2-", "ecdsa"), ("rsa-sha2-", "rsa"), ("ssh-rsa", "rsa"),
+                 ("ssh-dss", "dsa"))  # fmt: skip
+
+
+def host_key_missing(hostkey: str, host: str, port: int) -> str:
+    """Return why a row pinned to a host key type your known_hosts lacks is skipped, with how to read that key's
+    fingerprint (to compare with a trusted source before adding it: sshbench never adds a key)."""
+    kind = next((t for prefix, t in KEYSCAN_TYPES if hostkey.startswith(prefix)), None)
+    where = host if port == 22 else f"[{host}]:{port}"
+    why = f"{SKIPPED}your known_hosts holds no {hostkey} key for {where} (sshbench never adds one)"
+    if kind is None:
+        return why
+    scan = f"ssh-keyscan -t {kind}{'' if port == 22 else f' -p {port}'} {host} | ssh-keygen -lf -"
+    return f"{why}: read its fingerprint with `{scan}`, compare it with one from a trusted source, then add it"

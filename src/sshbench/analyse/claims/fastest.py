@@ -19,7 +19,7 @@ from sshbench.analyse.claims.core import Claim, ClaimKind, margin_text, names
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row
 from sshbench.kex import is_post_quantum
-from sshbench.model import Kind
+from sshbench.model import Kind, not_measurable
 from sshbench.ratios import MARGIN, Standing
 from sshbench.records import Discovery, Negotiated
 from sshbench.stats import MIN_RANKED
@@ -119,7 +119,7 @@ def _why_unmeasured(r: Row) -> str:
     if r.summary is not None:
         return f"{r.summary.n} sample(s), fewer than the {MIN_RANKED} a rank needs"
     if r.failure:
-        return r.failure if r.failure.startswith("unsupported") else f"failed: {r.failure}"
+        return r.failure if not_measurable(r.failure) else f"failed: {r.failure}"
     return "not measured yet"
 
 

@@ -308,11 +308,12 @@ class LocalServer:
         except OSError:
             return None
 
-    def wait_idle(self, timeout: float = IDLE_TIMEOUT) -> bool:
-        """Wait until no connection is being served (only the listener is left); return True if so."""
+    def wait_idle(self, timeout: float = IDLE_TIMEOUT, standing: frozenset[int] = frozenset()) -> bool:
+        """Wait until no connection is being served but those of the processes in `standing` (a master connection
+        that outlives every sample: only the listener is left otherwise); return True if so."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not self.connection_processes():
+            if not [p for p in self.connection_processes() if p.pid not in standing]:
                 return True
             time.sleep(0.01)
         return False
