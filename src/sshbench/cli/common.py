@@ -94,14 +94,21 @@ class RichProgress:
         )
         from rich.table import Column
 
+        def fixed() -> Column:
+            """Return a column that keeps its width (count, elapsed, ETA): the description is cut instead."""
+            return Column(no_wrap=True)
+
         self.bar = Progress(
-            TextColumn("{task.description}", table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis")),
+            TextColumn(
+                "{task.description}", table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis", min_width=8)
+            ),
             BarColumn(bar_width=12),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+            MofNCompleteColumn(table_column=fixed()),
+            TimeElapsedColumn(table_column=fixed()),
+            TextColumn("ETA", table_column=fixed()),
+            TimeRemainingColumn(table_column=fixed()),
             console=err(),
+            expand=True,
             transient=True,
             disable=not err().is_terminal,  # nothing on a log or pipe: no bar, no blank line left behind
         )
@@ -291,13 +298,21 @@ def resuming(given: Given) -> bool:
     if changed:
         names = ", ".join(p.opts[0] if isinstance(p, click.Option) else p.human_readable_name for p in changed)
         raise SshbenchError(
-            f"--resume finishes run {given.resume} with the options it was started with; {names} cannot change them",
+            f"--resume finishes {_which_run(given.resume)} with the options it was started with; {names} cannot change "
+            "them",
             place="--resume",
             fix=f"drop {names}, or start a new run without --resume",
             code=ExitCode.USAGE,
         )
     resume_run(given.resume, given.db, given.as_json)
     return True
+
+
+def _which_run(run_id: int) -> str:
+    """Return a run reference in words: `run 3`, or `the last run` for `last`."""
+    from sshbench.cli.params import LAST
+
+    return "the last run" if run_id == LAST else f"run {run_id}"
 
 
 def resolve(store: Store, run_id: int) -> int:

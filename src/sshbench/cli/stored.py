@@ -152,7 +152,7 @@ def report_cmd(
     from sshbench.render import report  # altair and vl-convert load only when a report is asked for
 
     store = open_store(db, read_only=True)
-    ids = [resolve(store, i) for i in (run_ids or (LAST,))]
+    ids = [resolve(store, i) for i in run_ids] if run_ids else [_settled_last(store)]
     runs = [rejudged(store.load(i), margin) for i in ids]
     try:
         if fmt == "html":
@@ -247,6 +247,22 @@ def compare_cmd(
             fix="see the table above; rerun both to rule out drift between runs, and compare several runs per side",
             code=ExitCode.REGRESSION,
         )
+
+
+def _settled_last(store: Store) -> int:
+    """Return the newest run no live sshbench is still writing (saying so when newer ones are being written)."""
+    newest = resolve(store, LAST)
+    busy: list[str] = []
+    for record, _ in store.runs():  # newest first
+        pid = store.writer(record.id)
+        if pid is None:
+            if busy:
+                verb = "is" if len(busy) == 1 else "are"
+                err().print(f"report of run {record.id}: {', '.join(busy)} {verb} still being measured; "
+                            f"`sshbench report {newest}` draws it once it is done", highlight=False)  # fmt: skip
+            return record.id
+        busy.append(f"run {record.id} (process {pid})")
+    return newest
 
 
 def _named(stored: StoredRun) -> list[StoredScenario]:

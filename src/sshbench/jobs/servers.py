@@ -83,8 +83,16 @@ def _none_started(reports: dict[str, ServerReport]) -> None:
         f"no embedded server could be started ({reasons or 'none requested'})",
         place="sshbench servers",
         fix="; or ".join([*fixes, "name servers that can run here"]),
-        code=ExitCode.MISSING_BINARY if skipped_only else ExitCode.SERVER_START,
+        code=_refusal_code(skipped_only, skipped),
     )
+
+
+def _refusal_code(skipped_only: bool, skipped: list[str]) -> ExitCode:
+    """Return the exit code when no server started: usage when each only needs root (nothing is missing), missing
+    binary when each was skipped, else a server that did not start."""
+    if skipped_only and skipped and all("needs root" in s for s in skipped):
+        return ExitCode.USAGE
+    return ExitCode.MISSING_BINARY if skipped_only else ExitCode.SERVER_START
 
 
 def _memory(

@@ -128,8 +128,8 @@ def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -
         Column("95% CI", _measured(rows, lambda s: ci_cell(s, fmt)), right=True),
         Column("IQR", _measured(rows, lambda s: f"{fmt(s.q1)}-{fmt(s.q3)}"), right=True, shed=4, hidden_as="IQR"),
         Column("n", _measured(rows, lambda s: str(s.n)), right=True),
-        Column("vs leader", tuple(r.standing.value if r.standing else "" for r in rows), shed=5,
-               hidden_as="verdicts"),  # leader | equivalent | slower | inconclusive (docs/CLAIMS.md)
+        Column("vs leader", tuple(r.standing.value if r.standing else "" for r in rows)),  # the claim itself, never
+        # shed: leader | equivalent | slower | inconclusive (docs/CLAIMS.md)
     ]
     for title, cell in cost_columns(rows):
         cells = tuple("" if r.summary is None else cell(r) for r in rows)
@@ -163,6 +163,25 @@ def _not_measured_word(failure: str) -> str:
     return "n/a" if failure.startswith("unsupported") else "[red]failed[/]"
 
 
+def _over_one_cpu(row: Row) -> list[str]:
+    """Return, per side, why a row's CPU per GiB at its rate reads as more than one CPU (the figure counts each
+    sample's login, the rate does not; one ssh is single-threaded, an embedded server is pinned to one CPU)."""
+    costs, s = row.costs, row.summary
+    if costs is None or s is None or not row.scenario.metric.costs_per_gib or row.scenario.client is not None:
+        return []
+    out = []
+    for side, per_gib, busy in (("client", costs.client_cpu_gib, costs.client_busy),
+                                ("server", costs.server_cpu_gib, costs.server_busy)):  # fmt: skip
+        cpus = None if per_gib is None else per_gib * s.median * 1e6 / 2**30
+        if per_gib is None or cpus is None or cpus <= 1.05:
+            continue
+        moved = "" if busy is None else f"; while the payload moved it used {busy:.2f} CPU"
+        out.append(f"{row.scenario.label}: {side} {per_gib:.2f} s/GiB at {s.median:.0f} MB/s reads as {cpus:.1f} "
+                   f"CPUs: the s/GiB counts each sample's login (its CPU, not its time), a large part of a short "
+                   f"sample{moved}")  # fmt: skip
+    return out
+
+
 def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     """Return the lines printed under a result table: failures, warnings, unranked rows."""
     lines = [f"  {_not_measured_word(r.failure)} {escape(r.scenario.label)}: {escape(r.failure.removeprefix(SKIPPED))}"
@@ -179,6 +198,7 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
     for name, others in kex.aliases_of(connections):  # a key exchange measured once under one of its names
         lines.append(f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)")
+    lines += [f"  {escape(line)}" for r in rows for line in _over_one_cpu(r)]
     failed = sum(r.failed_samples for r in rows if not (r.failure or "").startswith(SKIPPED))
     if failed and run_id is not None:
         how = escape(hints.sshbench("export", str(run_id)))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -28,6 +30,9 @@ STATE_ORDER = ("idle", "session", "transfer")
 ROLE_ORDER = ("listener", "monitor", "pre-auth", "session", "command", "client")
 
 
+PLAIN: dict[str, Any] = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False}  # as every other table
+
+
 def _negotiated(profile: Profile | None) -> str:
     """Return one profile's negotiation as a short multi-line cell."""
     n = None if profile is None else profile.negotiated
@@ -39,7 +44,8 @@ def _negotiated(profile: Profile | None) -> str:
 def overview_table(servers: Sequence[ServerReport], opts: JobOptions | None = None) -> Table:
     """Return one row per server: software, settings, CPU accounting, offer size, negotiation (a host of the
     user's: measured as it is, with what the embedded servers' limits left alone)."""
-    table = Table(title="Servers (kex / host key / cipher / MAC negotiated)", title_justify="left", show_lines=True)
+    table = Table(title="Servers (kex / host key / cipher / MAC negotiated)", title_justify="left", show_lines=True,
+                  **PLAIN)  # fmt: skip
     for col in ("server", "software", "settings used", "offers", "default profile", "strict profile"):
         table.add_column(col)
     for report in servers:
@@ -135,9 +141,8 @@ def _cipher_cell(row: Row, defaults: dict[str, str]) -> str:
 
 
 def throughput_columns(rows: Sequence[Row], defaults: dict[str, str]) -> list[Column]:
-    """Return MB/s per server x cipher with CPU per GiB and peak RSS; * marks the negotiated cipher."""
-    order = list(dict.fromkeys(r.scenario.server for r in rows))
-    rows = [r for server in order for r in rows if r.scenario.server == server]
+    """Return MB/s per server x cipher with CPU per GiB and peak RSS, in rank order; * marks the negotiated
+    cipher."""
     names = [
         Column("server", tuple(r.scenario.server or "" for r in rows)),
         Column("cipher", tuple(_cipher_cell(r, defaults) for r in rows), fold=True),
@@ -157,6 +162,7 @@ def memory_table(records: Sequence[MemoryRecord]) -> Table:
     table = Table(
         title="Memory per process role (PSS shares common pages fairly; RSS counts them in full)",
         title_justify="left",
+        **PLAIN,
     )
     for col in ("server", "state", "role", "processes", "VSZ MiB", "RSS MiB", "PSS MiB"):
         table.add_column(col, justify="right" if col.endswith("MiB") or col == "processes" else "left")

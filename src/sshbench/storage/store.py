@@ -152,15 +152,22 @@ class Store:
             (RunStatus.INTERRUPTED.value, _now(), run_id, RunStatus.RUNNING.value, owner),
         )
 
-    def check_free(self, run_id: int) -> None:
-        """Fail when a live sshbench process is writing the run."""
+    def writer(self, run_id: int) -> int | None:
+        """Return the PID of the live sshbench process writing a run, or None when none is."""
         row = self.db.execute("SELECT status, owner FROM runs WHERE id=?", (run_id,)).fetchone()
         holder = leases.Owner.parse(row[1]) if row is not None else None
         if row is not None and row[0] == RunStatus.RUNNING.value and holder is not None and holder.alive():
+            return holder.pid
+        return None
+
+    def check_free(self, run_id: int) -> None:
+        """Fail when a live sshbench process is writing the run."""
+        pid = self.writer(run_id)
+        if pid is not None:
             raise SshbenchError(
-                f"run {run_id} is being measured right now by another sshbench (process {holder.pid})",
+                f"run {run_id} is being measured right now by another sshbench (process {pid})",
                 place="--resume",
-                fix=f"wait for it to finish (or stop it with Ctrl-C there, or kill {holder.pid}), then resume",
+                fix=f"wait for it to finish (or stop it with Ctrl-C there, or kill {pid}), then resume",
                 code=ExitCode.USAGE,
             )
 

@@ -52,6 +52,7 @@ class Limits:
     client_share: float = 1.0  # CPUs the ssh client may use (at most one: it is single-threaded)
     server_share: float = 1.0
     ceilings: Mapping[str, float] = field(default_factory=dict)  # cipher -> bytes/s OpenSSL manages on the slower side
+    aes: bool | None = None  # the CPU's AES instructions in use (None: unknown; False: absent or masked by --emulate)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,15 @@ def limits(env: Environment, evidence: bool = False) -> Limits | None:
         server_share=min(1.0, share) if share else 1.0,
         client_share=min(1.0, _client_share(env.client_limit)),
         ceilings={c: min(sides.values()) * MB for c, sides in env.crypto_ceilings.items() if sides},
+        aes=_aes(env),
     )
+
+
+def _aes(env: Environment) -> bool | None:
+    """Return whether the run's ciphers had the CPU's AES instructions (None when its flags were not read)."""
+    if env.emulation is not None and "aesni" in env.emulation.name:
+        return False
+    return env.cpu_flags.get("aes") if env.cpu_flags else None
 
 
 def _client_share(text: str | None) -> float:
@@ -148,7 +157,7 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
     if caps:
         kind, cap, evidence = min(caps, key=lambda c: c[1])
         if rate >= NEAR_LIMIT * cap:
-            lifts = remedy(kind, row, group, lim.server_product)
+            lifts = remedy(kind, row, group, lim.server_product, lim.aes)
             bound = Bound(kind, cap / MB, "MB/s", rate / cap, base | evidence, lifts)
             return Diagnosis(bound, tuple(broken))
     cpu = _cpu_bound(row, lim, rate, base, group)
@@ -248,7 +257,7 @@ def _kernel_bound(kind: BoundKind, cap: float | None, rate: float, evidence: dic
                   group: Sequence[Row], lim: Limits) -> Bound:  # fmt: skip
     """Return a bound the kernel showed, with its limit in MB/s where one can be computed."""
     return Bound(kind, None if cap is None else cap / MB, "MB/s", None if not cap else rate / cap, evidence,
-                 remedy(kind, row, group, lim.server_product))  # fmt: skip
+                 remedy(kind, row, group, lim.server_product, lim.aes))  # fmt: skip
 
 
 def _cpu_bound(row: Row, lim: Limits, rate: float, base: dict[str, Any], group: Sequence[Row]) -> Bound | None:
@@ -266,7 +275,8 @@ def _cpu_bound(row: Row, lim: Limits, rate: float, base: dict[str, Any], group: 
         used = _cpus_used(costs, kind, rate)
         if per_gib is not None and used is not None and used >= BUSY * share:
             evidence = base | {"cpu_s_per_GiB": per_gib, "cpus_used": used, "cpu_share": share}
-            return Bound(kind, share, "CPU", used / share, evidence, remedy(kind, row, group, lim.server_product))
+            lifts = remedy(kind, row, group, lim.server_product, lim.aes)
+            return Bound(kind, share, "CPU", used / share, evidence, lifts)
     return None
 
 
@@ -284,7 +294,7 @@ def _throttled(row: Row, lim: Limits, base: dict[str, Any], group: Sequence[Row]
     if not isinstance(held, int | float) or not isinstance(wall, int | float) or wall <= 0 or held < THROTTLED * wall:
         return None
     evidence = base | {"throttled_s": held, "wall_s": wall, "throttled_share": held / wall, "cpu_share": quota}
-    lifts = remedy(BoundKind.SERVER_CPU, row, group, lim.server_product)
+    lifts = remedy(BoundKind.SERVER_CPU, row, group, lim.server_product, lim.aes)
     return Bound(BoundKind.SERVER_CPU, quota, "CPU", None, evidence, lifts)
 
 

@@ -11,9 +11,10 @@ from sshbench.model import BoundKind, Direction
 from sshbench.ratios import Standing
 
 
-def remedy(kind: BoundKind, row: Row, group: Sequence[Row], server_product: str = "") -> str:
+def remedy(kind: BoundKind, row: Row, group: Sequence[Row], server_product: str = "", aes: bool | None = None) -> str:
     """Return what would lift a bound, never the row's own choice (in a `tune` run: its remedies, measured);
-    `server_product`: the embedded server whose window bounds uploads (OpenSSH, Dropbear, TinySSH)."""
+    `server_product`: the embedded server whose window bounds uploads (OpenSSH, Dropbear, TinySSH); `aes`: whether
+    the CPU's AES instructions were in use (None: unknown)."""
     if any(r.scenario.remedy for r in group):
         return "what helps is measured in this run: each remedy against the default copy (tune)"
     if kind is BoundKind.NETWORK:
@@ -27,10 +28,10 @@ def remedy(kind: BoundKind, row: Row, group: Sequence[Row], server_product: str 
             return (f"a larger {server.window_option} for {server.name}, HPN-SSH's larger windows, or several "
                     "connections in parallel")  # fmt: skip
         return "the cipher hardly matters; what helps: HPN-SSH's larger windows, or several connections in parallel"
-    return _faster_choice(row, group)
+    return _faster_choice(row, group, aes)
 
 
-def _faster_choice(row: Row, group: Sequence[Row]) -> str:
+def _faster_choice(row: Row, group: Sequence[Row], aes: bool | None = None) -> str:
     """Return the cipher remedy for a CPU- or crypto-bound row: the group's leader if this row is significantly
     slower than it, else that no cipher measured here is faster."""
     leader = next((r for r in group if r.standing is Standing.LEADER), None)
@@ -38,4 +39,9 @@ def _faster_choice(row: Row, group: Sequence[Row]) -> str:
         metric = leader.scenario.metric
         name = metric.labels.name(leader.scenario)
         return f"a faster cipher measured here helps: {name} ({metric.format(leader.summary.median)} {metric.unit})"
-    return "no cipher measured here is significantly faster: only a faster CPU (or one with AES instructions) helps"
+    none = "no cipher measured here is significantly faster"
+    if aes is True:
+        return f"{none}: this CPU's AES instructions were in use already; only a faster CPU helps"
+    if aes is False:
+        return f"{none} without AES instructions: a CPU with them (or without --emulate no-aesni) or a faster one helps"
+    return f"{none}: only a faster CPU (or one with AES instructions) helps"

@@ -134,6 +134,13 @@ def make_server(spec: str) -> LocalServer:
     """Return the (not yet started) embedded server for a local spec."""
     server_type, path = lookup(spec)
     hint = server_type.missing(path)
+    if hint and server_type.root_only and os.geteuid() != 0:  # nothing is missing: it needs root here
+        raise SshbenchError(
+            f"the {server_name(spec)} server cannot run as a normal user: {hint}",
+            place=spec,
+            fix=f"run it as root: `{hints.as_root()}`, or choose another server",
+            code=ExitCode.USAGE,
+        )
     if hint:
         raise SshbenchError(
             f"the {server_name(spec)} server is not available: {hint}",

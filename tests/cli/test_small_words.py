@@ -1,0 +1,89 @@
+"""Issue 34, item 11: smaller words that did not hold (each fails on the code before it)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import sshbench
+from fakes import runs_db
+from sshbench import leases
+from sshbench.errors import ExitCode, SshbenchError
+
+
+def test_resume_last_names_the_last_run_not_run_minus_1(cli_env: dict[str, str], tmp_path: Path) -> None:
+    db = runs_db(tmp_path / "runs.db")
+    done = sshbench(cli_env, "run", "--resume", "last", "--rounds", "4", "--db", str(db))
+    assert done.returncode == ExitCode.USAGE
+    assert "--resume finishes the last run with the options" in done.stderr and "run -1" not in done.stderr
+
+
+def test_tinyssh_refused_for_a_normal_user_is_a_usage_error_with_the_sudo_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sshbench.jobs.servers import _refusal_code
+    from sshbench.targets.servers import registry
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(SshbenchError) as refused:
+        registry.make_server("local:tinyssh")
+    assert refused.value.code is ExitCode.USAGE and "sudo " in refused.value.fix
+    assert "not found" not in refused.value.cause
+    why = "tinyssh: TinySSH needs root here (its authorized_keys path check fails inside a user namespace)"
+    assert _refusal_code(True, [why]) is ExitCode.USAGE
+    missing = ["dropbear: `dropbear` not found: apt-get install dropbear-bin"]
+    assert _refusal_code(True, missing) is ExitCode.MISSING_BINARY
+
+
+def test_report_last_skips_a_run_another_sshbench_is_still_writing(cli_env: dict[str, str], tmp_path: Path) -> None:
+    db = runs_db(tmp_path / "runs.db")  # runs 1, 2, 3: make 3 a run this (live) process is writing
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE runs SET status='running', owner=? WHERE id=3", (leases.me().text,))
+    done = sshbench(cli_env, "report", "--db", str(db), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 0, done.stderr
+    assert f"report of run 2: run 3 (process {os.getpid()}) is still being measured" in done.stderr
+
+
+def test_a_cpu_with_aes_instructions_is_not_told_that_aes_instructions_would_help() -> None:
+    from sshbench.analyse.claims.remedies import remedy
+    from sshbench.model import BoundKind
+
+    with_aes = remedy(BoundKind.CLIENT_CPU, None, [], "", aes=True)  # type: ignore[arg-type]
+    assert "AES instructions were in use already; only a faster CPU helps" in with_aes
+    masked = remedy(BoundKind.CLIENT_CPU, None, [], "", aes=False)  # type: ignore[arg-type]
+    assert "without AES instructions" in masked
+
+
+def test_at_80_columns_the_progress_line_keeps_its_count_elapsed_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from sshbench.cli import common
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=80, force_terminal=True, color_system=None)
+    monkeypatch.setattr(common, "err", lambda: console)
+    progress = common.RichProgress()
+    progress.bar.auto_refresh = False
+    with progress:
+        progress.update("remedies: aes128-gcm@openssh.com down one connection - round 4 (extra, up to 20)", 33, 120)
+        progress.bar.refresh()
+    last = [line for line in buf.getvalue().split("\r") if "33/120" in line]
+    assert last and "ETA" in last[-1] and "0:00:0" in last[-1]
+
+
+def test_a_cpu_per_gib_that_reads_as_more_than_one_cpu_is_explained_under_the_table() -> None:
+    from sshbench.analyse.results import build_rows
+    from sshbench.model import Direction, Kind, Sample, Scenario
+    from sshbench.records import StoredScenario
+    from sshbench.render.console import row_notes
+
+    sc = Scenario(Kind.THROUGHPUT, direction=Direction.UP)
+    samples = tuple(Sample(sc, i, False, True, 946.0 + i, 0.376, nbytes=85983232, client_cpu=0.14,
+                           client_cpu_setup=0.061, phases=(("login", 0.19),)) for i in range(1, 7))  # fmt: skip
+    (row,) = build_rows([StoredScenario(1, 1, sc, None, samples)], 0.05)
+    notes = " ".join(row_notes([row]))
+    assert "client 1.75 s/GiB at 950 MB/s reads as 1.5 CPUs: the s/GiB counts each sample's login" in notes
+    assert "while the payload moved it used 0.42 CPU" in notes
