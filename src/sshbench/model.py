@@ -94,8 +94,8 @@ class Labels:
 
     def name(self, scenario: Scenario) -> str:
         """Return what a scenario measures: its fields joined (e.g. `aes128-ctr + umac-64-etm@openssh.com`)."""
-        if scenario.client:  # `clients`: the client and its settings first (`paramiko tuned with aes128-ctr + ...`)
-            who = scenario.client + (f" {scenario.mode}" if scenario.mode else "")
+        if scenario.client:  # `clients`: the client and its settings first (`paramiko (64 MiB window) with ...`)
+            who = client_name(scenario.client, scenario.mode)
             rest = self.join.join(n for n in self.cells(scenario) if n and n != "(AEAD)")
             return who if scenario.kind is Kind.LATENCY else f"{who} with {rest}"
         names = (getattr(scenario, f) or missing for f, missing in zip(self.fields, self.missing, strict=True))
@@ -323,3 +323,17 @@ def not_measurable(failure: str | None) -> bool:
     """Return True for a row that could not be measured for a reason of its own (unsupported, or skipped, such as a
     host key your known_hosts lacks), not because something failed."""
     return failure is not None and (failure.startswith("unsupported") or failure.startswith(SKIPPED))
+
+
+# What each client's second row changes, by name: a label says what was set, never "tuned" (a setting can hurt);
+# clients/registry.py describes each in full.
+SETTING_NAMES = {"dropbear": "-W 2 MiB", "paramiko": "64 MiB window", "asyncssh": "64 MiB window, 128 requests",
+                 "gossh": "concurrent writes", "russh": "nodelay, 64 MiB window"}  # fmt: skip
+
+
+def client_name(client: str, mode: str | None) -> str:
+    """Return a client with its settings as a label names them: `paramiko`, `paramiko (64 MiB window)`,
+    `russh in-process`."""
+    if mode == "tuned":
+        return f"{client} ({SETTING_NAMES.get(client, 'its settings')})"
+    return client + (f" {mode}" if mode else "")

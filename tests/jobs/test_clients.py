@@ -92,7 +92,7 @@ def test_the_embedded_default_shows_each_client_and_what_it_lacks(cli_env: dict[
     assert "Throughput, download (server -> client)" in out and "openssh" in out
     if "paramiko" in installed():
         assert "n/a paramiko with chacha20-poly1305@openssh.com down: unsupported: paramiko has no" in out
-        assert "tuned: Transport(default_window_size=64 MiB" in out
+        assert "64 MiB window: Transport(default_window_size=64 MiB" in out
     else:
         assert "paramiko: not measured: not installed" in out
     assert "What bounds each client's rate is not judged" in out

@@ -167,13 +167,14 @@ def test_clients_lists_what_each_client_lacks_and_measures_the_rest(
     }
     measured = {label for label, st in rows.items() if st.values()}
     assert {"openssh", "paramiko", "paramiko in-process", "libssh in-process", "asyncssh in-process"} <= measured
-    assert {"paramiko tuned with aes128-gcm@openssh.com up", "libssh with its own cipher down",
+    assert {"paramiko (64 MiB window) with aes128-gcm@openssh.com up", "libssh with its own cipher down",
             "libssh with sftp + its own cipher up", "openssh with sftp + aes128-gcm@openssh.com down",
-            "asyncssh tuned with sftp + aes128-gcm@openssh.com down"} <= measured  # fmt: skip
-    assert "openssh tuned with aes128-gcm@openssh.com down" not in rows  # OpenSSH runs with one setting
-    assert {"gossh with aes128-gcm@openssh.com up", "gossh tuned with sftp + aes128-gcm@openssh.com up"} <= measured
-    assert "gossh tuned with aes128-gcm@openssh.com up" not in rows  # its tuned settings are SFTP puts' only
-    assert "gossh tuned with sftp + aes128-gcm@openssh.com down" not in rows
+            "asyncssh (64 MiB window, 128 requests) with sftp + aes128-gcm@openssh.com down"} <= measured  # fmt: skip
+    assert "openssh (its settings) with aes128-gcm@openssh.com down" not in rows  # OpenSSH runs with one setting
+    gossh = "gossh (concurrent writes) with"
+    assert {"gossh with aes128-gcm@openssh.com up", f"{gossh} sftp + aes128-gcm@openssh.com up"} <= measured
+    assert f"{gossh} aes128-gcm@openssh.com up" not in rows  # its second setting is SFTP puts' only
+    assert "gossh (concurrent writes) with sftp + aes128-gcm@openssh.com down" not in rows
     assert record.environment.clients["gossh"]["language"] == "Go"
     assert record.environment.clients["paramiko"]["tuned"].startswith("Transport(default_window_size=64 MiB")
     assert "skipped" in record.environment.clients["dropbear"]
@@ -184,7 +185,7 @@ def test_a_client_left_with_no_default_cipher_takes_the_first_it_shares() -> Non
     offer = Offer((CTR, "aes256-ctr"), ("hmac-sha2-256",), no_sftp=None)
     made, na = plan_client(dbclient, (GCM, CHACHA), offer, (Direction.DOWN,), None)
     assert [sc.label for sc in made if sc.kind is Kind.THROUGHPUT] == [
-        "dropbear with aes128-ctr + hmac-sha2-256 down", "dropbear tuned with aes128-ctr + hmac-sha2-256 down"]
+        "dropbear with aes128-ctr + hmac-sha2-256 down", "dropbear (-W 2 MiB) with aes128-ctr + hmac-sha2-256 down"]
     assert [why for _, why in na] == [
         "unsupported: the server does not offer it", "unsupported: the server does not offer it",
         "unsupported: Dropbear dbclient has no SFTP client"]  # fmt: skip
@@ -195,11 +196,12 @@ def test_a_tuning_is_measured_only_on_the_jobs_it_changes() -> None:
     russh = Detected(client_type("russh"), "russh 0.54.5", (GCM,), (), path="r")
     made, _ = plan_client(russh, (GCM,), offer, (Direction.DOWN, Direction.UP), None)
     labels = [sc.label for sc in made]
-    assert labels[:3] == ["russh", "russh tuned", "russh in-process"]  # its tuning (no Nagle) changes connecting
-    assert "russh tuned with sftp + aes128-gcm@openssh.com down" in labels
+    assert labels[:3] == ["russh", "russh (nodelay, 64 MiB window)", "russh in-process"]  # no Nagle: connecting too
+    assert "russh (nodelay, 64 MiB window) with sftp + aes128-gcm@openssh.com down" in labels
     gossh = Detected(client_type("gossh"), "x/crypto/ssh", (GCM,), (), path="g")
     made, _ = plan_client(gossh, (GCM,), offer, (Direction.DOWN, Direction.UP), None)
-    assert [sc.label for sc in made if sc.mode == "tuned"] == ["gossh tuned with sftp + aes128-gcm@openssh.com up"]
+    changed = [sc.label for sc in made if sc.mode == "tuned"]
+    assert changed == ["gossh (concurrent writes) with sftp + aes128-gcm@openssh.com up"]
 
 
 def test_tune_measures_its_defaults_then_the_remedies_of_their_bound_through_the_bench(tmp_path: Path) -> None:

@@ -43,7 +43,8 @@ def test_the_pick_is_the_fastest_library_told_against_the_next_and_openssh() -> 
     assert libraries_of(clients) == ["paramiko", "asyncssh", "libssh"]
     (pick,) = picks(ranked(stored, 0.05, 0.05), libraries_of(clients), 0.05)
     claim = pick.claim().text
-    assert claim.startswith("reading a command's output (exec channel, server -> client): paramiko tuned with "
+    assert claim.startswith("reading a command's output (exec channel, server -> client): paramiko (64 MiB window) "
+                            "with "
                             "aes128-gcm@openssh.com, 369 MB/s; its default settings: +20 % vs paramiko with "
                             "aes128-gcm@openssh.com (faster; 95 % interval +20 % .. +20 %, paired per round); "
                             "next library: +80 % vs asyncssh with "
@@ -87,3 +88,30 @@ def test_a_language_with_nothing_to_recommend_says_why() -> None:
     assert "Nothing to recommend for Rust: no Rust library ran here (russh: no Rust toolchain)." in text
     assert "Nothing to recommend for Python: no Python library row was ranked (at least 3 samples)." in text
     assert "Nothing to recommend for Go: no library was in this run." in text
+
+
+def test_a_second_setting_that_hurts_is_named_for_what_it_is_with_its_effect_and_why() -> None:
+    """Issue 34, item 9: "paramiko tuned" downloaded at a fifth of its defaults and nothing said so."""
+    import io
+
+    from rich.console import Console
+
+    from sshbench.analyse.claims.clients import setting_effects
+    from sshbench.environment import Environment
+    from sshbench.joboptions import JobOptions
+    from sshbench.model import RunStatus
+    from sshbench.records import RunRecord
+    from sshbench.render.clients import print_effects
+    from sshbench.runkinds import RunKind
+
+    stored = [stored_values(down("paramiko"), [578.0, 570.0, 590.0, 580.0, 575.0, 585.0]),
+              stored_values(down("paramiko", "tuned"), [111.0, 40.0, 120.0, 90.0, 100.0, 38.0])]  # fmt: skip
+    effects = setting_effects(ranked(stored, 0.05, 0.05), 0.05)
+    assert [(e.client, e.group, e.hurts) for e in effects] == [("paramiko", "download", True)]
+    env = Environment(clients={"paramiko": {"hurts": "its receive buffer copies the backlog on each read"}})
+    run = RunRecord(1, "", "", RunStatus.COMPLETE, RunKind.CLIENTS, "local", JobOptions(command=RunKind.CLIENTS), env)
+    buf = io.StringIO()
+    print_effects(Console(file=buf, width=300), run, effects)
+    said = buf.getvalue()
+    assert "paramiko (64 MiB window): download -8" in said and "slower: it hurts here" in said
+    assert "why: its receive buffer copies the backlog on each read" in said and "tuned" not in said

@@ -24,6 +24,7 @@ class ClientType:
     sftp: bool = True  # copies files with SFTP
     language: str = "Python"  # a library's: its driver is a Python module, or a Go or Rust program sshbench builds
     tuned_jobs: frozenset[str] = frozenset(("exec", "get", "put"))  # the jobs its tuned settings change (or connect)
+    hurts: str | None = None  # why its second setting can make a job slower, where that is known (printed then)
 
     def modes(self, job: str) -> tuple[str | None, ...]:
         """Return the settings a job is measured with: the default, and tuned where the tuning changes it."""
@@ -47,7 +48,11 @@ CLIENT_TYPES = (
                "dbclient -W 2097152 (its help: a larger receive window may be faster)", sftp=False),
     ClientType("paramiko", "paramiko (Fabric, Ansible's paramiko connection)", None, "paramiko",
                "SSHClient; window_size 2 MiB, max_packet_size 32 KiB; SFTP get prefetches, put is pipelined",
-               "Transport(default_window_size=64 MiB, default_max_packet_size=256 KiB), for every channel and SFTP"),
+               "Transport(default_window_size=64 MiB, default_max_packet_size=256 KiB), for every channel and SFTP",
+               hurts="paramiko's Channel.recv takes each read off the front of a buffer that holds everything "
+               "received and not yet read, up to the window: with 64 MiB in flight each 64 KiB read copies up to "
+               "64 MiB once the reader falls behind, and SFTP get reads the same way (reading 4 MiB at a time "
+               "avoids it: docs/BENCHMARKS.md, paramiko's window)"),
     ClientType("asyncssh", "asyncssh", None, "asyncssh",
                "asyncssh.connect, conn.run(stdin=, stdout=); window 2 MiB, max_pktsize 32 KiB; SFTP block_size from "
                "the server's limits, max_requests 4 MiB / block_size (at least 16)",

@@ -197,6 +197,7 @@ def _report(found: Sequence[Detected]) -> dict[str, dict[str, str]]:
         entry = {"product": f.kind.product, "default": f.kind.default}
         entry |= {"kind": "library", "language": f.kind.language} if f.kind.library else {"kind": "binary"}
         entry |= {"tuned": f.kind.tuned} if f.kind.tuned else {}
+        entry |= {"hurts": f.kind.hurts} if f.kind.hurts else {}
         entry |= {"skipped": f.missing} if f.missing else {"version": f.version}
         entry |= {"start_s": f"{f.start:.3f}"} if f.start else {}
         out[f.kind.name] = entry

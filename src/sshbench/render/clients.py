@@ -8,18 +8,20 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.markup import escape
 
-from sshbench.analyse.claims.clients import Pick
-from sshbench.model import Scenario
+from sshbench.analyse.claims.clients import SETTING_JOBS, Effect, Pick
+from sshbench.model import SETTING_NAMES, Scenario
+from sshbench.ratios import Word, interval_name
 from sshbench.records import RunRecord
 from sshbench.units import format_value
 
 
 def print_clients(console: Console, run: RunRecord) -> None:
-    """Print each client: what it is, its version, its default and tuned settings, or why it was skipped."""
+    """Print each client: what it is, its version, its default settings and the second setting measured (named for
+    what it changes), or why it was skipped."""
     clients = run.environment.clients
     if not clients:
         return
-    console.print("Clients (default: as their users run them; tuned: the settings named):", style="bold",
+    console.print("Clients (default: as their users run them; then the one change measured, named):", style="bold",
                   highlight=False)  # fmt: skip
     for name, about in clients.items():
         if "skipped" in about:
@@ -30,7 +32,8 @@ def print_clients(console: Console, run: RunRecord) -> None:
         console.print(f"  {name}: {escape(about.get('version', '?'))}{started}", highlight=False)
         console.print(f"    default: {escape(about.get('default', ''))}", highlight=False)
         if "tuned" in about:
-            console.print(f"    tuned: {escape(about['tuned'])}", highlight=False)
+            named = SETTING_NAMES.get(name, "changed")
+            console.print(f"    {escape(named)}: {escape(about['tuned'])}", highlight=False)
         if about.get("kind") == "binary" and name != "openssh":
             console.print("    it says nothing when its command is sent: its CPU per GiB includes its login",
                           highlight=False, style="dim")  # fmt: skip
@@ -115,6 +118,32 @@ def code_lines(sc: Scenario, group: str) -> list[str]:
     if sc.cipher:
         lines.append(f"# measured with the cipher pinned to {sc.cipher}; the library's own choice may differ")
     return lines
+
+
+def _effect(e: Effect) -> str:
+    """Return one job's change by a setting, with its interval and verdict."""
+    job = SETTING_JOBS.get(e.group, e.group)
+    v = e.verdict
+    if v is None:
+        return f"{job}: too few rounds paired with its default"
+    low, high = (v.ratio.low - 1) * 100, (v.ratio.high - 1) * 100
+    word = "slower: it hurts here" if v.word is Word.SLOWER else v.word.value
+    return f"{job} {(v.ratio.value - 1) * 100:+.0f} % ({interval_name(v.ratio)} {low:+.0f} .. {high:+.0f} %, {word})"
+
+
+def print_effects(console: Console, run: RunRecord, effects: Sequence[Effect]) -> None:
+    """Print what each client's second setting did to each job against its defaults, and why where it hurts."""
+    if not effects:
+        return
+    console.print("What each change did against the same client's defaults (ratio of rates or times, paired per "
+                  "round):", style="bold", highlight=False)  # fmt: skip
+    for client in dict.fromkeys(e.client for e in effects):
+        mine = [e for e in effects if e.client == client]
+        named = SETTING_NAMES.get(client, "its change")
+        console.print(f"  {client} ({named}): {'; '.join(_effect(e) for e in mine)}", highlight=False, markup=False)
+        why = run.environment.clients.get(client, {}).get("hurts")
+        if why and any(e.hurts for e in mine):
+            console.print(f"    why: {why}", highlight=False, markup=False)
 
 
 def print_picks(console: Console, run: RunRecord, picks: Sequence[Pick], language: str) -> None:

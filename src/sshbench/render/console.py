@@ -21,7 +21,7 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.environment import Environment, LinkInfo
 from sshbench.errors import SshbenchError
-from sshbench.model import OPENSSH_CLIENT, SKIPPED, Kind, RunStatus, is_local, not_measurable
+from sshbench.model import OPENSSH_CLIENT, SKIPPED, Kind, RunStatus, client_name, is_local, not_measurable
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
@@ -101,8 +101,7 @@ def client_columns(rows: Sequence[Row]) -> list[Column]:
     """Return the client (with its settings) and server columns of a `clients` run's rows (none for other runs)."""
     if not any(r.scenario.client for r in rows):
         return []
-    cols = [Column("client", tuple(f"{r.scenario.client or OPENSSH_CLIENT}" + (f" {r.scenario.mode}" if
-                                  r.scenario.mode else "") for r in rows))]  # fmt: skip
+    cols = [Column("client", tuple(client_name(r.scenario.client or OPENSSH_CLIENT, r.scenario.mode) for r in rows))]
     if any(r.scenario.server for r in rows):
         cols.append(Column("server", tuple(r.scenario.server or "" for r in rows)))
     return cols

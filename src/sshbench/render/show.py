@@ -74,6 +74,12 @@ def print_clients_run(console: Console, stored: StoredRun, db: Path, discovery_o
     """Print a `clients` run: the clients found, their results, and how to get the picks as code."""
 
     def hint(c: Console, s: StoredRun) -> None:
+        from sshbench.analyse.claims.clients import setting_effects
+        from sshbench.analyse.results import ranked
+        from sshbench.render.clients import print_effects
+
+        opts = s.run.options
+        print_effects(c, s.run, setting_effects(ranked(s.scenarios, opts.plan.ci_target, opts.margin), opts.margin))
         c.print(f"  `{hints.sshbench('recommend', str(s.run.id))}` names the fastest library per job and "
                 "language, as code", highlight=False, markup=False)  # fmt: skip
 

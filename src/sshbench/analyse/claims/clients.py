@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from sshbench.analyse.claims.core import Claim, ClaimKind
 from sshbench.analyse.claims.gains import Gain, gain
-from sshbench.analyse.results import Row
+from sshbench.analyse.results import Row, ratio_of
 from sshbench.model import OPENSSH_CLIENT
+from sshbench.ratios import MIN_PAIRS, Verdict, Word, judge
 from sshbench.units import format_value
 
 JOBS = {  # result group -> the job it stands for, in words
@@ -82,6 +83,43 @@ def picks(groups: Mapping[str, Sequence[Row]], libraries: Sequence[str], margin:
                                     margin))
                         for role, o in zip(roles, others, strict=True) if o is not None)  # fmt: skip
         out.append(Pick(group, best, against))
+    return out
+
+
+SETTING_JOBS = {"latency": "a whole run", "latency in-process": "a new connection", "download": "download",
+                "upload": "upload", "tool download": "SFTP get", "tool upload": "SFTP put"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What a client's second setting did to one job against its default setting, paired per round."""
+
+    client: str
+    group: str
+    verdict: Verdict | None  # None: too few rounds in common
+
+    @property
+    def hurts(self) -> bool:
+        """Return True when the setting made the job significantly slower."""
+        return self.verdict is not None and self.verdict.word is Word.SLOWER
+
+
+def setting_effects(groups: Mapping[str, Sequence[Row]], margin: float) -> list[Effect]:
+    """Return, per client and job, its second setting's row against its default row of the same job (same cipher,
+    server and direction), paired per round: a setting that hurts is shown as such, never called tuned."""
+    out = []
+    for group, rows in groups.items():
+        for row in rows:
+            sc = row.scenario
+            if sc.client is None or sc.mode != "tuned" or row.summary is None:
+                continue
+            default = next((r for r in rows if r.summary is not None and r.scenario.client == sc.client
+                            and r.scenario.mode is None and r.scenario.cipher == sc.cipher
+                            and r.scenario.server == sc.server), None)  # fmt: skip
+            ratio = ratio_of(row, default) if default is not None else None
+            ok = ratio is not None and ratio.paired and ratio.n >= MIN_PAIRS
+            verdict = judge(ratio, sc.metric.higher_is_better, margin) if ratio is not None and ok else None
+            out.append(Effect(sc.client, group, verdict))
     return out
 
 
