@@ -78,3 +78,18 @@ def test_outliers_are_far_above_the_rest_of_their_group_even_at_their_ci_low_end
     assert 4.5 < found[0].ratio < 5.5
     groups = {g.name: g for g in group_rows(rows)}
     assert groups["web"].measured == 4 and groups["db"].hosts == 1
+
+
+def test_a_kex_pick_that_leaves_the_hosts_post_quantum_default_says_so() -> None:
+    """Issue 34: every pick that leaves a post-quantum default says so (the key-exchange catalog)."""
+    pq_first = ("sntrup761x25519-sha512@openssh.com", "curve25519-sha256")
+    rows = [
+        _host("a", "web", kex=pq_first, connects={"curve25519-sha256": FAST, pq_first[0]: SLOW}),
+        _host("b", "web", connects={"curve25519-sha256": FAST, pq_first[0]: SLOW}),  # today's default: curve25519
+    ]
+    choice = recommend(rows, builtin("modern"))
+    assert choice is not None and choice.kinds[0].pick is not None
+    assert choice.kinds[0].pick.name == "curve25519-sha256"
+    (loss,) = choice.loses
+    assert loss.startswith(f"your default key exchange {pq_first[0]} is post-quantum and curve25519-sha256 is not")
+    assert loss.endswith("(on a)")

@@ -87,3 +87,15 @@ def test_a_cpu_per_gib_that_reads_as_more_than_one_cpu_is_explained_under_the_ta
     notes = " ".join(row_notes([row]))
     assert "client 1.75 s/GiB at 950 MB/s reads as 1.5 CPUs: the s/GiB counts each sample's login" in notes
     assert "while the payload moved it used 0.42 CPU" in notes
+
+
+def test_a_refused_plan_suggests_only_options_its_command_takes(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 34, item 10: `servers` and `clients` suggested --kex and --macs, which neither takes."""
+    db = str(tmp_path / "runs.db")
+    done = sshbench(cli_env, "servers", "local:openssh", "--max-time", "3s", "--db", db)
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert "narrow the plan (--cipher, --hostkey, --direction, --no-throughput)" in done.stderr
+    done = sshbench(cli_env, "clients", "--client", "openssh", "--max-time", "3s", "--db", db)
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert "narrow the plan (--cipher, --direction, --client, --server)" in done.stderr
+    assert "--kex" not in done.stderr and "--macs" not in done.stderr

@@ -14,6 +14,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sshbench.analyse.claims.fastest import pq_loss
 from sshbench.analyse.policy import Policy
 from sshbench.model import Direction, Kind, RunStatus, is_aead
 from sshbench.records import Discovery, FleetHost, StoredRun
@@ -178,6 +179,7 @@ class FleetChoice:
     needs_change: dict[str, tuple[str, ...]]  # host -> what it lacks (it still connects, with a fallback)
     refuses: dict[str, tuple[str, ...]]  # host -> kinds of which it offers none of the listed algorithms
     connect_change: float | None = None  # median over hosts of (connection with the picks / today's) - 1
+    loses: tuple[str, ...] = ()  # what the kex pick gives up against the hosts' post-quantum defaults
 
     def lists(self) -> dict[str, list[str]]:
         """Return the config keywords with their algorithms, fastest first."""
@@ -236,7 +238,18 @@ def recommend(rows: Sequence[HostRow], policy: Policy) -> FleetChoice | None:
         needs_change=_needs_change(reached, kinds),
         refuses=_refuses(reached, kinds),
         connect_change=_connect_change(reached, kinds[0].pick),
+        loses=_losses(reached, kinds[0].pick),
     )
+
+
+def _losses(reached: Sequence[HostRow], pick: Ranked | None) -> tuple[str, ...]:
+    """Return what the kex pick loses against each post-quantum default the hosts negotiate today, with the hosts."""
+    by_loss: dict[str, list[str]] = {}
+    for r in reached:
+        loss = pq_loss(r.discovery.default() if r.discovery else None, pick.name if pick else None)
+        if loss:
+            by_loss.setdefault(loss, []).append(r.host.name)
+    return tuple(f"{loss} (on {', '.join(hosts)})" for loss, hosts in by_loss.items())
 
 
 def _basis(kind: str, ranked: Sequence[Ranked], units: int) -> str:

@@ -172,6 +172,8 @@ def print_choice(console: Console, choice: FleetChoice, rows: Sequence[HostRow])
             f"  connection with this kex vs today's default: {choice.connect_change:+.0%} (median over hosts)",
             highlight=False,
         )
+    for loss in choice.loses:
+        console.print(f"  note: {loss}", highlight=False, markup=False)
     console.print(ssh_config_block(choice), highlight=False, markup=False, soft_wrap=True)
     console.print(sshd_config_lines(choice), highlight=False, markup=False, soft_wrap=True)
     for host, lacks in choice.needs_change.items():
