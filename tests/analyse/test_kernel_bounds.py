@@ -59,6 +59,9 @@ def test_an_application_limited_sender_at_the_channel_window_per_rtt_is_ssh_wind
     assert _bound(_row(12.5, Direction.DOWN, server=bursts | {"min_rtt_ms": 20.0})).kind is BoundKind.NETWORK
     slow = _bound(_row(5.0, Direction.DOWN, server=long_fat))  # app-limited far below the window: not the window
     assert slow.kind is BoundKind.UNKNOWN and slow.evidence["kernel"]["evidence"]["limited_by"].endswith("(ssh)")
+    said = bounds.describe(slow)  # issue 34: "below every known limit" beside evidence naming the sender's ssh
+    assert "below every known limit" not in said and said.startswith("not the path or TCP: the kernel shows the "
+                                                                     "sender limited by the application (ssh)")
 
 
 def test_a_busy_sender_whose_path_delivered_far_more_than_the_rate_is_not_network_bound() -> None:

@@ -85,8 +85,8 @@ def test_a_cpu_per_gib_that_reads_as_more_than_one_cpu_is_explained_under_the_ta
                            client_cpu_setup=0.061, phases=(("login", 0.19),)) for i in range(1, 7))  # fmt: skip
     (row,) = build_rows([StoredScenario(1, 1, sc, None, samples)], 0.05)
     notes = " ".join(row_notes([row]))
-    assert "client 1.75 s/GiB at 950 MB/s reads as 1.5 CPUs: the s/GiB counts each sample's login" in notes
-    assert "while the payload moved it used 0.42 CPU" in notes
+    assert "CPU s/GiB counts each sample's login (its CPU, not its time), so at these rates it reads as more" in notes
+    assert "your default up client 1.5 (0.42)" in notes
 
 
 def test_a_refused_plan_suggests_only_options_its_command_takes(cli_env: dict[str, str], tmp_path: Path) -> None:

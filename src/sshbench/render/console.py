@@ -162,23 +162,25 @@ def _not_measured_word(failure: str) -> str:
     return "n/a" if failure.startswith("unsupported") else "[red]failed[/]"
 
 
-def _over_one_cpu(row: Row) -> list[str]:
-    """Return, per side, why a row's CPU per GiB at its rate reads as more than one CPU (the figure counts each
-    sample's login, the rate does not; one ssh is single-threaded, an embedded server is pinned to one CPU)."""
-    costs, s = row.costs, row.summary
-    if costs is None or s is None or not row.scenario.metric.costs_per_gib or row.scenario.client is not None:
-        return []
-    out = []
-    for side, per_gib, busy in (("client", costs.client_cpu_gib, costs.client_busy),
-                                ("server", costs.server_cpu_gib, costs.server_busy)):  # fmt: skip
-        cpus = None if per_gib is None else per_gib * s.median * 1e6 / 2**30
-        if per_gib is None or cpus is None or cpus <= 1.05:
+def _over_one_cpu(rows: Sequence[Row]) -> str | None:
+    """Return one note naming the rows whose CPU per GiB at their rate reads as more than one CPU (one ssh is
+    single-threaded, an embedded server is pinned to one CPU): the figure counts each sample's login, the rate does
+    not; with what each side used while the payload moved, where that was read apart."""
+    found = []
+    for row in rows:
+        costs, s = row.costs, row.summary
+        if costs is None or s is None or not row.scenario.metric.costs_per_gib or row.scenario.client is not None:
             continue
-        moved = "" if busy is None else f"; while the payload moved it used {busy:.2f} CPU"
-        out.append(f"{row.scenario.label}: {side} {per_gib:.2f} s/GiB at {s.median:.0f} MB/s reads as {cpus:.1f} "
-                   f"CPUs: the s/GiB counts each sample's login (its CPU, not its time), a large part of a short "
-                   f"sample{moved}")  # fmt: skip
-    return out
+        sides = [f"{side} {per_gib * s.median * 1e6 / 2**30:.1f}" + ("" if busy is None else f" ({busy:.2f})")
+                 for side, per_gib, busy in (("client", costs.client_cpu_gib, costs.client_busy),
+                                             ("server", costs.server_cpu_gib, costs.server_busy))
+                 if per_gib is not None and per_gib * s.median * 1e6 / 2**30 > 1.05]  # fmt: skip
+        if sides:
+            found.append(f"{row.scenario.label} {', '.join(sides)}")
+    if not found:
+        return None
+    return ("CPU s/GiB counts each sample's login (its CPU, not its time), so at these rates it reads as more than "
+            "one CPU (CPUs, and in brackets those used while the payload moved): " + "; ".join(found))
 
 
 def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
@@ -197,7 +199,8 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
     for name, others in kex.aliases_of(connections):  # a key exchange measured once under one of its names
         lines.append(f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)")
-    lines += [f"  {escape(line)}" for r in rows for line in _over_one_cpu(r)]
+    over = _over_one_cpu(rows)
+    lines += [f"  [dim]{escape(over)}[/]"] if over else []
     failed = sum(r.failed_samples for r in rows if not (r.failure or "").startswith(SKIPPED))
     if failed and run_id is not None:
         how = escape(hints.sshbench("export", str(run_id)))

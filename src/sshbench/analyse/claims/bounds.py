@@ -334,14 +334,29 @@ def _broken(row: Row, kind: BoundKind, cap: float, evidence: dict[str, Any]) -> 
     return Claim(ClaimKind.CEILING, label, text, {**evidence, "rate_MBps": rate, "limit_MBps": cap / MB})
 
 
+def unknown_words(bound: Bound) -> str:
+    """Return what an `unknown` bound says: below every limit sshbench knows, and where the kernel saw the sender
+    held back by its own application (ssh or sshd writing less than the connection could carry), that its pace is
+    the limit (its CPU or its SSH channel window, neither found at its limit here), never a bare "below every limit"
+    beside evidence that names one."""
+    kernel = bound.evidence.get("kernel")
+    seen = kernel.get("evidence", {}) if isinstance(kernel, Mapping) else {}
+    by = str(seen.get("limited_by") or "")
+    if not by:
+        return "below every known limit"
+    if str(seen.get("side", "")).startswith("receiver"):
+        return f"below every known limit (from the receiver's socket: {by})"
+    if by.startswith("the application"):
+        return (f"not the path or TCP: the kernel shows the sender limited by {by}, writing less than the "
+                "connection could carry, so its own pace bounds the rate (its CPU or the SSH channel window; "
+                "neither was found at its limit here)")  # fmt: skip
+    return f"below every known limit (the kernel shows the sender limited by {by})"
+
+
 def describe(bound: Bound) -> str:
     """Return a short label: `network-bound (100 % of 12.5 MB/s)`, `server-cpu-bound (97 % of its CPU share)`."""
     if bound.kind is BoundKind.UNKNOWN:
-        kernel = bound.evidence.get("kernel")
-        seen = kernel.get("evidence", {}) if isinstance(kernel, Mapping) else {}
-        whose = ("from the receiver's socket:" if str(seen.get("side", "")).startswith("receiver")
-                 else "the kernel shows the sender limited by")  # fmt: skip
-        return "below every known limit" + (f" ({whose} {seen['limited_by']})" if seen.get("limited_by") else "")
+        return unknown_words(bound)
     held, by = bound.evidence.get("throttled_share"), bound.evidence.get("limited_by")  # where no share is known
     if bound.used is None and isinstance(held, float):
         return f"{bound.kind}-bound (its cgroup's quota held it {format_value('share', held)} of the transfer)"
@@ -366,7 +381,7 @@ def bound_claims(groups: Mapping[str, Sequence[Row]], lim: Limits, prefix: str =
             broken += found.broken
             b = found.bound
             at = "" if b.unit == "CPU" or b.limit is None else f" at {format_value('MB/s', b.limit, '.3g')} MB/s"
-            text = "below every known limit" if b.kind is BoundKind.UNKNOWN else f"{b.kind}-bound{at}: {b.remedy}"
+            text = unknown_words(b) if b.kind is BoundKind.UNKNOWN else f"{b.kind}-bound{at}: {b.remedy}"
             together.setdefault((b.kind.value, text), []).append((r, b))
         if together:
             every = "every copy" if group.startswith("tool") else "every cipher"
