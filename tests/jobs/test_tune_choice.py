@@ -205,3 +205,27 @@ def test_a_dropbear_server_is_not_sent_more_connections_than_it_lets_log_in_at_o
     assert streams == ["streams=1", "streams=2", "streams=4"]
     said = tune.advice(None, "backup", "random", logins=5)
     assert len(said) == 1 and said[0].startswith("more than 5 connections at once: not tried: Dropbear")
+
+
+def _printed(values: dict[Scenario, list[float]]) -> str:
+    """Return what `print_tune` says of a run with these values."""
+    import io
+
+    from rich.console import Console
+
+    from sshbench.render.tune import print_tune
+
+    console = Console(file=io.StringIO(), width=300, color_system=None)
+    print_tune(console, _run(), [stored_values(sc, v) for sc, v in values.items()])
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_keep_it_only_when_every_remedy_is_settled_from_six_rounds_and_none_is_worth_a_change() -> None:
+    """Issue 34, item 2: "keep it" was said over remedies with fewer than 3 samples each."""
+    fresh, master = Scenario(Kind.LATENCY), Scenario(Kind.LATENCY, remedy="master")
+    same = {fresh: [1.40, 1.41, 1.39, 1.40, 1.40, 1.41], master: [1.40, 1.41, 1.39, 1.40, 1.41, 1.40]}
+    said = _printed(same)
+    assert "keep it" in said and "not told apart yet" not in said
+    short = {fresh: [1.40, 1.41, 1.39], master: [1.40, 1.41, 1.39]}  # 3 rounds: nothing is settled
+    said = _printed(short)
+    assert "keep it" not in said and "not told apart yet: 1 remedy against the default (about 3 more rounds" in said

@@ -79,3 +79,40 @@ def test_the_pick_is_the_fastest_row_the_policy_allows() -> None:
     assert chosen is not None and chosen.chosen.scenario.kex == "curve25519-sha256"
     anything = pick(rows, policy.builtin("any"), None)
     assert anything is not None and anything.outright and anything.chosen is rows[0]
+
+
+def test_at_80_columns_every_row_keeps_its_verdict_against_the_leader() -> None:
+    """Issue 34, item 11: at 80 columns the `vs leader` column (the claim itself) was shed with the bar."""
+    from fakes import transfer
+    from sshbench.analyse.results import build_rows
+    from sshbench.model import Direction
+    from sshbench.render.console import result_columns
+
+    down = Direction.DOWN
+    stored = [transfer("aes256-gcm@openssh.com", None, 1000.0, down),
+              transfer("chacha20-poly1305@openssh.com", None, 600.0, down),
+              transfer("aes128-ctr", "hmac-sha2-256-etm@openssh.com", 500.0, down)]  # fmt: skip
+    rows = build_rows(stored, 0.05)
+    shown, _ = fit(result_columns(rows), 80)
+    text = _render(shown, 80)
+    assert text.count("slower") == 2 and text.count("leader") >= 2  # the title and the leader's own verdict
+
+
+def test_servers_side_by_side_list_their_transfers_in_rank_order() -> None:
+    """Issue 34, item 11: `servers` grouped rows by server, so ranks read 1, 3, 2, 4 down the table."""
+    import dataclasses
+
+    from fakes import transfer
+    from sshbench.analyse.results import build_rows
+    from sshbench.model import Direction
+    from sshbench.render.servers import throughput_columns
+
+    def at(server: str, cipher: str, rate: float) -> object:
+        st_ = transfer(cipher, None, rate, Direction.DOWN)
+        return dataclasses.replace(st_, scenario=dataclasses.replace(st_.scenario, server=server))
+
+    stored = [at("openssh", "aes128-gcm@openssh.com", 1000.0), at("openssh", "chacha20-poly1305@openssh.com", 600.0),
+              at("dropbear", "aes128-gcm@openssh.com", 800.0), at("dropbear", "chacha20-poly1305@openssh.com", 400.0)]
+    rows = build_rows(stored, 0.05)  # type: ignore[arg-type]
+    ranks = throughput_columns(rows, {})[0].cells
+    assert list(ranks) == ["1", "2", "3", "4"]

@@ -336,8 +336,11 @@ def tune_cmd(**kw: Any) -> None:
     2. What bounds it: network, tcp-window, ssh-window, client-cpu, server-cpu, crypto or unknown.
     3. Only the remedies that apply, interleaved with the default under one budget: 2, 4 and 8
        connections at once and Compression=yes for a path bound; every AEAD cipher your policy
-       allows for a CPU bound; reusing a master connection (ControlMaster) for logins.
-    4. Each remedy's gain with its 95 % interval, and the lines to paste.
+       allows for a CPU bound; reusing a master connection (ControlMaster) for logins. Each is
+       raced against the default (never against another remedy), 6 rounds at least.
+    4. Each remedy's gain with its 95 % interval, and the lines to paste: only a gain whose whole
+       interval lies beyond --margin; a pick that drops a post-quantum default says so.
+    The plan is printed first; a budget too small for 6 rounds is refused with the one that fits.
 
     \b
     Examples:
