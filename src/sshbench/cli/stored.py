@@ -14,7 +14,8 @@ from sshbench.cli.common import err, open_store, out, rejudged, resolve, show, w
 from sshbench.cli.decorators import db_only, db_option, json_option, margin_option
 from sshbench.cli.measuring import POLICY_HELP
 from sshbench.cli.options import parse_fail_if, parse_percent
-from sshbench.cli.params import LAST, RunRef, RunRefs
+from sshbench.cli.params import RunRef, RunRefs
+from sshbench.cli.reading import gate, named_rows, settled_last
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.render.formats import FORMATS
 
@@ -22,7 +23,7 @@ MARGIN_DEFAULT = 0.05  # sshbench.ratios.MARGIN (not imported here: --help stays
 
 if TYPE_CHECKING:
     from sshbench.analyse.policy import Policy
-    from sshbench.records import StoredRun, StoredScenario
+    from sshbench.records import StoredRun
     from sshbench.storage.store import Store
 
 
@@ -152,7 +153,7 @@ def report_cmd(
     from sshbench.render import report  # altair and vl-convert load only when a report is asked for
 
     store = open_store(db, read_only=True)
-    ids = [resolve(store, i) for i in run_ids] if run_ids else [_settled_last(store)]
+    ids = [resolve(store, i) for i in run_ids] if run_ids else [settled_last(store)]
     runs = [rejudged(store.load(i), margin) for i in ids]
     try:
         if fmt == "html":
@@ -205,7 +206,7 @@ def compare_cmd(
     per side (`sshbench compare 3,4 7,8`) to pool them and see their spread. Differences in the
     environment (CPU, crypto flags, versions, emulation, pinning) are printed as warnings.
     """
-    from sshbench.analyse.compare import compare, environment_differences, matched
+    from sshbench.analyse.compare import compare, environment_differences
     from sshbench.analyse.compare import fail_if as judge_fail_if
     from sshbench.render.compare import compare_document, print_compare
 
@@ -215,62 +216,16 @@ def compare_cmd(
     ids_a = [resolve(store, i) for i in run_a]
     ids_b = [resolve(store, i) for i in run_b]
     a, b = [store.run(i) for i in ids_a], [store.run(i) for i in ids_b]
-    side_a = [_named(store.load(i)) for i in ids_a]  # a fleet: every host, named
-    changes = compare(side_a, [_named(store.load(i)) for i in ids_b], m)
+    side_a = [named_rows(store.load(i)) for i in ids_a]  # a fleet: every host, named
+    changes = compare(side_a, [named_rows(store.load(i)) for i in ids_b], m)
     diffs = sorted({d for x in a for y in b for d in environment_differences(x.environment, y.environment)})
     judged = judge_fail_if(changes, threshold) if threshold is not None else None
     if as_json:
         click.echo(json.dumps(compare_document(a, b, changes, diffs, judged, m), indent=2))
     else:
         print_compare(out(), a, b, changes, diffs, judged, m)
-    if judged is not None and judged.unsure:
-        click.echo(
-            f"sshbench: warning: --fail-if {fail_if}: for {len(judged.unsure)} scenario(s) the data cannot tell "
-            f"whether they are slower by more than {threshold:g}%: inconclusive, not failed (more samples or runs per "
-            "side would tell)",
-            err=True,
-        )
-    if judged is not None and not matched(changes):
-        raise SshbenchError(
-            f"--fail-if {fail_if} checked nothing: runs {' + '.join(map(str, ids_a))} and "
-            f"{' + '.join(map(str, ids_b))} have no scenario in common ({len(changes)} on one side only)",
-            place="--fail-if",
-            fix="compare runs that measured the same rows (the same command and algorithms: see `sshbench show N`)",
-            code=ExitCode.NOTHING_COMPARED,
-        )
-    if judged is not None and judged.failing:
-        names = " + ".join(map(str, ids_b))
-        raise SshbenchError(
-            f"{len(judged.failing)} scenario(s) of run {names} are slower than run {' + '.join(map(str, ids_a))} by "
-            f"more than {threshold:g}% even at their interval's best end",
-            place="--fail-if",
-            fix="see the table above; rerun both to rule out drift between runs, and compare several runs per side",
-            code=ExitCode.REGRESSION,
-        )
-
-
-def _settled_last(store: Store) -> int:
-    """Return the newest run no live sshbench is still writing (saying so when newer ones are being written)."""
-    newest = resolve(store, LAST)
-    busy: list[str] = []
-    for record, _ in store.runs():  # newest first
-        pid = store.writer(record.id)
-        if pid is None:
-            if busy:
-                verb = "is" if len(busy) == 1 else "are"
-                err().print(f"report of run {record.id}: {', '.join(busy)} {verb} still being measured; "
-                            f"`sshbench report {newest}` draws it once it is done", highlight=False)  # fmt: skip
-            return record.id
-        busy.append(f"run {record.id} (process {pid})")
-    return newest
-
-
-def _named(stored: StoredRun) -> list[StoredScenario]:
-    """Return a run's rows with its client's own algorithms named as negotiated (analyse/compare.named)."""
-    from sshbench.analyse.compare import named
-
-    disc = stored.run.discovery
-    return named(stored.scenarios, disc.default() if disc else None)
+    if judged is not None:
+        gate(fail_if or "", judged, changes, ids_a, ids_b)
 
 
 @click.command("recommend")

@@ -77,6 +77,12 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
             console.print(f"    {name}: {_gain(r)}", highlight=False, markup=False)
         for words in f.advice:
             console.print(f"    also: {words}", highlight=False, markup=False)
+    _print_paste(console, run, found)
+    print_unfinished(console, run)
+
+
+def _print_paste(console: Console, run: RunRecord, found: Sequence[tune.Finding]) -> None:
+    """Print the lines to paste (only what is worth a change), what they lose, and "keep it" or what is undecided."""
     pasted = tune.paste(found)
     if pasted["ssh_config"]:
         console.print("  ~/.ssh/config (measured here):", highlight=False)
@@ -102,4 +108,3 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
                       f"{DECIDING_PAIRS} rounds or more): keep it", highlight=False)  # fmt: skip
     console.print(f"  (pasted: a gain whose whole 95 % interval lies beyond the ±{run.options.margin:.0%} margin, "
                   f"from {DECIDING_PAIRS} rounds or more; --margin sets it)", highlight=False, style="dim")  # fmt: skip
-    print_unfinished(console, run)

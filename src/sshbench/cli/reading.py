@@ -1,0 +1,73 @@
+"""What the commands that read stored runs share: which run `last` draws, rows under their negotiated names, and
+the `--fail-if` gate of `compare`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import click
+
+from sshbench.cli.common import err, resolve
+from sshbench.cli.params import LAST
+from sshbench.errors import ExitCode, SshbenchError
+
+if TYPE_CHECKING:
+    from sshbench.analyse.compare import Change, FailIf
+    from sshbench.records import StoredRun, StoredScenario
+    from sshbench.storage.store import Store
+
+
+def settled_last(store: Store) -> int:
+    """Return the newest run no live sshbench is still writing (saying so when newer ones are being written)."""
+    newest = resolve(store, LAST)
+    busy: list[str] = []
+    for record, _ in store.runs():  # newest first
+        pid = store.writer(record.id)
+        if pid is None:
+            if busy:
+                verb = "is" if len(busy) == 1 else "are"
+                err().print(f"report of run {record.id}: {', '.join(busy)} {verb} still being measured; "
+                            f"`sshbench report {newest}` draws it once it is done", highlight=False)  # fmt: skip
+            return record.id
+        busy.append(f"run {record.id} (process {pid})")
+    return newest
+
+
+def named_rows(stored: StoredRun) -> list[StoredScenario]:
+    """Return a run's rows with its client's own algorithms named as negotiated (analyse/compare.named)."""
+    from sshbench.analyse.compare import named
+
+    disc = stored.run.discovery
+    return named(stored.scenarios, disc.default() if disc else None)
+
+
+def gate(fail_if: str, judged: FailIf, changes: Sequence[Change], ids_a: Sequence[int], ids_b: Sequence[int]) -> None:
+    """Warn about scenarios `--fail-if` cannot tell, then fail when it checked nothing (exit 11) or when some scenario
+    of B is surely slower than allowed (exit 10)."""
+    from sshbench.analyse.compare import matched
+
+    threshold, side_a, side_b = judged.threshold, " + ".join(map(str, ids_a)), " + ".join(map(str, ids_b))
+    if judged.unsure:
+        click.echo(
+            f"sshbench: warning: --fail-if {fail_if}: for {len(judged.unsure)} scenario(s) the data cannot tell "
+            f"whether they are slower by more than {threshold:g}%: inconclusive, not failed (more samples or runs per "
+            "side would tell)",
+            err=True,
+        )
+    if not matched(changes):
+        raise SshbenchError(
+            f"--fail-if {fail_if} checked nothing: runs {side_a} and {side_b} have no scenario in common "
+            f"({len(changes)} on one side only)",
+            place="--fail-if",
+            fix="compare runs that measured the same rows (the same command and algorithms: see `sshbench show N`)",
+            code=ExitCode.NOTHING_COMPARED,
+        )
+    if judged.failing:
+        raise SshbenchError(
+            f"{len(judged.failing)} scenario(s) of run {side_b} are slower than run {side_a} by more than "
+            f"{threshold:g}% even at their interval's best end",
+            place="--fail-if",
+            fix="see the table above; rerun both to rule out drift between runs, and compare several runs per side",
+            code=ExitCode.REGRESSION,
+        )
