@@ -200,6 +200,7 @@ def _refuse_short(
     rec: Recording,
     job: Job,
     times: tuple[float | None, float | None],
+    rates: Mapping[Direction | None, float],
     raced: Sequence[Scenario],
     warm: Sequence[Scenario],
     bound: Mapping[str, BoundKind],
@@ -207,14 +208,16 @@ def _refuse_short(
     """Stop the run, its diagnosis kept, when what is left of the budget cannot give the remedies of the bound found
     DECIDING_PAIRS rounds each with copies as short as allowed (incomplete, exit 9, with the budget that fits)."""
     left = rec.remaining().max_time
-    if left is None or job.opts.size:
+    if left is None:
         return
     least, (login, overhead) = job.opts.sample_seconds, times
-    need = warmup_seconds(warm, login, overhead) + rounds_seconds(login, raced, least, least, overhead)
+    copy = max([least, *(job.opts.size / (r * MB) for r in rates.values() if r > 0)] if job.opts.size else [least])
+    need = warmup_seconds(warm, login, overhead) + rounds_seconds(login, raced, least, copy, overhead)
     if left >= need:
         return
     whole = math.ceil((job.elapsed() + need) * 1.1 / 10) * 10  # what was spent, what is needed, a tenth to spare
-    found = ", ".join(f"{group}: {kind.value}" for group, kind in bound.items())
+    ways = {d.value + "load" for d in job.opts.directions}  # download, upload
+    found = ", ".join(f"{group}: {kind.value}" for group, kind in bound.items() if group in ways)
     rows = sum(1 for sc in raced if sc.remedy not in (None, "streams=1") or sc.cipher or sc.kex)
     target = [] if job.opts.target.startswith("local") else [job.opts.target]
     raise Unfinished(
@@ -261,7 +264,7 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
                 sizer.copy_sizes.update(_copies_stored(stored))
             warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
             rates, login, overhead = _defaults_measured(stored)
-            _refuse_short(rec, job, (login, overhead), raced, warm, found)
+            _refuse_short(rec, job, (login, overhead), rates, raced, warm, found)
             rec.register([*first, *chosen])
             if window and any((sc.remedy or "").startswith("window=") for sc in chosen):
                 takers[Kind.THROUGHPUT], wide = _with_window(bench, bench.widened(where, WIDE_WINDOW), sizer, copies)

@@ -97,7 +97,11 @@ def _print_paste(console: Console, run: RunRecord, found: Sequence[tune.Finding]
     for loss in tune.losses(run, found):
         console.print(f"  note: {loss}", highlight=False, markup=False)
     open_ = tune.undecided(found)
-    if open_:
+    bare = [f.group for f in found if not f.remedies]
+    if bare:
+        console.print(f"  no remedy measured yet for {', '.join(bare)}: nothing is pasted or kept from this run",
+                      highlight=False)  # fmt: skip
+    elif open_:
         more = max((max(DECIDING_PAIRS - r.verdict.ratio.n, r.verdict.more or 0) if r.verdict else DECIDING_PAIRS)
                    for r in open_)  # fmt: skip
         console.print(f"  not told apart yet: {len(open_)} remed{'ies' if len(open_) > 1 else 'y'} against the "
