@@ -104,7 +104,7 @@ def test_a_100mbit_20ms_path_to_a_remote_host_is_network_bound(cli_env: dict[str
 def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connections(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    with shaped_host(tmp_path, "1gbit,100ms") as config:
+    with shaped_host(tmp_path, "1gbit,40ms") as config:  # 2 MiB / 40 ms = 52 MB/s, well below the link's 125
         doc = _tune_down(cli_env, config, "--max-time", "150s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     down = found["download"]
@@ -123,27 +123,22 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
 
 
 @LINKS
-def test_on_a_10mbit_path_compression_wins_with_text_and_is_never_tried_on_random_data(
-    cli_env: dict[str, str], tmp_path: Path
-) -> None:
+def test_on_a_10mbit_path_compression_wins_with_text(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """Random data is never given compression: test_tune_choice.py checks the choice without a link."""
     with shaped_host(tmp_path, "10mbit,10ms") as config:
-        text = _tune_down(cli_env, config, "--payload", "text", "--max-time", "90s")
-        rand = _tune_down(cli_env, config, "--payload", "random", "--max-time", "60s")
+        text = _tune_down(cli_env, config, "--payload", "text", "--max-time", "120s")
     down = {f["group"]: f for f in text["tune"]["findings"]}["download"]
     assert down["bound"]["kind"] == "network", down["bound"]
     squeezed = next(r for r in down["remedies"] if r["scenario"].get("remedy") == "compression")
-    assert squeezed["helps"] and squeezed["verdict"]["ratio"] >= 1.5  # the corpus gzips 2.18x
+    assert squeezed["helps"] and squeezed["verdict"]["ratio"] >= 1.5, squeezed  # the corpus gzips 2.18x
     assert "Compression yes" in text["tune"]["paste"]["ssh_config"]
-    down = {f["group"]: f for f in rand["tune"]["findings"]}["download"]
-    assert not any(r["scenario"].get("remedy") == "compression" for r in down["remedies"])
-    assert not any("Compression" in line for line in rand["tune"]["paste"]["ssh_config"])
 
 
 @LINKS
 def test_an_embedded_dropbear_behind_a_long_fat_link_is_measured_with_a_larger_receive_window(
     cli_env: dict[str, str],
 ) -> None:
-    doc = _doc(cli_env, "tune", "local:dropbear", "--link", "1gbit,100ms", "--direction", "up", "--max-time", "180s")
+    doc = _doc(cli_env, "tune", "local:dropbear", "--link", "1gbit,40ms", "--direction", "up", "--max-time", "150s")
     up = {f["group"]: f for f in doc["tune"]["findings"]}["upload"]
     # Dropbear's -W 2 MiB over 100 ms: at the window per RTT, or below it and unexplained (Dropbear adjusts its window
     # late: 14 MB/s here, 67 % of 2 MiB / RTT; the kernel's `network` is refused on a link that carries 125 MB/s)

@@ -2,9 +2,10 @@
 
 Every `tune` transfer is timed as a user's copy is: from the first ssh spawned to the last one's exit, handshakes
 included, so that one connection and N connections are compared alike. Each of N connections carries 1/N of the
-bytes (whole MiB), each verified as `throughput_sample` verifies one; the sample is their sum. A connection through
-a master is `true` run over an existing ControlMaster socket (ControlMaster=no, the master's ControlPath): what
-`ControlMaster auto` + `ControlPersist` give every connection after the first.
+bytes (whole 64 KiB: N connections move what one does, however small the copy), each verified as
+`throughput_sample` verifies one; the sample is their sum. A connection through a master is `true` run over an
+existing ControlMaster socket (ControlMaster=no, the master's ControlPath): what `ControlMaster auto` +
+`ControlPersist` give every connection after the first.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from sshbench.ssh.proc import run_timed
 from sshbench.ssh.text import ssh_failure
 
 MIB = 2**20
+PART = 2**16  # a part of a copy over N connections is whole 64 KiB (1 MiB parts made 8 connections move 8 MiB)
 STREAMS = (2, 4, 8)
 COPY_LOGINS = 8  # a copy lasts this many logins at the default's steady rate: the handshake stays small
 COPY_ROUNDS = DECIDING_PAIRS  # the rounds a verdict on a remedy needs: copies no longer than lets them fit
@@ -87,7 +89,7 @@ class CopySampler:
         size = self.inner.opts.size or self.inner.sizes.get(base) or self.inner.sizes.get(sc.key)
         size = self.copy_sizes.get(sc.direction) or size or calibration_size(self.inner.opts)
         n = streams(sc)
-        part = max(MIB, size // n // MIB * MIB)
+        part = max(PART, size // n // PART * PART)
         taken: list[Sample | None] = [None] * n
 
         def one(i: int) -> None:
