@@ -28,7 +28,8 @@ def settled_last(store: Store) -> int:
             if busy:
                 verb = "is" if len(busy) == 1 else "are"
                 err().print(f"report of run {record.id}: {', '.join(busy)} {verb} still being measured; "
-                            f"`sshbench report {newest}` draws it once it is done", highlight=False)  # fmt: skip
+                            f"`sshbench report {newest}` draws it once it is done", highlight=False,
+                            soft_wrap=True)  # fmt: skip
             return record.id
         busy.append(f"run {record.id} (process {pid})")
     return newest
