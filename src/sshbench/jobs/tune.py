@@ -17,7 +17,7 @@ with the default, under one budget.
 4. One schedule (racing) of the fresh login, the default copy timed as the remedies are (one connection, from
    spawn to exit, handshake included) and the remedies, for the rest of the budget; the steady rates keep the 3
    samples the diagnosis read. Each remedy's gain is read against that copy, paired per round (analyse/tune.py).
-   Copies last 8 logins (remedies.COPY_LOGINS) or what lets 3 rounds of the whole schedule (the fresh login too)
+   Copies last 8 logins (remedies.COPY_LOGINS) or what lets 6 rounds of the whole schedule (the fresh login too)
    fit what the remedies' warm-ups leave of the budget, whichever is shorter (each transfer's login and ramp as step
    1 measured them).
 The race is anchored on the default (measure/racing.py): the default copy and fresh login are measured every round,
@@ -189,11 +189,16 @@ def plan_estimate(job: Job, disc: Discovery, probe: Probe | None) -> Estimate | 
     assert smallest is not None
     warm, rounds, raced = smallest
     return Estimate(
-        sum(1 for sc in raced if sc.kind is Kind.LATENCY), sum(1 for sc in raced if sc.kind is Kind.THROUGHPUT),
-        first_warm + warm, rounds / DECIDING_PAIRS, opts.plan.max_time, job.elapsed() + first_rounds,
-        "discovery, a probe, 3 rounds of the defaults", DECIDING_PAIRS,
-        f"the defaults, then the remedies of the bound found (at least {len(raced)} rows)",
-    )  # fmt: skip
+        connections=sum(1 for sc in raced if sc.kind is Kind.LATENCY),
+        transfers=sum(1 for sc in raced if sc.kind is Kind.THROUGHPUT),
+        warmup=first_warm + warm,
+        per_round=rounds / DECIDING_PAIRS,
+        budget=opts.plan.max_time,
+        setup=job.elapsed() + first_rounds,
+        setup_what="discovery, a probe, 3 rounds of the defaults",
+        rounds_needed=DECIDING_PAIRS,
+        what=f"the defaults, then the remedies of the bound found (at least {len(raced)} rows)",
+    )
 
 
 def _refuse_short(
@@ -257,13 +262,11 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
             window = bench.can_widen(where)
             chosen = remedies(found, disc, job.allows, opts.directions, opts.payload, window=window)
             raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
+            rates, login, overhead = _defaults_measured(stored)
+            warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
             if not opts.size:  # every raced row's rounds, and the new rows' warm-ups, within what is left
-                rates, login, overhead = _defaults_measured(stored)
-                warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
                 sizer.size_copies(rates, login, rec.remaining().max_time, raced, overhead, warm)
                 sizer.copy_sizes.update(_copies_stored(stored))
-            warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
-            rates, login, overhead = _defaults_measured(stored)
             _refuse_short(rec, job, (login, overhead), rates, raced, warm, found)
             rec.register([*first, *chosen])
             if window and any((sc.remedy or "").startswith("window=") for sc in chosen):
