@@ -154,3 +154,13 @@ def test_a_sides_cpu_is_judged_while_the_payload_moved_not_with_its_login() -> N
     assert _kind(dataclasses.replace(row, costs=measured), lim) is BoundKind.UNKNOWN
     found = bounds.diagnose(dataclasses.replace(row, costs=dataclasses.replace(measured, client_busy=0.97)), lim)
     assert found is not None and found.bound.kind is BoundKind.CLIENT_CPU and found.bound.used == 0.97
+
+
+def test_a_cpu_bound_past_its_share_says_the_logins_cpu_is_counted_not_more_than_all_of_it() -> None:
+    """Issue 34: "server-cpu-bound (164% of its CPU share)" on a host of the user's, where CPU per GiB counts logins."""
+    from sshbench.analyse.claims.bounds import Bound, describe
+    from sshbench.model import BoundKind
+
+    said = describe(Bound(BoundKind.SERVER_CPU, 1.0, "CPU", 1.64, {}, "a faster cipher"))
+    assert said.startswith("server-cpu-bound (all of its CPU share: 164% of it counting each sample's login")
+    assert describe(Bound(BoundKind.SERVER_CPU, 1.0, "CPU", 0.97, {}, "x")) == "server-cpu-bound (97% of its CPU share)"

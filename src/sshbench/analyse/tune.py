@@ -182,20 +182,22 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
 def paste(found: Sequence[Finding]) -> Mapping[str, list[str]]:
     """Return the ssh_config lines of the remedies worth a change (Remedy.helps), and the commands: a transfer's best
     remedy (they were measured one at a time, never together), and for connections the best master and the best kex
-    (a master's first login still runs a key exchange). One Ciphers line: the cipher that helps in the most
-    directions (then the larger gain), since ssh takes the first Ciphers line it reads."""
+    (a master's first login still runs a key exchange). One Ciphers line, where a direction's best remedy is a
+    cipher: the cipher that helps in the most such directions (then the larger gain), since ssh takes the first
+    Ciphers line it reads."""
     lines: list[str] = []
     commands: list[str] = []
     ciphers: dict[str, list[float]] = {}
     for f in found:
         helped = [r for r in f.remedies if r.helps]
-        for r in helped:
-            if r.row.scenario.cipher and r.verdict:
-                ciphers.setdefault(r.row.scenario.cipher, []).append(abs(r.verdict.ratio.value - 1))
         best: list[Remedy] = helped[:1]
         if f.group == "latency":
             masters = [r for r in helped if r.row.scenario.kex is None]
             best = [*masters[:1], *[r for r in helped if r.row.scenario.kex is not None][:1]]
+        elif best and best[0].row.scenario.cipher:  # each direction's best cipher, the others' too where they help
+            for r in helped:
+                if r.row.scenario.cipher and r.verdict:
+                    ciphers.setdefault(r.row.scenario.cipher, []).append(abs(r.verdict.ratio.value - 1))
         for r in best:
             if r.row.scenario.cipher is None:
                 lines += [line for line in r.config if line not in lines]

@@ -363,6 +363,9 @@ def describe(bound: Bound) -> str:
     if bound.used is None or bound.limit is None:
         return f"{bound.kind}-bound" + (f" (limited by {by})" if by else "")
     limit = "its CPU share" if bound.unit == "CPU" else f"{format_value('MB/s', bound.limit, '.3g')} MB/s"
+    if bound.unit == "CPU" and bound.used > 1.05:  # CPU per GiB x rate counts each login's CPU, the rate does not
+        return (f"{bound.kind}-bound (all of its CPU share: {format_value('share', bound.used)} of it counting each "
+                "sample's login, whose CPU the rate leaves out)")  # fmt: skip
     return f"{bound.kind}-bound ({format_value('share', bound.used)} of {limit})"
 
 
