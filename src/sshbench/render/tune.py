@@ -15,13 +15,18 @@ from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import print_unfinished
 
 
+def _percent(ratio: float) -> float:
+    """Return a ratio's change in %, a change that rounds to 0 as +0 (never "-0 %")."""
+    change = (ratio - 1) * 100
+    return 0.0 if abs(change) < 0.5 else change
+
+
 def _gain(r: tune.Remedy) -> str:
     """Return the remedy's change against the default, with its interval and verdict (or why there is none yet)."""
     v = r.verdict
     if v is None:
         return f"not told apart yet: too few rounds paired with the default ({DECIDING_PAIRS} are needed)"
-    pct = (v.ratio.value - 1) * 100
-    low, high = (v.ratio.low - 1) * 100, (v.ratio.high - 1) * 100
+    pct, low, high = (_percent(x) for x in (v.ratio.value, v.ratio.low, v.ratio.high))
     numbers = f"{pct:+.0f} % ({interval_name(v.ratio)} {low:+.0f} .. {high:+.0f} %"
     if not r.settled:
         more = max(DECIDING_PAIRS - v.ratio.n, v.more or 0)
