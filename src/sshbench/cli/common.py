@@ -234,9 +234,10 @@ def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
             code=ExitCode.UNSUPPORTED_ALGORITHM if unsupported else ExitCode.MEASUREMENT_FAILED,
         )
     if store.run(run_id).status is RunStatus.INCOMPLETE:
-        short, broke = unfinished_rows(stored, opts.plan)
-        need = wanted(opts.plan)
-        what = [f"{len(short)} of {len(stored)} rows have fewer than {need} samples"] if short else []
+        short, broke = unfinished_rows(stored, opts.plan, opts.command)
+        needs = sorted({wanted(opts.plan, opts.command, st) for st in short})
+        need = " or ".join(map(str, needs))  # a tune remedy needs 6 rounds, a rank 3
+        what = [f"{len(short)} of {len(stored)} rows have fewer than the {need} samples they need"] if short else []
         what += [f"{len(broke)} stopped working mid-run ({broke[0].failure})"] if broke else []
         budget = f", or raise --max-time (it was {opts.plan.max_time:g} s)" if opts.plan.max_time and short else ""
         raise SshbenchError(

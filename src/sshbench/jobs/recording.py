@@ -16,8 +16,10 @@ from sshbench.joboptions import JobOptions
 from sshbench.jobs.staging import Stager, stage
 from sshbench.measure.budget import Estimate, check
 from sshbench.measure.scheduler import Outcome, Progress, Sampler, Scheduler
-from sshbench.model import Plan, RunStatus, Sample, Scenario
+from sshbench.model import Kind, Plan, RunStatus, Sample, Scenario
+from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import StoredScenario
+from sshbench.runkinds import RunKind
 from sshbench.stats import MIN_RANKED
 from sshbench.storage.store import Store
 
@@ -70,9 +72,10 @@ class Recording:
     """One run being measured; also the scheduler's sink, so every sample is stored the moment it is taken."""
 
     def __init__(
-        self, store: Store, run_id: int, plan: Plan, started: float | None = None, margin: float = 0.05
-    ) -> None:
-        self.store, self.run_id, self.plan, self.margin = store, run_id, plan, margin
+        self, store: Store, run_id: int, plan: Plan, started: float | None = None, margin: float = 0.05,
+        kind: RunKind | None = None,
+    ) -> None:  # fmt: skip
+        self.store, self.run_id, self.plan, self.margin, self.kind = store, run_id, plan, margin, kind
         self.ids: dict[str, int] = {}
         self.stored: dict[str, StoredScenario] = {}
         self.started = time.monotonic() if started is None else started  # the job's start: one budget for it all
@@ -90,7 +93,7 @@ class Recording:
         else:
             run_id = store.create_run(opts, target, environment, parent=parent)
         leases.keeper().run(store.path, run_id)  # if this process dies, its run is marked interrupted
-        return cls(store, run_id, opts.plan, started, opts.margin)
+        return cls(store, run_id, opts.plan, started, opts.margin, opts.command)
 
     @contextlib.contextmanager
     def status(self) -> Iterator[None]:
@@ -157,7 +160,7 @@ class Recording:
 
     def unfinished(self) -> int:
         """Return how many rows are not done: fewer samples than asked, or broken off."""
-        short, broke = unfinished_rows(self.store.scenarios(self.run_id), self.plan)
+        short, broke = unfinished_rows(self.store.scenarios(self.run_id), self.plan, self.kind)
         return len(short) + len(broke)
 
     def sample(self, sample: Sample) -> None:
@@ -169,14 +172,19 @@ class Recording:
         self.store.mark_failed(self.ids[scenario.key], reason)
 
 
-def wanted(plan: Plan) -> int:
+def wanted(plan: Plan, kind: RunKind | None = None, st: StoredScenario | None = None) -> int:
     """Return the samples a row must have for its run to be complete: the rounds asked for, up to the 3 a rank
-    needs (`--rounds 2` asks for unranked rows; a budget or failures that leave fewer make the run incomplete)."""
+    needs (`--rounds 2` asks for unranked rows; a budget or failures that leave fewer make the run incomplete); a
+    `tune` remedy, or the default it is raced against, ratios.DECIDING_PAIRS (its verdict is drawn from them)."""
+    raced = st is not None and not (st.scenario.kind is Kind.THROUGHPUT and st.scenario.remedy is None)
+    if kind is RunKind.TUNE and raced:
+        return DECIDING_PAIRS
     return min(MIN_RANKED, plan.min_rounds)
 
 
-def unfinished_rows(stored: Sequence[StoredScenario], plan: Plan) -> tuple[list[StoredScenario], list[StoredScenario]]:
+def unfinished_rows(
+    stored: Sequence[StoredScenario], plan: Plan, kind: RunKind | None = None
+) -> tuple[list[StoredScenario], list[StoredScenario]]:
     """Return the rows that keep a run incomplete: (live rows with fewer samples than wanted, rows broken off)."""
-    need = wanted(plan)
-    short = [st for st in stored if st.failure is None and len(st.values()) < need]
+    short = [st for st in stored if st.failure is None and len(st.values()) < wanted(plan, kind, st)]
     return short, [st for st in stored if st.broke_off]

@@ -30,6 +30,7 @@ MIB = 2**20
 PART = 2**16  # a part of a copy over N connections is whole 64 KiB (1 MiB parts made 8 connections move 8 MiB)
 STREAMS = (2, 4, 8)
 COPY_LOGINS = 8  # a copy lasts this many logins at the default's steady rate: the handshake stays small
+SIZED_SHARE = 0.8  # of what is left, copies are sized for: N connections at once can take longer than 1/N of a copy
 COPY_ROUNDS = DECIDING_PAIRS  # the rounds a verdict on a remedy needs: copies no longer than lets them fit
 
 
@@ -69,7 +70,8 @@ class CopySampler:
         seconds = max(least, COPY_LOGINS * (login or 0.0))
         if budget is not None:
             budget -= warmup_seconds(warm, login, overhead)
-            seconds = max(least, min(seconds, copy_seconds_within(budget, login, scheduled, least, overhead)))
+            within = copy_seconds_within(budget * SIZED_SHARE, login, scheduled, least, overhead)
+            seconds = max(least, min(seconds, within))
         for direction, rate in rates.items():
             self.copy_sizes[direction] = int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
 
