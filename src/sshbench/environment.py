@@ -169,6 +169,12 @@ class Environment:
     # `clients`: per client, its `version`, its `default` and `tuned` settings, or why it did not run (`skipped`)
     clients: dict[str, dict[str, str]] = field(default_factory=dict)
 
+    def aes_in_use(self) -> bool | None:
+        """Return whether the run's ciphers had the CPU's AES instructions (None when its flags were not read)."""
+        if self.emulation is not None and "aesni" in self.emulation.name:
+            return False
+        return self.cpu_flags.get("aes") if self.cpu_flags else None
+
     def flags_on(self) -> list[str]:
         """Return the crypto flags this CPU has."""
         return [f for f, on in self.cpu_flags.items() if on]

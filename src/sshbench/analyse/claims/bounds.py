@@ -100,15 +100,8 @@ def limits(env: Environment, evidence: bool = False) -> Limits | None:
         server_share=min(1.0, share) if share else 1.0,
         client_share=min(1.0, _client_share(env.client_limit)),
         ceilings={c: min(sides.values()) * MB for c, sides in env.crypto_ceilings.items() if sides},
-        aes=_aes(env),
+        aes=env.aes_in_use(),
     )
-
-
-def _aes(env: Environment) -> bool | None:
-    """Return whether the run's ciphers had the CPU's AES instructions (None when its flags were not read)."""
-    if env.emulation is not None and "aesni" in env.emulation.name:
-        return False
-    return env.cpu_flags.get("aes") if env.cpu_flags else None
 
 
 def _client_share(text: str | None) -> float:
