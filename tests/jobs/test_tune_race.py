@@ -77,7 +77,7 @@ def test_a_remedy_slower_than_another_but_faster_than_the_default_is_measured_to
     stored = store.load(run_id)
     pasted = tune.paste(tune.findings(stored.run, stored.scenarios))["ssh_config"]
     assert f"KexAlgorithms {CURVE}" in pasted and "ControlMaster auto" in pasted
-    (loss,) = tune.losses(stored.run, tune.findings(stored.run, stored.scenarios))
+    (loss,) = tune.losses(stored.run, tune.paste(tune.findings(stored.run, stored.scenarios)))
     assert f"your default key exchange {SNTRUP} is post-quantum and {CURVE} is not" in loss
 
 

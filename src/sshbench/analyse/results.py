@@ -155,17 +155,22 @@ def _rank(rows: list[Row], margin: float) -> list[Row]:
     """Rank rows given best median first, as the paired verdicts read (docs/CLAIMS.md): every row not significantly
     slower than the group's first row shares rank 1; among the rest, every row not significantly slower than their
     first shares the next rank, and so on. Standings are against the first row; rows come back in rank order."""
+    judged = [(row, *_standing(row, rows[0], margin)) for row in rows]  # each row against the leader, once
     out: list[Row] = []
-    left = list(rows)
-    while left:
-        head = left[0]
-        members = [r for r in left if r is head or _word(r, head, margin) is not Word.SLOWER]
+    while judged:
+        head = judged[0][0]
+        members = [j for j in judged if j[0] is head or not _behind(j[0], j[1], head, head is rows[0], margin)]
         rank, tied = len(out) + 1, len(members) > 1
-        for row in members:
-            standing, verdict = _standing(row, rows[0], margin)
-            out.append(dataclasses.replace(row, rank=rank, tied=tied, standing=standing, against_leader=verdict))
-        left = [r for r in left if not any(r is m for m in members)]
+        out += [dataclasses.replace(row, rank=rank, tied=tied, standing=standing, against_leader=verdict)
+                for row, standing, verdict in members]  # fmt: skip
+        judged = [j for j in judged if not any(j is m for m in members)]
     return out
+
+
+def _behind(row: Row, standing: Standing, head: Row, leads: bool, margin: float) -> bool:
+    """Return True when a row is significantly slower than the head of its group (its standing says so when the
+    head is the leader: judged once)."""
+    return standing is Standing.SLOWER if leads else _word(row, head, margin) is Word.SLOWER
 
 
 def _word(row: Row, head: Row, margin: float) -> Word:

@@ -209,16 +209,10 @@ def paste(found: Sequence[Finding]) -> Mapping[str, list[str]]:
     return {"ssh_config": lines, "commands": commands}
 
 
-def pasted_kex(found: Sequence[Finding]) -> str | None:
-    """Return the key exchange a tune run pastes, or None."""
-    line = next((x for x in paste(found)["ssh_config"] if x.startswith("KexAlgorithms ")), None)
-    return None if line is None else line.split(" ", 1)[1]
-
-
-def losses(run: RunRecord, found: Sequence[Finding]) -> list[str]:
-    """Return what the pasted lines lose against the client's defaults (a post-quantum key exchange), in words."""
-    default = run.discovery.default() if run.discovery else None
-    loss = pq_loss(default, pasted_kex(found))
+def losses(run: RunRecord, pasted: Mapping[str, list[str]]) -> list[str]:
+    """Return what the pasted lines (`paste`) lose against the client's defaults (a post-quantum key exchange)."""
+    kex = next((line.split(" ", 1)[1] for line in pasted["ssh_config"] if line.startswith("KexAlgorithms ")), None)
+    loss = pq_loss(run.discovery.default() if run.discovery else None, kex)
     return [] if loss is None else [loss]
 
 

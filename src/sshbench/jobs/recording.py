@@ -15,8 +15,9 @@ from sshbench.errors import Unfinished
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.staging import Stager, stage
 from sshbench.measure.budget import Estimate, check
+from sshbench.measure.remedies import is_steady
 from sshbench.measure.scheduler import Outcome, Progress, Sampler, Scheduler
-from sshbench.model import Kind, Plan, RunStatus, Sample, Scenario
+from sshbench.model import Plan, RunStatus, Sample, Scenario
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import StoredScenario
 from sshbench.runkinds import RunKind
@@ -176,8 +177,7 @@ def wanted(plan: Plan, kind: RunKind | None = None, st: StoredScenario | None = 
     """Return the samples a row must have for its run to be complete: the rounds asked for, up to the 3 a rank
     needs (`--rounds 2` asks for unranked rows; a budget or failures that leave fewer make the run incomplete); a
     `tune` remedy, or the default it is raced against, ratios.DECIDING_PAIRS (its verdict is drawn from them)."""
-    raced = st is not None and not (st.scenario.kind is Kind.THROUGHPUT and st.scenario.remedy is None)
-    if kind is RunKind.TUNE and raced:
+    if kind is RunKind.TUNE and st is not None and not is_steady(st.scenario):
         return DECIDING_PAIRS
     return min(MIN_RANKED, plan.min_rounds)
 

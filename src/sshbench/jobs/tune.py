@@ -48,7 +48,7 @@ from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Copies, Staging
 from sshbench.measure.budget import Estimate, Probe
-from sshbench.measure.remedies import STREAMS, baseline, rounds_seconds, steady, warmup_seconds
+from sshbench.measure.remedies import STREAMS, baseline, is_steady, rounds_seconds, steady, warmup_seconds
 from sshbench.measure.samplers import MB
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import BoundKind, Direction, Kind, Plan, Sample, Scenario, is_aead
@@ -181,7 +181,7 @@ def plan_estimate(job: Job, disc: Discovery, probe: Probe | None) -> Estimate | 
     smallest: tuple[float, float, list[Scenario]] | None = None
     for kind in (BoundKind.NETWORK, BoundKind.CLIENT_CPU):
         chosen = remedies({"download": kind, "upload": kind}, disc, job.allows, opts.directions, opts.payload)
-        raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
+        raced = [sc for sc in [*first, *chosen] if not is_steady(sc)]
         warm = warmup_seconds(chosen * opts.plan.warmup, login, login)
         rounds = rounds_seconds(login, raced, least, least, login)
         if smallest is None or warm + rounds < smallest[0] + smallest[1]:
@@ -261,7 +261,7 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
             found = diagnose_defaults(stored, env)
             window = bench.can_widen(where)
             chosen = remedies(found, disc, job.allows, opts.directions, opts.payload, window=window)
-            raced = [sc for sc in [*first, *chosen] if not (sc.kind is Kind.THROUGHPUT and sc.remedy is None)]
+            raced = [sc for sc in [*first, *chosen] if not is_steady(sc)]
             rates, login, overhead = _defaults_measured(stored)
             warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
             if not opts.size:  # every raced row's rounds, and the new rows' warm-ups, within what is left

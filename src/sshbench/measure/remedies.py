@@ -47,6 +47,11 @@ def baseline(direction: Direction | None) -> Scenario:
     return Scenario(Kind.THROUGHPUT, direction=direction, remedy="streams=1")
 
 
+def is_steady(sc: Scenario) -> bool:
+    """Return True for a default transfer's steady rate (step 1's, read by the diagnosis, never raced)."""
+    return sc.kind is Kind.THROUGHPUT and sc.remedy is None
+
+
 def steady(direction: Direction | None) -> Scenario:
     """Return the default transfer one way, its steady rate (handshake excluded): what the diagnosis reads."""
     return Scenario(Kind.THROUGHPUT, direction=direction)
@@ -143,7 +148,7 @@ def _round_shape(login: float | None, scheduled: Sequence[Scenario], steady_seco
     whole = sum(1.0 if sc.remedy == "compression" else 1.0 / streams(sc) for sc in copies)
     whole += len({sc.direction for sc in copies})
     transfers = sum(1 for sc in scheduled if sc.kind is Kind.THROUGHPUT) + len({sc.direction for sc in copies})
-    steady_rows = sum(1 for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is None)
+    steady_rows = sum(1 for sc in scheduled if is_steady(sc))
     logins = sum(1 for sc in scheduled if sc.kind is not Kind.THROUGHPUT)
     each = max(login or 0.0, overhead or 0.0)
     fixed = (login or 0.0) * logins + each * transfers + steady_rows * steady_seconds

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sshbench.analyse.claims.core import margin_text
-from sshbench.analyse.compare import DRIFT, Change, FailIf
+from sshbench.analyse.compare import DRIFT, Change, FailIf, matched
 from sshbench.model import Metric
 from sshbench.render.console import ci_cell
 from sshbench.render.layout import Column, build, fit
@@ -105,7 +105,7 @@ def print_compare(
         console.print(f"  no verdict for {few} scenario(s) with fewer than {MIN_RANKED} samples on a side")
     others = len(changes) - sum(counts.values()) - few
     summary = ", ".join(f"{n} {w}" for w, n in counts.items())
-    pairs = len(changes) - others
+    pairs = matched(changes)
     console.print(f"{pairs} scenario{'s' if pairs != 1 else ''} matched in both: " + summary
                   + (f", {others} on one side only" if others else ""), highlight=False)  # fmt: skip
     if judged is not None:
@@ -147,7 +147,7 @@ def compare_document(
         "margin": margin,
         "note": DRIFT,
         "environment_differences": list(diffs),
-        "matched": sum(1 for c in changes if c.verdict not in ("only in A", "only in B")),
+        "matched": matched(changes),
         "changes": [
             {
                 "scenario": c.scenario.to_dict(),

@@ -128,8 +128,8 @@ def tune_document(stored: StoredRun) -> dict[str, Any]:
     from sshbench.analyse import tune
 
     found = tune.findings(stored.run, stored.scenarios)
-    return {"findings": [f.to_dict() for f in found], "paste": tune.paste(found),
-            "loses": tune.losses(stored.run, found)}
+    pasted = tune.paste(found)
+    return {"findings": [f.to_dict() for f in found], "paste": pasted, "loses": tune.losses(stored.run, pasted)}
 
 
 def _host_results(stored: StoredRun) -> dict[str, Any]:

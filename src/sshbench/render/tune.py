@@ -99,7 +99,7 @@ def _print_paste(console: Console, run: RunRecord, found: Sequence[tune.Finding]
     for command in pasted["commands"]:
         how = "on the server (measured here)" if command in measured else "instead of one copy"
         console.print(f"  {how}: {command}", highlight=False, markup=False)
-    for loss in tune.losses(run, found):
+    for loss in tune.losses(run, pasted):
         console.print(f"  note: {loss}", highlight=False, markup=False)
     open_ = tune.undecided(found)
     bare = [f.group for f in found if not f.remedies]
