@@ -53,3 +53,20 @@ def test_a_pick_not_told_apart_from_the_leader_is_never_called_one_the_policy_al
     assert "none of these" not in said
     assert "policy mine does not allow the leader and picks aes128-ctr" in said
     assert said.endswith("not told apart from the leader yet")
+
+
+def test_a_pick_behind_rows_not_told_apart_names_them_among_what_the_policy_passed_over() -> None:
+    from sshbench.analyse.claims.fastest import pick, sentence
+    from sshbench.analyse.policy import Policy
+
+    rows = build_rows([
+        stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
+        stored_values(WIDE, [1200, 600, 1150, 650, 1100, 700]),  # not told apart from the leader
+        stored_values(STEADY, [900, 905, 895, 902, 898, 900]),  # significantly slower
+    ], 0.05)  # fmt: skip
+    deny = {"cipher": {LEADER.cipher or "": "not here", WIDE.cipher or "": "nor here"}}
+    p = pick(rows, Policy("policy mine", "any", deny=deny), None)
+    assert p is not None and p.chosen.scenario.cipher == STEADY.cipher
+    said = sentence(p)
+    assert "policy mine allows neither the leader nor what is not told apart from it and picks aes256-gcm" in said
+    assert said.endswith("significantly slower than the leader")

@@ -149,13 +149,21 @@ def sentence(p: Pick, rating_note: str = "") -> str:
             text += f"; {p.policy} picks {label(p.chosen.scenario)}"
         else:
             standing = STANDING_WORDS.get(p.chosen.standing, "unranked") if p.chosen.standing else "unranked"
-            which = "does not allow the leader"
-            if p.equivalent:
-                which = "allows neither the leader nor what is equivalent to it"
-            text += f"; {p.policy} {which} and picks {_named(p.chosen)}, {standing}"
+            text += f"; {p.policy} {_refused(p)} and picks {_named(p.chosen)}, {standing}"
     if p.unmeasured:
         text += f"; not measured: {names([f'{label(r.scenario)} ({_why_unmeasured(r)})' for r in p.unmeasured])}"
     return text
+
+
+def _refused(p: Pick) -> str:
+    """Return what a policy's pick passed over, in words: the leader, what is equivalent to it, and what is not told
+    apart from it (unless the pick is one of those)."""
+    parts = ["the leader", *(["what is equivalent to it"] if p.equivalent else [])]
+    if p.inconclusive and p.chosen not in p.inconclusive:
+        parts.append("what is not told apart from it")
+    if len(parts) == 1:
+        return "does not allow the leader"
+    return f"allows neither {', '.join(parts[:-1])} nor {parts[-1]}"
 
 
 def evidence(p: Pick) -> dict[str, Any]:
