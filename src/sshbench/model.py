@@ -327,8 +327,13 @@ def not_measurable(failure: str | None) -> bool:
 
 # What each client's second row changes, by name: a label says what was set, never "tuned" (a setting can hurt);
 # clients/registry.py describes each in full.
-SETTING_NAMES = {"dropbear": "-W 2 MiB", "paramiko": "64 MiB window", "asyncssh": "64 MiB window, 128 requests",
-                 "gossh": "concurrent writes", "russh": "nodelay, 64 MiB window"}  # fmt: skip
+SETTING_NAMES = {
+    "dropbear": "-W 2 MiB",
+    "paramiko": "64 MiB window",
+    "asyncssh": "64 MiB window, 128 requests",
+    "gossh": "concurrent writes",
+    "russh": "nodelay, 64 MiB window",
+}
 
 
 def client_name(client: str, mode: str | None) -> str:

@@ -192,11 +192,17 @@ def _check_fleet(store: Store, run_id: int) -> None:
         )
 
 
-NARROWING = (
-    ("cipher", "--cipher"), ("kex", "--kex"), ("hostkey", "--hostkey"), ("mac_mode", "--macs default"),
-    ("direction", "--direction"), ("client", "--client"), ("server_specs", "--server"), ("tool", "--tool"),
+NARROWING = (  # a command's parameter -> the option that narrows its plan
+    ("cipher", "--cipher"),
+    ("kex", "--kex"),
+    ("hostkey", "--hostkey"),
+    ("mac_mode", "--macs default"),
+    ("direction", "--direction"),
+    ("client", "--client"),
+    ("server_specs", "--server"),
+    ("tool", "--tool"),
     ("no_throughput", "--no-throughput"),
-)  # fmt: skip
+)
 
 
 def narrowing() -> list[str]:

@@ -21,8 +21,13 @@ class DefaultJob(click.Group):
     options every command shares may come before the command, as git's and docker's do."""
 
     OWN = ("--traceback", "--version", "-h", "--help")
-    SHARED: ClassVar[dict[str, bool]] = {"--db": True, "--ssh-config": True, "--ssh": True, "--json": False,
-                                         "--wide": False}  # option -> whether it takes a value  # fmt: skip
+    SHARED: ClassVar[dict[str, bool]] = {  # option -> whether it takes a value
+        "--db": True,
+        "--ssh-config": True,
+        "--ssh": True,
+        "--json": False,
+        "--wide": False,
+    }
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Move shared options given before a command after it (`sshbench --db X tune box`), else insert `run`

@@ -128,8 +128,13 @@ def ssh_failure(lines: Iterable[str], timed_out: bool, timeout: float) -> str:
 
 
 HOST_KEY_FAILED = "Host key verification failed"
-KEYSCAN_TYPES = (("ssh-ed25519", "ed25519"), ("ecdsa-sha2-", "ecdsa"), ("rsa-sha2-", "rsa"), ("ssh-rsa", "rsa"),
-                 ("ssh-dss", "dsa"))  # fmt: skip
+KEYSCAN_TYPES = (  # a host key algorithm's prefix -> its type for ssh-keyscan -t
+    ("ssh-ed25519", "ed25519"),
+    ("ecdsa-sha2-", "ecdsa"),
+    ("rsa-sha2-", "rsa"),
+    ("ssh-rsa", "rsa"),
+    ("ssh-dss", "dsa"),
+)
 
 
 def host_key_missing(hostkey: str, host: str, port: int) -> str:

@@ -86,8 +86,14 @@ def picks(groups: Mapping[str, Sequence[Row]], libraries: Sequence[str], margin:
     return out
 
 
-SETTING_JOBS = {"latency": "a whole run", "latency in-process": "a new connection", "download": "download",
-                "upload": "upload", "tool download": "SFTP get", "tool upload": "SFTP put"}  # fmt: skip
+SETTING_JOBS = {  # result group -> the job a setting's effect is named by
+    "latency": "a whole run",
+    "latency in-process": "a new connection",
+    "download": "download",
+    "upload": "upload",
+    "tool download": "SFTP get",
+    "tool upload": "SFTP put",
+}
 
 
 @dataclass(frozen=True)
