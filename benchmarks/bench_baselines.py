@@ -33,12 +33,24 @@ PORT = 45_611
 def socat_copy(source: Path, dest: Path, block: int, listener_cpu: int) -> float:
     """Copy one file over loopback with socat; return MB/s from connect to the last byte written."""
     dest.unlink(missing_ok=True)
-    listen = subprocess.Popen(["taskset", "-c", str(listener_cpu), SOCAT, "-u", "-b", str(block),
-                               f"TCP-LISTEN:{PORT},bind=127.0.0.1,reuseaddr", f"CREATE:{dest}"])  # fmt: skip
+    listen = subprocess.Popen(
+        [
+            "taskset",
+            "-c",
+            str(listener_cpu),
+            SOCAT,
+            "-u",
+            "-b",
+            str(block),
+            f"TCP-LISTEN:{PORT},bind=127.0.0.1,reuseaddr",
+            f"CREATE:{dest}",
+        ]
+    )
     time.sleep(0.3)
     start = time.perf_counter()
-    subprocess.run(["taskset", "-c", "0", SOCAT, "-u", "-b", str(block), f"OPEN:{source}", f"TCP:127.0.0.1:{PORT}"],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["taskset", "-c", "0", SOCAT, "-u", "-b", str(block), f"OPEN:{source}", f"TCP:127.0.0.1:{PORT}"], check=True
+    )
     listen.wait(timeout=60)
     return source.stat().st_size / (time.perf_counter() - start) / 1e6
 
@@ -69,16 +81,29 @@ def part_two(runs: int) -> None:
     for n in range(1, runs + 1):
         with tempfile.TemporaryDirectory() as tmp:
             db = Path(tmp) / "b.db"
-            argv = [sys.executable, "-m", "sshbench", "tools", "--cipher", "aes128-gcm@openssh.com", "--max-time",
-                    "3m", "--db", str(db), "--json"]  # fmt: skip
+            argv = [
+                sys.executable,
+                "-m",
+                "sshbench",
+                "tools",
+                "--cipher",
+                "aes128-gcm@openssh.com",
+                "--max-time",
+                "3m",
+                "--db",
+                str(db),
+                "--json",
+            ]
             done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
             doc = json.loads(done.stdout)
         for group, way in (("tool download", "download"), ("tool upload", "upload")):
-            medians = {r["scenario"]["tool"]: r["summary"]["median"] for r in doc["results"].get(group, [])
-                       if r["summary"]}  # fmt: skip
+            medians = {
+                r["scenario"]["tool"]: r["summary"]["median"] for r in doc["results"].get(group, []) if r["summary"]
+            }
             failed = sorted({f for e in doc["analysis"]["efficiency"][way] for f in e["failed_baselines"]})
-            cells = " | ".join(f"{medians[t]:.0f}" if t in medians else "-" for t in ("tcp", "rsyncd", "scp", "sftp",
-                                                                                       "rsync"))  # fmt: skip
+            cells = " | ".join(
+                f"{medians[t]:.0f}" if t in medians else "-" for t in ("tcp", "rsyncd", "scp", "sftp", "rsync")
+            )
             print(f"| {n} | {way} | {cells} | {', '.join(failed) or 'none'} |")
 
 
@@ -117,11 +142,20 @@ def _job(server_cpu: bool, rounds: int) -> dict[str, list[float]]:
         with tempfile.TemporaryDirectory() as tmp:
             store = Store(Path(tmp) / "b.db")
             plan = Plan(min_rounds=rounds, max_rounds=rounds)
-            opts = JobOptions(command=RunKind.TOOLS, own=ToolsOptions(("scp", "sftp", "rsync")), sample_seconds=1.0,
-                              plan=plan, ciphers=("aes128-gcm@openssh.com",), pin=True)  # fmt: skip
+            opts = JobOptions(
+                command=RunKind.TOOLS,
+                own=ToolsOptions(("scp", "sftp", "rsync")),
+                sample_seconds=1.0,
+                plan=plan,
+                ciphers=("aes128-gcm@openssh.com",),
+                pin=True,
+            )
             run_id = jobs.run(jobs.Job(store, opts, Quiet()))
-            out = {f"{st.scenario.tool} {st.scenario.direction}": st.values() for st in store.scenarios(run_id)
-                   if st.scenario.tool in ("tcp", "scp")}  # fmt: skip
+            out = {
+                f"{st.scenario.tool} {st.scenario.direction}": st.values()
+                for st in store.scenarios(run_id)
+                if st.scenario.tool in ("tcp", "scp")
+            }
             store.close()
     finally:
         job.plain_servers = shipped

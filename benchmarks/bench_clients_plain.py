@@ -68,29 +68,40 @@ def main() -> None:
             if found.missing:
                 print(f"{name}: {found.missing}")
                 continue
-            sampler = ClientTransfers(Launcher(found, address), "ssh", target, JobOptions(RunKind.CLIENTS),
-                                      Path(work))  # fmt: skip
+            sampler = ClientTransfers(Launcher(found, address), "ssh", target, JobOptions(RunKind.CLIENTS), Path(work))
             sc = Scenario(Kind.THROUGHPUT, client=name, cipher=GCM, direction=Direction.DOWN)
-            plain = [*plain_command(name, Path(work)), name, address.host, str(address.port), address.user,
-                     address.keys[0], address.known_hosts[0], str(size), GCM]  # fmt: skip
+            plain = [
+                *plain_command(name, Path(work)),
+                name,
+                address.host,
+                str(address.port),
+                address.user,
+                address.keys[0],
+                address.known_hosts[0],
+                str(size),
+                GCM,
+            ]
             ours, theirs = [], []
             for rnd in range(a.rounds):
-                for first in ((True, False) if rnd % 2 == 0 else (False, True)):
+                for first in (True, False) if rnd % 2 == 0 else (False, True):
                     if first:
                         s = sampler.transfer(sc, size, rnd, False)
                         if not s.ok or s.value is None:
                             raise SystemExit(f"{name}: sshbench sample failed: {s.error}")
                         ours.append(s.value)
                     else:
-                        done = subprocess.run(plain, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                              check=True)  # fmt: skip
+                        done = subprocess.run(
+                            plain, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True
+                        )
                         theirs.append(float(done.stderr.strip().splitlines()[-1]))
             ratios = sorted(o / t for o, t in zip(ours, theirs, strict=True))
             lo, hi, cover = median_ci_ranks(len(ratios))
-            print(f"{found.version}: sshbench {statistics.median(ours):.0f} MB/s, plain {statistics.median(theirs):.0f}"
-                  f" MB/s; ratio median {statistics.median(ratios):.3f}, its {cover:.0%} interval "
-                  f"{ratios[lo - 1]:.3f}..{ratios[hi - 1]:.3f} (min..max {ratios[0]:.3f}..{ratios[-1]:.3f}), "
-                  f"{a.rounds} rounds")  # fmt: skip
+            print(
+                f"{found.version}: sshbench {statistics.median(ours):.0f} MB/s, plain {statistics.median(theirs):.0f}"
+                f" MB/s; ratio median {statistics.median(ratios):.3f}, its {cover:.0%} interval "
+                f"{ratios[lo - 1]:.3f}..{ratios[hi - 1]:.3f} (min..max {ratios[0]:.3f}..{ratios[-1]:.3f}), "
+                f"{a.rounds} rounds"
+            )
 
 
 if __name__ == "__main__":

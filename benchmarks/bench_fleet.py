@@ -37,8 +37,20 @@ def kinds(count: int) -> list[str]:
 
 def fleet_once(env: dict[str, str], inventory: Path, config: Path, forks: int, plan: list[str]) -> dict[str, float]:
     """Measure the fleet once; return wall seconds, hosts measured and their median connection time (ms)."""
-    argv = [sys.executable, "-m", "sshbench", "fleet", "-i", str(inventory), "--ssh-config", str(config),
-            "--forks", str(forks), *plan, "--json"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "sshbench",
+        "fleet",
+        "-i",
+        str(inventory),
+        "--ssh-config",
+        str(config),
+        "--forks",
+        str(forks),
+        *plan,
+        "--json",
+    ]
     started = time.monotonic()
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=3600, check=False)
     wall = time.monotonic() - started
@@ -92,8 +104,10 @@ def main() -> int:
     print(f"| --forks | wall s (median) | all runs | vs --forks {forks[0]} | connect ms (median of hosts) | hosts |")
     print("|---:|---:|---|---:|---:|---:|")
     for f, r in result["by_forks"].items():
-        print(f"| {f} | {r['wall_s_median']:.1f} | {r['wall_s_all']} | {r['wall_s_median'] / base:.2f} | "
-              f"{r['connect_ms_median']:.0f} | {r['hosts_measured']} |")  # fmt: skip
+        print(
+            f"| {f} | {r['wall_s_median']:.1f} | {r['wall_s_all']} | {r['wall_s_median'] / base:.2f} | "
+            f"{r['connect_ms_median']:.0f} | {r['hosts_measured']} |"
+        )
     print(
         f"\nDefault plan at --forks 5: {full['wall_s']:.1f} s, {full['hosts']:.0f} hosts, "
         f"connect {full['connect_ms']:.0f} ms (median of hosts)"

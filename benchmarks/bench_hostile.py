@@ -27,8 +27,9 @@ def attempt(env: dict[str, str], mode: str, command: str) -> tuple[int, float, s
     with hostile_server(mode) as port:
         started = time.monotonic()
         argv = [sys.executable, "-m", "sshbench", command, f"127.0.0.1:{port}"]
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
-                              stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+        done = subprocess.run(
+            argv, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, check=False
+        )
         lines = done.stderr.strip().splitlines()
         return done.returncode, time.monotonic() - started, (lines[-1] if lines else "")
 

@@ -39,9 +39,15 @@ def fidelity(name: str) -> dict[str, float]:
         setup = time.monotonic() - started
         check = link.check
         assert check is not None
-        return {"rtt_ms": check.rtt * 1e3, "up_MBps": check.up / 1e6, "down_MBps": check.down / 1e6,
-                "asked_rtt_ms": spec.rtt * 1e3, "asked_MBps": spec.rate_bytes / 1e6, "setup_s": setup,
-                "streams": check.streams}  # fmt: skip
+        return {
+            "rtt_ms": check.rtt * 1e3,
+            "up_MBps": check.up / 1e6,
+            "down_MBps": check.down / 1e6,
+            "asked_rtt_ms": spec.rtt * 1e3,
+            "asked_MBps": spec.rate_bytes / 1e6,
+            "setup_s": setup,
+            "streams": check.streams,
+        }
 
 
 def harness_cost(seconds: float) -> dict[str, float]:
@@ -54,12 +60,20 @@ def harness_cost(seconds: float) -> dict[str, float]:
         down = [socat, "-u", f"TCP:{address}:{linkcheck.SOURCE_PORT}", "OPEN:/dev/null"]
         for label, argvs in (("one_way", [up, up]), ("both_ways", [up, up, down, down])):
             dev = Path(f"/sys/class/net/{link.client_dev}/statistics")
-            before = (cpu_seconds(link.delay_line.pid), int((dev / "tx_bytes").read_text()),
-                      int((dev / "rx_bytes").read_text()), time.monotonic())  # fmt: skip
+            before = (
+                cpu_seconds(link.delay_line.pid),
+                int((dev / "tx_bytes").read_text()),
+                int((dev / "rx_bytes").read_text()),
+                time.monotonic(),
+            )
             procs = [subprocess.Popen(a, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for a in argvs]
             time.sleep(seconds)
-            after = (cpu_seconds(link.delay_line.pid), int((dev / "tx_bytes").read_text()),
-                     int((dev / "rx_bytes").read_text()), time.monotonic())  # fmt: skip
+            after = (
+                cpu_seconds(link.delay_line.pid),
+                int((dev / "tx_bytes").read_text()),
+                int((dev / "rx_bytes").read_text()),
+                time.monotonic(),
+            )
             for p in procs:
                 p.terminate()
                 p.wait(timeout=5)
@@ -100,14 +114,18 @@ def main() -> int:
             return f"{statistics.median(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
 
         spec = links.parse(p)
-        print(f"| {p} | {spec.describe().split(' (')[0]} = {spec.rate_bytes / 1e6:g} MB/s | {cell('rtt_ms', '.3g')} | "
-              f"{cell('up_MBps', '.1f')} | {cell('down_MBps', '.1f')} | {rs[0]['streams']:.0f} | "
-              f"{cell('setup_s', '.1f')} |")  # fmt: skip
+        print(
+            f"| {p} | {spec.describe().split(' (')[0]} = {spec.rate_bytes / 1e6:g} MB/s | {cell('rtt_ms', '.3g')} | "
+            f"{cell('up_MBps', '.1f')} | {cell('down_MBps', '.1f')} | {rs[0]['streams']:.0f} | "
+            f"{cell('setup_s', '.1f')} |"
+        )
     print(f"\nDelay line on a gbe link: adds {cost['added_latency_ms']:.3f} ms RTT of its own (calibrated out);")
     for label in ("one_way", "both_ways"):
         share, per_gb = cost[f"{label}_cpu_share"], cost[f"{label}_cpu_s_per_GB"]
-        print(f"  {label.replace('_', ' ')}: carried {cost[f'{label}_MBps']:.0f} MB/s with "
-              f"{share:.0%} of one CPU ({per_gb:.2f} CPU s per GB)")  # fmt: skip
+        print(
+            f"  {label.replace('_', ' ')}: carried {cost[f'{label}_MBps']:.0f} MB/s with "
+            f"{share:.0%} of one CPU ({per_gb:.2f} CPU s per GB)"
+        )
     return 0
 
 

@@ -30,9 +30,11 @@ SETTINGS: dict[str, tuple[dict[str, int], int]] = {
     "64 MiB window, 64 KiB reads": ({"default_window_size": WINDOW}, READ),
     "256 KiB packets, 64 KiB reads": ({"default_max_packet_size": PACKET}, READ),
     "both (sshbench's second setting), 64 KiB reads": (
-        {"default_window_size": WINDOW, "default_max_packet_size": PACKET}, READ),
+        {"default_window_size": WINDOW, "default_max_packet_size": PACKET},
+        READ,
+    ),
     "both, 4 MiB reads": ({"default_window_size": WINDOW, "default_max_packet_size": PACKET}, BIG_READ),
-}  # fmt: skip
+}
 
 
 def connect(server: OpenSSHServer, transport: dict[str, int]) -> paramiko.SSHClient:
@@ -46,8 +48,16 @@ def connect(server: OpenSSHServer, transport: dict[str, int]) -> paramiko.SSHCli
     if transport:
         extra["transport_factory"] = lambda sock, **kw: paramiko.Transport(sock, **transport, **kw)
     key = str(server.workdir / "client_ed25519")
-    client.connect("127.0.0.1", server.port, server.user, key_filename=key, look_for_keys=False, allow_agent=False,
-                   disabled_algorithms={"ciphers": others}, **extra)  # fmt: skip
+    client.connect(
+        "127.0.0.1",
+        server.port,
+        server.user,
+        key_filename=key,
+        look_for_keys=False,
+        allow_agent=False,
+        disabled_algorithms={"ciphers": others},
+        **extra,
+    )
     return client
 
 

@@ -49,8 +49,14 @@ def measures(doc: dict[str, Any]) -> dict[str, Any]:
     resolved = [r for r in rows if r["standing"] in ("leader", "equivalent", "slower")]
     top = {g: sorted(_name(r) for r in doc["results"].get(g, []) if r["summary"] and r["rank"] == 1) for g in GROUPS}
     n = [r["summary"]["n"] for r in rows]
-    return {"rows": len(rows), "resolved": len(resolved), "within5": len(within), "top": top,
-            "n_top": max(n, default=0), "n_min": min(n, default=0)}  # fmt: skip
+    return {
+        "rows": len(rows),
+        "resolved": len(resolved),
+        "within5": len(within),
+        "top": top,
+        "n_top": max(n, default=0),
+        "n_min": min(n, default=0),
+    }
 
 
 def main() -> None:
@@ -71,8 +77,10 @@ def main() -> None:
     for race in (True, False):
         for i, m in enumerate(found[race], 1):
             tops = "; ".join(", ".join(m["top"][g]) for g in GROUPS)
-            print(f"| {'racing' if race else 'even'} | {i} | {m['rows']} | {m['resolved']} | {m['within5']} | "
-                  f"{m['n_top']} / {m['n_min']} | {tops} |")  # fmt: skip
+            print(
+                f"| {'racing' if race else 'even'} | {i} | {m['rows']} | {m['resolved']} | {m['within5']} | "
+                f"{m['n_top']} / {m['n_min']} | {tops} |"
+            )
     for race in (True, False):
         same = all(m["top"] == found[race][0]["top"] for m in found[race])
         print(f"\n{'racing' if race else 'even'}: the same top group in every run: {'yes' if same else 'no'}")

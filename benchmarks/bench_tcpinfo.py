@@ -26,8 +26,9 @@ ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--rounds", "6", "--
 def one(db: Path, evidence: bool, link: str | None) -> dict[str, Any]:
     """Run one throughput job; return its run document."""
     argv = [sys.executable, "-m", "sshbench", *ARGS, "--db", str(db), *(["--link", link] if link else [])]
-    done = subprocess.run([*argv, *([] if evidence else ["--no-kernel-evidence"])], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [*argv, *([] if evidence else ["--no-kernel-evidence"])], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise SystemExit(f"throughput failed ({done.returncode}): {done.stderr[-2000:]}")
     return dict(json.loads(done.stdout))
@@ -43,7 +44,7 @@ def main() -> None:
     harness = client = 0.0
     with tempfile.TemporaryDirectory(prefix="sbbench-") as tmp:
         for i in range(args.pairs):
-            for evidence in ((True, False) if i % 2 == 0 else (False, True)):  # each mode first in half the pairs
+            for evidence in (True, False) if i % 2 == 0 else (False, True):  # each mode first in half the pairs
                 doc = one(Path(tmp) / "runs.db", evidence, args.link)
                 for group in ("download", "upload"):
                     rates.setdefault((evidence, group), []).append(doc["results"][group][0]["summary"]["median"])
@@ -59,8 +60,10 @@ def main() -> None:
     for group in ("download", "upload"):
         on, off = rates[(True, group)], rates[(False, group)]
         ratios = sorted(a / b for a, b in zip(on, off, strict=True))
-        print(f"| {group} | {statistics.median(on):.0f} | {statistics.median(off):.0f} | "
-              f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}) |")  # fmt: skip
+        print(
+            f"| {group} | {statistics.median(on):.0f} | {statistics.median(off):.0f} | "
+            f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}) |"
+        )
     print(f"\nwatcher CPU: {harness:.3f} s against the ssh client's {client:.1f} s ({100 * harness / client:.2f} %)")
 
 

@@ -47,8 +47,22 @@ CASES = (  # (name, link, CPU quota, payload)
 
 def tune(config: Path, db: Path, payload: str) -> dict[str, Any]:
     """Run `sshbench tune testhost --direction down` and return its document."""
-    argv = [sys.executable, "-m", "sshbench", "tune", "testhost", "--ssh-config", str(config), "--db", str(db),
-            "--direction", "down", "--payload", payload, "--json"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "sshbench",
+        "tune",
+        "testhost",
+        "--ssh-config",
+        str(config),
+        "--db",
+        str(db),
+        "--direction",
+        "down",
+        "--payload",
+        payload,
+        "--json",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 9):
         raise SystemExit(f"tune failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -72,8 +86,9 @@ def promised(doc: dict[str, Any], group: str, pick: str) -> str:
 def timed(argv: list[str]) -> float:
     """Return the seconds from spawn to exit of one plain ssh command (its output to /dev/null)."""
     start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True,
-                   timeout=600)  # fmt: skip
+    subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True, timeout=600
+    )
     return time.perf_counter() - start
 
 
@@ -115,18 +130,24 @@ def check(name: str, config: Path, doc: dict[str, Any], payload: str, rounds: in
     else:
         command = f"head -c {size} /dev/zero"
     rows = [f"| {name} | pasted | {'; '.join(lines) or '-'} | | |"]
-    med, low, high = alternate(["ssh", "-F", str(config), "testhost", command],
-                               ["ssh", "-F", str(transfer_cfg), "testhost", command], rounds)  # fmt: skip
-    rows.append(f"| {name} | download of {size / 1e6:.0f} MB ({payload}), fresh login | "
-                f"{promised(doc, 'download', 'transfer')} | {(1 / med - 1) * 100:+.0f} % | "
-                f"{(1 / high - 1) * 100:+.0f} .. {(1 / low - 1) * 100:+.0f} % |")  # fmt: skip
+    med, low, high = alternate(
+        ["ssh", "-F", str(config), "testhost", command], ["ssh", "-F", str(transfer_cfg), "testhost", command], rounds
+    )
+    rows.append(
+        f"| {name} | download of {size / 1e6:.0f} MB ({payload}), fresh login | "
+        f"{promised(doc, 'download', 'transfer')} | {(1 / med - 1) * 100:+.0f} % | "
+        f"{(1 / high - 1) * 100:+.0f} .. {(1 / low - 1) * 100:+.0f} % |"
+    )
     if any(line.startswith("ControlMaster") for line in lines):
         subprocess.run(["ssh", "-F", str(all_cfg), "testhost", "true"], check=True, timeout=60)  # opens the master
-        med, low, high = alternate(["ssh", "-F", str(config), "testhost", "true"],
-                                   ["ssh", "-F", str(all_cfg), "testhost", "true"], rounds)  # fmt: skip
+        med, low, high = alternate(
+            ["ssh", "-F", str(config), "testhost", "true"], ["ssh", "-F", str(all_cfg), "testhost", "true"], rounds
+        )
         subprocess.run(["ssh", "-F", str(all_cfg), "-O", "exit", "testhost"], capture_output=True, check=False)
-        rows.append(f"| {name} | `ssh testhost true` | {promised(doc, 'latency', 'master')} | "
-                    f"{(med - 1) * 100:+.0f} % | {(low - 1) * 100:+.0f} .. {(high - 1) * 100:+.0f} % |")  # fmt: skip
+        rows.append(
+            f"| {name} | `ssh testhost true` | {promised(doc, 'latency', 'master')} | "
+            f"{(med - 1) * 100:+.0f} % | {(low - 1) * 100:+.0f} .. {(high - 1) * 100:+.0f} % |"
+        )
     return rows
 
 

@@ -31,16 +31,19 @@ CASES = (  # (name, link, CPU quota, extra tune arguments); link "embedded": tun
     ("loopback, server at 15 % of a CPU", None, 0.15, ["--direction", "down"]),
     ("10 Mbit/s, 10 ms, text", "10mbit,10ms", None, ["--direction", "down", "--payload", "text"]),
     ("10 Mbit/s, 10 ms, random", "10mbit,10ms", None, ["--direction", "down", "--payload", "random"]),
-    ("embedded Dropbear, 1 Gbit/s, 100 ms", "embedded", None, ["local:dropbear", "--link", "1gbit,100ms",
-                                                                "--direction", "up"]),
+    (
+        "embedded Dropbear, 1 Gbit/s, 100 ms",
+        "embedded",
+        None,
+        ["local:dropbear", "--link", "1gbit,100ms", "--direction", "up"],
+    ),
 )
 
 
 def tune(config: Path | None, db: Path, budget: str, extra: list[str]) -> dict[str, Any]:
     """Run `sshbench tune testhost` (or the embedded target in `extra`, without a config) and return its document."""
     target = ["testhost", "--ssh-config", str(config)] if config else []
-    argv = [sys.executable, "-m", "sshbench", "tune", *target, "--db", str(db), "--max-time", budget, "--json",
-            *extra]  # fmt: skip
+    argv = [sys.executable, "-m", "sshbench", "tune", *target, "--db", str(db), "--max-time", budget, "--json", *extra]
     done = subprocess.run(argv, capture_output=True, text=True, check=False, env=os.environ)
     if done.returncode not in (0, 9):
         raise SystemExit(f"tune failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -60,8 +63,12 @@ def _gain(remedy: dict[str, Any]) -> str:
 def rows(name: str, doc: dict[str, Any]) -> list[str]:
     """Return the table lines of one case."""
     out = []
-    medians = {json.dumps(r["scenario"], sort_keys=True): r["summary"]["median"] for g in doc["results"].values()
-               for r in g if r["summary"]}  # fmt: skip
+    medians = {
+        json.dumps(r["scenario"], sort_keys=True): r["summary"]["median"]
+        for g in doc["results"].values()
+        for r in g
+        if r["summary"]
+    }
     for f in doc["tune"]["findings"]:
         default = medians.get(json.dumps(f["default"], sort_keys=True), 0.0)
         gains = "; ".join(_gain(r) for r in f["remedies"]) or "none measured"
@@ -94,8 +101,10 @@ def main() -> None:
             lines += rows(name, doc)
             pasted.append(f"{name}: {doc['tune']['paste']}")
             print(f"{name}: done", file=sys.stderr, flush=True)
-    print("| case | group | default (steady) | bound | kernel's RTT, ms | copy MB | each remedy against the default "
-          "copy: gain (95 % interval) verdict |")
+    print(
+        "| case | group | default (steady) | bound | kernel's RTT, ms | copy MB | each remedy against the default "
+        "copy: gain (95 % interval) verdict |"
+    )
     print("|---|---|---:|---|---:|---:|---|")
     print("\n".join(lines))
     print()

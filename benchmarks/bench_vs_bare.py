@@ -28,8 +28,11 @@ from sshbench.model import Direction, Kind, Scenario
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
 from sshbench.targets.servers.openssh import OpenSSHServer
 
-CONFIGS = [("aes128-gcm@openssh.com", None), ("chacha20-poly1305@openssh.com", None),
-           ("aes128-ctr", "umac-64-etm@openssh.com")]  # fmt: skip
+CONFIGS = [
+    ("aes128-gcm@openssh.com", None),
+    ("chacha20-poly1305@openssh.com", None),
+    ("aes128-ctr", "umac-64-etm@openssh.com"),
+]
 
 
 def self_cpu() -> float:
@@ -75,11 +78,15 @@ def throughput(target: Target, rounds: int, size: int, workdir: Path) -> list[st
         hs = statistics.median(handshake[sc.key])
         bare_rate = statistics.median([size / (t - hs) / MB for t in bare[sc.key]])
         our_rate = statistics.median(ours[sc.key])
-        rows.append(f"| {sc.cipher}{' + ' + sc.mac if sc.mac else ''} | {our_rate:.0f} | {bare_rate:.0f} | "
-                    f"{(our_rate / bare_rate - 1):+.1%} |")  # fmt: skip
-    rows.append(f"| harness CPU / ssh client CPU (median per sample) | "
-                f"{statistics.median(harness) * 1000:.1f} ms | {statistics.median(client) * 1000:.0f} ms | "
-                f"{statistics.median(harness) / statistics.median(client):.2%} |")  # fmt: skip
+        rows.append(
+            f"| {sc.cipher}{' + ' + sc.mac if sc.mac else ''} | {our_rate:.0f} | {bare_rate:.0f} | "
+            f"{(our_rate / bare_rate - 1):+.1%} |"
+        )
+    rows.append(
+        f"| harness CPU / ssh client CPU (median per sample) | "
+        f"{statistics.median(harness) * 1000:.1f} ms | {statistics.median(client) * 1000:.0f} ms | "
+        f"{statistics.median(harness) / statistics.median(client):.2%} |"
+    )
     return rows
 
 
@@ -94,8 +101,11 @@ def latency(target: Target, rounds: int, workdir: Path) -> str:
             assert s.ok and s.value is not None, s.error
             ours.append(s.value)
         out = workdir / f"hf{block}.json"
-        subprocess.run(["hyperfine", "-N", "-w", "1", "-r", "10", "--export-json", str(out), command],
-                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            ["hyperfine", "-N", "-w", "1", "-r", "10", "--export-json", str(out), command],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         theirs += json.loads(out.read_text())["results"][0]["times"]
     a, b = statistics.median(ours) * 1000, statistics.median(theirs) * 1000
     return f"| `ssh … true` (curve25519-sha256 / ssh-ed25519), ms | {a:.1f} | {b:.1f} | {(a / b - 1):+.1%} |"

@@ -39,15 +39,59 @@ import psutil
 SSHBENCH = [sys.executable, "-m", "sshbench"]
 SMALL = ["--rounds", "3", "--max-rounds", "4", "--warmup", "1"]
 COMMANDS = {
-    "run": ["run", "--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519", "--cipher", "aes128-gcm@openssh.com",
-            "--size", "8M", *SMALL, "--max-time", "40s"],
-    "throughput": ["throughput", "--cipher", "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com", "--size", "8M",
-                   *SMALL, "--max-time", "40s"],
-    "servers": ["servers", "local:openssh", "local:dropbear", "--cipher", "chacha20-poly1305@openssh.com",
-                "--hostkey", "ssh-ed25519", "--size", "8M", *SMALL, "--max-time", "60s"],
-    "sweep": ["sweep", "--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519", "--cipher",
-              "aes128-ctr,aes128-gcm@openssh.com", "--size", "8M", *SMALL, "--max-time", "40s"],
-}  # fmt: skip
+    "run": [
+        "run",
+        "--kex",
+        "curve25519-sha256",
+        "--hostkey",
+        "ssh-ed25519",
+        "--cipher",
+        "aes128-gcm@openssh.com",
+        "--size",
+        "8M",
+        *SMALL,
+        "--max-time",
+        "40s",
+    ],
+    "throughput": [
+        "throughput",
+        "--cipher",
+        "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com",
+        "--size",
+        "8M",
+        *SMALL,
+        "--max-time",
+        "40s",
+    ],
+    "servers": [
+        "servers",
+        "local:openssh",
+        "local:dropbear",
+        "--cipher",
+        "chacha20-poly1305@openssh.com",
+        "--hostkey",
+        "ssh-ed25519",
+        "--size",
+        "8M",
+        *SMALL,
+        "--max-time",
+        "60s",
+    ],
+    "sweep": [
+        "sweep",
+        "--kex",
+        "curve25519-sha256",
+        "--hostkey",
+        "ssh-ed25519",
+        "--cipher",
+        "aes128-ctr,aes128-gcm@openssh.com",
+        "--size",
+        "8M",
+        *SMALL,
+        "--max-time",
+        "40s",
+    ],
+}
 FAULTS = ("SIGINT", "SIGTERM", "SIGKILL", "kill-server", "kill-client", "cut-connection")
 GRACE = 5.0  # seconds after sshbench exits for what it started to be gone
 
@@ -127,8 +171,12 @@ def inject(fault: str, proc: subprocess.Popen[str]) -> bool:
         return True
     kids = descendants(proc.pid)
     if fault == "kill-server":
-        victims = [p for p in kids if _cmd(p).startswith(("sshd:", "/usr/sbin/sshd", "dropbear", "/usr/sbin/dropbear"))
-                   and p.ppid() == proc.pid]  # fmt: skip
+        victims = [
+            p
+            for p in kids
+            if _cmd(p).startswith(("sshd:", "/usr/sbin/sshd", "dropbear", "/usr/sbin/dropbear"))
+            and p.ppid() == proc.pid
+        ]
     elif fault == "kill-client":
         victims = [p for p in kids if p.name() == "ssh" and p.ppid() == proc.pid]
     else:
@@ -155,8 +203,20 @@ def _cut(kids: list[psutil.Process]) -> bool:
                 continue
             for c in p.net_connections(kind="tcp"):
                 if c.raddr and c.status == psutil.CONN_ESTABLISHED:
-                    argv = ["ss", "-K", "dst", c.raddr.ip, "dport", "=", str(c.raddr.port),
-                            "src", c.laddr.ip, "sport", "=", str(c.laddr.port)]  # fmt: skip
+                    argv = [
+                        "ss",
+                        "-K",
+                        "dst",
+                        c.raddr.ip,
+                        "dport",
+                        "=",
+                        str(c.raddr.port),
+                        "src",
+                        c.laddr.ip,
+                        "sport",
+                        "=",
+                        str(c.laddr.port),
+                    ]
                     subprocess.run(argv, capture_output=True, check=False, timeout=10)
                     return True
     return False
@@ -180,8 +240,13 @@ def run_trial(trial: Trial, home: Path, timeout: float) -> Trial:
     db = home / f"trial-{trial.number}.db"
     before = snapshot()
     emulate = ["--emulate", "no-aesni"] if trial.emulate else []
-    proc = subprocess.Popen([*SSHBENCH, *COMMANDS[trial.command], *emulate, "--db", str(db)], env=env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [*SSHBENCH, *COMMANDS[trial.command], *emulate, "--db", str(db)],
+        env=env,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     watch = Watch(proc.pid, db)
     try:
         try:
@@ -250,8 +315,9 @@ def _check_commands(trial: Trial, env: dict[str, str], db: Path, taken: set[int]
     finally:
         con.close()
     for args in (["history"], ["show", "last"]) if row is not None else (["history"],):
-        done = subprocess.run([*SSHBENCH, *args, "--db", str(db)], env=env, capture_output=True, text=True,
-                              timeout=60, check=False)  # fmt: skip
+        done = subprocess.run(
+            [*SSHBENCH, *args, "--db", str(db)], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
         if done.returncode not in (0,) or "Traceback" in done.stderr:
             trial.broken.append(f"{args[0]} exited {done.returncode}: {done.stderr.strip()[-160:]}")
     if row is None or row[1] == "complete":
@@ -259,8 +325,14 @@ def _check_commands(trial: Trial, env: dict[str, str], db: Path, taken: set[int]
     if row[1] == "running":
         trial.broken.append("the run is still `running` after sshbench ended")
     command = COMMANDS[trial.command][0]
-    done = subprocess.run([*SSHBENCH, command, "--resume", str(row[0]), "--db", str(db), "--json"], env=env,
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    done = subprocess.run(
+        [*SSHBENCH, command, "--resume", str(row[0]), "--db", str(db), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     if done.returncode not in (0, 9) or "Traceback" in done.stderr:
         trial.broken.append(f"--resume exited {done.returncode}: {done.stderr.strip()[-160:]}")
     missing = taken - sample_ids(db)
@@ -269,9 +341,11 @@ def _check_commands(trial: Trial, env: dict[str, str], db: Path, taken: set[int]
 
 def table(trials: list[Trial]) -> str:
     """Return the Markdown results table, one row per fault."""
-    rows = ["| fault | trials | fault applied | exit codes | leftovers | clean after (max) | integrity not ok "
-            "| samples seen | samples lost | history/show/--resume failures |",
-            "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    rows = [
+        "| fault | trials | fault applied | exit codes | leftovers | clean after (max) | integrity not ok "
+        "| samples seen | samples lost | history/show/--resume failures |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for fault in FAULTS:
         group = [t for t in trials if t.fault == fault]
         if not group:

@@ -24,9 +24,21 @@ def main(db: str) -> None:
                 ["fleet", "-i", str(f.inventory), "--db", db, "--throughput", "--size", "16M", "--rounds", "3"],
                 ["throughput", *alias, "--max-time", "30s", "--direction", "down"],
                 ["tools", *alias, "--max-time", "70s"],
-                ["fleet", "-i", str(f.inventory), "--ssh-config", str(f.client_config), "--db", db, "--throughput",
-                 "--size", "16M", "--rounds", "3"],
-            ):  # fmt: skip
+                [
+                    "fleet",
+                    "-i",
+                    str(f.inventory),
+                    "--ssh-config",
+                    str(f.client_config),
+                    "--db",
+                    db,
+                    "--throughput",
+                    "--size",
+                    "16M",
+                    "--rounds",
+                    "3",
+                ],
+            ):
                 subprocess.run([*sb, *argv], stdout=subprocess.DEVNULL, check=False)
 
 

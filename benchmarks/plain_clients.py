@@ -48,8 +48,9 @@ def with_paramiko(a: list[str], clock: Clock, command: str) -> None:
     client.load_host_keys(a[5])
     client.set_missing_host_key_policy(paramiko.RejectPolicy())
     off = {"ciphers": [c for c in paramiko.Transport._preferred_ciphers if c != a[7]]} if len(a) > 7 else {}
-    client.connect(a[1], int(a[2]), a[3], key_filename=a[4], look_for_keys=False, allow_agent=False,
-                   disabled_algorithms=off)  # fmt: skip
+    client.connect(
+        a[1], int(a[2]), a[3], key_filename=a[4], look_for_keys=False, allow_agent=False, disabled_algorithms=off
+    )
     chan = client.get_transport().open_session()
     chan.exec_command(command)
     chan.shutdown_write()
@@ -81,8 +82,9 @@ def with_asyncssh(a: list[str], clock: Clock, command: str) -> None:
 
     async def main() -> None:
         algs = {"encryption_algs": [a[7]]} if len(a) > 7 else {}
-        async with asyncssh.connect(a[1], int(a[2]), username=a[3], client_keys=[a[4]], known_hosts=a[5],
-                                    agent_path=None, config=(), **algs) as conn:  # fmt: skip
+        async with asyncssh.connect(
+            a[1], int(a[2]), username=a[3], client_keys=[a[4]], known_hosts=a[5], agent_path=None, config=(), **algs
+        ) as conn:
             await conn.run(command, stdin=asyncssh.DEVNULL, stdout=Counted(clock), encoding=None, check=True)
 
     asyncio.run(main())
@@ -103,8 +105,12 @@ def with_libssh2(a: list[str], clock: Clock, command: str) -> None:
     key, _ = sess.hostkey()
     known = sess.knownhost_init()
     known.readfile(a[5])
-    known.checkp(a[1].encode(), int(a[2]), key, kh.LIBSSH2_KNOWNHOST_TYPE_PLAIN | kh.LIBSSH2_KNOWNHOST_KEYENC_RAW
-                 | kh.LIBSSH2_KNOWNHOST_KEY_ED25519)  # fmt: skip
+    known.checkp(
+        a[1].encode(),
+        int(a[2]),
+        key,
+        kh.LIBSSH2_KNOWNHOST_TYPE_PLAIN | kh.LIBSSH2_KNOWNHOST_KEYENC_RAW | kh.LIBSSH2_KNOWNHOST_KEY_ED25519,
+    )
     sess.userauth_publickey_fromfile(a[3], a[4])
     chan = sess.open_session()
     chan.execute(command)
@@ -118,6 +124,7 @@ def with_libssh2(a: list[str], clock: Clock, command: str) -> None:
 
 
 LIBRARIES = {"paramiko": with_paramiko, "asyncssh": with_asyncssh, "libssh2": with_libssh2}
+
 
 def main() -> None:
     """Download SIZE bytes with the library named and print the steady rate."""

@@ -34,7 +34,8 @@ from sshbench.analyse.sweep import dimensions, measured_directions
 from sshbench.errors import SshbenchError
 from sshbench.model import Kind
 from sshbench.records import StoredRun
-from sshbench.render.export import run_document, to_shell_csv
+from sshbench.render.export import run_document
+from sshbench.render.layouts import to_shell_csv
 from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 
@@ -63,8 +64,10 @@ def check_store(db: Path) -> list[str]:
 def check_run(stored: StoredRun) -> list[str]:
     """Return every invariant a stored run's claims break."""
     run = stored.run
-    problems = [f"schema: {e.message} at {list(e.absolute_path)}" for e in _validator().iter_errors(
-        json.loads(json.dumps(run_document(stored))))]  # fmt: skip
+    problems = [
+        f"schema: {e.message} at {list(e.absolute_path)}"
+        for e in _validator().iter_errors(json.loads(json.dumps(run_document(stored))))
+    ]
     if run.fleet is not None:
         return problems
     pol = _policy(stored)
@@ -146,8 +149,12 @@ def _keep_and_gains(stored: StoredRun, claims: list[Claim]) -> list[str]:
         rec = run_recommendation(stored.run, stored.scenarios, _policy(stored))
         for choice in (rec.overall, rec.within_policy):
             g = choice.gain if choice else None
-            if choice and g and g.baseline == (choice.cipher if choice.mac is None else f"{choice.cipher} + "
-                                               f"{choice.mac}") and not g.same:  # fmt: skip
+            if (
+                choice
+                and g
+                and g.baseline == (choice.cipher if choice.mac is None else f"{choice.cipher} + {choice.mac}")
+                and not g.same
+            ):
                 out.append(f"{choice.title}: a gain over itself ({g.baseline})")
     return out
 
@@ -167,8 +174,13 @@ def _baselines(stored: StoredRun, groups: dict[str, list[Row]], claims: list[Cla
     return out
 
 
-FILES = {"kex.csv": ("kex", None), "cipher-send.csv": ("cipher", "up"), "cipher-receive.csv": ("cipher", "down"),
-         "mac-send.csv": ("mac", "up"), "mac-receive.csv": ("mac", "down")}  # fmt: skip
+FILES = {
+    "kex.csv": ("kex", None),
+    "cipher-send.csv": ("cipher", "up"),
+    "cipher-receive.csv": ("cipher", "down"),
+    "mac-send.csv": ("mac", "up"),
+    "mac-receive.csv": ("mac", "down"),
+}
 
 
 def _exports(stored: StoredRun, groups: dict[str, list[Row]]) -> list[str]:
@@ -189,8 +201,9 @@ def _exports(stored: StoredRun, groups: dict[str, list[Row]]) -> list[str]:
             if stored.run.kind.sweep:
                 shown = [d.estimate.median] if d.estimate else []
             else:
-                shown = [r.summary.median for r in shown_rows
-                         if r.summary and _names(r, kind, algorithm, direction, partner)]  # fmt: skip
+                shown = [
+                    r.summary.median for r in shown_rows if r.summary and _names(r, kind, algorithm, direction, partner)
+                ]
             as_time = [f"{m:.4f}" if kind == "kex" else f"{2**30 / (m * 1e6):.4f}" for m in shown]
             if time not in as_time:
                 out.append(f"{name}: {algorithm} {time} s is not what show prints ({partner or 'no partner'})")

@@ -39,8 +39,13 @@ def cli_env(tmp_path: Path, shared_cache: Path) -> dict[str, str]:
     """Environment for the CLI: private HOME and data dir, no agent, wide terminal, the session's cache."""
     env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSHBENCH_DB")}
     (tmp_path / "home").mkdir()
-    env.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "data"), COLUMNS="200",
-               XDG_CACHE_HOME=str(shared_cache), GOFLAGS="-modcacherw")  # fmt: skip
+    env.update(
+        HOME=str(tmp_path / "home"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        COLUMNS="200",
+        XDG_CACHE_HOME=str(shared_cache),
+        GOFLAGS="-modcacherw",
+    )
     env.setdefault("GOMODCACHE", str(shared_cache / "gomod"))
     for name, default in (("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")):  # rustup's, found by the real HOME
         if (Path.home() / default).is_dir():
@@ -162,8 +167,9 @@ def interrupt_after_samples(
     env: dict[str, str], args: list[str], db: Path, minimum: int, sig: int = signal.SIGINT, timeout: float = 120
 ) -> tuple[int, str]:
     """Start the CLI, send `sig` once `minimum` samples are stored in `db`; return (exit status, stderr)."""
-    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sshbench", *args], env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + timeout
     try:
         while not _stored(db, minimum):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sshbench.clients.launch import Address, Detected, Launcher
+from sshbench.discovery import Discovery, Negotiated, Profile, ServerOffer
 from sshbench.environment import EmbeddedInfo, Emulation, Environment
 from sshbench.errors import SshbenchError
 from sshbench.joboptions import JobOptions
@@ -22,7 +23,7 @@ from sshbench.measure.budget import Probe
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
 from sshbench.model import Direction, Kind, RunStatus, Sample, Scenario
-from sshbench.records import Discovery, MemoryRecord, Negotiated, Profile, RunRecord, ServerOffer, StoredScenario
+from sshbench.records import MemoryRecord, RunRecord, StoredScenario
 from sshbench.runkinds import RunKind
 from sshbench.ssh.destination import Target
 from sshbench.storage.store import Store
@@ -134,8 +135,18 @@ class FakeSampler:
         if value is None:
             return Sample(sc, rnd, warmup, ok=False, value=None, wall=self.seconds, error="fake: no such cipher")
         nbytes = 2**28 if sc.kind is Kind.THROUGHPUT else None
-        phases = () if nbytes else (("startup", 0.002), ("tcp", 0.001), ("version", 0.004), ("kex", value / 2),
-                                    ("auth", value / 4), ("session", value / 4 - 0.007))  # fmt: skip
+        phases = (
+            ()
+            if nbytes
+            else (
+                ("startup", 0.002),
+                ("tcp", 0.001),
+                ("version", 0.004),
+                ("kex", value / 2),
+                ("auth", value / 4),
+                ("session", value / 4 - 0.007),
+            )
+        )
         return Sample(sc, rnd, warmup, True, value, self.seconds, nbytes=nbytes, client_cpu=0.25, phases=phases)
 
 
@@ -214,8 +225,10 @@ def runs_db(path: Path) -> Path:
     ids = store.add_scenarios(servers, [sc])
     for s in _samples(sc, 230.0, nbytes=2**27, client_cpu=0.3, server_cpu=0.6):
         store.add_sample(ids[sc.key], s)
-    memory = [MemoryRecord("dropbear", state, role, 1, 4 << 20, 3 << 20, 1 << 20)
-              for state, role in (("idle", "listener"), ("session", "session"))]  # fmt: skip
+    memory = [
+        MemoryRecord("dropbear", state, role, 1, 4 << 20, 3 << 20, 1 << 20)
+        for state, role in (("idle", "listener"), ("session", "session"))
+    ]
     store.add_memory(servers, memory)
     store.set_status(servers, RunStatus.COMPLETE)
     store.close()
@@ -225,8 +238,12 @@ def runs_db(path: Path) -> Path:
 # A fake bench (like hyperfine's MockExecutor): `Job(..., stage=fake_stage())` runs a job's whole logic (staging,
 # discovery, planning, scheduling, storing) with no servers, no root and no ssh connection.
 CURVE, ED25519, UMAC = "curve25519-sha256", "ssh-ed25519", "umac-64-etm@openssh.com"
-FAKE_LISTS = {"kex": (CURVE, SNTRUP), "hostkey": (ED25519, "rsa-sha2-512"), "cipher": (GCM, CHACHA, CTR),
-              "mac": (UMAC, "hmac-sha2-256-etm@openssh.com")}  # fmt: skip
+FAKE_LISTS = {
+    "kex": (CURVE, SNTRUP),
+    "hostkey": (ED25519, "rsa-sha2-512"),
+    "cipher": (GCM, CHACHA, CTR),
+    "mac": (UMAC, "hmac-sha2-256-etm@openssh.com"),
+}
 FAKE_RATES = {GCM: 900.0, CHACHA: 600.0, CTR: 450.0}  # MB/s of a transfer, per cipher
 FAKE_CONNECT = {CURVE: 0.110, SNTRUP: 0.160}  # seconds of a connection, per kex
 
@@ -270,9 +287,15 @@ class FakeCopies(FakeTransfers):
     copy_sizes: dict[Direction | None, int] = field(default_factory=dict)
     sized: list[float | None] = field(default_factory=list)  # the budget of each sizing
 
-    def size_copies(self, rates: dict[Direction | None, float], login: float | None, budget: float | None = None,
-                    scheduled: Sequence[Scenario] = (), overhead: float | None = None,
-                    warm: Sequence[Scenario] = ()) -> None:  # fmt: skip
+    def size_copies(
+        self,
+        rates: dict[Direction | None, float],
+        login: float | None,
+        budget: float | None = None,
+        scheduled: Sequence[Scenario] = (),
+        overhead: float | None = None,
+        warm: Sequence[Scenario] = (),
+    ) -> None:
         """Give each direction a copy of 8 MiB and note the budget."""
         self.sized.append(budget)
         self.copy_sizes.update(dict.fromkeys(rates, 8 * 2**20))
@@ -405,8 +428,9 @@ def fake_target(spec: str) -> Target:
     return Target(spec, spec, (), "127.0.0.1", 1, embedded=spec.startswith("local"))
 
 
-def fake_stage(servers_missing: Sequence[str] = (), unverifiable: Sequence[str] = (),
-               made: list[FakeBench] | None = None) -> Stager:  # fmt: skip
+def fake_stage(
+    servers_missing: Sequence[str] = (), unverifiable: Sequence[str] = (), made: list[FakeBench] | None = None
+) -> Stager:
     """Return a stager of fake benches: each local spec a fake embedded server (except `servers_missing`, reported as
     not runnable here), each other spec a fake remote host; a private scratch directory; clients in `unverifiable`
     cannot verify any host; each bench made is appended to `made`."""
@@ -425,8 +449,15 @@ def fake_stage(servers_missing: Sequence[str] = (), unverifiable: Sequence[str] 
             server = FakeServer(spec, name) if spec.startswith("local") else None
             endpoints[name] = Endpoint(name, fake_target(spec), server)  # type: ignore[arg-type]
         with tempfile.TemporaryDirectory(prefix="sbtest-fake-") as scratch, contextlib.ExitStack() as stack:
-            bench = FakeBench(staging.ssh, opts, endpoints, workdir=Path(scratch), unavailable=unavailable,
-                              stack=stack, unverifiable=tuple(unverifiable))  # fmt: skip
+            bench = FakeBench(
+                staging.ssh,
+                opts,
+                endpoints,
+                workdir=Path(scratch),
+                unavailable=unavailable,
+                stack=stack,
+                unverifiable=tuple(unverifiable),
+            )
             if made is not None:
                 made.append(bench)
             yield bench

@@ -16,6 +16,7 @@ GROUND = (
     "sshbench.errors",
     "sshbench.model",
     "sshbench.records",
+    "sshbench.discovery",
     "sshbench.environment",
     "sshbench.stats",
     "sshbench.ratios",
@@ -43,8 +44,15 @@ ALLOWED = {
     "sshbench.clients": (*GROUND, "sshbench.ssh"),
     "sshbench.measure": (*GROUND, "sshbench.ssh"),
     # jobs/tune.py reads the reading side's diagnosis of its defaults to choose its remedies (analyse is pure)
-    "sshbench.jobs": (*GROUND, *STORE, *READING, "sshbench.ssh", "sshbench.targets", "sshbench.clients",
-                      "sshbench.measure"),
+    "sshbench.jobs": (
+        *GROUND,
+        *STORE,
+        *READING,
+        "sshbench.ssh",
+        "sshbench.targets",
+        "sshbench.clients",
+        "sshbench.measure",
+    ),
     "sshbench.analyse": (*GROUND, *RATINGS),
     "sshbench.render": (*GROUND, *RATINGS, "sshbench.analyse"),
 }

@@ -39,11 +39,11 @@ class Toolchain:
 
 
 TOOLCHAINS = {
-    "Go": Toolchain("Go", "go", ("/usr/local/go/bin", "/usr/lib/go/bin"), ("main.go", "go.mod", "go.sum"),
-                    "Go 1.26", "about 20 s"),
-    "Rust": Toolchain("Rust", "cargo", ("$CARGO_HOME/bin",), ("Cargo.toml", "src/main.rs"), "Rust 1.75",
-                      "about 2 min"),
-}  # fmt: skip
+    "Go": Toolchain(
+        "Go", "go", ("/usr/local/go/bin", "/usr/lib/go/bin"), ("main.go", "go.mod", "go.sum"), "Go 1.26", "about 20 s"
+    ),
+    "Rust": Toolchain("Rust", "cargo", ("$CARGO_HOME/bin",), ("Cargo.toml", "src/main.rs"), "Rust 1.75", "about 2 min"),
+}
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,16 @@ def _compile(t: Toolchain, command: str, src: Path, out: Path) -> str | None:
         made = work / "driver" if t.command == "go" else work / "target" / "release" / out.name
         env = os.environ | {"CGO_ENABLED": "0", "CARGO_TARGET_DIR": str(work / "target")}
         try:
-            done = subprocess.run(t.argv(command, made), cwd=work, env=env, capture_output=True, text=True,
-                                  timeout=BUILD_TIMEOUT, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+            done = subprocess.run(
+                t.argv(command, made),
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=BUILD_TIMEOUT,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             return f"`{t.command} build` did not finish in {BUILD_TIMEOUT:.0f} s"
         if done.returncode != 0 or not made.is_file():
@@ -103,8 +111,11 @@ def build(name: str, language: str, src: Path, note: Callable[[str], None] | Non
     t = TOOLCHAINS[language]
     command = toolchain_command(language)
     if command is None:
-        return Built(None, f"no {language} toolchain (`{t.command}` on PATH or in {' or '.join(t.dirs)}): install "
-                           f"{t.minimum} or later; sshbench builds this driver from its sources")  # fmt: skip
+        return Built(
+            None,
+            f"no {language} toolchain (`{t.command}` on PATH or in {' or '.join(t.dirs)}): install "
+            f"{t.minimum} or later; sshbench builds this driver from its sources",
+        )
     out = cache_dir() / f"{name}-{_digest(src, t.sources, command)}" / f"sshbench-{name}"
     if os.access(out, os.X_OK):
         return Built(str(out))

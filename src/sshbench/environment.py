@@ -220,5 +220,14 @@ class Environment:
 
 
 _MACHINE = (
-    "cpus", "kernel", "os", "openssh_client", "openssl", "python", "sshbench", "ssh_audit", "uid", "client_host",
-)  # fmt: skip
+    "cpus",
+    "kernel",
+    "os",
+    "openssh_client",
+    "openssl",
+    "python",
+    "sshbench",
+    "ssh_audit",
+    "uid",
+    "client_host",
+)

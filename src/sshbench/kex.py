@@ -39,8 +39,13 @@ CATALOG = (
     KexAlgorithm("mlkem768x25519-sha256", "mlkem768x25519", True, 1184 + X25519, 1088 + X25519, cheap=True),
     KexAlgorithm("ecdh-sha2-nistp256", "ecdh-nistp", False, 65, 65, cheap=True),
     KexAlgorithm(
-        "sntrup761x25519-sha512", "sntrup761x25519", True, 1158 + X25519, 1039 + X25519,
-        ("sntrup761x25519-sha512@openssh.com",), True,
+        "sntrup761x25519-sha512",
+        "sntrup761x25519",
+        True,
+        1158 + X25519,
+        1039 + X25519,
+        ("sntrup761x25519-sha512@openssh.com",),
+        True,
     ),
     KexAlgorithm("mlkem768nistp256-sha256", "mlkem768nistp256", True, 1184 + 65, 1088 + 65),
     KexAlgorithm("mlkem1024nistp384-sha384", "mlkem1024nistp384", True, 1568 + 97, 1568 + 97),
@@ -54,7 +59,7 @@ CATALOG = (
     KexAlgorithm("diffie-hellman-group1-sha1", "dh-modp", False, 128, 128),
     KexAlgorithm("diffie-hellman-group-exchange-sha256", "dh-gex", False, None, None),
     KexAlgorithm("diffie-hellman-group-exchange-sha1", "dh-gex", False, None, None),
-)  # fmt: skip
+)
 _BY_NAME = {n: k for k in CATALOG for n in k.names}
 
 

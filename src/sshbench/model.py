@@ -20,11 +20,25 @@ LEGACY_SCP = "scp-legacy"  # `scp -O`: the original SCP protocol (a remote `scp 
 PLAIN_TOOLS = ("tcp", "rsyncd")  # `tools`: the same copies with no SSH (socat, an rsync daemon)
 SOCAT_BLOCK = 2**20  # socat's block size for the plain TCP baseline (its 8 KiB default held it below scp)
 AEAD_CIPHERS = frozenset({"chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"})
-STRICT_PROFILE = {"Ciphers": "chacha20-poly1305@openssh.com", "HostKeyAlgorithms": "ssh-ed25519",
-                  "KexAlgorithms": "curve25519-sha256"}  # fmt: skip
+STRICT_PROFILE = {
+    "Ciphers": "chacha20-poly1305@openssh.com",
+    "HostKeyAlgorithms": "ssh-ed25519",
+    "KexAlgorithms": "curve25519-sha256",
+}
 PHASES = ("startup", "tcp", "version", "kex", "auth", "session")
-SCENARIO_FIELDS = ("client", "mode", "server", "profile", "tool", "kex", "hostkey", "cipher", "mac", "direction",
-                   "remedy")  # fmt: skip
+SCENARIO_FIELDS = (
+    "client",
+    "mode",
+    "server",
+    "profile",
+    "tool",
+    "kex",
+    "hostkey",
+    "cipher",
+    "mac",
+    "direction",
+    "remedy",
+)
 OPENSSH_CLIENT, IN_PROCESS, OWN_CHOICE = "openssh", "in-process", "its own cipher"  # `clients` (see Scenario)
 
 
@@ -78,8 +92,12 @@ def remedy_text(remedy: str | None) -> str:
     kind, _, n = (remedy or "").partition("=")
     if kind == "streams":
         return " (one connection)" if n == "1" else f" x {n} connections at once"
-    return {"": "", "compression": " with Compression=yes", "master": " reusing a master connection",
-            "window": f" with the server's receive window at {int(n or 0) / 2**20:g} MiB"}.get(kind, kind)
+    return {
+        "": "",
+        "compression": " with Compression=yes",
+        "master": " reusing a master connection",
+        "window": f" with the server's receive window at {int(n or 0) / 2**20:g} MiB",
+    }.get(kind, kind)
 
 
 @dataclass(frozen=True)
@@ -158,40 +176,64 @@ TRANSFER_NOTE = "handshake excluded, higher is better"
 TOOL_NOTE = "a file into tmpfs, its first 20 % excluded, higher is better"
 METRICS: dict[Kind, Metric] = {
     Kind.LATENCY: Metric(
-        kind=Kind.LATENCY, unit="ms", higher_is_better=False,
+        kind=Kind.LATENCY,
+        unit="ms",
+        higher_is_better=False,
         labels=Labels(
-            fields=("kex", "hostkey"), titles=("key exchange", "host key"), blanks=("default", "default"),
-            missing=("default kex", "default host key"), join=" / ",
+            fields=("kex", "hostkey"),
+            titles=("key exchange", "host key"),
+            blanks=("default", "default"),
+            missing=("default kex", "default host key"),
+            join=" / ",
         ),
         groups={None: ResultGroup("latency", f"Connection time ({LATENCY_SAMPLE}), lower is better")},
-        costs_per_gib=False, phases=True,
+        costs_per_gib=False,
+        phases=True,
     ),
     Kind.THROUGHPUT: Metric(
-        kind=Kind.THROUGHPUT, unit="MB/s", higher_is_better=True,
-        labels=Labels(fields=("cipher", "mac"), titles=("cipher", "MAC"), blanks=("", "(AEAD)"), missing=("", ""),
-                      join=" + "),
+        kind=Kind.THROUGHPUT,
+        unit="MB/s",
+        higher_is_better=True,
+        labels=Labels(
+            fields=("cipher", "mac"), titles=("cipher", "MAC"), blanks=("", "(AEAD)"), missing=("", ""), join=" + "
+        ),
         groups={
             Direction.DOWN: ResultGroup("download", f"Throughput, download (server -> client), {TRANSFER_NOTE}"),
             Direction.UP: ResultGroup("upload", f"Throughput, upload (client -> server), {TRANSFER_NOTE}"),
         },
-        costs_per_gib=True, phases=False,
+        costs_per_gib=True,
+        phases=False,
         untimed=("kex",),  # a sweep pins a quick kex for the handshake before each (untimed) transfer
     ),
     Kind.TOOL: Metric(
-        kind=Kind.TOOL, unit="MB/s", higher_is_better=True,
-        labels=Labels(fields=("tool", "algorithms"), titles=("tool", "cipher [+ MAC]"), blanks=("", "(no SSH)"),
-                      missing=("", "no SSH"), join=" + "),
+        kind=Kind.TOOL,
+        unit="MB/s",
+        higher_is_better=True,
+        labels=Labels(
+            fields=("tool", "algorithms"),
+            titles=("tool", "cipher [+ MAC]"),
+            blanks=("", "(no SSH)"),
+            missing=("", "no SSH"),
+            join=" + ",
+        ),
         groups={
             Direction.DOWN: ResultGroup("tool download", f"File copy tools, download (server -> client), {TOOL_NOTE}"),
             Direction.UP: ResultGroup("tool upload", f"File copy tools, upload (client -> server), {TOOL_NOTE}"),
         },
-        costs_per_gib=True, phases=False,
+        costs_per_gib=True,
+        phases=False,
     ),
-}  # fmt: skip
-IN_PROCESS_GROUP = ResultGroup("latency in-process", "Connection time inside one process (connect -> authenticated "
-                               "-> `true` -> closed; the process's second connection), lower is better")  # fmt: skip
-GROUP_ORDER = ("latency", IN_PROCESS_GROUP.name, *(g.name for k in (Kind.THROUGHPUT, Kind.TOOL)
-                                                   for g in METRICS[k].groups.values()))  # fmt: skip
+}
+IN_PROCESS_GROUP = ResultGroup(
+    "latency in-process",
+    "Connection time inside one process (connect -> authenticated "
+    "-> `true` -> closed; the process's second connection), lower is better",
+)
+GROUP_ORDER = (
+    "latency",
+    IN_PROCESS_GROUP.name,
+    *(g.name for k in (Kind.THROUGHPUT, Kind.TOOL) for g in METRICS[k].groups.values()),
+)
 
 
 @dataclass(frozen=True)
@@ -244,8 +286,13 @@ class Scenario:
 
     def ssh_options(self) -> list[str]:
         """Return the `-o` options that pin this scenario's algorithms."""
-        pinned = {"KexAlgorithms": self.kex, "HostKeyAlgorithms": self.hostkey, "Ciphers": self.cipher,
-                  "MACs": self.mac, "Compression": "yes" if self.remedy == "compression" else None}  # fmt: skip
+        pinned = {
+            "KexAlgorithms": self.kex,
+            "HostKeyAlgorithms": self.hostkey,
+            "Ciphers": self.cipher,
+            "MACs": self.mac,
+            "Compression": "yes" if self.remedy == "compression" else None,
+        }
         return [arg for opt, v in pinned.items() if v is not None for arg in ("-o", f"{opt}={v}")]
 
     def to_dict(self) -> dict[str, Any]:

@@ -13,8 +13,9 @@ TEXT_WORDS = 4096  # the text corpus: words of 2-9 letters drawn from a fixed se
 def text_block(size: int = 1 << 20) -> bytes:
     """Return `size` bytes of the fixed, reproducible text corpus (the same bytes on every machine)."""
     rng = random.Random(20261124)
-    words = ["".join(rng.choice("etaoinshrdlucmfwypvbgkqjxz") for _ in range(rng.randint(2, 9)))
-             for _ in range(TEXT_WORDS)]  # fmt: skip
+    words = [
+        "".join(rng.choice("etaoinshrdlucmfwypvbgkqjxz") for _ in range(rng.randint(2, 9))) for _ in range(TEXT_WORDS)
+    ]
     out = bytearray()
     while len(out) < size:
         out += (" ".join(rng.choice(words) for _ in range(12)) + "\n").encode()

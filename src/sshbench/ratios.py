@@ -69,8 +69,14 @@ class Ratio:
 
     def to_dict(self) -> dict[str, object]:
         """Return a JSON-ready dict."""
-        return {"ratio": self.value, "low": self.low, "high": self.high, "coverage": self.coverage, "n": self.n,
-                "method": self.method}  # fmt: skip
+        return {
+            "ratio": self.value,
+            "low": self.low,
+            "high": self.high,
+            "coverage": self.coverage,
+            "n": self.n,
+            "method": self.method,
+        }
 
 
 def paired_ratio(a: Mapping[int, float], b: Mapping[int, float]) -> Ratio | None:
@@ -146,8 +152,9 @@ def unpaired_ratio(a: Sequence[float], b: Sequence[float]) -> Ratio | None:
     diffs = sorted(y - x for x in la for y in lb)
     c, coverage = mann_whitney_critical(len(la), len(lb))
     low, high = diffs[c - 1], diffs[len(diffs) - c]
-    return Ratio(math.exp(statistics.median(diffs)), math.exp(low), math.exp(high), coverage,
-                 min(len(la), len(lb)), False)  # fmt: skip
+    return Ratio(
+        math.exp(statistics.median(diffs)), math.exp(low), math.exp(high), coverage, min(len(la), len(lb)), False
+    )
 
 
 def interval_name(ratio: Ratio) -> str:
@@ -171,8 +178,7 @@ class Verdict:
 
     def to_dict(self) -> dict[str, object]:
         """Return a JSON-ready dict."""
-        return {"verdict": self.word.value, **self.ratio.to_dict(), "margin": self.margin,
-                "more_samples": self.more}  # fmt: skip
+        return {"verdict": self.word.value, **self.ratio.to_dict(), "margin": self.margin, "more_samples": self.more}
 
 
 def judge(ratio: Ratio, higher_is_better: bool, margin: float = MARGIN) -> Verdict:

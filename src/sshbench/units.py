@@ -44,7 +44,7 @@ FIELD_UNITS = {
     "nbytes": "bytes",
     "memory": "bytes",
     "costs": "client_cpu_gib/server_cpu_gib: CPU s per GiB moved; server_cpu: s per sample; *_rss: bytes; "
-             "client_busy/server_busy: CPUs used while the payload moved (the login's CPU left out)",
+    "client_busy/server_busy: CPUs used while the payload moved (the login's CPU left out)",
 }
 
 

@@ -111,8 +111,10 @@ def test_item_3_a_remedy_never_names_the_rows_own_cipher() -> None:
     env = Environment(embedded=dataclasses.replace(OPENSSH, cpu_share=0.5))
     lim = bounds.limits(env)
     assert lim is not None
-    stored = [transfer(CHACHA, None, 450.0, Direction.DOWN), transfer(CTR, "umac-64-etm@openssh.com", 250.0,
-                                                                      Direction.DOWN)]  # fmt: skip
+    stored = [
+        transfer(CHACHA, None, 450.0, Direction.DOWN),
+        transfer(CTR, "umac-64-etm@openssh.com", 250.0, Direction.DOWN),
+    ]
     rows = [dataclasses.replace(r, costs=Costs(2.0, 2.0, None, None, None)) for r in ranked(stored, 0.05)["download"]]
     for row in rows:
         found = bounds.diagnose(row, lim, rows)
@@ -137,8 +139,9 @@ def test_copy_tools_are_diagnosed_and_a_plaintext_copy_has_no_channel_window() -
     assert _kind(rows["tcp"], lim) is BoundKind.UNKNOWN  # no SSH window: 20 MB/s is far below the 125 MB/s link
     texts = [c.text for c in bounds.bound_claims(groups, lim)]
     window = remedy(BoundKind.SSH_WINDOW, rows["scp"], [], lim.server_product)
-    assert texts == [f"tool download: scp + {GCM}: ssh-window-bound at 20.9 MB/s: {window}; tcp + no SSH: below every "
-                     "known limit"]  # fmt: skip
+    assert texts == [
+        f"tool download: scp + {GCM}: ssh-window-bound at 20.9 MB/s: {window}; tcp + no SSH: below every known limit"
+    ]
     busy = dataclasses.replace(rows["tcp"], costs=Costs(20.0, 20.0, None, None, None))  # 0.4 CPU per side at 20 MB/s
     assert _kind(busy, dataclasses.replace(lim, client_share=0.3, server_share=0.3)) is BoundKind.UNKNOWN
 

@@ -16,8 +16,14 @@ from sshbench.model import Direction, Kind, Sample, Scenario
 from sshbench.records import StoredRun, StoredScenario
 from sshbench.runkinds import RunKind
 
-CIPHERS = ((GCM, None), (CHACHA, None), (CTR, "umac-64-etm@openssh.com"), ("aes256-cbc", "umac-64-etm@openssh.com"),
-           (CTR, "hmac-sha2-256-etm@openssh.com"), ("3des-cbc", "hmac-sha1"))  # fmt: skip
+CIPHERS = (
+    (GCM, None),
+    (CHACHA, None),
+    (CTR, "umac-64-etm@openssh.com"),
+    ("aes256-cbc", "umac-64-etm@openssh.com"),
+    (CTR, "hmac-sha2-256-etm@openssh.com"),
+    ("3des-cbc", "hmac-sha1"),
+)
 KEXES = ("curve25519-sha256", "sntrup761x25519-sha512@openssh.com", "ecdh-sha2-nistp256")
 HOSTKEYS = ("ssh-ed25519", "rsa-sha2-512", "ecdsa-sha2-nistp256")
 
@@ -34,16 +40,25 @@ def samples(draw: st.DrawFn, sc: Scenario, centre: float) -> StoredScenario:
     values = [centre * math.exp(spread * z) for z in noise]
     nbytes = None if sc.kind is Kind.LATENCY else 2**27
     rows = [Sample(sc, 0, True, True, centre, 1.0, nbytes=nbytes)]
-    rows += [Sample(sc, i, False, True, v, 1.0, nbytes=nbytes, client_cpu=0.2, server_cpu=0.3)
-             for i, v in enumerate(values, 1)]  # fmt: skip
+    rows += [
+        Sample(sc, i, False, True, v, 1.0, nbytes=nbytes, client_cpu=0.2, server_cpu=0.3)
+        for i, v in enumerate(values, 1)
+    ]
     return StoredScenario(0, 0, sc, None, tuple(rows))
 
 
 @st.composite
 def environments(draw: st.DrawFn) -> Environment:
     """Return an environment with or without a link, a server CPU limit and crypto ceilings."""
-    link = draw(st.sampled_from((None, LinkInfo("wan", 100e6, 0.02, measured_rtt_s=0.0204),
-                                 LinkInfo("long-fat", 1e9, 0.1, measured_rtt_s=0.1003))))  # fmt: skip
+    link = draw(
+        st.sampled_from(
+            (
+                None,
+                LinkInfo("wan", 100e6, 0.02, measured_rtt_s=0.0204),
+                LinkInfo("long-fat", 1e9, 0.1, measured_rtt_s=0.1003),
+            )
+        )
+    )
     share = draw(st.sampled_from((None, 0.1, 0.5)))
     embedded = EmbeddedInfo("openssh", "OpenSSH", (), None, None, receive_window=2 * 2**20, cpu_share=share)
     sides = st.fixed_dictionaries({"client": st.floats(20, 3000), "server": st.floats(20, 3000)})

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from sshbench.analyse.fleet import HostRow, group_rows, outliers, rank, recommend
 from sshbench.analyse.policy import builtin
+from sshbench.discovery import Discovery, Negotiated, Profile, ServerOffer
 from sshbench.model import Direction
-from sshbench.records import Discovery, FleetHost, Negotiated, Profile, ServerOffer
+from sshbench.records import FleetHost
 from sshbench.stats import summarize
 
 KEX = ("curve25519-sha256", "sntrup761x25519-sha512@openssh.com", "diffie-hellman-group14-sha1")
@@ -14,9 +15,15 @@ CIPHERS = ("chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes128-ct
 MACS = ("hmac-sha2-256-etm@openssh.com", "hmac-sha1")
 
 
-def _host(name: str, group: str, kex: tuple[str, ...] = KEX, ciphers: tuple[str, ...] = CIPHERS,
-          macs: tuple[str, ...] = MACS, connects: dict[str, list[float]] | None = None,
-          rates: dict[str, list[float]] | None = None) -> HostRow:  # fmt: skip
+def _host(
+    name: str,
+    group: str,
+    kex: tuple[str, ...] = KEX,
+    ciphers: tuple[str, ...] = CIPHERS,
+    macs: tuple[str, ...] = MACS,
+    connects: dict[str, list[float]] | None = None,
+    rates: dict[str, list[float]] | None = None,
+) -> HostRow:
     """Return a reached host offering these algorithms, with connection times (s) per kex and rates (MB/s)."""
     client = {"kex": KEX, "hostkey": ("ssh-ed25519",), "cipher": CIPHERS, "mac": MACS}
     offer = ServerOffer("SSH-2.0-Test", kex, ("ssh-ed25519",), ciphers, macs)

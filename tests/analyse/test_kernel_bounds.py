@@ -12,8 +12,17 @@ from sshbench.analyse.results import Row, ranked
 from sshbench.environment import Environment
 from sshbench.model import BoundKind, Direction, Sample
 
-BUSY = {"rtt_ms": 20.4, "min_rtt_ms": 20.0, "cwnd_segments": 180, "delivery_MBps": 12.4, "app_limited_share": 0.0,
-        "rwnd_limited_share": 0.0, "sndbuf_limited_share": 0.0, "retransmits": 0, "peer_window_bytes": 6e6}  # fmt: skip
+BUSY = {
+    "rtt_ms": 20.4,
+    "min_rtt_ms": 20.0,
+    "cwnd_segments": 180,
+    "delivery_MBps": 12.4,
+    "app_limited_share": 0.0,
+    "rwnd_limited_share": 0.0,
+    "sndbuf_limited_share": 0.0,
+    "retransmits": 0,
+    "peer_window_bytes": 6e6,
+}
 
 
 def _row(rate: float, direction: Direction, **sides: dict[str, Any]) -> Row:
@@ -43,8 +52,11 @@ def test_a_sender_waiting_on_the_receivers_window_is_tcp_window_bound() -> None:
     assert b.kind is BoundKind.TCP_WINDOW and "receiver's TCP window" in b.evidence["limited_by"]
     assert "tcp_rmem" in b.remedy and b.evidence["socket"] == "server"
     # a window that grew while it was used: its median (128 KiB / 103 ms = 1.27 MB/s) below the rate limits nothing
-    grown = _bound(_row(1.96, Direction.UP, client=BUSY | {"rtt_ms": 103.3, "rwnd_limited_share": 0.51,
-                                                          "peer_window_bytes": 131072}))  # fmt: skip
+    grown = _bound(
+        _row(
+            1.96, Direction.UP, client=BUSY | {"rtt_ms": 103.3, "rwnd_limited_share": 0.51, "peer_window_bytes": 131072}
+        )
+    )
     assert grown.kind is BoundKind.TCP_WINDOW and grown.limit is None and grown.evidence["peer_window_bytes"] == 131072
 
 
@@ -60,18 +72,26 @@ def test_an_application_limited_sender_at_the_channel_window_per_rtt_is_ssh_wind
     slow = _bound(_row(5.0, Direction.DOWN, server=long_fat))  # app-limited far below the window: not the window
     assert slow.kind is BoundKind.UNKNOWN and slow.evidence["kernel"]["evidence"]["limited_by"].endswith("(ssh)")
     said = bounds.describe(slow)  # issue 34: "below every known limit" beside evidence naming the sender's ssh
-    assert "below every known limit" not in said and said.startswith("not the path or TCP: the kernel shows the "
-                                                                     "sender limited by the application (ssh)")
+    assert "below every known limit" not in said and said.startswith(
+        "not the path or TCP: the kernel shows the sender limited by the application (ssh)"
+    )
 
 
 def test_a_busy_sender_whose_path_delivered_far_more_than_the_rate_is_not_network_bound() -> None:
     # the quick start's aes192-cbc upload on loopback: 431 MB/s while the socket delivered up to 9355 MB/s
-    loopback = BUSY | {"rtt_ms": 0.02, "min_rtt_ms": 0.004, "app_limited_share": 0.33, "delivery_MBps": 2000.0,
-                       "delivery_max_MBps": 9354.7}  # fmt: skip
+    loopback = BUSY | {
+        "rtt_ms": 0.02,
+        "min_rtt_ms": 0.004,
+        "app_limited_share": 0.33,
+        "delivery_MBps": 2000.0,
+        "delivery_max_MBps": 9354.7,
+    }
     b = _bound(_row(431.0, Direction.UP, client=loopback))
     assert b.kind is BoundKind.UNKNOWN, b
-    assert bounds.describe(b) == ("below every known limit (the kernel shows the sender limited by neither its "
-                                  "windows nor the path, which delivered up to 9355 MB/s)")  # fmt: skip
+    assert bounds.describe(b) == (
+        "below every known limit (the kernel shows the sender limited by neither its "
+        "windows nor the path, which delivered up to 9355 MB/s)"
+    )
     lan = BUSY | {"rtt_ms": 0.3, "min_rtt_ms": 0.2, "delivery_MBps": 110.0, "delivery_max_MBps": 118.0}  # 1 GbE
     assert _bound(_row(112.0, Direction.UP, client=lan)).kind is BoundKind.NETWORK
 
@@ -108,8 +128,9 @@ def _with_costs(row: Row, client_gib: float, server_gib: float) -> Row:
 
 
 def test_a_remote_download_below_the_window_with_both_cpus_idle_is_the_path_by_elimination() -> None:
-    row = _with_costs(_row(11.0, Direction.DOWN, client={"rcv_rtt_ms": 20.0, "tcp_rmem": "4096 131072 6291456"}),
-                      0.5, 0.5)  # fmt: skip
+    row = _with_costs(
+        _row(11.0, Direction.DOWN, client={"rcv_rtt_ms": 20.0, "tcp_rmem": "4096 131072 6291456"}), 0.5, 0.5
+    )
     b = _bound(row)
     assert b.kind is BoundKind.NETWORK and "by elimination" in b.evidence["limited_by"]
     assert "6291456" in b.evidence["limited_by"] and b.evidence["side"].startswith("receiver")
@@ -121,10 +142,13 @@ def test_a_remote_download_whose_data_moved_in_a_few_round_trips_eliminates_noth
     short = _bound(_with_costs(_row(9.43, Direction.DOWN, client=seen), 0.5, 0.5))
     assert short.kind is BoundKind.UNKNOWN, short
     said = bounds.describe(short)
-    assert said == ("below every known limit (from the receiver's socket: its data moved in about 4 round trips, "
-                    "too few to tell the path from TCP's start-up)")  # fmt: skip
-    longer = _bound(_with_costs(_row(9.43, Direction.DOWN, client=seen | {"bytes_received": 12 * 9.43e6 * 0.1}),
-                                0.5, 0.5))  # 12 round trips of data  # fmt: skip
+    assert said == (
+        "below every known limit (from the receiver's socket: its data moved in about 4 round trips, "
+        "too few to tell the path from TCP's start-up)"
+    )
+    longer = _bound(
+        _with_costs(_row(9.43, Direction.DOWN, client=seen | {"bytes_received": 12 * 9.43e6 * 0.1}), 0.5, 0.5)
+    )  # 12 round trips of data
     assert longer.kind is BoundKind.NETWORK and "by elimination" in longer.evidence["limited_by"]
 
 
@@ -136,8 +160,11 @@ def test_a_remote_session_at_its_cgroup_quota_is_server_cpu_bound() -> None:
 
 
 def test_a_bound_without_a_limit_or_a_share_is_named_by_what_limited_it_never_as_zero_percent() -> None:
-    grown = _bound(_row(1.96, Direction.UP, client=BUSY | {"rtt_ms": 103.3, "rwnd_limited_share": 0.51,
-                                                          "peer_window_bytes": 131072}))  # fmt: skip
+    grown = _bound(
+        _row(
+            1.96, Direction.UP, client=BUSY | {"rtt_ms": 103.3, "rwnd_limited_share": 0.51, "peer_window_bytes": 131072}
+        )
+    )
     assert bounds.describe(grown) == "tcp-window-bound (limited by the receiver's TCP window)"
     held = bounds.Bound(BoundKind.SERVER_CPU, 0.15, "CPU", None, {"throttled_share": 0.44})
     assert bounds.describe(held) == "server-cpu-bound (its cgroup's quota held it 44% of the transfer)"

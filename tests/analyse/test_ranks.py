@@ -14,11 +14,14 @@ WIDE = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", direction=Direction.UP)
 
 
 def test_a_row_not_told_apart_from_the_leader_shares_rank_1_though_a_slower_row_has_a_higher_median() -> None:
-    rows = build_rows([
-        stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
-        stored_values(STEADY, [900, 905, 895, 902, 898, 900]),  # 10 % slower every round
-        stored_values(WIDE, [1200, 600, 1150, 650, 1100, 700]),  # median 875, wide: not told apart from the leader
-    ], 0.05)  # fmt: skip
+    rows = build_rows(
+        [
+            stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
+            stored_values(STEADY, [900, 905, 895, 902, 898, 900]),  # 10 % slower every round
+            stored_values(WIDE, [1200, 600, 1150, 650, 1100, 700]),  # median 875, wide: not told apart from the leader
+        ],
+        0.05,
+    )
     by = {r.scenario.cipher: r for r in rows}
     assert by["aes256-gcm@openssh.com"].standing is Standing.SLOWER
     assert by["aes128-ctr"].standing is Standing.INCONCLUSIVE
@@ -29,23 +32,32 @@ def test_a_row_not_told_apart_from_the_leader_shares_rank_1_though_a_slower_row_
 
 def test_rows_slower_than_the_leader_rank_among_themselves_by_the_same_rule() -> None:
     third = Scenario(Kind.THROUGHPUT, cipher="3des-cbc", direction=Direction.UP)
-    rows = build_rows([
-        stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
-        stored_values(STEADY, [900, 905, 895, 902, 898, 900]),
-        stored_values(third, [100, 101, 99, 100, 100, 101]),
-    ], 0.05)  # fmt: skip
+    rows = build_rows(
+        [
+            stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
+            stored_values(STEADY, [900, 905, 895, 902, 898, 900]),
+            stored_values(third, [100, 101, 99, 100, 100, 101]),
+        ],
+        0.05,
+    )
     assert [(r.scenario.cipher, r.rank, r.tied) for r in rows] == [
-        ("aes128-gcm@openssh.com", 1, False), ("aes256-gcm@openssh.com", 2, False), ("3des-cbc", 3, False)]  # fmt: skip
+        ("aes128-gcm@openssh.com", 1, False),
+        ("aes256-gcm@openssh.com", 2, False),
+        ("3des-cbc", 3, False),
+    ]
 
 
 def test_a_pick_not_told_apart_from_the_leader_is_never_called_one_the_policy_allows_none_of() -> None:
     from sshbench.analyse.claims.fastest import pick, sentence
     from sshbench.analyse.policy import Policy
 
-    rows = build_rows([
-        stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
-        stored_values(WIDE, [1200, 600, 1150, 650, 1100, 700]),  # not told apart from the leader
-    ], 0.05)  # fmt: skip
+    rows = build_rows(
+        [
+            stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
+            stored_values(WIDE, [1200, 600, 1150, 650, 1100, 700]),  # not told apart from the leader
+        ],
+        0.05,
+    )
     no_gcm = Policy("policy mine", "any", deny={"cipher": {LEADER.cipher or "": "not here"}})
     p = pick(rows, no_gcm, None)
     assert p is not None and p.chosen.scenario.cipher == "aes128-ctr"
@@ -59,11 +71,14 @@ def test_a_pick_behind_rows_not_told_apart_names_them_among_what_the_policy_pass
     from sshbench.analyse.claims.fastest import pick, sentence
     from sshbench.analyse.policy import Policy
 
-    rows = build_rows([
-        stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
-        stored_values(WIDE, [1200, 600, 1150, 650, 1100, 700]),  # not told apart from the leader
-        stored_values(STEADY, [900, 905, 895, 902, 898, 900]),  # significantly slower
-    ], 0.05)  # fmt: skip
+    rows = build_rows(
+        [
+            stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
+            stored_values(WIDE, [1200, 600, 1150, 650, 1100, 700]),  # not told apart from the leader
+            stored_values(STEADY, [900, 905, 895, 902, 898, 900]),  # significantly slower
+        ],
+        0.05,
+    )
     deny = {"cipher": {LEADER.cipher or "": "not here", WIDE.cipher or "": "nor here"}}
     p = pick(rows, Policy("policy mine", "any", deny=deny), None)
     assert p is not None and p.chosen.scenario.cipher == STEADY.cipher

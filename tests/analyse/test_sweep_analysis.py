@@ -84,8 +84,10 @@ def test_item_3_no_gain_of_the_pick_over_itself() -> None:
 def test_item_1_failed_host_keys_are_listed_and_keep_it_is_not_claimed_over_them() -> None:
     """Issue 21, item 1: rsa/ecdsa host keys failed (host key verification), the tables showed only ed25519 and the
     verdict was "your current host key ssh-ed25519 is the quickest: keep it"."""
-    failed = [failed_connection(SNTRUP, key, "Host key verification failed.")
-              for key in ("rsa-sha2-512", "rsa-sha2-256", "ecdsa-sha2-nistp256")]  # fmt: skip
+    failed = [
+        failed_connection(SNTRUP, key, "Host key verification failed.")
+        for key in ("rsa-sha2-512", "rsa-sha2-256", "ecdsa-sha2-nistp256")
+    ]
     stored = [connection(SNTRUP, "ssh-ed25519", 0.2), *failed, *(transfer(GCM, None, 900.0, d) for d in Direction)]
     dims = sweep.dimensions(stored, full=False)
     keys = {r.algorithm: r for r in dims if r.kind == "hostkey"}
@@ -134,8 +136,11 @@ def _model(cipher: float, mac: float) -> float:
 def _with_checks(off: float) -> list[StoredScenario]:
     """Return the factorised sweep plus aes256-ctr (with umac-64-etm) and two check pairs, measured at `off` times
     and 1 / `off` times what the model predicts for them."""
-    extra = [("aes256-ctr", UMAC, 600.0), ("aes128-cbc", SHA256, _model(1200, 400) * off),
-             ("aes256-ctr", "hmac-sha1", _model(600, 450) / off)]  # fmt: skip
+    extra = [
+        ("aes256-ctr", UMAC, 600.0),
+        ("aes128-cbc", SHA256, _model(1200, 400) * off),
+        ("aes256-ctr", "hmac-sha1", _model(600, 450) / off),
+    ]
     return factorised_sweep() + [transfer(c, m, r, d) for c, m, r in extra for d in Direction]
 
 
@@ -155,8 +160,10 @@ def test_a_model_its_check_pairs_contradict_predicts_nothing() -> None:
 
 def test_item_5_a_mac_measured_with_one_cipher_alone_has_no_row() -> None:
     """Issue 21, item 5: with each cipher and its default MAC only, the MAC 'dimension' held 3des-cbc's time."""
-    stored = [transfer(c, "umac-64-etm@openssh.com", r, Direction.DOWN) for c, r in (("3des-cbc", 26.0),
-                                                                                     ("aes256-ctr", 500.0))]
+    stored = [
+        transfer(c, "umac-64-etm@openssh.com", r, Direction.DOWN)
+        for c, r in (("3des-cbc", 26.0), ("aes256-ctr", 500.0))
+    ]
     assert [r for r in sweep.dimensions(stored, full=False) if r.kind == "mac"] == []
     with_ref = [*stored, transfer(CTR, "umac-64-etm@openssh.com", 520.0, Direction.DOWN)]
     macs = [r for r in sweep.dimensions(with_ref, full=False) if r.kind == "mac"]

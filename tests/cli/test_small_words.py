@@ -81,8 +81,21 @@ def test_a_cpu_per_gib_that_reads_as_more_than_one_cpu_is_explained_under_the_ta
     from sshbench.render.console import row_notes
 
     sc = Scenario(Kind.THROUGHPUT, direction=Direction.UP)
-    samples = tuple(Sample(sc, i, False, True, 946.0 + i, 0.376, nbytes=85983232, client_cpu=0.14,
-                           client_cpu_setup=0.061, phases=(("login", 0.19),)) for i in range(1, 7))  # fmt: skip
+    samples = tuple(
+        Sample(
+            sc,
+            i,
+            False,
+            True,
+            946.0 + i,
+            0.376,
+            nbytes=85983232,
+            client_cpu=0.14,
+            client_cpu_setup=0.061,
+            phases=(("login", 0.19),),
+        )
+        for i in range(1, 7)
+    )
     (row,) = build_rows([StoredScenario(1, 1, sc, None, samples)], 0.05)
     notes = " ".join(row_notes([row]))
     assert "CPU s/GiB counts each sample's login (its CPU, not its time), so at these rates it reads as more" in notes

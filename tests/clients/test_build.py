@@ -29,8 +29,12 @@ def test_the_tuned_code_lines_are_the_settings_the_drivers_use() -> None:
     assert SFTP_TUNED["gossh"] == ", sftp.UseConcurrentWrites(true)"
     assert "sftp.UseConcurrentWrites(true)" in source
     rust = (sources("russh") / "src" / "main.rs").read_text()
-    for constant in ("TUNED_WINDOW: u32 = 64 << 20;", "TUNED_PACKET: u32 = 65535;", "TUNED_WRITES: usize = 64;",
-                     "TUNED_BUFFER: usize = 256 << 10;"):  # fmt: skip
+    for constant in (
+        "TUNED_WINDOW: u32 = 64 << 20;",
+        "TUNED_PACKET: u32 = 65535;",
+        "TUNED_WRITES: usize = 64;",
+        "TUNED_BUFFER: usize = 256 << 10;",
+    ):
         assert constant in rust, constant
     tuned = Scenario(Kind.TOOL, tool="sftp", client="russh", mode="tuned", direction=Direction.UP)
     lines = code_lines(tuned, "tool upload")

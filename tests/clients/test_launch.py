@@ -32,8 +32,10 @@ def known_hosts(tmp_path: Path, hashed: bool = False) -> Path:
     key = tmp_path / "hostkey"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     path = tmp_path / "known_hosts"
-    path.write_text(f"[127.0.0.1]:2222 {key.with_suffix('.pub').read_text().split(' ', 2)[0]} "
-                    f"{key.with_suffix('.pub').read_text().split()[1]}\n")  # fmt: skip
+    path.write_text(
+        f"[127.0.0.1]:2222 {key.with_suffix('.pub').read_text().split(' ', 2)[0]} "
+        f"{key.with_suffix('.pub').read_text().split()[1]}\n"
+    )
     if hashed:
         subprocess.run(["ssh-keygen", "-q", "-H", "-f", str(path)], check=True, capture_output=True)
     return path
@@ -53,9 +55,27 @@ def test_a_driver_gets_the_address_the_pinned_algorithms_and_the_tuned_flag() ->
     launcher = Launcher(found, Address("10.0.0.1", 2222, "me", ("/k",), ("/kh",), False))
     sc = Scenario(Kind.THROUGHPUT, client="paramiko", mode="tuned", cipher=CTR, mac=MAC, direction=Direction.DOWN)
     assert launcher.argv(sc, "exec", "head -c 1 /dev/zero") == [
-        "/venv/bin/python", "-m", "sshbench.clients.drivers.paramiko_driver", "--host", "10.0.0.1", "--port", "2222",
-        "--user", "me", "--key", "/k", "--known-hosts", "/kh", "--cipher", CTR, "--mac", MAC, "--tuned", "exec",
-        "head -c 1 /dev/zero"]  # fmt: skip
+        "/venv/bin/python",
+        "-m",
+        "sshbench.clients.drivers.paramiko_driver",
+        "--host",
+        "10.0.0.1",
+        "--port",
+        "2222",
+        "--user",
+        "me",
+        "--key",
+        "/k",
+        "--known-hosts",
+        "/kh",
+        "--cipher",
+        CTR,
+        "--mac",
+        MAC,
+        "--tuned",
+        "exec",
+        "head -c 1 /dev/zero",
+    ]
     assert launcher.mark == "sshbench-driver: command sent"
     latency = Scenario(Kind.LATENCY, client="paramiko", mode=IN_PROCESS)
     assert launcher.argv(latency, "connect", "2")[-2:] == ["connect", "2"]
@@ -67,8 +87,24 @@ def test_the_go_driver_is_its_own_command_with_the_same_options() -> None:
     launcher = Launcher(found, Address("127.0.0.1", 2222, "me", ("/k",), ("/kh",), False))
     sc = Scenario(Kind.TOOL, tool="sftp", client="gossh", mode="tuned", cipher=GCM, direction=Direction.UP)
     assert launcher.argv(sc, "put", "/l", "/r") == [
-        built, "--host", "127.0.0.1", "--port", "2222", "--user", "me", "--key", "/k", "--known-hosts", "/kh",
-        "--cipher", GCM, "--tuned", "put", "/l", "/r"]  # fmt: skip
+        built,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "2222",
+        "--user",
+        "me",
+        "--key",
+        "/k",
+        "--known-hosts",
+        "/kh",
+        "--cipher",
+        GCM,
+        "--tuned",
+        "put",
+        "/l",
+        "/r",
+    ]
     assert launcher.mark == "sshbench-driver: command sent"
 
 
@@ -76,8 +112,24 @@ def test_dbclient_runs_the_command_with_its_own_flags_and_no_mark() -> None:
     found = Detected(client_type("dropbear"), "Dropbear v2022.83", (CTR,), (MAC,), path="/usr/bin/dbclient")
     launcher = Launcher(found, Address("h", 22, "me", ("/k",), (), False), keys=("/home/id0",))
     sc = Scenario(Kind.THROUGHPUT, client="dropbear", mode="tuned", cipher=CTR, mac=MAC, direction=Direction.UP)
-    assert launcher.argv(sc, "exec", "wc -c") == ["/usr/bin/dbclient", "-T", "-p", "22", "-l", "me", "-i",
-                                                  "/home/id0", "-c", CTR, "-m", MAC, "-W", "2097152", "h", "wc -c"]
+    assert launcher.argv(sc, "exec", "wc -c") == [
+        "/usr/bin/dbclient",
+        "-T",
+        "-p",
+        "22",
+        "-l",
+        "me",
+        "-i",
+        "/home/id0",
+        "-c",
+        CTR,
+        "-m",
+        MAC,
+        "-W",
+        "2097152",
+        "h",
+        "wc -c",
+    ]
     assert launcher.argv(Scenario(Kind.LATENCY, client="dropbear"), "connect", "1")[-1] == "true"
     assert launcher.mark is None
 
@@ -117,8 +169,10 @@ def test_resolve_reads_address_keys_and_known_hosts_from_ssh_G(tmp_path: Path) -
     key, kh = tmp_path / "id", known_hosts(tmp_path)
     key.write_text("not a key, but a file")
     config = tmp_path / "config"
-    config.write_text(f"Host box\n  HostName 127.0.0.1\n  Port 2222\n  User tester\n  IdentityFile {key}\n"
-                      f"  IdentityFile {tmp_path}/missing\n  UserKnownHostsFile {kh} {tmp_path}/none\n")  # fmt: skip
+    config.write_text(
+        f"Host box\n  HostName 127.0.0.1\n  Port 2222\n  User tester\n  IdentityFile {key}\n"
+        f"  IdentityFile {tmp_path}/missing\n  UserKnownHostsFile {kh} {tmp_path}/none\n"
+    )
     target = Target("box", "box", ("-F", str(config)), "box", 22, embedded=False)
     address = resolve("ssh", target)
     assert address == Address("127.0.0.1", 2222, "tester", (str(key),), (str(kh),), False)
@@ -126,14 +180,24 @@ def test_resolve_reads_address_keys_and_known_hosts_from_ssh_G(tmp_path: Path) -
 
 def finished(returncode: int = 0, lines: tuple[str, ...] = (), stdout: bytes = b"", written: int = 0) -> Finished:
     """Return a finished client process."""
-    return Finished(("client",), returncode, 0.0, 1.0, tuple((0.5, t) for t in lines), stdout, 0.1, 0.0,
-                    progress=((0.5, 0, 0), (1.0, 0, written)))  # fmt: skip
+    return Finished(
+        ("client",),
+        returncode,
+        0.0,
+        1.0,
+        tuple((0.5, t) for t in lines),
+        stdout,
+        0.1,
+        0.0,
+        progress=((0.5, 0, 0), (1.0, 0, written)),
+    )
 
 
 def test_a_transfer_is_valid_only_when_every_byte_arrived() -> None:
     assert transfer_problem(finished(lines=("sshbench-driver: received 100",), written=120), True, 100, 60) is None
-    assert "says it received 99" in (transfer_problem(finished(lines=("sshbench-driver: received 99",), written=99),
-                                                      True, 100, 60) or "")  # fmt: skip
+    assert "says it received 99" in (
+        transfer_problem(finished(lines=("sshbench-driver: received 99",), written=99), True, 100, 60) or ""
+    )
     assert "wrote 50 of 100" in (transfer_problem(finished(written=50), True, 100, 60) or "")
     assert transfer_problem(finished(stdout=b"100\n"), False, 100, 60) is None
     assert "counted 7 of 100" in (transfer_problem(finished(stdout=b"7\n"), False, 100, 60) or "")

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sshbench import kex
-from sshbench.records import Rating
+from sshbench.discovery import Rating
 from sshbench.ssh import audit
 from sshbench.ssh.discover import client_algorithms
 
@@ -66,8 +66,13 @@ def test_aliases_are_one_algorithm_kept_under_the_name_the_client_proposes_first
 
 
 def test_tune_races_the_cheap_ones_each_once_in_catalog_order() -> None:
-    shared = ["diffie-hellman-group14-sha256", "sntrup761x25519-sha512@openssh.com", "curve25519-sha256@libssh.org",
-              "curve25519-sha256", "ecdh-sha2-nistp256"]  # fmt: skip
+    shared = [
+        "diffie-hellman-group14-sha256",
+        "sntrup761x25519-sha512@openssh.com",
+        "curve25519-sha256@libssh.org",
+        "curve25519-sha256",
+        "ecdh-sha2-nistp256",
+    ]
     assert kex.cheap(shared) == ["curve25519-sha256", "ecdh-sha2-nistp256", "sntrup761x25519-sha512@openssh.com"]
 
 

@@ -87,19 +87,55 @@ def test_job_options_from_older_or_partial_runs(stored: dict[str, object], expec
 def test_every_run_kind_has_a_row_whose_entries_resolve() -> None:
     assert set(ROWS) == set(RunKind)
     for kind, row in ROWS.items():
-        names = (row.job, row.printer, row.analysis, row.document, row.figures, row.figures_after, row.claims,
-                 row.options)  # fmt: skip
+        names = (
+            row.job,
+            row.printer,
+            row.analysis,
+            row.document,
+            row.figures,
+            row.figures_after,
+            row.claims,
+            row.options,
+        )
         for name in filter(None, names):
             assert callable(entry(name)), f"{kind}: {name}"
         assert row.sample_seconds > 0 and (row.bounds in ("judged", "own") or row.bounds.endswith("."))
 
 
 STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents and older runs keep reading so
-    "command", "target", "ssh_config", "measure_latency", "measure_throughput", "kex", "hostkeys", "ciphers", "macs",
-    "mac_mode", "full_latency", "directions", "size", "sample_seconds", "payload", "plan", "servers", "emulate",
-    "server_cpu", "client_cpu", "link", "policy", "pin", "kernel_evidence", "inventory", "limit", "hosts",
-    "hosts_file", "forks", "tools", "margin", "clients",
-]  # fmt: skip
+    "command",
+    "target",
+    "ssh_config",
+    "measure_latency",
+    "measure_throughput",
+    "kex",
+    "hostkeys",
+    "ciphers",
+    "macs",
+    "mac_mode",
+    "full_latency",
+    "directions",
+    "size",
+    "sample_seconds",
+    "payload",
+    "plan",
+    "servers",
+    "emulate",
+    "server_cpu",
+    "client_cpu",
+    "link",
+    "policy",
+    "pin",
+    "kernel_evidence",
+    "inventory",
+    "limit",
+    "hosts",
+    "hosts_file",
+    "forks",
+    "tools",
+    "margin",
+    "clients",
+]
 
 
 @pytest.mark.parametrize(

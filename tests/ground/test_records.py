@@ -9,20 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fakes import DISCOVERY, ENVIRONMENT
+from sshbench.discovery import AlgorithmRating, Discovery, Negotiated, Profile, Rating, ServerOffer
 from sshbench.environment import EmbeddedInfo, Emulation, Environment, Pinning
-from sshbench.records import (
-    AlgorithmRating,
-    Discovery,
-    Fleet,
-    FleetHost,
-    Negotiated,
-    Profile,
-    Rating,
-    ServerOffer,
-    ServerReport,
-    read_discovery,
-    servers_to_dict,
-)
+from sshbench.records import Fleet, FleetHost, ServerReport, read_discovery, servers_to_dict
 
 NAMES = st.lists(st.from_regex(r"[a-z0-9][a-z0-9@.+-]{0,20}", fullmatch=True), max_size=5, unique=True)
 
@@ -84,9 +73,12 @@ def test_servers_run_discovery_round_trips() -> None:
 
 
 def test_fleet_run_discovery_round_trips() -> None:
-    fleet = Fleet("Ansible inventory hosts.ini (--limit web)", (
-        FleetHost("web1", "web1", ("-o", "HostName=127.0.0.1", "-p", "2201"), ("web", "prod"), run=7),
-        FleetHost("web2", "web2", groups=("web",), failure="cannot log in: Connection refused"),
-    ))  # fmt: skip
+    fleet = Fleet(
+        "Ansible inventory hosts.ini (--limit web)",
+        (
+            FleetHost("web1", "web1", ("-o", "HostName=127.0.0.1", "-p", "2201"), ("web", "prod"), run=7),
+            FleetHost("web2", "web2", groups=("web",), failure="cannot log in: Connection refused"),
+        ),
+    )
     single, servers, back = read_discovery(json_round_trip(fleet.to_dict()))
     assert single is None and servers == () and back == fleet

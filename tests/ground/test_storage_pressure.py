@@ -57,8 +57,12 @@ def test_two_processes_write_one_database_and_lose_nothing(cli_env: dict[str, st
 def _small_tmpfs(path: Path, size: str) -> Iterator[Path]:
     """Mount a small tmpfs at path for the test (root only), and unmount it after."""
     path.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
-                             capture_output=True, text=True, check=False)  # fmt: skip
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
     try:
@@ -88,8 +92,13 @@ def test_a_full_disk_stops_the_run_clearly_keeps_every_sample_and_resumes(
     with _small_tmpfs(tmp_path / "small", "4m") as small:
         db = small / "runs.db"
         args = ["throughput", "--db", str(db), "--cipher", "aes128-gcm@openssh.com", "--size", "8M", "--rounds", "30"]
-        proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sshbench", *args],
+            env=cli_env,
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + 60
         while (not db.exists() or _count(db) < 4) and time.monotonic() < deadline:
             time.sleep(0.05)

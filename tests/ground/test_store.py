@@ -83,8 +83,10 @@ def test_many_processes_opening_one_new_database_at_once_all_succeed(tmp_path: P
         "while not Path(sys.argv[2]).exists(): time.sleep(0.001)\n"
         "Store(Path(sys.argv[1])).close()\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(db), str(go)], stderr=subprocess.PIPE, text=True)
-             for _ in range(16)]  # fmt: skip
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(db), str(go)], stderr=subprocess.PIPE, text=True)
+        for _ in range(16)
+    ]
     go.touch()  # all sixteen start creating the schema at the same moment
     for proc in procs:
         _, err = proc.communicate(timeout=60)
@@ -100,8 +102,10 @@ def test_a_fleet_loads_with_its_hosts_runs_and_hides_them_from_the_history(tmp_p
     sc = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")
     ids = store.add_scenarios(host_id, [sc])
     store.add_sample(ids[sc.key], Sample(sc, 1, False, True, 0.1, 0.1))
-    store.set_fleet(fleet_id, Fleet("hosts file h.txt", (FleetHost("web1", "web1", run=host_id),
-                                                         FleetHost("db1", "db1", failure="refused"))))  # fmt: skip
+    store.set_fleet(
+        fleet_id,
+        Fleet("hosts file h.txt", (FleetHost("web1", "web1", run=host_id), FleetHost("db1", "db1", failure="refused"))),
+    )
     loaded = store.load(fleet_id)
     assert [h.name for h, _ in loaded.hosts] == ["web1", "db1"] and loaded.hosts[1][1] is None
     assert [st.scenario.server for st in loaded.scenarios] == ["web1"]  # named by its host
@@ -133,8 +137,12 @@ def test_a_schema_7_database_read_before_migrating_has_no_login_cpu(tmp_path: Pa
     run_id = store.create_run(JobOptions(command=RunKind.THROUGHPUT), "local", ENVIRONMENT)
     sc = Scenario(Kind.THROUGHPUT, cipher="aes128-gcm@openssh.com", direction=Direction.DOWN)
     ids = store.add_scenarios(run_id, [sc])
-    store.add_sample(ids[sc.key], Sample(sc, 1, False, True, 500.0, 0.5, nbytes=10, client_cpu=0.3,
-                                         client_cpu_setup=0.07, phases=(("login", 0.2),)))  # fmt: skip
+    store.add_sample(
+        ids[sc.key],
+        Sample(
+            sc, 1, False, True, 500.0, 0.5, nbytes=10, client_cpu=0.3, client_cpu_setup=0.07, phases=(("login", 0.2),)
+        ),
+    )
     store.close()
     with sqlite3.connect(path) as con:
         for column in ("client_cpu_setup", "server_cpu_setup"):

@@ -29,19 +29,37 @@ def test_playbook_runs_sshbench_on_the_host_and_import_round_trips_its_json(
     extra = {
         "sshbench_bin": str(bin_dir / "sshbench"),
         "sshbench_peers": ["local"],
-        "sshbench_args": ["--cipher", "aes128-gcm@openssh.com", "--direction", "down", "--rounds", "3",
-                          "--max-time", "1m"],
+        "sshbench_args": [
+            "--cipher",
+            "aes128-gcm@openssh.com",
+            "--direction",
+            "down",
+            "--rounds",
+            "3",
+            "--max-time",
+            "1m",
+        ],
         "sshbench_results": str(results),
-    }  # fmt: skip
-    env = {**cli_env, "LC_ALL": "C.UTF-8", "ANSIBLE_NOCOLOR": "1", "XDG_DATA_HOME": str(tmp_path / "host-data"),
-           "PATH": f"{bin_dir}{os.pathsep}{cli_env['PATH']}",
-           # ansible's temporary files stay in the test's directory (its "remote" side expands ~ from the passwd home)
-           "ANSIBLE_HOME": str(tmp_path / "ansible"), "ANSIBLE_LOCAL_TMP": str(tmp_path / "ansible" / "tmp"),
-           "ANSIBLE_REMOTE_TMP": str(tmp_path / "ansible" / "remote")}  # fmt: skip
+    }
+    env = {
+        **cli_env,
+        "LC_ALL": "C.UTF-8",
+        "ANSIBLE_NOCOLOR": "1",
+        "XDG_DATA_HOME": str(tmp_path / "host-data"),
+        "PATH": f"{bin_dir}{os.pathsep}{cli_env['PATH']}",
+        # ansible's temporary files stay in the test's directory (its "remote" side expands ~ from the passwd home)
+        "ANSIBLE_HOME": str(tmp_path / "ansible"),
+        "ANSIBLE_LOCAL_TMP": str(tmp_path / "ansible" / "tmp"),
+        "ANSIBLE_REMOTE_TMP": str(tmp_path / "ansible" / "remote"),
+    }
     done = subprocess.run(
         [str(bin_dir / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), "-e", json.dumps(extra)],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     fetched = results / "box1-to-local.json"
     assert fetched.exists(), sorted(p.name for p in results.rglob("*"))

@@ -27,8 +27,11 @@ NO_CIPHER = {("paramiko", "tinyssh")}  # listed as n/a, not tried
 # TinySSH often leaves asyncssh's session request unanswered (5 of 6 tries here, docs/BENCHMARKS.md), and once left
 # an upload stalled after 2 MB: such a sample fails, naming why (asyncssh's driver waits 10 s for the session,
 # sshbench's sampler stops a transfer that gets no answer)
-UNANSWERED = ("asyncssh", "tinyssh", ("the server did not open the session within 10 s",
-                                      "the server stopped responding"))  # fmt: skip
+UNANSWERED = (
+    "asyncssh",
+    "tinyssh",
+    ("the server did not open the session within 10 s", "the server stopped responding"),
+)
 
 
 def installed() -> set[str]:
@@ -56,8 +59,12 @@ def test_every_installed_client_drives_every_server_both_ways_with_sizes_verifie
     servers = "local:openssh,local:dropbear,local:tinyssh"
     done = sshbench(cli_env, *ARGS, "--server", servers, "--max-time", "20m", timeout=1800)
     doc = json.loads(done.stdout)
-    unmeasured = [(r["scenario"]["client"], r["scenario"]["server"]) for rows in doc["results"].values() for r in rows
-                  if not r["summary"] and not r["failure"]]  # fmt: skip
+    unmeasured = [
+        (r["scenario"]["client"], r["scenario"]["server"])
+        for rows in doc["results"].values()
+        for r in rows
+        if not r["summary"] and not r["failure"]
+    ]
     assert set(unmeasured) <= {UNANSWERED[:2]}, unmeasured
     assert done.returncode == (ExitCode.MEASUREMENT_FAILED if unmeasured else 0), done.stderr
     about = doc["run"]["environment"]["clients"]
@@ -69,7 +76,10 @@ def test_every_installed_client_drives_every_server_both_ways_with_sizes_verifie
             groups = ["latency", "download", "upload"] + (["latency in-process"] if library else [])
             for group in groups if (client, server) != UNANSWERED[:2] else ():
                 assert (got.get((client, server, group), 0) >= 1) is ((client, server) not in NO_CIPHER), (
-                    client, server, group)  # fmt: skip
+                    client,
+                    server,
+                    group,
+                )
             sftp = server != "tinyssh" and client != "dropbear" and (client, server) not in NO_CIPHER
             assert (got.get((client, server, "tool download"), 0) >= 1) is sftp, (client, server)
     for entry in doc["samples"]:
@@ -85,8 +95,24 @@ def test_every_installed_client_drives_every_server_both_ways_with_sizes_verifie
 
 
 def test_the_embedded_default_shows_each_client_and_what_it_lacks(cli_env: dict[str, str]) -> None:
-    done = sshbench(cli_env, "clients", "--client", "openssh,paramiko,dropbear", "--size", "4M", "--warmup", "0",
-                    "--rounds", "3", "--max-rounds", "3", "--direction", "down", "--max-time", "10m")  # fmt: skip
+    done = sshbench(
+        cli_env,
+        "clients",
+        "--client",
+        "openssh,paramiko,dropbear",
+        "--size",
+        "4M",
+        "--warmup",
+        "0",
+        "--rounds",
+        "3",
+        "--max-rounds",
+        "3",
+        "--direction",
+        "down",
+        "--max-time",
+        "10m",
+    )
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Throughput, download (server -> client)" in out and "openssh" in out
@@ -117,9 +143,28 @@ def test_a_host_of_yours_is_verified_against_your_known_hosts_never_accepted(
 ) -> None:
     built = [name for name, language in BUILT.items() if toolchain_command(language)]
     clients = ",".join(["openssh", "dropbear", "paramiko", *built])
-    args = ["clients", "testhost", "--ssh-config", str(testhost), "--client", clients, "--size", "4M", "--warmup", "0",
-            "--rounds", "3", "--max-rounds", "3", "--direction", "down", "--no-race", "--max-time", "5m",
-            "--json"]  # fmt: skip
+    args = [
+        "clients",
+        "testhost",
+        "--ssh-config",
+        str(testhost),
+        "--client",
+        clients,
+        "--size",
+        "4M",
+        "--warmup",
+        "0",
+        "--rounds",
+        "3",
+        "--max-rounds",
+        "3",
+        "--direction",
+        "down",
+        "--no-race",
+        "--max-time",
+        "5m",
+        "--json",
+    ]
     done = sshbench(cli_env, *args)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
@@ -136,5 +181,8 @@ def test_a_host_of_yours_is_verified_against_your_known_hosts_never_accepted(
     assert done.returncode == 0, done.stderr
     assert not [name for name in ("paramiko", *built) if f"n/a {name}:" in done.stdout], done.stdout  # each ran
     assert known.read_text() == rsa_only, "a client wrote to known_hosts"
-    assert "n/a dropbear: unsupported: dbclient verifies the host's ssh-ed25519 key, which no known_hosts line" in (
-        done.stdout) and "sshbench never accepts a key" in done.stdout  # fmt: skip
+    assert (
+        "n/a dropbear: unsupported: dbclient verifies the host's ssh-ed25519 key, which no known_hosts line"
+        in (done.stdout)
+        and "sshbench never accepts a key" in done.stdout
+    )

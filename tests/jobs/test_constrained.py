@@ -15,8 +15,20 @@ from sshbench.targets.limits import cgroups
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 GCM, CHACHA = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"
-ARGS = ["throughput", "--cipher", f"{GCM},{CHACHA}", "--size", "64M", "--rounds", "6", "--max-rounds", "6",
-        "--max-time", "3m", "--json"]  # fmt: skip
+ARGS = [
+    "throughput",
+    "--cipher",
+    f"{GCM},{CHACHA}",
+    "--size",
+    "64M",
+    "--rounds",
+    "6",
+    "--max-rounds",
+    "6",
+    "--max-time",
+    "3m",
+    "--json",
+]
 
 
 def _quota_possible() -> bool:

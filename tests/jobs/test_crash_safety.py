@@ -29,8 +29,13 @@ ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "16M", "--
 
 def _start(env: dict[str, str], db: Path, minimum: int = 2) -> subprocess.Popen[str]:
     """Start a throughput run and return once it has stored `minimum` samples."""
-    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *ARGS, "--db", str(db)], env=env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sshbench", *ARGS, "--db", str(db)],
+        env=env,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while stored_samples(db) < minimum:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
@@ -152,11 +157,29 @@ def test_claim_is_refused_while_the_owner_lives(tmp_path: Path) -> None:
 def test_ssh_clients_die_with_sshbench_even_against_a_remote_host(
     cli_env: dict[str, str], tmp_path: Path, testhost: Path
 ) -> None:
-    args = ["throughput", "testhost", "--ssh-config", str(testhost), "--cipher", "aes128-gcm@openssh.com",
-            "--direction", "down", "--size", "64G", "--max-time", "none",
-            "--db", str(tmp_path / "runs.db")]  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    args = [
+        "throughput",
+        "testhost",
+        "--ssh-config",
+        str(testhost),
+        "--cipher",
+        "aes128-gcm@openssh.com",
+        "--direction",
+        "down",
+        "--size",
+        "64G",
+        "--max-time",
+        "none",
+        "--db",
+        str(tmp_path / "runs.db"),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sshbench", *args],
+        env=cli_env,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         client = _long_transfer(proc)
         if not Path(f"/proc/{proc.pid}/cgroup").read_text().count("sshbench-client-"):
@@ -186,8 +209,13 @@ def _long_transfer(proc: subprocess.Popen[str]) -> psutil.Process:
 @pytest.mark.integration  # real sshbench runs against embedded servers
 def test_ctrl_c_during_discovery_stores_no_failed_run(cli_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    proc = subprocess.Popen([sys.executable, "-m", "sshbench", "run", "--db", str(db)], env=cli_env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sshbench", "run", "--db", str(db)],
+        env=cli_env,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 30
     while not _ssh_child(proc.pid):  # the first ssh connection: discovery is under way
         assert proc.poll() is None and time.monotonic() < deadline

@@ -111,8 +111,14 @@ def test_tools_copies_every_tool_both_ways(tmp_path: Path) -> None:
 def test_fleet_measures_reached_hosts_and_records_why_others_were_not(tmp_path: Path) -> None:
     hosts = tmp_path / "hosts.txt"
     hosts.write_text("[web]\nweb-1\nweb-2\n[broken]\nclosed-1\n")
-    opts = options(RunKind.FLEET, measure_latency=True, measure_throughput=True, target="fleet",
-                   own=FleetOptions(hosts_file=str(hosts), forks=2), ciphers=(GCM,))  # fmt: skip
+    opts = options(
+        RunKind.FLEET,
+        measure_latency=True,
+        measure_throughput=True,
+        target="fleet",
+        own=FleetOptions(hosts_file=str(hosts), forks=2),
+        ciphers=(GCM,),
+    )
     store, run_id, _ = run(tmp_path, opts)
     fleet = store.run(run_id).fleet
     assert fleet is not None
@@ -167,9 +173,13 @@ def test_clients_lists_what_each_client_lacks_and_measures_the_rest(
     }
     measured = {label for label, st in rows.items() if st.values()}
     assert {"openssh", "paramiko", "paramiko in-process", "libssh in-process", "asyncssh in-process"} <= measured
-    assert {"paramiko (64 MiB window) with aes128-gcm@openssh.com up", "libssh with its own cipher down",
-            "libssh with sftp + its own cipher up", "openssh with sftp + aes128-gcm@openssh.com down",
-            "asyncssh (64 MiB window, 128 requests) with sftp + aes128-gcm@openssh.com down"} <= measured  # fmt: skip
+    assert {
+        "paramiko (64 MiB window) with aes128-gcm@openssh.com up",
+        "libssh with its own cipher down",
+        "libssh with sftp + its own cipher up",
+        "openssh with sftp + aes128-gcm@openssh.com down",
+        "asyncssh (64 MiB window, 128 requests) with sftp + aes128-gcm@openssh.com down",
+    } <= measured
     assert "openssh (its settings) with aes128-gcm@openssh.com down" not in rows  # OpenSSH runs with one setting
     gossh = "gossh (concurrent writes) with"
     assert {"gossh with aes128-gcm@openssh.com up", f"{gossh} sftp + aes128-gcm@openssh.com up"} <= measured
@@ -185,10 +195,14 @@ def test_a_client_left_with_no_default_cipher_takes_the_first_it_shares() -> Non
     offer = Offer((CTR, "aes256-ctr"), ("hmac-sha2-256",), no_sftp=None)
     made, na = plan_client(dbclient, (GCM, CHACHA), offer, (Direction.DOWN,), None)
     assert [sc.label for sc in made if sc.kind is Kind.THROUGHPUT] == [
-        "dropbear with aes128-ctr + hmac-sha2-256 down", "dropbear (-W 2 MiB) with aes128-ctr + hmac-sha2-256 down"]
+        "dropbear with aes128-ctr + hmac-sha2-256 down",
+        "dropbear (-W 2 MiB) with aes128-ctr + hmac-sha2-256 down",
+    ]
     assert [why for _, why in na] == [
-        "unsupported: the server does not offer it", "unsupported: the server does not offer it",
-        "unsupported: Dropbear dbclient has no SFTP client"]  # fmt: skip
+        "unsupported: the server does not offer it",
+        "unsupported: the server does not offer it",
+        "unsupported: Dropbear dbclient has no SFTP client",
+    ]
 
 
 def test_a_tuning_is_measured_only_on_the_jobs_it_changes() -> None:

@@ -43,8 +43,9 @@ def _document(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
 def test_inventory_fleet_measures_every_reachable_host_and_names_the_closed_one(
     fleet: LoopbackFleet, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    done = sshbench(cli_env, "fleet", "-i", str(fleet.inventory), "--ssh-config", str(fleet.client_config),
-                    *FAST, "--json")  # fmt: skip
+    done = sshbench(
+        cli_env, "fleet", "-i", str(fleet.inventory), "--ssh-config", str(fleet.client_config), *FAST, "--json"
+    )
     assert done.returncode == 4, done.stderr  # some hosts were not measured
     assert "1 of 4 hosts were not measured: closed-1" in done.stderr
     assert "Connection refused" in done.stderr
@@ -73,8 +74,9 @@ def _check_recommendation(fleet: LoopbackFleet, rec: dict[str, object], tmp_path
     block = [f"Host {' '.join(rec['hosts'])}"] + [f"    {k} {','.join(v)}" for k, v in lists.items()]  # type: ignore[arg-type]
     aliases = [
         f"Host {h.name}\n  HostName 127.0.0.1\n  Port {h.port}\n  User {h.user}\n  IdentityFile {h.key}\n"
-        for h in fleet.hosts if h.key
-    ]  # fmt: skip
+        for h in fleet.hosts
+        if h.key
+    ]
     config = tmp_path / "recommended_config"
     config.write_text("\n".join(block) + "\n\n" + "\n".join(aliases) + "\n" + fleet.client_config.read_text())
     refuses = rec["refuses"]
@@ -85,8 +87,13 @@ def _check_recommendation(fleet: LoopbackFleet, rec: dict[str, object], tmp_path
         assert f"kexalgorithms {','.join(lists['KexAlgorithms'])}" in shown.stdout
         if host in refuses:
             continue
-        login = subprocess.run(["ssh", "-F", str(config), "-o", "BatchMode=yes", host, "true"],
-                               capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+        login = subprocess.run(
+            ["ssh", "-F", str(config), "-o", "BatchMode=yes", host, "true"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert login.returncode == 0, f"{host} refused the recommended configuration: {login.stderr}"
 
 
@@ -212,8 +219,21 @@ def test_an_interrupted_fleet_keeps_every_sample_and_resume_finishes_it(
     sig: int, fleet: LoopbackFleet, cli_env: dict[str, str]
 ) -> None:
     db = Path(cli_env["XDG_DATA_HOME"]) / "sshbench" / "sshbench.db"
-    args = ["fleet", "-i", str(fleet.inventory), "--limit", "prod", "--ssh-config", str(fleet.client_config),
-            "--kex", "curve25519-sha256", "--rounds", "8", "--max-rounds", "8"]  # fmt: skip
+    args = [
+        "fleet",
+        "-i",
+        str(fleet.inventory),
+        "--limit",
+        "prod",
+        "--ssh-config",
+        str(fleet.client_config),
+        "--kex",
+        "curve25519-sha256",
+        "--rounds",
+        "8",
+        "--max-rounds",
+        "8",
+    ]
     code, err = interrupt_after_samples(cli_env, args, db, minimum=8, sig=sig)
     if sig == signal.SIGINT:
         assert code == 130 and "sshbench fleet --resume 1" in err, err

@@ -74,10 +74,28 @@ def test_a_connection_cut_mid_transfer_fails_that_sample_and_the_run_goes_on(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     db = tmp_path / "runs.db"
-    args = ["throughput", "--db", str(db), "--cipher", "aes128-gcm@openssh.com", "--direction", "down",
-            "--size", "32M", "--rounds", "6", "--warmup", "1"]  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    args = [
+        "throughput",
+        "--db",
+        str(db),
+        "--cipher",
+        "aes128-gcm@openssh.com",
+        "--direction",
+        "down",
+        "--size",
+        "32M",
+        "--rounds",
+        "6",
+        "--warmup",
+        "1",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sshbench", *args],
+        env=cli_env,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     stop, cut = threading.Event(), []
     try:
         listener = _listener_after_warmup(db, proc)
@@ -123,10 +141,28 @@ def test_a_server_that_dies_mid_run_leaves_an_incomplete_run_that_resumes(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     db = tmp_path / "runs.db"
-    args = ["throughput", "--db", str(db), "--cipher", "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com",
-            "--size", "8M", "--rounds", "3", "--max-rounds", "4", "--warmup", "1"]  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    args = [
+        "throughput",
+        "--db",
+        str(db),
+        "--cipher",
+        "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com",
+        "--size",
+        "8M",
+        "--rounds",
+        "3",
+        "--max-rounds",
+        "4",
+        "--warmup",
+        "1",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sshbench", *args],
+        env=cli_env,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         psutil.Process(_listener_after_warmup(db, proc)).kill()  # no new connection is accepted from here on
         _, err = proc.communicate(timeout=120)

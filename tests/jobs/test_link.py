@@ -73,8 +73,11 @@ def test_a_100mbit_20ms_link_bounds_aes_gcm_at_the_link_rate(cli_env: dict[str, 
     assert "emulated link 100mbit,20ms: 100 Mbit/s, 20 ms RTT" in shown
     for way in ("download", "upload"):
         assert f"{way}: {GCM}: network-bound at 12.5 MB/s" in shown
-    bounds = [r["bound"] for rows in json.loads(sshbench(cli_env, "show", "last", "--json").stdout)["results"].values()
-              for r in rows]  # fmt: skip
+    bounds = [
+        r["bound"]
+        for rows in json.loads(sshbench(cli_env, "show", "last", "--json").stdout)["results"].values()
+        for r in rows
+    ]
     assert all(b["kind"] == "network" and b["limit"] == 12.5 and b["evidence"]["link_MBps"] == 12.5 for b in bounds)
     kernel = [b["evidence"]["kernel"] for b in bounds]  # the sender's socket, read from the kernel, agrees
     assert all(k["kind"] == "network" and abs(k["evidence"]["min_rtt_ms"] - 20) <= 4 for k in kernel), kernel
@@ -105,8 +108,13 @@ def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: di
 def test_nothing_of_the_link_is_left_when_a_run_is_stopped(cli_env: dict[str, str], tmp_path: Path, sig: int) -> None:
     db = tmp_path / "runs.db"
     args = ["throughput", "--link", "wan", "--cipher", GCM, "--rounds", "20", "--max-time", "5m", "--db", str(db)]
-    proc = subprocess.Popen([sys.executable, "-m", "sshbench", *args], env=cli_env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sshbench", *args],
+        env=cli_env,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     while stored_samples(db) < 2:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""

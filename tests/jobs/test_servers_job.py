@@ -148,8 +148,21 @@ def test_interrupted_servers_run_cleans_up_and_resumes(cli_env: dict[str, str], 
 
 def test_a_host_of_yours_side_by_side_with_an_embedded_server(cli_env: dict[str, str], testhost: Path) -> None:
     limits = ("--server-cpu", "50%") if CGROUPS else ()
-    done = sshbench(cli_env, "servers", "local:dropbear", "testhost", "--ssh-config", str(testhost), "--cipher", CHACHA,
-                    "--hostkey", "ssh-ed25519", *limits, *QUICK, "--json")  # fmt: skip
+    done = sshbench(
+        cli_env,
+        "servers",
+        "local:dropbear",
+        "testhost",
+        "--ssh-config",
+        str(testhost),
+        "--cipher",
+        CHACHA,
+        "--hostkey",
+        "ssh-ed25519",
+        *limits,
+        *QUICK,
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     info = doc["discovery"]["servers"]

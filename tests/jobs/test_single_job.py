@@ -111,20 +111,39 @@ def test_a_host_key_your_known_hosts_lacks_is_a_row_skipped_with_how_to_check_it
     known = testhost.parent / "known_hosts"
     known.write_text("".join(line + "\n" for line in known.read_text().splitlines() if "ssh-ed25519" in line))
     hostkeys = ["--hostkey", "ssh-ed25519,ecdsa-sha2-nistp256"]
-    done = sshbench(cli_env, "latency", "testhost", "--ssh-config", str(testhost), "--kex", "curve25519-sha256",
-                    *hostkeys, *LATENCY_SMALL)  # fmt: skip
+    done = sshbench(
+        cli_env,
+        "latency",
+        "testhost",
+        "--ssh-config",
+        str(testhost),
+        "--kex",
+        "curve25519-sha256",
+        *hostkeys,
+        *LATENCY_SMALL,
+    )
     assert done.returncode == 0, done.stderr
     port = next(line.split()[1] for line in testhost.read_text().splitlines() if line.strip().startswith("Port"))
     assert "skipped curve25519-sha256 / ecdsa-sha2-nistp256: your known_hosts holds no ecdsa-sha2-nistp256 key" in (
-        done.stdout.replace("\n", " "))
+        done.stdout.replace("\n", " ")
+    )
     assert f"ssh-keyscan -t ecdsa -p {port} 127.0.0.1 | ssh-keygen -lf -" in done.stdout
     assert "failed" not in done.stdout and "Host key verification failed" not in done.stdout
     assert ", complete)" in sshbench(cli_env, "show", "last").stdout.splitlines()[0]
 
 
 def test_a_remote_transfer_carries_the_kernels_evidence_of_its_socket(cli_env: dict[str, str], testhost: Path) -> None:
-    done = sshbench(cli_env, "throughput", "testhost", "--ssh-config", str(testhost), "--json", "--cipher",
-                    "aes128-gcm@openssh.com", *SMALL)  # fmt: skip
+    done = sshbench(
+        cli_env,
+        "throughput",
+        "testhost",
+        "--ssh-config",
+        str(testhost),
+        "--json",
+        "--cipher",
+        "aes128-gcm@openssh.com",
+        *SMALL,
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     for group in ("download", "upload"):

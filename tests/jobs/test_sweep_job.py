@@ -16,12 +16,23 @@ from sshbench.targets.servers.openssh import OpenSSHServer
 pytestmark = pytest.mark.integration
 GCM, CHACHA, CTR = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com", "aes128-ctr"
 SMALL_SWEEP = (
-    "--cipher", f"{GCM},{CHACHA},{CTR}",
-    "--mac", "umac-64-etm@openssh.com,hmac-sha2-256-etm@openssh.com",
-    "--kex", "curve25519-sha256,diffie-hellman-group14-sha256",
-    "--hostkey", "ssh-ed25519,rsa-sha2-512",
-    "--rounds", "2", "--max-rounds", "2", "--size", "8M", "--warmup", "0",
-)  # fmt: skip
+    "--cipher",
+    f"{GCM},{CHACHA},{CTR}",
+    "--mac",
+    "umac-64-etm@openssh.com,hmac-sha2-256-etm@openssh.com",
+    "--kex",
+    "curve25519-sha256,diffie-hellman-group14-sha256",
+    "--hostkey",
+    "ssh-ed25519,rsa-sha2-512",
+    "--rounds",
+    "2",
+    "--max-rounds",
+    "2",
+    "--size",
+    "8M",
+    "--warmup",
+    "0",
+)
 
 
 @pytest.fixture(scope="module")
@@ -145,9 +156,28 @@ def test_items_1_and_2_a_host_with_one_known_key_and_one_direction(
     config = remote_config(tmp_path, server, server.workdir / "client_ed25519", known_hosts=True)
     known = tmp_path / "known_hosts"
     known.write_text("".join(line + "\n" for line in known.read_text().splitlines() if "ssh-ed25519" in line))
-    args = ("sweep", "testhost", "--ssh-config", str(config), "--direction", "down", "--cipher", f"{GCM},{CHACHA}",
-            "--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519,rsa-sha2-512,ecdsa-sha2-nistp256",
-            "--rounds", "3", "--max-rounds", "3", "--size", "8M", "--warmup", "0")  # fmt: skip
+    args = (
+        "sweep",
+        "testhost",
+        "--ssh-config",
+        str(config),
+        "--direction",
+        "down",
+        "--cipher",
+        f"{GCM},{CHACHA}",
+        "--kex",
+        "curve25519-sha256",
+        "--hostkey",
+        "ssh-ed25519,rsa-sha2-512,ecdsa-sha2-nistp256",
+        "--rounds",
+        "3",
+        "--max-rounds",
+        "3",
+        "--size",
+        "8M",
+        "--warmup",
+        "0",
+    )
     done = sshbench(cli_env, *args)
     assert done.returncode == 0, done.stderr  # issue 34, item 8: a key the user lacks is skipped, not failed
     out = done.stdout

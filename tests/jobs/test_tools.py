@@ -128,8 +128,24 @@ def test_a_killed_run_leaves_nothing_on_the_remote_host_and_resumes(
 
 def test_a_non_aead_cipher_is_copied_with_each_mac_asked(cli_env: dict[str, str]) -> None:
     macs = ("hmac-sha2-256-etm@openssh.com", "umac-64-etm@openssh.com")
-    args = ["tools", "--cipher", "aes128-ctr", "--mac", ",".join(macs), "--tool", "scp", "--direction", "down",
-            "--size", "16M", "--rounds", "3", "--max-rounds", "3", "--json"]  # fmt: skip
+    args = [
+        "tools",
+        "--cipher",
+        "aes128-ctr",
+        "--mac",
+        ",".join(macs),
+        "--tool",
+        "scp",
+        "--direction",
+        "down",
+        "--size",
+        "16M",
+        "--rounds",
+        "3",
+        "--max-rounds",
+        "3",
+        "--json",
+    ]
     done = sshbench(cli_env, *args)
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["results"]["tool download"]
@@ -141,8 +157,21 @@ def test_a_non_aead_cipher_is_copied_with_each_mac_asked(cli_env: dict[str, str]
 
 
 def test_a_server_without_sftp_is_copied_to_with_legacy_scp_and_sftp_failures_say_why(cli_env: dict[str, str]) -> None:
-    args = ["tools", "local:tinyssh", "--tool", "scp-legacy,scp", "--cipher", CHACHA, "--size", "8M",
-            "--rounds", "3", "--max-rounds", "3", "--json"]  # fmt: skip
+    args = [
+        "tools",
+        "local:tinyssh",
+        "--tool",
+        "scp-legacy,scp",
+        "--cipher",
+        CHACHA,
+        "--size",
+        "8M",
+        "--rounds",
+        "3",
+        "--max-rounds",
+        "3",
+        "--json",
+    ]
     done = sshbench(cli_env, *args)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)

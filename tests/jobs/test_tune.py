@@ -73,8 +73,11 @@ def _tune_down(env: dict[str, str], config: Path, *args: str) -> dict[str, Any]:
 
 def _counts(doc: dict[str, Any]) -> list[tuple[str, list[tuple[int, bool, bool]], str | None]]:
     """Return each stored transfer row's remedy, its samples (round, warm-up, ok) and failure (for an assertion)."""
-    return [(str(st["scenario"].get("remedy")), [(s["round"], s["warmup"], s["ok"]) for s in st["samples"]],
-             st["failure"]) for st in doc["samples"] if st["scenario"].get("kind") == "throughput"]  # fmt: skip
+    return [
+        (str(st["scenario"].get("remedy")), [(s["round"], s["warmup"], s["ok"]) for s in st["samples"]], st["failure"])
+        for st in doc["samples"]
+        if st["scenario"].get("kind") == "throughput"
+    ]
 
 
 def _bound(doc: dict[str, Any], group: str) -> dict[str, Any]:
@@ -85,8 +88,19 @@ def _bound(doc: dict[str, Any], group: str) -> dict[str, Any]:
 @LINKS
 def test_a_100mbit_20ms_path_to_a_remote_host_is_network_bound(cli_env: dict[str, str], tmp_path: Path) -> None:
     with shaped_host(tmp_path, "100mbit,20ms") as config:
-        doc = _doc(cli_env, "throughput", "testhost", "--ssh-config", str(config), "--cipher", GCM, "--rounds", "3",
-                   "--max-rounds", "3")  # fmt: skip
+        doc = _doc(
+            cli_env,
+            "throughput",
+            "testhost",
+            "--ssh-config",
+            str(config),
+            "--cipher",
+            GCM,
+            "--rounds",
+            "3",
+            "--max-rounds",
+            "3",
+        )
     for group, side in (("download", "receiver"), ("upload", "sender")):
         row = doc["results"][group][0]
         bound = row["bound"]
@@ -117,8 +131,11 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
     # Only what helped is pasted. How much 4 connections gain is not asserted (a performance target lives in
     # docs/BENCHMARKS.md): 2.4-2.5x on 213-231 MB copies there, but one round lost packets together and fell to 0.6x.
     pasted = doc["tune"]["paste"]["commands"]
-    helped = [r for r in down["remedies"] if r["helps"] and r["scenario"].get("remedy", "").startswith("streams=")
-              and r["verdict"]["ratio"] > 1.05]  # fmt: skip
+    helped = [
+        r
+        for r in down["remedies"]
+        if r["helps"] and r["scenario"].get("remedy", "").startswith("streams=") and r["verdict"]["ratio"] > 1.05
+    ]
     assert bool(pasted) == bool(helped)
 
 
@@ -152,8 +169,23 @@ def test_an_embedded_dropbear_behind_a_long_fat_link_is_measured_with_a_larger_r
 
 def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[str, str], tmp_path: Path) -> None:
     with shaped_host(tmp_path, None, cpu_share=0.15) as config:
-        doc = _doc(cli_env, "throughput", "testhost", "--ssh-config", str(config), "--cipher", GCM, "--rounds", "3",
-                   "--max-rounds", "3", "--direction", "down", "--size", "64M")  # fmt: skip
+        doc = _doc(
+            cli_env,
+            "throughput",
+            "testhost",
+            "--ssh-config",
+            str(config),
+            "--cipher",
+            GCM,
+            "--rounds",
+            "3",
+            "--max-rounds",
+            "3",
+            "--direction",
+            "down",
+            "--size",
+            "64M",
+        )
     # 64 MiB: a sample spans several of the quota's 100 ms periods (4 MiB samples, 0.2 s, were throttled 0-20 %)
     row = doc["results"]["download"][0]
     assert row["tcp"]["remote_session"]["quota"] == pytest.approx(0.15)

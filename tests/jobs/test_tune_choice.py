@@ -8,6 +8,7 @@ import pytest
 
 from fakes import CHACHA, GCM, SNTRUP, stored_values
 from sshbench.analyse import tune
+from sshbench.discovery import Discovery, Negotiated, Profile
 from sshbench.environment import Environment
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.tune import MAX_KEX, remedies
@@ -21,13 +22,15 @@ from sshbench.measure.remedies import (
 )
 from sshbench.measure.samplers import MB
 from sshbench.model import BoundKind, Direction, Kind, RunStatus, Scenario
-from sshbench.records import Discovery, Negotiated, Profile, RunRecord
+from sshbench.records import RunRecord
 from sshbench.render.tune import _gain
 from sshbench.runkinds import RunKind
 
 DISC = Discovery(
-    client={"cipher": (CHACHA, GCM, "aes256-gcm@openssh.com", "aes128-ctr", "3des-cbc"),
-            "kex": (SNTRUP, "curve25519-sha256", "ecdh-sha2-nistp256", "diffie-hellman-group14-sha256")},
+    client={
+        "cipher": (CHACHA, GCM, "aes256-gcm@openssh.com", "aes128-ctr", "3des-cbc"),
+        "kex": (SNTRUP, "curve25519-sha256", "ecdh-sha2-nistp256", "diffie-hellman-group14-sha256"),
+    },
     defaults={},
     server=None,
     server_error=None,
@@ -121,8 +124,9 @@ def test_a_cpu_bound_races_the_aead_ciphers_the_policy_allows_other_than_the_def
 
 def _run() -> RunRecord:
     opts = JobOptions(command=RunKind.TUNE, target="backup")
-    return RunRecord(1, "2026-11-24T00:00:00", "2026-11-24T00:00:00", RunStatus.COMPLETE, RunKind.TUNE, "backup",
-                     opts, Environment())  # fmt: skip
+    return RunRecord(
+        1, "2026-11-24T00:00:00", "2026-11-24T00:00:00", RunStatus.COMPLETE, RunKind.TUNE, "backup", opts, Environment()
+    )
 
 
 def test_a_tune_run_reads_as_gains_against_the_default_with_the_lines_that_give_them() -> None:
@@ -130,8 +134,12 @@ def test_a_tune_run_reads_as_gains_against_the_default_with_the_lines_that_give_
     copy = dataclasses.replace(default, remedy="streams=1")
     four = dataclasses.replace(default, remedy="streams=4")
     eight = dataclasses.replace(default, remedy="streams=8")
-    values = {default: [24.0, 24.5, 24.2, 23.9, 24.1, 24.3], copy: [20.0, 21.0, 20.5, 19.8, 20.2, 20.4],
-              four: [70.0, 72.0, 69.0, 71.0, 70.5, 70.1], eight: [20.2, 20.9, 20.4, 19.9, 20.1, 20.6]}  # fmt: skip
+    values = {
+        default: [24.0, 24.5, 24.2, 23.9, 24.1, 24.3],
+        copy: [20.0, 21.0, 20.5, 19.8, 20.2, 20.4],
+        four: [70.0, 72.0, 69.0, 71.0, 70.5, 70.1],
+        eight: [20.2, 20.9, 20.4, 19.9, 20.1, 20.6],
+    }
     stored = [stored_values(sc, v) for sc, v in values.items()]
     found = tune.findings(_run(), stored)
     (down,) = found
@@ -148,8 +156,11 @@ def test_connections_paste_the_best_master_and_the_best_kex_a_transfer_only_its_
     fresh = Scenario(Kind.LATENCY)
     master = Scenario(Kind.LATENCY, remedy="master")
     kex = Scenario(Kind.LATENCY, kex="curve25519-sha256")
-    values = {fresh: [1.40, 1.41, 1.39, 1.40, 1.40, 1.41], master: [0.21, 0.22, 0.20, 0.21, 0.21, 0.20],
-              kex: [1.30, 1.31, 1.29, 1.30, 1.30, 1.31]}  # fmt: skip
+    values = {
+        fresh: [1.40, 1.41, 1.39, 1.40, 1.40, 1.41],
+        master: [0.21, 0.22, 0.20, 0.21, 0.21, 0.20],
+        kex: [1.30, 1.31, 1.29, 1.30, 1.30, 1.31],
+    }
     found = tune.findings(_run(), [stored_values(sc, v) for sc, v in values.items()])
     (login,) = found
     assert login.copy.scenario == fresh and all(r.helps for r in login.remedies)
@@ -160,8 +171,11 @@ def test_a_gain_within_the_margin_is_measured_and_shown_but_not_pasted() -> None
     copy = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN, remedy="streams=1")
     eight = dataclasses.replace(copy, remedy="streams=8")
     steady = dataclasses.replace(copy, remedy=None)
-    values = {steady: [1.2, 1.21, 1.19, 1.2, 1.2, 1.2], copy: [1.0, 1.01, 0.99, 1.0, 1.0, 1.01],
-              eight: [1.04, 1.05, 1.03, 1.04, 1.04, 1.05]}  # fmt: skip
+    values = {
+        steady: [1.2, 1.21, 1.19, 1.2, 1.2, 1.2],
+        copy: [1.0, 1.01, 0.99, 1.0, 1.0, 1.01],
+        eight: [1.04, 1.05, 1.03, 1.04, 1.04, 1.05],
+    }
     stored = [stored_values(sc, v) for sc, v in values.items()]
     run = _run()
     (down,) = found = tune.findings(run, stored)
@@ -202,13 +216,16 @@ def test_a_remedy_with_fewer_than_six_rounds_is_not_told_apart_yet_and_an_interv
 
 
 def test_a_dropbear_server_is_not_sent_more_connections_than_it_lets_log_in_at_once() -> None:
-    from sshbench.records import ServerOffer
+    from sshbench.discovery import ServerOffer
 
     offer = ServerOffer("SSH-2.0-dropbear_2022.83", (), (), (), ())
     disc = dataclasses.replace(DISC, server=offer)
     assert disc.most_logins() == 5 and DISC.most_logins() is None
-    streams = [sc.remedy for sc in remedies({"upload": BoundKind.SSH_WINDOW}, disc, _allowed, (Direction.UP,), "zero")
-               if (sc.remedy or "").startswith("streams=")]  # fmt: skip
+    streams = [
+        sc.remedy
+        for sc in remedies({"upload": BoundKind.SSH_WINDOW}, disc, _allowed, (Direction.UP,), "zero")
+        if (sc.remedy or "").startswith("streams=")
+    ]
     assert streams == ["streams=1", "streams=2", "streams=4"]
     said = tune.advice(None, "backup", "random", logins=5)
     assert len(said) == 1 and said[0].startswith("more than 5 connections at once: not tried: Dropbear")

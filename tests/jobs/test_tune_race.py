@@ -13,11 +13,11 @@ import fakes
 from fakes import CURVE, SNTRUP, ListProgress, fake_stage
 from sshbench import jobs
 from sshbench.analyse import tune
+from sshbench.discovery import Negotiated, Profile
 from sshbench.errors import ExitCode, SshbenchError, Unfinished
 from sshbench.joboptions import JobOptions
 from sshbench.model import Direction, Kind, Plan, RunStatus, Scenario
 from sshbench.ratios import DECIDING_PAIRS
-from sshbench.records import Negotiated, Profile
 from sshbench.render.tune import _gain
 from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store

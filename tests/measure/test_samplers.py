@@ -52,7 +52,8 @@ def test_tools_plan_each_pair_both_ways_then_the_plaintext_baselines() -> None:
 
 def test_a_remote_session_reports_its_own_cpu_memory_and_quota() -> None:
     assert session_report(["debug1: x", "sshbench-session: 10 5 40 25 100 20480 50000 100000"]) == Session(
-        0.5, 20480 * 1024, 0.5)  # fmt: skip
+        0.5, 20480 * 1024, 0.5
+    )
     assert session_report(["sshbench-session: 1 1 2 2 100 ? max 100000"]) == Session(0.02, None, None)  # no quota
     assert session_report(["sshbench-session:     ? ?"]) == Session(None, None, None)  # not Linux: said, not guessed
     assert session_report(["nothing"]) is None
@@ -73,10 +74,23 @@ SS_LINE = (
 def test_an_ss_reading_of_the_session_socket_becomes_the_tcp_info_fields_with_units() -> None:
     r = parse_ss(SS_LINE)
     assert r is not None and (r.local_port, r.peer_port, r.cc) == (22, 40512, "cubic")
-    assert r.info == {"app_limited": 1, "rtt_us": 100500, "snd_mss": 1448, "snd_cwnd": 140,
-                      "bytes_acked": 52428801, "bytes_received": 3921, "delivery_rate": 20900000,
-                      "busy_us": 2900000, "rwnd_limited_us": 1450000, "sndbuf_limited_us": 12000, "total_retrans": 3,
-                      "rcv_rtt_us": 101000, "rcv_space": 14480, "min_rtt_us": 100100, "snd_wnd": 3145728}  # fmt: skip
+    assert r.info == {
+        "app_limited": 1,
+        "rtt_us": 100500,
+        "snd_mss": 1448,
+        "snd_cwnd": 140,
+        "bytes_acked": 52428801,
+        "bytes_received": 3921,
+        "delivery_rate": 20900000,
+        "busy_us": 2900000,
+        "rwnd_limited_us": 1450000,
+        "sndbuf_limited_us": 12000,
+        "total_retrans": 3,
+        "rcv_rtt_us": 101000,
+        "rcv_space": 14480,
+        "min_rtt_us": 100100,
+        "snd_wnd": 3145728,
+    }
     assert parse_ss("") is None and parse_ss("garbage") is None
 
 
@@ -86,8 +100,12 @@ def test_a_remote_session_reports_its_own_socket_as_ss_sees_it_while_the_command
         with accepted:
             here, there = client.getsockname()[1], server.getsockname()[1]
             env = dict(os.environ, SSH_CONNECTION=f"127.0.0.1 {here} 127.0.0.1 {there}")
-            done = subprocess.run(["sh", "-c", with_session_report("head -c 1000 /dev/zero; sleep 1.5")], env=env,
-                                  capture_output=True, check=True)  # fmt: skip
+            done = subprocess.run(
+                ["sh", "-c", with_session_report("head -c 1000 /dev/zero; sleep 1.5")],
+                env=env,
+                capture_output=True,
+                check=True,
+            )
     assert len(done.stdout) == 1000  # the payload alone on stdout: the polls went to stderr, after it
     texts = done.stderr.decode().splitlines()
     report = socket_report(texts)
@@ -113,8 +131,18 @@ def test_a_transfers_cpu_share_leaves_its_login_out() -> None:
     from sshbench.model import Direction, Kind, Sample, Scenario
 
     sc = Scenario(Kind.THROUGHPUT, cipher="aes128-gcm@openssh.com", direction=Direction.DOWN)
-    s = Sample(sc, 1, False, True, 500.0, wall=0.5, nbytes=100_000_000, client_cpu=0.35, client_cpu_setup=0.07,
-               phases=(("login", 0.2),))  # fmt: skip
+    s = Sample(
+        sc,
+        1,
+        False,
+        True,
+        500.0,
+        wall=0.5,
+        nbytes=100_000_000,
+        client_cpu=0.35,
+        client_cpu_setup=0.07,
+        phases=(("login", 0.2),),
+    )
     assert _busy(s, s.client_cpu, s.client_cpu_setup) == pytest.approx(0.28 / 0.3)
     assert _busy(s, s.client_cpu, None) is None  # an older sample: not read apart
     assert _busy(dataclasses.replace(s, phases=()), s.client_cpu, 0.07) is None

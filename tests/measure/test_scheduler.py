@@ -31,10 +31,16 @@ def test_warm_ups_then_rounds_rotating_their_start() -> None:
     sampler = FakeSampler(lambda sc, rnd: 0.1)
     run(Plan(warmup=1, min_rounds=2, max_rounds=2), [A, B, C], sampler)
     assert order(sampler) == [
-        ("ka", 0, True), ("kb", 0, True), ("kc", 0, True),
-        ("kb", 1, False), ("kc", 1, False), ("ka", 1, False),
-        ("kc", 2, False), ("ka", 2, False), ("kb", 2, False),
-    ]  # fmt: skip
+        ("ka", 0, True),
+        ("kb", 0, True),
+        ("kc", 0, True),
+        ("kb", 1, False),
+        ("kc", 1, False),
+        ("ka", 1, False),
+        ("kc", 2, False),
+        ("ka", 2, False),
+        ("kb", 2, False),
+    ]
 
 
 def test_stable_results_stop_at_the_minimum_and_noisy_ones_at_the_maximum() -> None:

@@ -35,22 +35,36 @@ def test_the_code_lines_name_the_values_the_drivers_ran_with() -> None:
 
 
 def test_the_pick_is_the_fastest_library_told_against_the_next_and_openssh() -> None:
-    rates = {down("openssh"): 600.0, down("paramiko"): 300.0, down("paramiko", "tuned"): 360.0,
-             down("asyncssh"): 200.0, down("dropbear"): 700.0}  # fmt: skip
+    rates = {
+        down("openssh"): 600.0,
+        down("paramiko"): 300.0,
+        down("paramiko", "tuned"): 360.0,
+        down("asyncssh"): 200.0,
+        down("dropbear"): 700.0,
+    }
     stored = [stored_values(sc, [v * (1 + i / 100) for i in range(6)]) for sc, v in rates.items()]
-    clients = {"paramiko": {"kind": "library"}, "asyncssh": {"kind": "library"}, "openssh": {"kind": "binary"},
-               "dropbear": {"kind": "binary"}, "libssh": {"start_s": "0.1"}}  # fmt: skip
+    clients = {
+        "paramiko": {"kind": "library"},
+        "asyncssh": {"kind": "library"},
+        "openssh": {"kind": "binary"},
+        "dropbear": {"kind": "binary"},
+        "libssh": {"start_s": "0.1"},
+    }
     assert libraries_of(clients) == ["paramiko", "asyncssh", "libssh"]
     (pick,) = picks(ranked(stored, 0.05, 0.05), libraries_of(clients), 0.05)
     claim = pick.claim().text
-    assert claim.startswith("reading a command's output (exec channel, server -> client): paramiko (64 MiB window) "
-                            "with "
-                            "aes128-gcm@openssh.com, 369 MB/s; its default settings: +20 % vs paramiko with "
-                            "aes128-gcm@openssh.com (faster; 95 % interval +20 % .. +20 %, paired per round); "
-                            "next library: +80 % vs asyncssh with "
-                            "aes128-gcm@openssh.com (faster; 95 % interval +80 % .. +80 %, paired per round)")
-    assert claim.endswith("; OpenSSH: -40 % vs openssh with aes128-gcm@openssh.com (slower; 95 % interval -40 % .. "
-                          "-40 %, paired per round)")
+    assert claim.startswith(
+        "reading a command's output (exec channel, server -> client): paramiko (64 MiB window) "
+        "with "
+        "aes128-gcm@openssh.com, 369 MB/s; its default settings: +20 % vs paramiko with "
+        "aes128-gcm@openssh.com (faster; 95 % interval +20 % .. +20 %, paired per round); "
+        "next library: +80 % vs asyncssh with "
+        "aes128-gcm@openssh.com (faster; 95 % interval +80 % .. +80 %, paired per round)"
+    )
+    assert claim.endswith(
+        "; OpenSSH: -40 % vs openssh with aes128-gcm@openssh.com (slower; 95 % interval -40 % .. "
+        "-40 %, paired per round)"
+    )
 
 
 def test_no_pick_where_no_library_was_ranked() -> None:
@@ -59,9 +73,13 @@ def test_no_pick_where_no_library_was_ranked() -> None:
 
 
 def test_each_language_gets_its_own_pick_against_its_own_libraries() -> None:
-    clients = {"paramiko": {"kind": "library"}, "asyncssh": {"kind": "library", "language": "Python"},
-               "gossh": {"kind": "library", "language": "Go"}, "russh": {"kind": "library", "language": "Rust"},
-               "openssh": {"kind": "binary"}}  # fmt: skip
+    clients = {
+        "paramiko": {"kind": "library"},
+        "asyncssh": {"kind": "library", "language": "Python"},
+        "gossh": {"kind": "library", "language": "Go"},
+        "russh": {"kind": "library", "language": "Rust"},
+        "openssh": {"kind": "binary"},
+    }
     assert languages_of(clients) == {"Python": ["paramiko", "asyncssh"], "Go": ["gossh"], "Rust": ["russh"]}
     rates = {down("paramiko"): 300.0, down("asyncssh"): 200.0, down("gossh"): 700.0, down("openssh"): 600.0}
     stored = [stored_values(sc, [v * (1 + i / 100) for i in range(6)]) for sc, v in rates.items()]
@@ -76,10 +94,13 @@ def test_each_language_gets_its_own_pick_against_its_own_libraries() -> None:
 
 
 def test_a_language_with_nothing_to_recommend_says_why() -> None:
-    clients = {"paramiko": {"kind": "library", "language": "Python", "version": "paramiko 5.1.0"},
-               "russh": {"kind": "library", "language": "Rust", "skipped": "no Rust toolchain"}}  # fmt: skip
-    run = dataclasses.replace(stored_run_record(RunKind.CLIENTS),
-                              environment=dataclasses.replace(ENVIRONMENT, clients=clients))  # fmt: skip
+    clients = {
+        "paramiko": {"kind": "library", "language": "Python", "version": "paramiko 5.1.0"},
+        "russh": {"kind": "library", "language": "Rust", "skipped": "no Rust toolchain"},
+    }
+    run = dataclasses.replace(
+        stored_run_record(RunKind.CLIENTS), environment=dataclasses.replace(ENVIRONMENT, clients=clients)
+    )
     console = Console(record=True, width=200)
     print_picks(console, run, [], "Rust")
     print_picks(console, run, [], "Python")
@@ -104,8 +125,10 @@ def test_a_second_setting_that_hurts_is_named_for_what_it_is_with_its_effect_and
     from sshbench.render.clients import print_effects
     from sshbench.runkinds import RunKind
 
-    stored = [stored_values(down("paramiko"), [578.0, 570.0, 590.0, 580.0, 575.0, 585.0]),
-              stored_values(down("paramiko", "tuned"), [111.0, 40.0, 120.0, 90.0, 100.0, 38.0])]  # fmt: skip
+    stored = [
+        stored_values(down("paramiko"), [578.0, 570.0, 590.0, 580.0, 575.0, 585.0]),
+        stored_values(down("paramiko", "tuned"), [111.0, 40.0, 120.0, 90.0, 100.0, 38.0]),
+    ]
     effects = setting_effects(ranked(stored, 0.05, 0.05), 0.05)
     assert [(e.client, e.group, e.hurts) for e in effects] == [("paramiko", "download", True)]
     env = Environment(clients={"paramiko": {"hurts": "its receive buffer copies the backlog on each read"}})

@@ -37,8 +37,10 @@ def _render(columns: list[Column], width: int) -> str:
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
-@given(st.lists(st.tuples(NAME, st.floats(min_value=0.1, max_value=99999)), min_size=1, max_size=8),
-       st.integers(min_value=60, max_value=200))  # fmt: skip
+@given(
+    st.lists(st.tuples(NAME, st.floats(min_value=0.1, max_value=99999)), min_size=1, max_size=8),
+    st.integers(min_value=60, max_value=200),
+)
 def test_numbers_are_never_cut(rows: list[tuple[str, float]], width: int) -> None:
     columns = [
         Column("name", tuple(n for n, _ in rows), fold=True),
@@ -89,9 +91,11 @@ def test_at_80_columns_every_row_keeps_its_verdict_against_the_leader() -> None:
     from sshbench.render.console import result_columns
 
     down = Direction.DOWN
-    stored = [transfer("aes256-gcm@openssh.com", None, 1000.0, down),
-              transfer("chacha20-poly1305@openssh.com", None, 600.0, down),
-              transfer("aes128-ctr", "hmac-sha2-256-etm@openssh.com", 500.0, down)]  # fmt: skip
+    stored = [
+        transfer("aes256-gcm@openssh.com", None, 1000.0, down),
+        transfer("chacha20-poly1305@openssh.com", None, 600.0, down),
+        transfer("aes128-ctr", "hmac-sha2-256-etm@openssh.com", 500.0, down),
+    ]
     rows = build_rows(stored, 0.05)
     shown, _ = fit(result_columns(rows), 80)
     text = _render(shown, 80)
@@ -111,8 +115,12 @@ def test_servers_side_by_side_list_their_transfers_in_rank_order() -> None:
         st_ = transfer(cipher, None, rate, Direction.DOWN)
         return dataclasses.replace(st_, scenario=dataclasses.replace(st_.scenario, server=server))
 
-    stored = [at("openssh", "aes128-gcm@openssh.com", 1000.0), at("openssh", "chacha20-poly1305@openssh.com", 600.0),
-              at("dropbear", "aes128-gcm@openssh.com", 800.0), at("dropbear", "chacha20-poly1305@openssh.com", 400.0)]
+    stored = [
+        at("openssh", "aes128-gcm@openssh.com", 1000.0),
+        at("openssh", "chacha20-poly1305@openssh.com", 600.0),
+        at("dropbear", "aes128-gcm@openssh.com", 800.0),
+        at("dropbear", "chacha20-poly1305@openssh.com", 400.0),
+    ]
     rows = build_rows(stored, 0.05)  # type: ignore[arg-type]
     ranks = throughput_columns(rows, {})[0].cells
     assert list(ranks) == ["1", "2", "3", "4"]

@@ -144,15 +144,17 @@ def test_item_12_the_report_says_what_the_terminal_says(cli_env: dict[str, str],
     under emulation."""
     db = tmp_path / "remote.db"
     store = Store(db)
-    env = dataclasses.replace(ENVIRONMENT, emulation=Emulation("no-aesni", {"OPENSSL_ia32cap": "~0x2"},
-                                                                ("ssh client",), "Dropbear"))  # fmt: skip
+    env = dataclasses.replace(
+        ENVIRONMENT, emulation=Emulation("no-aesni", {"OPENSSL_ia32cap": "~0x2"}, ("ssh client",), "Dropbear")
+    )
     run_id = store.create_run(JobOptions(command=RunKind.RUN), "backup-host", env)
     wild = Scenario(Kind.THROUGHPUT, cipher=GCM, direction=Direction.DOWN)
     steady = Scenario(Kind.THROUGHPUT, cipher=CHACHA, direction=Direction.DOWN)
     broken = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.DOWN)
     ids = store.add_scenarios(run_id, [wild, steady, broken])
-    for i, (a, b) in enumerate(zip((900.0, 400.0, 1300.0, 700.0, 950.0, 500.0), (600.0, 601.0, 599.0, 600.0, 602.0,
-                                                                              598.0), strict=True), 1):  # fmt: skip
+    for i, (a, b) in enumerate(
+        zip((900.0, 400.0, 1300.0, 700.0, 950.0, 500.0), (600.0, 601.0, 599.0, 600.0, 602.0, 598.0), strict=True), 1
+    ):
         store.add_sample(ids[wild.key], Sample(wild, i, False, True, a, 1.0, nbytes=2**27))
         store.add_sample(ids[steady.key], Sample(steady, i, False, True, b, 1.0, nbytes=2**27))
     store.mark_failed(ids[broken.key], "ssh exited with status 255: Connection closed")
@@ -162,7 +164,7 @@ def test_item_12_the_report_says_what_the_terminal_says(cli_env: dict[str, str],
     html = _html(cli_env, db, tmp_path, str(run_id))
     assert "Host backup-host" in html and "Host your-server" not in html
     assert "options: no time budget; no racing; rounds 6-20" in html
-    assert '{&#34;' not in html and '{"command"' not in html
+    assert "{&#34;" not in html and '{"command"' not in html
     assert "95 % CI is" in html  # the unstable row's warning
     assert "failed aes128-ctr + hmac-sha1 down: ssh exited with status 255: Connection closed" in html
     assert "# measured under emulated hardware no-aesni" in html  # beside the config lines
@@ -179,8 +181,12 @@ def test_a_tune_run_charts_its_default_socket_over_time_and_each_remedy_with_its
     copy = dataclasses.replace(steady, remedy="streams=1")
     four = dataclasses.replace(steady, remedy="streams=4")
     ids = store.add_scenarios(run_id, [steady, copy, four])
-    series = {"t_s": [0.0, 0.1, 0.2, 0.3], "delivery_MBps": [5.0, 15.0, 20.0, 20.5], "rtt_ms": [100.0, 101.0,
-              102.0, 101.5], "cwnd_segments": [10, 40, 48, 48]}  # fmt: skip
+    series = {
+        "t_s": [0.0, 0.1, 0.2, 0.3],
+        "delivery_MBps": [5.0, 15.0, 20.0, 20.5],
+        "rtt_ms": [100.0, 101.0, 102.0, 101.5],
+        "cwnd_segments": [10, 40, 48, 48],
+    }
     for rnd, (a, b, c) in enumerate(((20.0, 16.0, 40.0), (20.5, 16.2, 41.0), (19.8, 15.9, 39.5)), 1):
         tcp = {"server": {"rtt_ms": 101.0, "series": series}, "client": {"rtt_ms": 101.0}}
         store.add_sample(ids[steady.key], Sample(steady, rnd, False, True, a, 1.0, nbytes=2**25, tcp=tcp))

@@ -2,8 +2,8 @@
 
 import pytest
 
+from sshbench.discovery import Rating
 from sshbench.errors import SshbenchError
-from sshbench.records import Rating
 from sshbench.ssh import audit
 from sshbench.ssh.destination import Target
 from sshbench.targets.servers import registry

@@ -78,15 +78,22 @@ def test_ssh_config_aliases_match_patterns_and_wildcards_are_not_hosts(tmp_path:
     config.write_text("Host web-1 web-2\n  Port 22\nhost=db-1\nHost web-*\n  User x\nHost !web-3 web-4\nHost *\n")
     assert host_aliases(config.read_text()) == ["web-1", "web-2", "db-1", "web-4"]
     found = from_ssh_config(config, "web-*, db-?")
-    assert [(h.name, h.groups) for h in found] == [("web-1", ("web-*",)), ("web-2", ("web-*",)),
-                                                   ("db-1", ("db-?",)), ("web-4", ("web-*",))]  # fmt: skip
+    assert [(h.name, h.groups) for h in found] == [
+        ("web-1", ("web-*",)),
+        ("web-2", ("web-*",)),
+        ("db-1", ("db-?",)),
+        ("web-4", ("web-*",)),
+    ]
 
 
 def test_hosts_file_groups_and_invalid_lines(tmp_path: Path) -> None:
     path = tmp_path / "hosts.txt"
     path.write_text("# fleet\nalpha\n[edge]\nops@127.0.0.1:2222  # the edge box\n-oProxyCommand=x\n")
     hosts = from_file(path)
-    assert [(h.name, h.groups) for h in hosts] == [("alpha", ("ungrouped",)), ("ops@127.0.0.1:2222", ("edge",)),
-                                                   ("-oProxyCommand=x", ("edge",))]  # fmt: skip
+    assert [(h.name, h.groups) for h in hosts] == [
+        ("alpha", ("ungrouped",)),
+        ("ops@127.0.0.1:2222", ("edge",)),
+        ("-oProxyCommand=x", ("edge",)),
+    ]
     assert hosts[1].destination == "ssh://ops@127.0.0.1:2222"
     assert hosts[2].failure is not None and "not a valid ssh destination" in hosts[2].failure

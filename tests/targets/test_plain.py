@@ -27,8 +27,13 @@ def test_a_normal_users_rsync_daemon_names_no_user(monkeypatch: pytest.MonkeyPat
 def test_a_baseline_that_failed_is_named_with_its_reason() -> None:
     """The run ended complete and the "of rsync daemon" column just disappeared."""
     rsyncd = Scenario(Kind.TOOL, tool="rsyncd", direction=Direction.DOWN)
-    failed = StoredScenario(0, 0, rsyncd, "rsync exited with status 5: @ERROR: setgroups failed",
-                            (Sample(rsyncd, 0, True, False, None, 0.1, error="@ERROR: setgroups failed"),))  # fmt: skip
+    failed = StoredScenario(
+        0,
+        0,
+        rsyncd,
+        "rsync exited with status 5: @ERROR: setgroups failed",
+        (Sample(rsyncd, 0, True, False, None, 0.1, error="@ERROR: setgroups failed"),),
+    )
     rsync = stored_values(Scenario(Kind.TOOL, tool="rsync", cipher=GCM, direction=Direction.DOWN), [300.0] * 4)
     rows = ranked([rsync, failed], 0.05)["tool download"]
     claims = baseline_claims("download", rows, efficiency(rows, {}))
@@ -40,9 +45,10 @@ def test_a_baseline_that_failed_is_named_with_its_reason() -> None:
 
 def test_item_4_a_baseline_below_the_ssh_copy_is_a_failed_baseline_not_a_share_over_100() -> None:
     """`tools` on loopback printed "131 % of plain TCP" and "142 % of rsync daemon" without a word."""
-    stored = [stored_values(Scenario(Kind.TOOL, tool=t, cipher=c, direction=Direction.UP), [v] * 4)
-              for t, c, v in (("scp", GCM, 172.0), ("rsync", GCM, 116.0), ("tcp", None, 131.0),
-                              ("rsyncd", None, 86.0))]  # fmt: skip
+    stored = [
+        stored_values(Scenario(Kind.TOOL, tool=t, cipher=c, direction=Direction.UP), [v] * 4)
+        for t, c, v in (("scp", GCM, 172.0), ("rsync", GCM, 116.0), ("tcp", None, 131.0), ("rsyncd", None, 86.0))
+    ]
     rows = ranked(stored, 0.05)["tool upload"]
     items = efficiency(rows, {GCM: {"client": 3000.0, "server": 2900.0}})
     by_tool = {e.row.scenario.tool: e for e in items}
@@ -51,10 +57,14 @@ def test_item_4_a_baseline_below_the_ssh_copy_is_a_failed_baseline_not_a_share_o
     assert by_tool["rsync"].of_tcp == pytest.approx(116 / 131)
     assert all(s is None or s <= 1 for e in items for s in (e.of_tcp, e.of_rsyncd, e.of_crypto))
     texts = [c.text for c in baseline_claims("upload", rows, items)]
-    assert any("failed baseline: plain TCP (socat) at 131 MB/s is below scp + aes128-gcm@openssh.com at 172" in t
-               for t in texts)  # fmt: skip
-    assert any("failed baseline: the rsync daemon at 86 MB/s is below rsync + aes128-gcm@openssh.com at 116" in t
-               for t in texts)  # fmt: skip
+    assert any(
+        "failed baseline: plain TCP (socat) at 131 MB/s is below scp + aes128-gcm@openssh.com at 172" in t
+        for t in texts
+    )
+    assert any(
+        "failed baseline: the rsync daemon at 86 MB/s is below rsync + aes128-gcm@openssh.com at 116" in t
+        for t in texts
+    )
 
 
 def test_socat_moves_large_blocks() -> None:

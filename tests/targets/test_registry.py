@@ -43,7 +43,7 @@ def test_specs_are_checked_against_the_rows(tmp_path: Path) -> None:
 
 def test_capabilities_come_from_the_rows() -> None:
     from sshbench import products
-    from sshbench.records import Discovery, ServerOffer
+    from sshbench.discovery import Discovery, ServerOffer
 
     assert registry.capabilities(None) is None  # a host of yours: read from its banner where it matters
     tinyssh, dropbear = registry.capabilities("tinyssh"), registry.capabilities("dropbear")

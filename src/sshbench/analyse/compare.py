@@ -23,10 +23,11 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from sshbench.discovery import Negotiated
 from sshbench.environment import Environment
 from sshbench.model import Kind, Scenario
 from sshbench.ratios import MARGIN, Verdict, judge, speed, unpaired_ratio
-from sshbench.records import Negotiated, StoredScenario
+from sshbench.records import StoredScenario
 from sshbench.stats import MIN_RANKED, Summary, summarize
 
 # What is compared between two runs' environments: (name shown, how to read it).
@@ -161,8 +162,9 @@ def compare(
             changes.append(_change(scenario, a_by[key], b_by[key], margin))
         elif has_a or has_b:
             one = summarize([v for st in (a_by if has_a else b_by)[key] for v in st.values()])
-            changes.append(Change(scenario, one if has_a else None, None if has_a else one, None,
-                                  ONLY_A if has_a else ONLY_B))  # fmt: skip
+            changes.append(
+                Change(scenario, one if has_a else None, None if has_a else one, None, ONLY_A if has_a else ONLY_B)
+            )
     return changes
 
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 from sshbench.analyse.claims.fastest import pq_loss
 from sshbench.analyse.policy import Policy
+from sshbench.discovery import Discovery
 from sshbench.model import Direction, Kind, RunStatus, is_aead
-from sshbench.records import Discovery, FleetHost, StoredRun
+from sshbench.records import FleetHost, StoredRun
 from sshbench.stats import MIN_RANKED, Summary, summarize
 
 OUTLIER_FACTOR = 1.5  # a host is an outlier when even its CI's low end is this far above its group's median
@@ -105,11 +106,15 @@ def group_rows(rows: Sequence[HostRow]) -> list[GroupRow]:
         times = [r.connect.median for r in members if r.measured and r.connect]
         out.append(
             GroupRow(
-                name, len(members), len(times),
-                statistics.median(times) if times else None, min(times, default=None), max(times, default=None),
+                name,
+                len(members),
+                len(times),
+                statistics.median(times) if times else None,
+                min(times, default=None),
+                max(times, default=None),
                 sum(1 for r in members if r.weak),
             )
-        )  # fmt: skip
+        )
     return out
 
 
@@ -210,10 +215,12 @@ def rank(
             n,
             tuple(r.host.name for r in rows if r.offers(kind, n)),
             tuple(r.host.name for r in rows if not r.offers(kind, n)),
-            fastest[n], len(scores[n]), math.exp(statistics.fmean(map(math.log, scores[n]))) if scores[n] else None,
+            fastest[n],
+            len(scores[n]),
+            math.exp(statistics.fmean(map(math.log, scores[n]))) if scores[n] else None,
         )
         for n in names
-    ]  # fmt: skip
+    ]
     order = {n: i for i, n in enumerate(names)}
     return sorted(out, key=lambda r: (len(r.lacking), -r.fastest_on, r.ratio or math.inf, order[r.name]))
 
@@ -328,8 +335,12 @@ def to_document(stored: StoredRun, policy: Policy) -> dict[str, object]:
         "policy": policy.to_dict(),
         "hosts": [
             {
-                "name": r.host.name, "groups": list(r.host.groups), "run": r.host.run, "failure": r.host.failure,
-                "measured": r.measured, "connect_s": _summary(r.connect),
+                "name": r.host.name,
+                "groups": list(r.host.groups),
+                "run": r.host.run,
+                "failure": r.host.failure,
+                "measured": r.measured,
+                "connect_s": _summary(r.connect),
                 "connect_s_per_kex": {k: _summary(s) for k, s in r.connects.items()},
                 "throughput_mbps": {f"{c} {w}": _summary(s) for (c, w), s in r.rates.items()},
                 "negotiated": {k: r.negotiated(k) for k in ("kex", "hostkey", "cipher", "mac")},
@@ -339,14 +350,23 @@ def to_document(stored: StoredRun, policy: Policy) -> dict[str, object]:
         ],
         "groups": [vars(g) for g in group_rows(rows)],
         "outliers": [
-            {"host": o.host, "group": o.group, "connect_s": o.connect.median, "group_median_s": o.group_median,
-             "ratio": o.ratio} for o in outliers(rows)
+            {
+                "host": o.host,
+                "group": o.group,
+                "connect_s": o.connect.median,
+                "group_median_s": o.group_median,
+                "ratio": o.ratio,
+            }
+            for o in outliers(rows)
         ],
-        "recommendation": None if choice is None else {
-            "hosts": list(choice.hosts), "lists": choice.lists(),
+        "recommendation": None
+        if choice is None
+        else {
+            "hosts": list(choice.hosts),
+            "lists": choice.lists(),
             "basis": {k.kind: k.basis for k in choice.kinds},
             "needs_change": {h: list(v) for h, v in choice.needs_change.items()},
             "refuses": {h: list(v) for h, v in choice.refuses.items()},
             "connect_change": choice.connect_change,
         },
-    }  # fmt: skip
+    }

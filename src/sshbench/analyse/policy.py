@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from sshbench import kex
+from sshbench.discovery import Rating
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.records import Rating
 from sshbench.ssh import audit
 
 LEVELS = ("any", "compatible", "modern", "post-quantum")

@@ -20,10 +20,11 @@ from sshbench.analyse.claims.gains import Gain, Option, gain, keep_or_change
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.sweep import Combo, DimensionRow, Estimate, combinations, dimensions, measured_directions
 from sshbench.analyse.sweep import ways_text as ways_of
+from sshbench.discovery import Discovery, Negotiated
 from sshbench.kex import is_post_quantum
 from sshbench.model import is_aead
 from sshbench.ratios import MARGIN, Word, judge, paired_ratio, unpaired_ratio
-from sshbench.records import Discovery, Negotiated, StoredScenario
+from sshbench.records import StoredScenario
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,10 @@ class Choice:
             ("key exchanges", self.equivalent_kex, self.inconclusive_kex, self.inconclusive_kex_more),
         ):
             if equivalent:
-                text = (f"equivalent {what} (within the margin of the fastest; picked among them by the policy: "
-                        f"allowed first, then what the client uses today, then post-quantum): {', '.join(equivalent)}")
+                text = (
+                    f"equivalent {what} (within the margin of the fastest; picked among them by the policy: "
+                    f"allowed first, then what the client uses today, then post-quantum): {', '.join(equivalent)}"
+                )
                 out.append(Claim(ClaimKind.FASTEST, self.title, text, {"equivalent": list(equivalent)}))
             if unsure:
                 each = ", ".join(_more(label, n) for label, n in zip(unsure, more, strict=False))
@@ -80,14 +83,30 @@ class Choice:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
-        out = {k: getattr(self, k) for k in ("title", "cipher", "mac", "kex", "hostkey", "lists", "predicted", "ways",
-                                             "equivalent", "inconclusive", "equivalent_kex", "inconclusive_kex",
-                                             "inconclusive_more", "inconclusive_kex_more")}
+        out = {
+            k: getattr(self, k)
+            for k in (
+                "title",
+                "cipher",
+                "mac",
+                "kex",
+                "hostkey",
+                "lists",
+                "predicted",
+                "ways",
+                "equivalent",
+                "inconclusive",
+                "equivalent_kex",
+                "inconclusive_kex",
+                "inconclusive_more",
+                "inconclusive_kex_more",
+            )
+        }
         out["rate"] = None if self.rate is None else vars(self.rate)
         out["latency"] = None if self.latency is None else vars(self.latency)
         out["gain"] = None if self.gain is None else self.gain.to_dict()
         out["latency_gain"] = None if self.latency_gain is None else self.latency_gain.to_dict()
-        return out  # fmt: skip
+        return out
 
 
 @dataclass(frozen=True)
@@ -104,12 +123,14 @@ class Recommendation:
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
         return {
-            **{k: None if (c := getattr(self, k)) is None else c.to_dict()
-               for k in ("overall", "within_policy", "handshake")},
+            **{
+                k: None if (c := getattr(self, k)) is None else c.to_dict()
+                for k in ("overall", "within_policy", "handshake")
+            },
             "policy": self.policy,
             "excluded": [list(e) for e in self.excluded],
             "caveats": [c.to_dict() for c in self.caveats],
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -135,7 +156,10 @@ def gain_text(g: Gain | None, unit: str) -> str:
 
 
 def _standings(
-    items: Sequence[Any], rounds: Callable[[Any], Mapping[int, float]], higher: bool, margin: float,
+    items: Sequence[Any],
+    rounds: Callable[[Any], Mapping[int, float]],
+    higher: bool,
+    margin: float,
     interval: Callable[[Any], Estimate | None] = lambda item: None,
 ) -> tuple[list[Any], list[Any]]:
     """Return the items (best first) equivalent to the first one and those not told apart from it yet; the rest
@@ -147,8 +171,9 @@ def _standings(
     equivalent, inconclusive = [], []
     for item in items[1:]:
         mine = rounds(item)
-        ratio = paired_ratio(lead, mine) or (unpaired_ratio(list(lead.values()), list(mine.values()))
-                                             if len(lead) >= 3 and len(mine) >= 3 else None)  # fmt: skip
+        ratio = paired_ratio(lead, mine) or (
+            unpaired_ratio(list(lead.values()), list(mine.values())) if len(lead) >= 3 and len(mine) >= 3 else None
+        )
         verdict = None if ratio is None else judge(ratio, higher, margin)
         word = Word.INCONCLUSIVE if verdict is None else verdict.word
         a, b = interval(items[0]), interval(item)
@@ -226,8 +251,15 @@ def _gain(chosen: Combo, base: _Baseline) -> Gain | None:
     """Return the throughput gain of the chosen combination over today's (None when today's was not measured)."""
     if base.combo is None:
         return None
-    return gain(chosen.combined_rounds(), base.combo.combined_rounds(), base.combo.label, True, base.margin,
-                same=chosen is base.combo, predicted=chosen.predicted)  # fmt: skip
+    return gain(
+        chosen.combined_rounds(),
+        base.combo.combined_rounds(),
+        base.combo.label,
+        True,
+        base.margin,
+        same=chosen is base.combo,
+        predicted=chosen.predicted,
+    )
 
 
 def _latency_gain(kex: DimensionRow, base: _Baseline) -> Gain | None:
@@ -263,9 +295,13 @@ def _hostkey(
 
 
 def recommend(
-    stored: Sequence[StoredScenario], discovery: Discovery | None, policy: Policy, full: bool, margin: float = MARGIN,
+    stored: Sequence[StoredScenario],
+    discovery: Discovery | None,
+    policy: Policy,
+    full: bool,
+    margin: float = MARGIN,
     caveats_more: Sequence[Claim] = (),
-) -> Recommendation:  # fmt: skip
+) -> Recommendation:
     """Choose configurations from a run's measurements under a policy."""
     dims = dimensions(stored, full)
     directions = measured_directions(stored)
@@ -285,11 +321,13 @@ def recommend(
     base = _Baseline(default, _find_default(combos, default), kexes, ok, margin)
     handshake = None
     if kexes:
-        handshake = _choice(f"Fastest handshake within {policy.name}", [], _quickest(dims, "kex", ok), policy_key,
-                            True, base)  # fmt: skip
+        handshake = _choice(
+            f"Fastest handshake within {policy.name}", [], _quickest(dims, "kex", ok), policy_key, True, base
+        )
     overall = _choice("Fastest overall (any algorithm)", combos, kexes, any_key, False, base)
-    within = _choice(f"Fastest within {policy.name}", allowed_combos, _quickest(dims, "kex", ok), policy_key, True,
-                     base)  # fmt: skip
+    within = _choice(
+        f"Fastest within {policy.name}", allowed_combos, _quickest(dims, "kex", ok), policy_key, True, base
+    )
     notes = caveats(excluded, combos, allowed_combos, directions, margin)
     notes += [any_note] if any_note else []
     notes += [policy_note] if policy_note and policy_key != any_key else []

@@ -161,8 +161,10 @@ def _rank(rows: list[Row], margin: float) -> list[Row]:
         head = judged[0][0]
         members = [j for j in judged if j[0] is head or not _behind(j[0], j[1], head, head is rows[0], margin)]
         rank, tied = len(out) + 1, len(members) > 1
-        out += [dataclasses.replace(row, rank=rank, tied=tied, standing=standing, against_leader=verdict)
-                for row, standing, verdict in members]  # fmt: skip
+        out += [
+            dataclasses.replace(row, rank=rank, tied=tied, standing=standing, against_leader=verdict)
+            for row, standing, verdict in members
+        ]
         judged = [j for j in judged if not any(j is m for m in members)]
     return out
 
@@ -191,12 +193,20 @@ def build_rows(stored: Sequence[StoredScenario], ci_target: float, margin: float
         summary = summarize(values) if values else None
         rows.append(
             Row(
-                st.scenario, summary, 0, False, sum(1 for s in st.samples if not s.ok), st.failure,
-                instability(summary, ci_target) if summary else None, _phase_medians(st),
-                statistics.median(cpu) if cpu else None, costs(st) if summary else None,
-                rounds=tuple(sorted(by_round(st).items())), tcp=tcp_evidence(st),
+                st.scenario,
+                summary,
+                0,
+                False,
+                sum(1 for s in st.samples if not s.ok),
+                st.failure,
+                instability(summary, ci_target) if summary else None,
+                _phase_medians(st),
+                statistics.median(cpu) if cpu else None,
+                costs(st) if summary else None,
+                rounds=tuple(sorted(by_round(st).items())),
+                tcp=tcp_evidence(st),
             )
-        )  # fmt: skip
+        )
 
     def better_first(r: Row) -> float:
         """Sort key: the better median first."""

@@ -163,8 +163,11 @@ def dimensions(stored: Sequence[StoredScenario], full: bool) -> list[DimensionRo
 
 def measured_directions(stored: Sequence[StoredScenario]) -> tuple[str, ...]:
     """Return the directions a run has measured throughput in (download first)."""
-    found = {st.scenario.direction.value for st in stored
-             if st.scenario.kind is Kind.THROUGHPUT and st.scenario.direction and st.values()}  # fmt: skip
+    found = {
+        st.scenario.direction.value
+        for st in stored
+        if st.scenario.kind is Kind.THROUGHPUT and st.scenario.direction and st.values()
+    }
     return tuple(d for d in WAYS if d in found)
 
 
@@ -199,8 +202,12 @@ class Combo:
         ests = [self.rates[d] for d in self.directions]
         if len(ests) == 1:
             return ests[0]
-        return Estimate(_hmean([e.median for e in ests]), _hmean([e.low for e in ests]),
-                        _hmean([e.high for e in ests]), min(e.n for e in ests))  # fmt: skip
+        return Estimate(
+            _hmean([e.median for e in ests]),
+            _hmean([e.low for e in ests]),
+            _hmean([e.high for e in ests]),
+            min(e.n for e in ests),
+        )
 
     def combined_rounds(self) -> dict[int, float]:
         """Return the combined rate per round in which every direction was measured (empty for predictions)."""

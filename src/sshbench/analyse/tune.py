@@ -63,10 +63,18 @@ class Finding:
             "copy_bytes": self.copy_bytes,
             "bound": None if self.bound is None else self.bound.to_dict(),
             "advice": list(self.advice),
-            "remedies": [{"scenario": r.row.scenario.to_dict(), "verdict": r.verdict.to_dict() if r.verdict else None,
-                          "config": list(r.config), "command": r.command, "helps": r.helps, "settled": r.settled}
-                         for r in self.remedies],
-        }  # fmt: skip
+            "remedies": [
+                {
+                    "scenario": r.row.scenario.to_dict(),
+                    "verdict": r.verdict.to_dict() if r.verdict else None,
+                    "config": list(r.config),
+                    "command": r.command,
+                    "helps": r.helps,
+                    "settled": r.settled,
+                }
+                for r in self.remedies
+            ],
+        }
 
 
 def diagnose_defaults(stored: Sequence[StoredScenario], env: Environment) -> dict[str, BoundKind]:
@@ -113,31 +121,42 @@ def _how(row: Row, host: str) -> tuple[tuple[str, ...], str, bool]:
         return (), f"start dropbear with -W {sc.remedy.split('=', 1)[1]} (its receive window, in bytes)", True
     n = sc.remedy.split("=", 1)[1] if sc.remedy and sc.remedy.startswith("streams=") else "1"
     get = "download" if sc.direction and sc.direction.value == "down" else "upload"
-    command = (f"split the copy into {n} parts and move them over {n} connections at once (measured: {n} ssh "
-               f"sessions at once to {host}, each carrying 1/{n} of the bytes, handshakes included); e.g. for a "
-               f"{get}: `rsync` or `scp` per part in the background, then `wait`")  # fmt: skip
+    command = (
+        f"split the copy into {n} parts and move them over {n} connections at once (measured: {n} ssh "
+        f"sessions at once to {host}, each carrying 1/{n} of the bytes, handshakes included); e.g. for a "
+        f"{get}: `rsync` or `scp` per part in the background, then `wait`"
+    )
     return (), command, False
 
 
-def advice(bound: bounds.Bound | None, target: str, payload: str, window_measured: bool = False,
-           logins: int | None = None) -> tuple[str, ...]:  # fmt: skip
+def advice(
+    bound: bounds.Bound | None, target: str, payload: str, window_measured: bool = False, logins: int | None = None
+) -> tuple[str, ...]:
     """Return the remedies a bound calls for that a tune run does not measure, in words that say so (`logins`: how
     many connections the server lets log in at once from one address, where it is known to limit them)."""
     kind = bound.kind.value if bound is not None else ""
     out = []
     if logins is not None and kind in ("network", "ssh-window", "tcp-window", "unknown", ""):  # where N were tried
-        out.append(f"more than {logins} connections at once: not tried: Dropbear resets a connection from one "
-                   f"address while {logins} others are still logging in (MAX_UNAUTH_PER_IP; a build may set fewer)")
+        out.append(
+            f"more than {logins} connections at once: not tried: Dropbear resets a connection from one "
+            f"address while {logins} others are still logging in (MAX_UNAUTH_PER_IP; a build may set fewer)"
+        )
     if kind == "ssh-window" and not window_measured:
-        out.append("a larger SSH channel window: OpenSSH's is fixed (about 2 MiB in flight per round trip); "
-                   "HPN-SSH's patched ssh and sshd grow it with the TCP window, Dropbear's -W sets its own "
-                   "(advice, not measured here: this run drove your ssh and server as they are)")  # fmt: skip
+        out.append(
+            "a larger SSH channel window: OpenSSH's is fixed (about 2 MiB in flight per round trip); "
+            "HPN-SSH's patched ssh and sshd grow it with the TCP window, Dropbear's -W sets its own "
+            "(advice, not measured here: this run drove your ssh and server as they are)"
+        )
     if kind == "tcp-window":
-        out.append("larger TCP buffers on both hosts: the maximum of net.ipv4.tcp_rmem and tcp_wmem at least the "
-                   "path's bandwidth x round trip (advice, not measured here: it needs root on both ends)")  # fmt: skip
+        out.append(
+            "larger TCP buffers on both hosts: the maximum of net.ipv4.tcp_rmem and tcp_wmem at least the "
+            "path's bandwidth x round trip (advice, not measured here: it needs root on both ends)"
+        )
     if kind in ("network", "ssh-window", "tcp-window") and payload == "zero":
-        out.append(f"Compression=yes: not measured on zeros, which say nothing of your data; `sshbench tune {target} "
-                   "--payload text` measures it on a text corpus")  # fmt: skip
+        out.append(
+            f"Compression=yes: not measured on zeros, which say nothing of your data; `sshbench tune {target} "
+            "--payload text` measures it on a text corpus"
+        )
     return tuple(out)
 
 
@@ -163,19 +182,35 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
             if r is base or r is default or base is None:
                 continue
             ratio = ratio_of(r, base)
-            verdict = (judge(ratio, r.scenario.metric.higher_is_better, run.options.margin)
-                       if ratio is not None and ratio.n >= MIN_PAIRS else None)  # 3 rounds, as a rank  # fmt: skip
+            verdict = (
+                judge(ratio, r.scenario.metric.higher_is_better, run.options.margin)
+                if ratio is not None and ratio.n >= MIN_PAIRS
+                else None
+            )  # 3 rounds, as a rank
             config, command, measured = _how(r, run.target)
             remedies.append(Remedy(r, verdict, config, command, measured))
         remedies.sort(key=lambda m: (not m.helps, _better_first(m, group)))
-        sizes = [s.nbytes for st in stored if base and st.scenario == base.scenario for s in st.samples
-                 if s.measured and s.nbytes]  # fmt: skip
+        sizes = [
+            s.nbytes
+            for st in stored
+            if base and st.scenario == base.scenario
+            for s in st.samples
+            if s.measured and s.nbytes
+        ]
         copy_bytes = int(statistics.median(sizes)) if sizes else None
         bound = found.bound if found else None
         widened = any((r.row.scenario.remedy or "").startswith("window=") for r in remedies)
-        out.append(Finding(group, default, base or default, bound, tuple(remedies), copy_bytes,
-                           advice(bound, run.target, run.options.payload, widened,
-                                  None if group == "latency" else logins)))  # fmt: skip
+        out.append(
+            Finding(
+                group,
+                default,
+                base or default,
+                bound,
+                tuple(remedies),
+                copy_bytes,
+                advice(bound, run.target, run.options.payload, widened, None if group == "latency" else logins),
+            )
+        )
     return out
 
 

@@ -48,12 +48,20 @@ def parse_servers(text: str, target: str) -> tuple[str, ...]:
 
 @click.command("clients")
 @target_options
-@click.option("--client", default="all", show_default=True,
-              help=f"Clients to compare, comma-separated: {','.join(NAMES)} (or all). One that is not installed is "
-              "listed with how to install it.")  # fmt: skip
-@click.option("--server", "server_specs", metavar="SPECS",
-              help="Embedded servers, comma-separated (local:openssh,local:dropbear,local:tinyssh): every client on "
-              "every server. Not with a TARGET.")  # fmt: skip
+@click.option(
+    "--client",
+    default="all",
+    show_default=True,
+    help=f"Clients to compare, comma-separated: {','.join(NAMES)} (or all). One that is not installed is "
+    "listed with how to install it.",
+)
+@click.option(
+    "--server",
+    "server_specs",
+    metavar="SPECS",
+    help="Embedded servers, comma-separated (local:openssh,local:dropbear,local:tinyssh): every client on "
+    "every server. Not with a TARGET.",
+)
 @algorithm_option("cipher", "Ciphers to transfer with, comma-separated [default: AES-GCM and chacha20-poly1305].")
 @click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
 @click.option("--size", default="auto", show_default=True, help="Bytes per transfer (64M, 1G) or auto (about 1 s).")

@@ -265,9 +265,11 @@ def rejudged(stored: StoredRun, margin: str | None, policy: str | None = None) -
     if margin is not None:
         new = dataclasses.replace(new, margin=parse_percent(margin, "--margin"))
         if new.margin != opts.margin:
-            err().print(f"judged with --margin {new.margin:.1%} (run {stored.run.id} was measured with "
-                        f"{opts.margin:.1%}): every verdict below is re-judged from the stored samples",
-                        highlight=False)  # fmt: skip
+            err().print(
+                f"judged with --margin {new.margin:.1%} (run {stored.run.id} was measured with "
+                f"{opts.margin:.1%}): every verdict below is re-judged from the stored samples",
+                highlight=False,
+            )
     if policy is not None:
         new = dataclasses.replace(new, policy=policy)
     if new is opts:
@@ -299,9 +301,10 @@ def resuming(given: Given) -> bool:
         return False
     ctx = click.get_current_context()
     changed = [
-        p for p in ctx.command.params
+        p
+        for p in ctx.command.params
         if p.name not in OUTPUT_ONLY and ctx.get_parameter_source(p.name or "") is ParameterSource.COMMANDLINE
-    ]  # fmt: skip
+    ]
     if changed:
         names = ", ".join(p.opts[0] if isinstance(p, click.Option) else p.human_readable_name for p in changed)
         raise SshbenchError(

@@ -103,10 +103,6 @@ def count_option(name: str, default: int, low: int, high: int, text: str) -> Dec
 LINK_PRESETS = ", ".join(f"{name} ({spec})" for name, (spec, _) in PRESETS.items())
 
 
-
-
-
-
 def algorithm_option(kind: str, text: str) -> Decorator:
     """Return --KIND: a comma-separated list of algorithm names, completed from `ssh -Q`."""
     return click.option(f"--{kind}", shell_complete=algorithms(kind), help=text)

@@ -70,8 +70,15 @@ def fleet_cmd(**kw: Any) -> None:
     given = Given.from_click(kw)
     if resuming(given):
         return
-    sources = [n for n, v in (("inventory", given.inventory), ("hosts_pattern", given.hosts_pattern),
-                              ("hosts_file", given.hosts_file)) if v]  # fmt: skip
+    sources = [
+        n
+        for n, v in (
+            ("inventory", given.inventory),
+            ("hosts_pattern", given.hosts_pattern),
+            ("hosts_file", given.hosts_file),
+        )
+        if v
+    ]
     if len(sources) != 1:
         raise SshbenchError(
             "give one source of hosts" if not sources else "give only one source of hosts",

@@ -61,9 +61,7 @@ class DefaultJob(click.Group):
         return super().resolve_command(ctx, args)
 
 
-@click.group(
-    cls=DefaultJob, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
-)
+@click.group(cls=DefaultJob, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sshbench")
 @click.option("--traceback", is_flag=True, help="Show Python tracebacks on errors (for bug reports).")
 @click.pass_context

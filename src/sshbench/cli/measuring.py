@@ -314,15 +314,18 @@ def servers_cmd(**kw: Any) -> None:
     execute(opts, given.db, given.as_json)
 
 
-
-
 @click.command("tune")
 @target_options
 @click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
 @click.option("--size", default="auto", show_default=True, help="Bytes per copy (512M, 1G) or auto (about 1 s).")
-@click.option("--payload", type=click.Choice(["zero", "text", "random"]), default="zero", show_default=True,
-              help="What the copy carries: zeros, a fixed text corpus (gzip shrinks it 2.2 times), or random "
-              "data (Compression=yes is measured only for a payload that compresses).")  # fmt: skip
+@click.option(
+    "--payload",
+    type=click.Choice(["zero", "text", "random"]),
+    default="zero",
+    show_default=True,
+    help="What the copy carries: zeros, a fixed text corpus (gzip shrinks it 2.2 times), or random "
+    "data (Compression=yes is measured only for a payload that compresses).",
+)
 @click.option("--policy", "policy_spec", default=DEFAULT_POLICY, show_default=True, help=POLICY_HELP)
 @sampling_options
 @db_option

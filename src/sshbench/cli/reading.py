@@ -27,9 +27,12 @@ def settled_last(store: Store) -> int:
         if pid is None:
             if busy:
                 verb = "is" if len(busy) == 1 else "are"
-                err().print(f"report of run {record.id}: {', '.join(busy)} {verb} still being measured; "
-                            f"`sshbench report {newest}` draws it once it is done", highlight=False,
-                            soft_wrap=True)  # fmt: skip
+                err().print(
+                    f"report of run {record.id}: {', '.join(busy)} {verb} still being measured; "
+                    f"`sshbench report {newest}` draws it once it is done",
+                    highlight=False,
+                    soft_wrap=True,
+                )
             return record.id
         busy.append(f"run {record.id} (process {pid})")
     return newest

@@ -27,8 +27,14 @@ DRIVERS = Path(__file__).parent / "drivers"  # the drivers' sources: python -m m
 DRIVER_MARK = "sshbench-driver: command sent"
 DBCLIENT_WINDOW = 2 * 2**20  # -W of dbclient's tuned setting
 # dbclient's host-key preference (Dropbear 2022.83): it asks about the first of these the server offers
-DBCLIENT_HOSTKEYS = ("ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-                     "rsa-sha2-256", "ssh-rsa")  # fmt: skip
+DBCLIENT_HOSTKEYS = (
+    "ssh-ed25519",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "rsa-sha2-256",
+    "ssh-rsa",
+)
 
 
 @dataclass(frozen=True)
@@ -63,9 +69,14 @@ def resolve(ssh: str, target: Target) -> Address:
     keys = [_expand(k, user, host) for k in every.get("identityfile", [])]
     known = [_expand(f, user, host) for v in every.get("userknownhostsfile", []) for f in v.split()]
     proxied = any(first.get(k, "none") not in ("none", "") for k in ("proxyjump", "proxycommand"))
-    return Address(host=host, port=int(first.get("port", target.port)), user=user,
-                   keys=tuple(k for k in keys if os.path.isfile(k)),
-                   known_hosts=tuple(f for f in known if os.path.isfile(f)), proxied=proxied)  # fmt: skip
+    return Address(
+        host=host,
+        port=int(first.get("port", target.port)),
+        user=user,
+        keys=tuple(k for k in keys if os.path.isfile(k)),
+        known_hosts=tuple(f for f in known if os.path.isfile(f)),
+        proxied=proxied,
+    )
 
 
 @dataclass(frozen=True)
@@ -129,8 +140,9 @@ def _detect_binary(kind: ClientType, path: str | None = None) -> Detected:
         return Detected(kind, missing=f"`{kind.binary}` not found: {hints.install(kind.package)}")
     if kind.name == "openssh":
         ver = run_quick([path, "-V"])
-        return Detected(kind, (ver.stderr or ver.stdout).strip(), _query(path, "cipher"), _query(path, "mac"),
-                        path=path)  # fmt: skip
+        return Detected(
+            kind, (ver.stderr or ver.stdout).strip(), _query(path, "cipher"), _query(path, "mac"), path=path
+        )
     ver, cipher_help, mac_help = (run_quick([path, *a]) for a in (["-V"], ["-c", "help"], ["-m", "help"]))
     version = (ver.stderr or ver.stdout).strip().splitlines()[0]
     return Detected(kind, version, _listed(cipher_help.stderr), _listed(mac_help.stderr), path=path)
@@ -175,8 +187,7 @@ class Launcher:
         where = ["--host", a.host, "--port", str(a.port), "--user", a.user]
         where += [w for k in a.keys for w in ("--key", k)] + [w for f in a.known_hosts for w in ("--known-hosts", f)]
         pins = [*(["--cipher", sc.cipher] if sc.cipher else []), *(["--mac", sc.mac] if sc.mac else [])]
-        return [*self.client.command, *where, *pins, *(["--tuned"] if tuned else []),
-                mode, *operands]  # fmt: skip
+        return [*self.client.command, *where, *pins, *(["--tuned"] if tuned else []), mode, *operands]
 
 
 def dbclient_problem(address: Address, offered: Sequence[str], home: Path) -> str | None:
@@ -216,8 +227,10 @@ def verifiable(address: Address, kind: ClientType) -> str | None:
         return f"no IdentityFile that exists for {address.user}@{address.host} (other clients log in with a key file)"
     if not known_keys(address):
         files = ", ".join(address.known_hosts) or "any known_hosts file ssh reads"
-        return (f"no known_hosts line for [{address.host}]:{address.port} in {files}: sshbench never accepts a host "
-                "key (log in once with ssh first)")  # fmt: skip
+        return (
+            f"no known_hosts line for [{address.host}]:{address.port} in {files}: sshbench never accepts a host "
+            "key (log in once with ssh first)"
+        )
     return None
 
 
@@ -233,8 +246,13 @@ def dbclient_home(address: Address) -> Iterator[tuple[Path, tuple[str, ...]]]:
         keys = []
         for i, key in enumerate(address.keys):
             out = home / f"id_dropbear_{i}"
-            done = subprocess.run([convert, "openssh", "dropbear", key, str(out)], capture_output=True,
-                                  stdin=subprocess.DEVNULL, timeout=30, check=False)  # fmt: skip
+            done = subprocess.run(
+                [convert, "openssh", "dropbear", key, str(out)],
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                timeout=30,
+                check=False,
+            )
             if done.returncode == 0:
                 keys.append(str(out))
         yield home, tuple(keys)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sshbench.clients.launch import Detected, Launcher, detect
 from sshbench.clients.registry import client_type
+from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import ClientsOptions
 from sshbench.jobs.endpoints import Endpoint, require_connectable
@@ -28,7 +29,6 @@ from sshbench.measure import budget
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
 from sshbench.model import IN_PROCESS, Direction, Kind, Sample, Scenario, is_aead, is_local
-from sshbench.records import Discovery
 from sshbench.ssh.proc import beside, ssh_client
 from sshbench.ssh.scratch import RemoteScratch
 from sshbench.targets.servers import registry
@@ -59,14 +59,18 @@ def _ciphers(client: Detected, wanted: Sequence[str], offer: Offer) -> tuple[lis
     if not client.ciphers:
         return [None], []
     usable = [c for c in wanted if c in offer.ciphers and c in client.ciphers]
-    lacking = [(c, "the server does not offer it" if c not in offer.ciphers else f"{client.kind.name} has no {c}")
-               for c in wanted if c not in usable]  # fmt: skip
+    lacking = [
+        (c, "the server does not offer it" if c not in offer.ciphers else f"{client.kind.name} has no {c}")
+        for c in wanted
+        if c not in usable
+    ]
     chosen: list[str | None] = [*(usable or [c for c in client.ciphers if c in offer.ciphers][:1])]
     return chosen, lacking
 
 
-def plan_client(client: Detected, wanted: Sequence[str], offer: Offer, directions: Sequence[Direction],
-                server: str | None) -> tuple[list[Scenario], list[tuple[Scenario, str]]]:  # fmt: skip
+def plan_client(
+    client: Detected, wanted: Sequence[str], offer: Offer, directions: Sequence[Direction], server: str | None
+) -> tuple[list[Scenario], list[tuple[Scenario, str]]]:
     """Return one client's scenarios on one server, and the rows it cannot measure with the reason."""
     kind, name = client.kind, client.kind.name
     if client.ciphers and not set(client.ciphers) & set(offer.ciphers):  # it could not even log in
@@ -74,14 +78,34 @@ def plan_client(client: Detected, wanted: Sequence[str], offer: Offer, direction
     made = [Scenario(Kind.LATENCY, client=name, mode=m, server=server) for m in kind.modes("connect")]
     made += [Scenario(Kind.LATENCY, client=name, mode=IN_PROCESS, server=server)] if kind.library else []
     usable, lacking = _ciphers(client, wanted, offer)
-    made += [Scenario(Kind.THROUGHPUT, client=name, mode=m, cipher=c, mac=_pick_mac(c, client, offer), direction=d,
-                      server=server) for c in usable for d in directions for m in kind.modes("exec")]  # fmt: skip
-    na = [(Scenario(Kind.THROUGHPUT, client=name, cipher=c, direction=d, server=server), f"unsupported: {why}")
-          for c, why in lacking for d in directions]  # fmt: skip
+    made += [
+        Scenario(
+            Kind.THROUGHPUT, client=name, mode=m, cipher=c, mac=_pick_mac(c, client, offer), direction=d, server=server
+        )
+        for c in usable
+        for d in directions
+        for m in kind.modes("exec")
+    ]
+    na = [
+        (Scenario(Kind.THROUGHPUT, client=name, cipher=c, direction=d, server=server), f"unsupported: {why}")
+        for c, why in lacking
+        for d in directions
+    ]
     first = usable[0] if usable else None
-    copy = [Scenario(Kind.TOOL, tool="sftp", client=name, mode=m, cipher=first, mac=_pick_mac(first, client, offer),
-                     direction=d, server=server) for d in directions
-            for m in kind.modes("get" if d is Direction.DOWN else "put")]  # fmt: skip
+    copy = [
+        Scenario(
+            Kind.TOOL,
+            tool="sftp",
+            client=name,
+            mode=m,
+            cipher=first,
+            mac=_pick_mac(first, client, offer),
+            direction=d,
+            server=server,
+        )
+        for d in directions
+        for m in kind.modes("get" if d is Direction.DOWN else "put")
+    ]
     why = offer.no_sftp or (None if kind.sftp else f"{kind.product} has no SFTP client")
     if why:
         return made, na + [(sc, f"unsupported: {why}") for sc in copy if sc.mode is None]
@@ -129,8 +153,11 @@ def _plan(bench: Bench, found: Sequence[Detected], matrix: bool) -> _Plan:
             if client.missing:
                 plan.unsupported.append(_unavailable(client, server, client.missing))
                 continue
-            reach = None if client.kind.name == "openssh" else bench.client(where, client, disc.server_lists().get(
-                "hostkey", ()))  # fmt: skip
+            reach = (
+                None
+                if client.kind.name == "openssh"
+                else bench.client(where, client, disc.server_lists().get("hostkey", ()))
+            )
             if isinstance(reach, str):
                 plan.unsupported.append(_unavailable(client, server, reach))
                 continue
@@ -150,8 +177,9 @@ def _samplers(bench: Bench, where: Endpoint, launcher: Launcher | None) -> tuple
     return bench.client_latency(where, launcher), bench.client_transfers(where, launcher)
 
 
-def _copies(bench: Bench, bins: Binaries, where: Endpoint, launcher: Launcher | None, folder: Path | RemoteScratch
-            ) -> Sampler:  # fmt: skip
+def _copies(
+    bench: Bench, bins: Binaries, where: Endpoint, launcher: Launcher | None, folder: Path | RemoteScratch
+) -> Sampler:
     """Return a client's SFTP sampler (OpenSSH's: the `tools` job's sftp)."""
     if launcher is None:
         return bench.copies(bins, where, folder, None)
@@ -222,13 +250,16 @@ def _detected(names: Sequence[str], ssh: str, progress: Progress) -> tuple[list[
     if all(f.missing for f in found):
         raise SshbenchError(
             "none of the clients asked for can run here: " + "; ".join(f"{f.kind.name}: {f.missing}" for f in found),
-            place="--client", fix="install one, as each reason says", code=ExitCode.MISSING_BINARY,
-        )  # fmt: skip
+            place="--client",
+            fix="install one, as each reason says",
+            code=ExitCode.MISSING_BINARY,
+        )
     return found, built
 
 
-def _estimate(job: Job, bench: Bench, plan: _Plan, found: Sequence[Detected], built: Sequence[str],
-              single: str) -> None:  # fmt: skip
+def _estimate(
+    job: Job, bench: Bench, plan: _Plan, found: Sequence[Detected], built: Sequence[str], single: str
+) -> None:
     """Show the budget's estimate (a library's start added to each of its connections) or refuse the plan."""
     job.progress.update("probing what a connection and a transfer cost", 0, 1)
     probes = {name: bench.probe(where) for name, where in bench.endpoints.items()}
@@ -256,8 +287,12 @@ def run_clients(job: Job) -> int:
     with job.stage(staging, opts, job.progress) as bench:
         if not bench.endpoints:
             reasons = "; ".join(f"{n}: {u.skipped or u.failed}" for n, u in bench.unavailable.items())
-            raise SshbenchError(f"no server could be started: {reasons}", place="--server",
-                                fix="name servers that can run here", code=ExitCode.SERVER_START)  # fmt: skip
+            raise SshbenchError(
+                f"no server could be started: {reasons}",
+                place="--server",
+                fix="name servers that can run here",
+                code=ExitCode.SERVER_START,
+            )
         plan = _plan(bench, found, matrix)
         single = next(iter(bench.endpoints))
         if job.resume is None:

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.model import is_local
-from sshbench.records import Discovery
 from sshbench.ssh import audit
 from sshbench.ssh.destination import Target, resolve_remote
 from sshbench.targets.limits import emulation
@@ -66,9 +66,14 @@ def constrain(server: LocalServer, opts: JobOptions, link: EmulatedLink | None =
 
 
 def open_endpoints(
-    specs: tuple[str, ...], ssh: str, tolerant: bool, opts: JobOptions, link: EmulatedLink | None,
-    stack: contextlib.ExitStack, progress: Progress,
-) -> tuple[dict[str, Endpoint], dict[str, Unavailable]]:  # fmt: skip
+    specs: tuple[str, ...],
+    ssh: str,
+    tolerant: bool,
+    opts: JobOptions,
+    link: EmulatedLink | None,
+    stack: contextlib.ExitStack,
+    progress: Progress,
+) -> tuple[dict[str, Endpoint], dict[str, Unavailable]]:
     """Start (or resolve) every target; when `tolerant` (servers side by side), a server that cannot run here or
     does not start, or a host that does not resolve, is reported instead of failing, and the embedded servers'
     limits (--link, --server-cpu) leave a host of the user's alone."""

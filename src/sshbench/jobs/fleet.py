@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import kex
+from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import FleetOptions, JobOptions
@@ -26,7 +27,7 @@ from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.plan import check_requested, cipher_mac_pairs, throughput_scenarios
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.model import Kind, RunStatus, Sample, Scenario
-from sshbench.records import Discovery, Fleet, FleetHost, StoredScenario
+from sshbench.records import Fleet, FleetHost, StoredScenario
 from sshbench.runkinds import RunKind
 from sshbench.ssh import inventory
 from sshbench.ssh.destination import Target
@@ -142,8 +143,9 @@ def run_fleet(job: Job) -> int:
     if job.resume is None:
         source, hosts = select_hosts(opts)
         if not hosts:
-            raise SshbenchError("the host source selects no hosts", place=source, fix="check the source or --limit",
-                                code=ExitCode.USAGE)  # fmt: skip
+            raise SshbenchError(
+                "the host source selects no hosts", place=source, fix="check the source or --limit", code=ExitCode.USAGE
+            )
     with job.stage(Staging((), ssh), opts, job.progress) as bench:
         env = bench.environment()
         if job.resume is None:

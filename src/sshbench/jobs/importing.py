@@ -10,15 +10,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.model import RunStatus, Sample, Scenario
-from sshbench.records import SCHEMA_VERSION, Discovery, ServerReport, read_discovery
+from sshbench.records import SCHEMA_VERSION, ServerReport, read_discovery
 from sshbench.storage.store import Store
 
-SAMPLE_FIELDS = ("round", "warmup", "ok", "value", "wall", "nbytes", "client_cpu", "client_system", "error",
-                 "server_cpu", "client_rss", "server_rss", "tcp", "client_cpu_setup", "server_cpu_setup")  # fmt: skip
+SAMPLE_FIELDS = (
+    "round",
+    "warmup",
+    "ok",
+    "value",
+    "wall",
+    "nbytes",
+    "client_cpu",
+    "client_system",
+    "error",
+    "server_cpu",
+    "client_rss",
+    "server_rss",
+    "tcp",
+    "client_cpu_setup",
+    "server_cpu_setup",
+)
 
 
 def _bad(path: Path, why: str) -> SshbenchError:

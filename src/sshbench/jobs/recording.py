@@ -73,9 +73,14 @@ class Recording:
     """One run being measured; also the scheduler's sink, so every sample is stored the moment it is taken."""
 
     def __init__(
-        self, store: Store, run_id: int, plan: Plan, started: float | None = None, margin: float = 0.05,
+        self,
+        store: Store,
+        run_id: int,
+        plan: Plan,
+        started: float | None = None,
+        margin: float = 0.05,
         kind: RunKind | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.store, self.run_id, self.plan, self.margin, self.kind = store, run_id, plan, margin, kind
         self.ids: dict[str, int] = {}
         self.stored: dict[str, StoredScenario] = {}
@@ -83,9 +88,16 @@ class Recording:
 
     @classmethod
     def open(
-        cls, store: Store, opts: JobOptions, target: str, environment: Environment, *, resume: int | None = None,
-        parent: int | None = None, started: float | None = None,
-    ) -> Recording:  # fmt: skip
+        cls,
+        store: Store,
+        opts: JobOptions,
+        target: str,
+        environment: Environment,
+        *,
+        resume: int | None = None,
+        parent: int | None = None,
+        started: float | None = None,
+    ) -> Recording:
         """Create a run (a fleet host's under its `parent`), or claim the interrupted run being resumed; this
         process's lease marks it interrupted if the process dies."""
         if resume is not None:
@@ -144,9 +156,14 @@ class Recording:
         return dataclasses.replace(self.plan, max_time=max(self.plan.max_time - spent, 0.0))
 
     def schedule(
-        self, scenarios: Sequence[Scenario], take: Sampler, progress: Progress, label: str | None = None,
-        plan: Plan | None = None, anchors: frozenset[str] = frozenset(),
-    ) -> Outcome:  # fmt: skip
+        self,
+        scenarios: Sequence[Scenario],
+        take: Sampler,
+        progress: Progress,
+        label: str | None = None,
+        plan: Plan | None = None,
+        anchors: frozenset[str] = frozenset(),
+    ) -> Outcome:
         """Run one interleaved schedule, continuing from the samples an interrupted run stored (under `plan`, a
         step's own plan, instead of what is left of the run's; `anchors`: rows the others are read against, kept
         measured while any other row of their group is)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from sshbench import hints
+from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.recording import Job, Recording
@@ -20,12 +21,14 @@ from sshbench.measure import budget
 from sshbench.measure.plan import ServerPlan, plan_server
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.model import Kind, Sample, Scenario, is_local
-from sshbench.records import Discovery, ServerReport
+from sshbench.records import ServerReport
 from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 
-REMOTE_MEMORY = ("memory per process role: not measured on a host of yours (sshbench does not own its processes); "
-                 "each transfer row has its session's peak RSS, as the session reported it over the login")  # fmt: skip
+REMOTE_MEMORY = (
+    "memory per process role: not measured on a host of yours (sshbench does not own its processes); "
+    "each transfer row has its session's peak RSS, as the session reported it over the login"
+)
 
 
 def _reports(
@@ -39,8 +42,9 @@ def _reports(
         progress.update(f"discovery: {name}", i, len(bench.endpoints))
         found[name] = bench.discover(where)
         server = where.server  # None: a host of the user's
-        reports[name] = ServerReport(name, server.spec if server else name, embedded=server.info() if server else None,
-                                     discovery=found[name])  # fmt: skip
+        reports[name] = ServerReport(
+            name, server.spec if server else name, embedded=server.info() if server else None, discovery=found[name]
+        )
     names = [registry.server_name(s) if is_local(s) else s for s in specs]
     return found, {n: reports[n] for n in dict.fromkeys(names) if n in reports}
 
@@ -76,8 +80,11 @@ def _none_started(reports: dict[str, ServerReport]) -> None:
     skipped = [r.skipped or "" for r in reports.values()]
     fixes = [f"run it as root: `{hints.as_root()}`"] if any("needs root" in s for s in skipped) else []
     fixes += ["install what is missing, as each reason says"] if any("not found" in s for s in skipped) else []
-    fixes += ["give local:sshd= the absolute path of an executable sshd"] if any(
-        "not an executable" in s for s in skipped) else []  # fmt: skip
+    fixes += (
+        ["give local:sshd= the absolute path of an executable sshd"]
+        if any("not an executable" in s for s in skipped)
+        else []
+    )
     fixes += ["see why each server did not start, above"] if not skipped_only else []
     raise SshbenchError(
         f"no embedded server could be started ({reasons or 'none requested'})",
@@ -126,8 +133,10 @@ def _measure(rec: Recording, opts: JobOptions, bench: Bench, plans: dict[str, Se
         for sc in thr:
             if sc.server is not None:
                 transfers[sc.server].prime(sc, rec.samples(sc))
-        takers |= {(n, Kind.THROUGHPUT): bench.sampler(transfers[n], where, watch_memory=True)
-                   for n, where in bench.endpoints.items()}  # fmt: skip
+        takers |= {
+            (n, Kind.THROUGHPUT): bench.sampler(transfers[n], where, watch_memory=True)
+            for n, where in bench.endpoints.items()
+        }
     rec.schedule([*lat, *thr], _dispatch(takers), progress)
 
 

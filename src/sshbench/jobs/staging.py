@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from sshbench import leases
 from sshbench.clients.launch import Detected, Launcher, dbclient_home, dbclient_problem, resolve, verifiable
+from sshbench.discovery import Discovery
 from sshbench.environment import Emulation, Environment, Pinning
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.endpoints import Endpoint, Unavailable, constrain, emulated_link, open_endpoints
@@ -36,7 +37,7 @@ from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries, Plain, ToolSampler
 from sshbench.measure.witness import witnessed
 from sshbench.model import Direction, Sample, Scenario, is_local
-from sshbench.records import Discovery, MemoryRecord
+from sshbench.records import MemoryRecord
 from sshbench.ssh import envinfo
 from sshbench.ssh.destination import resolve_remote
 from sshbench.ssh.discover import discover
@@ -136,12 +137,20 @@ class Bench:
         """Return the run's environment: this machine and client, the emulation, pinning, client limit and link,
         the endpoint and its server when there is one, and `more`."""
         link = self.link.info() if self.link else None
-        env = dataclasses.replace(envinfo.collect(self.ssh), emulation=self.emulated, pinning=self.pinned,
-                                  client_limit=self.client_limit, link=link)  # fmt: skip
+        env = dataclasses.replace(
+            envinfo.collect(self.ssh),
+            emulation=self.emulated,
+            pinning=self.pinned,
+            client_limit=self.client_limit,
+            link=link,
+        )
         if endpoint is not None:
-            env = dataclasses.replace(env, server_banner=disc.server.banner if disc and disc.server else None,
-                                      target=endpoint.target.describe(),
-                                      embedded=endpoint.server.info() if endpoint.server else None)  # fmt: skip
+            env = dataclasses.replace(
+                env,
+                server_banner=disc.server.banner if disc and disc.server else None,
+                target=endpoint.target.describe(),
+                embedded=endpoint.server.info() if endpoint.server else None,
+            )
         return dataclasses.replace(env, **more)
 
     def ceilings(self, ciphers: list[str], endpoint: Endpoint) -> dict[str, dict[str, float]]:
@@ -202,8 +211,9 @@ class Bench:
         return Endpoint(f"{endpoint.name} (wider window)", target, wide)
 
     @contextlib.contextmanager
-    def tool_dirs(self, endpoint: Endpoint, tmpfs: str | None, baselines: bool = True
-                  ) -> Iterator[tuple[Path | RemoteScratch, Plain | None]]:  # fmt: skip
+    def tool_dirs(
+        self, endpoint: Endpoint, tmpfs: str | None, baselines: bool = True
+    ) -> Iterator[tuple[Path | RemoteScratch, Plain | None]]:
         """Yield the server's directory for file copies and the plaintext baselines: a private tmpfs directory on
         this machine and socat/rsyncd beside an embedded server; a scratch directory on a remote host and no
         baselines (sshbench starts no listeners on a host it does not own)."""
@@ -248,8 +258,9 @@ class Bench:
         """Return a client's exec-channel throughput sampler (without costs: wrap it with `sampler`)."""
         return ClientTransfers(launcher, self.ssh, endpoint.target, self.opts, self.workdir)
 
-    def client_copies(self, bins: Binaries, endpoint: Endpoint, launcher: Launcher, remote: Path | RemoteScratch
-                      ) -> Sampler:  # fmt: skip
+    def client_copies(
+        self, bins: Binaries, endpoint: Endpoint, launcher: Launcher, remote: Path | RemoteScratch
+    ) -> Sampler:
         """Return a library's SFTP get/put sampler, without costs."""
         return ClientCopies(launcher, bins, endpoint.target, self.opts, self.workdir, remote)
 
@@ -272,5 +283,6 @@ def stage(staging: Staging, opts: JobOptions, progress: Progress) -> Iterator[Be
         client_limit = stack.enter_context(cgroups.limit_clients(opts.client_cpu))
         servers = [e.server for e in endpoints.values() if e.server is not None]
         pinned = pinning.apply(opts.pin, servers) if staging.specs else None  # a fleet is never pinned
-        yield Bench(staging.ssh, opts, endpoints, link, emulated, pinned, client_limit, workdir, unavailable,
-                    stack=stack)  # fmt: skip
+        yield Bench(
+            staging.ssh, opts, endpoints, link, emulated, pinned, client_limit, workdir, unavailable, stack=stack
+        )

@@ -8,6 +8,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+from sshbench.discovery import Discovery
 from sshbench.joboptions import JobOptions, ToolsOptions
 from sshbench.jobs.endpoints import Endpoint, require_connectable
 from sshbench.jobs.recording import Job
@@ -17,7 +18,6 @@ from sshbench.measure import budget
 from sshbench.measure.plan import check_requested, cipher_mac_pairs
 from sshbench.measure.tools import Binaries, plan_tools
 from sshbench.model import SSH_TOOLS
-from sshbench.records import Discovery
 from sshbench.ssh.proc import beside, require_binary, run_quick, ssh_client
 from sshbench.ssh.scratch import RemoteScratch
 from sshbench.targets.servers import registry
@@ -50,16 +50,23 @@ def versions(bins: Binaries, openssh: str | None, where: Endpoint, remote: Path 
 
     caps = registry.capabilities(where.target.server or "openssh")
     serves = (
-        "the host's SFTP server" if scratch
-        else f"the embedded {caps.sftp}" if caps and caps.sftp
+        "the host's SFTP server"
+        if scratch
+        else f"the embedded {caps.sftp}"
+        if caps and caps.sftp
         else f"no SFTP server ({caps.name if caps else 'this server'} has none)"
-    )  # fmt: skip
-    out = {"scp": f"{openssh} (scp speaks SFTP to {serves})" if openssh else "unknown", "sftp": openssh or "unknown",
-           "rsync": local([bins.rsync, "--version"], "version")}  # fmt: skip
+    )
+    out = {
+        "scp": f"{openssh} (scp speaks SFTP to {serves})" if openssh else "unknown",
+        "sftp": openssh or "unknown",
+        "rsync": local([bins.rsync, "--version"], "version"),
+    }
     if scratch is None:
         return out | {"socat": local([bins.socat, "-V"], "socat version")}
-    return out | {"rsync on the host": first(scratch.run("rsync --version") or "", "version"),
-                  "host directory": scratch.path}  # fmt: skip
+    return out | {
+        "rsync on the host": first(scratch.run("rsync --version") or "", "version"),
+        "host directory": scratch.path,
+    }
 
 
 def choose_pairs(opts: JobOptions, disc: Discovery) -> list[tuple[str, str | None]]:

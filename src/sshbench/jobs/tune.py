@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from sshbench import kex
 from sshbench.analyse.tune import diagnose_defaults
+from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import Unfinished
 from sshbench.hints import sshbench
@@ -53,7 +54,7 @@ from sshbench.measure.samplers import MB
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import BoundKind, Direction, Kind, Plan, Sample, Scenario, is_aead
 from sshbench.ratios import DECIDING_PAIRS
-from sshbench.records import Discovery, StoredScenario
+from sshbench.records import StoredScenario
 from sshbench.ssh.proc import ssh_client
 
 PATH_BOUNDS = (BoundKind.NETWORK, BoundKind.SSH_WINDOW, BoundKind.TCP_WINDOW)
@@ -70,8 +71,14 @@ def defaults(directions: Sequence[Direction]) -> list[Scenario]:
     return [*(steady(d) for d in directions), Scenario(Kind.LATENCY)]
 
 
-def remedies(bounds: Mapping[str, BoundKind], disc: Discovery, allows: Callable[[str, str], bool],
-             directions: Sequence[Direction], payload: str, window: bool = False) -> list[Scenario]:  # fmt: skip
+def remedies(
+    bounds: Mapping[str, BoundKind],
+    disc: Discovery,
+    allows: Callable[[str, str], bool],
+    directions: Sequence[Direction],
+    payload: str,
+    window: bool = False,
+) -> list[Scenario]:
     """Return the remedies that apply to each direction's bound (see the module); `window`: the server is ours and
     has a receive-window option, so an upload bound by the channel window is measured with a larger one."""
     out: list[Scenario] = []
@@ -90,8 +97,12 @@ def remedies(bounds: Mapping[str, BoundKind], disc: Discovery, allows: Callable[
             for cipher in disc.shared("cipher"):
                 if cipher != default_cipher and is_aead(cipher) and allows("cipher", cipher):
                     out.append(Scenario(Kind.THROUGHPUT, cipher=cipher, direction=d, remedy="streams=1"))
-    return [*(baseline(d) for d in directions), *out, Scenario(Kind.LATENCY, remedy="master"),
-            *(Scenario(Kind.LATENCY, kex=k) for k in quick_kex(disc, allows))]  # fmt: skip
+    return [
+        *(baseline(d) for d in directions),
+        *out,
+        Scenario(Kind.LATENCY, remedy="master"),
+        *(Scenario(Kind.LATENCY, kex=k) for k in quick_kex(disc, allows)),
+    ]
 
 
 def quick_kex(disc: Discovery, allows: Callable[[str, str], bool]) -> list[str]:
@@ -115,8 +126,9 @@ def _copies_stored(stored: Sequence[StoredScenario]) -> dict[Direction | None, i
     return out
 
 
-def _defaults_measured(stored: Sequence[StoredScenario]) -> tuple[dict[Direction | None, float], float | None,
-                                                                   float | None]:  # fmt: skip
+def _defaults_measured(
+    stored: Sequence[StoredScenario],
+) -> tuple[dict[Direction | None, float], float | None, float | None]:
     """Return the default's median steady rate per direction (MB/s), the median fresh login (seconds), and what a
     transfer took besides its payload at that rate (login, the stream's ramp, exit: seconds, median)."""
     rates: dict[Direction | None, float] = {}
@@ -273,11 +285,13 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
                 takers[Kind.THROUGHPUT], wide = _with_window(bench, bench.widened(where, WIDE_WINDOW), sizer, copies)
                 staged.append(wide)
                 take = by_kind(takers)
-            anchors = frozenset(sc.key for sc in raced if sc.cipher is None and sc.kex is None
-                                and sc.remedy in ("streams=1", None))  # the default copy and fresh login  # fmt: skip
+            anchors = frozenset(
+                sc.key for sc in raced if sc.cipher is None and sc.kex is None and sc.remedy in ("streams=1", None)
+            )  # the default copy and fresh login
             plan = rec.remaining()
-            plan = dataclasses.replace(plan, min_rounds=max(plan.min_rounds, DECIDING_PAIRS),
-                                       max_rounds=max(plan.max_rounds, DECIDING_PAIRS))  # fmt: skip
+            plan = dataclasses.replace(
+                plan, min_rounds=max(plan.min_rounds, DECIDING_PAIRS), max_rounds=max(plan.max_rounds, DECIDING_PAIRS)
+            )
             rec.schedule(raced, take, job.progress, "remedies", plan=plan, anchors=anchors)
         finally:
             for staged_copies in staged:

@@ -41,8 +41,9 @@ def probe(ssh: str, target: Target, opts: JobOptions, workdir: Path) -> Probe | 
     if not opts.measure_throughput:
         return Probe(conn.wall, None, None)
     size = calibration_size(opts)
-    done = throughput_sample(ssh, target, Scenario(Kind.THROUGHPUT, direction=Direction.DOWN), size,
-                             Payload("zero", workdir), 0, True)  # fmt: skip
+    done = throughput_sample(
+        ssh, target, Scenario(Kind.THROUGHPUT, direction=Direction.DOWN), size, Payload("zero", workdir), 0, True
+    )
     if not done.ok or done.value is None or done.wall <= conn.wall:
         return None
     return Probe(conn.wall, size / MB / (done.wall - conn.wall), done.value)

@@ -68,8 +68,17 @@ def _why(done: Finished, timeout: float) -> str:
 
 def _failed(sc: Scenario, rnd: int, warmup: bool, done: Finished, why: str) -> Sample:
     """Return a failed sample with the client's reason and CPU."""
-    return Sample(sc, rnd, warmup, ok=False, value=None, wall=done.wall, error=why,
-                  client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system)  # fmt: skip
+    return Sample(
+        sc,
+        rnd,
+        warmup,
+        ok=False,
+        value=None,
+        wall=done.wall,
+        error=why,
+        client_cpu=done.cpu_user + done.cpu_system,
+        client_system=done.cpu_system,
+    )
 
 
 def connection_sample(launcher: Launcher, sc: Scenario, rnd: int, warmup: bool) -> Sample:
@@ -85,9 +94,17 @@ def connection_sample(launcher: Launcher, sc: Scenario, rnd: int, warmup: bool) 
             return _failed(sc, rnd, warmup, done, "the driver did not time its second connection")
         return Sample(sc, rnd, warmup, ok=True, value=took[2], wall=done.wall)
     ready = first_time(done.lines, READY)
-    return Sample(sc, rnd, warmup, ok=True, value=done.wall, wall=done.wall,
-                  client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system,
-                  phases=(("startup", ready - done.started),) if ready is not None else ())  # fmt: skip
+    return Sample(
+        sc,
+        rnd,
+        warmup,
+        ok=True,
+        value=done.wall,
+        wall=done.wall,
+        client_cpu=done.cpu_user + done.cpu_system,
+        client_system=done.cpu_system,
+        phases=(("startup", ready - done.started),) if ready is not None else (),
+    )
 
 
 def transfer_problem(done: Finished, down: bool, size: int, timeout: float) -> str | None:
@@ -124,8 +141,15 @@ class ClientTransfers(ThroughputSampler):
         else:
             with open(self.payload.upload_source(size), "rb") as source:
                 argv = launch.argv(sc, "exec", upload_command(size, True))
-                done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL,
-                                 mark=launch.mark, env=launch.env)  # fmt: skip
+                done = run_timed(
+                    argv,
+                    stdin=source,
+                    capture_stdout=True,
+                    timeout=timeout,
+                    probe=PROBE_INTERVAL,
+                    mark=launch.mark,
+                    env=launch.env,
+                )
         why = transfer_problem(done, down, size, timeout)
         if why is not None:
             return _failed(sc, rnd, warmup, done, why)
@@ -134,17 +158,33 @@ class ClientTransfers(ThroughputSampler):
         end = first_time(done.lines, RECEIVED) or done.ended  # a driver's last byte, before Python's exit (~30 ms)
         timed = None if down else server_timed_rate(done.stdout, size)
         rate = timed or steady_rate(done.progress, 2 if down else 1, size, start, end)
-        return Sample(sc, rnd, warmup, ok=True, value=rate or size / (end - start) / MB, wall=done.wall,
-                      nbytes=size, client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system,
-                      client_cpu_setup=done.cpu_at_mark,
-                      phases=(("login", sent - done.started),) if sent is not None else ())  # fmt: skip
+        return Sample(
+            sc,
+            rnd,
+            warmup,
+            ok=True,
+            value=rate or size / (end - start) / MB,
+            wall=done.wall,
+            nbytes=size,
+            client_cpu=done.cpu_user + done.cpu_system,
+            client_system=done.cpu_system,
+            client_cpu_setup=done.cpu_at_mark,
+            phases=(("login", sent - done.started),) if sent is not None else (),
+        )
 
 
 class ClientCopies(ToolSampler):
     """SFTP copies with a library's get and put."""
 
-    def __init__(self, launcher: Launcher, bins: Binaries, target: Target, opts: JobOptions, local: Path,
-                 remote: Path | RemoteScratch) -> None:  # fmt: skip
+    def __init__(
+        self,
+        launcher: Launcher,
+        bins: Binaries,
+        target: Target,
+        opts: JobOptions,
+        local: Path,
+        remote: Path | RemoteScratch,
+    ) -> None:
         super().__init__(bins, target, opts, local, remote, None)
         self.launcher, self.mark = launcher, launcher.mark
 

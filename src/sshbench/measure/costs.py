@@ -69,8 +69,13 @@ def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sam
         after = server.cpu_seconds()
         cpu = None if before is None or after is None else after - before
         setup = None if before is None or len(logged_in) != 1 or logged_in[0] is None else logged_in[0] - before
-        return dataclasses.replace(taken, server_cpu=cpu, client_rss=watcher.client_peak,
-                                   server_rss=watcher.server_peak, server_cpu_setup=setup)  # fmt: skip
+        return dataclasses.replace(
+            taken,
+            server_cpu=cpu,
+            client_rss=watcher.client_peak,
+            server_rss=watcher.server_peak,
+            server_cpu_setup=setup,
+        )
 
     return sample
 

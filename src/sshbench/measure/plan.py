@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sshbench import hints, kex
+from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.model import STRICT_PROFILE, Direction, Kind, Scenario, is_aead
-from sshbench.records import Discovery
 from sshbench.ssh.text import is_valid_algorithm
 
 REFERENCE_CIPHER = "aes128-ctr"  # pairs with every MAC in `--macs each`

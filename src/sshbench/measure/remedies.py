@@ -64,9 +64,15 @@ class CopySampler:
         self.inner = inner
         self.copy_sizes: dict[Direction | None, int] = {}  # set by the job once the defaults are measured
 
-    def size_copies(self, rates: dict[Direction | None, float], login: float | None, budget: float | None = None,
-                    scheduled: Sequence[Scenario] = (), overhead: float | None = None,
-                    warm: Sequence[Scenario] = ()) -> None:  # fmt: skip
+    def size_copies(
+        self,
+        rates: dict[Direction | None, float],
+        login: float | None,
+        budget: float | None = None,
+        scheduled: Sequence[Scenario] = (),
+        overhead: float | None = None,
+        warm: Sequence[Scenario] = (),
+    ) -> None:
         """Size each direction's copies (whole MiB) to last COPY_LOGINS logins at its steady rate, so the handshake
         (1.4 s on a 100 ms path here) stays a small part of a copy as it is of a user's; no shorter than
         `sample_seconds`, and no longer than lets COPY_ROUNDS rounds of `scheduled` (after the warm-ups of `warm`)
@@ -120,8 +126,13 @@ def warmup_seconds(warm: Sequence[Scenario], login: float | None, overhead: floa
     return sum(each if sc.kind is Kind.THROUGHPUT else (login or 0.0) for sc in warm)
 
 
-def copy_seconds_within(budget: float, login: float | None, scheduled: Sequence[Scenario], steady_seconds: float,
-                        overhead: float | None = None) -> float:  # fmt: skip
+def copy_seconds_within(
+    budget: float,
+    login: float | None,
+    scheduled: Sequence[Scenario],
+    steady_seconds: float,
+    overhead: float | None = None,
+) -> float:
     """Return how long one default copy may move payload at the steady rate for COPY_ROUNDS rounds of `scheduled`
     to fit `budget` seconds: a copy over N connections takes about 1/N of it (compression counts as a whole one), a
     steady-rate sample about `steady_seconds`, every connection a login, and every transfer its `overhead` besides
@@ -132,16 +143,22 @@ def copy_seconds_within(budget: float, login: float | None, scheduled: Sequence[
     return (budget / COPY_ROUNDS - fixed) / whole
 
 
-def rounds_seconds(login: float | None, scheduled: Sequence[Scenario], steady_seconds: float, copy_seconds: float,
-                   overhead: float | None = None) -> float:  # fmt: skip
+def rounds_seconds(
+    login: float | None,
+    scheduled: Sequence[Scenario],
+    steady_seconds: float,
+    copy_seconds: float,
+    overhead: float | None = None,
+) -> float:
     """Return what COPY_ROUNDS rounds of `scheduled` take when a default copy moves payload for `copy_seconds` (the
     inverse of `copy_seconds_within`)."""
     fixed, whole = _round_shape(login, scheduled, steady_seconds, overhead)
     return COPY_ROUNDS * (fixed + whole * copy_seconds)
 
 
-def _round_shape(login: float | None, scheduled: Sequence[Scenario], steady_seconds: float,
-                 overhead: float | None) -> tuple[float, float]:  # fmt: skip
+def _round_shape(
+    login: float | None, scheduled: Sequence[Scenario], steady_seconds: float, overhead: float | None
+) -> tuple[float, float]:
     """Return one round's fixed seconds (logins, overheads, steady samples) and how many whole default copies it
     moves (see `copy_seconds_within`)."""
     copies = [sc for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is not None]
@@ -168,10 +185,20 @@ def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall
         return None if any(v is None for v in values) else float(sum(values))
 
     rss = [s.server_rss for s in parts if s.server_rss is not None]
-    return Sample(sc, rnd, False, ok=True, value=n * part / wall / MB, wall=wall, nbytes=n * part,
-                  client_cpu=total("client_cpu"), client_system=total("client_system"),
-                  server_cpu=total("server_cpu"), server_rss=max(rss) if rss else None,
-                  tcp=parts[0].tcp)  # fmt: skip
+    return Sample(
+        sc,
+        rnd,
+        False,
+        ok=True,
+        value=n * part / wall / MB,
+        wall=wall,
+        nbytes=n * part,
+        client_cpu=total("client_cpu"),
+        client_system=total("client_system"),
+        server_cpu=total("server_cpu"),
+        server_rss=max(rss) if rss else None,
+        tcp=parts[0].tcp,
+    )
 
 
 class MasterConnection:
@@ -192,8 +219,7 @@ class MasterConnection:
             return None
         argv = self.target.argv(self.ssh, ["-N", "-o", "ControlMaster=yes", "-o", f"ControlPath={self.path}"], "")
         argv = [a for a in argv if a not in ("-v", "")]
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)  # fmt: skip
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + LOGIN_TIMEOUT
         while not self.path.exists():
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -220,13 +246,22 @@ class MasterConnection:
         why = self.start()
         if why is not None:
             return Sample(sc, rnd, warmup, ok=False, value=None, wall=0.0, error=why)
-        done = run_timed(self.target.argv(self.ssh, [*sc.ssh_options(), *self.options()], "true"),
-                         timeout=LOGIN_TIMEOUT)  # fmt: skip
+        done = run_timed(
+            self.target.argv(self.ssh, [*sc.ssh_options(), *self.options()], "true"), timeout=LOGIN_TIMEOUT
+        )
         if done.returncode != 0 or done.timed_out:
             error = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
             return Sample(sc, rnd, warmup, ok=False, value=None, wall=done.wall, error=error)
-        return Sample(sc, rnd, warmup, ok=True, value=done.wall, wall=done.wall,
-                      client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system)  # fmt: skip
+        return Sample(
+            sc,
+            rnd,
+            warmup,
+            ok=True,
+            value=done.wall,
+            wall=done.wall,
+            client_cpu=done.cpu_user + done.cpu_system,
+            client_system=done.cpu_system,
+        )
 
 
 @contextlib.contextmanager

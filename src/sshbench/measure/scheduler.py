@@ -71,9 +71,15 @@ class Scheduler:
     """Run a plan over scenarios, resuming from samples already stored."""
 
     def __init__(
-        self, plan: Plan, sampler: Sampler, sink: Sink, progress: Progress, clock: Callable[[], float] = time.monotonic,
-        margin: float = 0.05, anchors: frozenset[str] = frozenset(),
-    ) -> None:  # fmt: skip
+        self,
+        plan: Plan,
+        sampler: Sampler,
+        sink: Sink,
+        progress: Progress,
+        clock: Callable[[], float] = time.monotonic,
+        margin: float = 0.05,
+        anchors: frozenset[str] = frozenset(),
+    ) -> None:
         self.plan, self.sampler, self.sink, self.progress, self.clock = plan, sampler, sink, progress, clock
         self.state: dict[str, _State] = {}
         self.taken = 0
@@ -148,11 +154,16 @@ class Scheduler:
             for rnd in range(MIN_RANKED, last):
                 self._race(scenarios, rnd)
         arms = [
-            Arm(sc.key, self.groups[sc.key], {r: v for r, v in self.state[sc.key].by_round.items() if r <= last},
-                sc.metric.higher_is_better, self.calls.get(sc.key) is Call.SLOWER)
+            Arm(
+                sc.key,
+                self.groups[sc.key],
+                {r: v for r, v in self.state[sc.key].by_round.items() if r <= last},
+                sc.metric.higher_is_better,
+                self.calls.get(sc.key) is Call.SLOWER,
+            )
             for sc in scenarios
             if self._live(sc)
-        ]  # fmt: skip
+        ]
         self.calls = decide(arms, self.race, look=last - MIN_RANKED + 1, anchors=self.anchors)
         self._settle(scenarios)
 

@@ -28,27 +28,27 @@ SS_SECONDS = 0.5  # then this far apart: ss and sleep cost ~4.5 ms of the sessio
 # Before them, the `sshbench-ss:` lines of the polls of the session's socket (`ss -tinH`), an empty one after each.
 SESSION_REPORT = (
     "exec sh -c '"
-    "t() { sed \"s/.*) //\" /proc/$PPID/stat 2>/dev/null | cut -d\" \" -f12,13; }; "
-    "g=$(sed -n \"s/^0:://p\" /proc/$PPID/cgroup 2>/dev/null); "
-    "c=$(sed -n \"s/^[0-9]*:cpu,cpuacct:\\(.*\\)/\\1/p;s/^[0-9]*:cpu:\\(.*\\)/\\1/p\" /proc/$PPID/cgroup "
+    't() { sed "s/.*) //" /proc/$PPID/stat 2>/dev/null | cut -d" " -f12,13; }; '
+    'g=$(sed -n "s/^0:://p" /proc/$PPID/cgroup 2>/dev/null); '
+    'c=$(sed -n "s/^[0-9]*:cpu,cpuacct:\\(.*\\)/\\1/p;s/^[0-9]*:cpu:\\(.*\\)/\\1/p" /proc/$PPID/cgroup '
     "2>/dev/null | head -n 1); d=; qa=; qp=; "
-    "for x in \"/sys/fs/cgroup$g\" \"/sys/fs/cgroup/unified$g\"; do "
-    "if [ -z \"$d\" ] && [ -r \"$x/cpu.max\" ] && ! grep -q ^max \"$x/cpu.max\"; then d=$x; "
-    "read qa qp < \"$x/cpu.max\"; fi; done; "
-    "if [ -z \"$d\" ] && [ -n \"$c\" ] && [ -r \"/sys/fs/cgroup/cpu$c/cpu.cfs_quota_us\" ]; then "
+    'for x in "/sys/fs/cgroup$g" "/sys/fs/cgroup/unified$g"; do '
+    'if [ -z "$d" ] && [ -r "$x/cpu.max" ] && ! grep -q ^max "$x/cpu.max"; then d=$x; '
+    'read qa qp < "$x/cpu.max"; fi; done; '
+    'if [ -z "$d" ] && [ -n "$c" ] && [ -r "/sys/fs/cgroup/cpu$c/cpu.cfs_quota_us" ]; then '
     "d=/sys/fs/cgroup/cpu$c; qa=$(cat $d/cpu.cfs_quota_us); qp=$(cat $d/cpu.cfs_period_us); fi; "
-    "h() { sed -n \"s/^throttled_usec //p;s/^throttled_time \\([0-9]*\\)$/\\1ns/p\" "
-    "\"$d/cpu.stat\" 2>/dev/null | head -n 1; }; "
-    "f=; w=; if command -v ss >/dev/null 2>&1 && [ -n \"$SSH_CONNECTION\" ] && f=$(mktemp 2>/dev/null); then "
+    'h() { sed -n "s/^throttled_usec //p;s/^throttled_time \\([0-9]*\\)$/\\1ns/p" '
+    '"$d/cpu.stat" 2>/dev/null | head -n 1; }; '
+    'f=; w=; if command -v ss >/dev/null 2>&1 && [ -n "$SSH_CONNECTION" ] && f=$(mktemp 2>/dev/null); then '
     "set -- $SSH_CONNECTION; (n=0; while :; do nice -n 19 ss -tinH state established "
-    "\"( sport = :$4 and dport = :$2 )\"; "
+    '"( sport = :$4 and dport = :$2 )"; '
     f"echo; n=$((n+1)); s={SS_FIRST}; [ $n -gt {SS_QUICK} ] && s={SS_SECONDS}; sleep $s 2>/dev/null || sleep 1; done) "
-    ">\"$f\" 2>/dev/null & "
+    '>"$f" 2>/dev/null & '
     "w=$!; fi; "
-    "b=$(t); hb=$(h); sh -c \"$0\"; s=$?; e=$(t); he=$(h); "
-    f"if [ -n \"$w\" ]; then kill $w 2>/dev/null; sed \"s/^/{SS_MARK} /\" \"$f\" >&2; rm -f \"$f\"; fi; "
-    "m=$(sed -n \"s/^VmHWM:[^0-9]*\\([0-9]*\\).*/\\1/p\" /proc/$PPID/status 2>/dev/null); "
-    f"echo \"{SESSION_MARK} ${{b:-? ?}} ${{e:-? ?}} $(getconf CLK_TCK 2>/dev/null || echo ?) ${{m:-?}} "
+    'b=$(t); hb=$(h); sh -c "$0"; s=$?; e=$(t); he=$(h); '
+    f'if [ -n "$w" ]; then kill $w 2>/dev/null; sed "s/^/{SS_MARK} /" "$f" >&2; rm -f "$f"; fi; '
+    'm=$(sed -n "s/^VmHWM:[^0-9]*\\([0-9]*\\).*/\\1/p" /proc/$PPID/status 2>/dev/null); '
+    f'echo "{SESSION_MARK} ${{b:-? ?}} ${{e:-? ?}} $(getconf CLK_TCK 2>/dev/null || echo ?) ${{m:-?}} '
     "${qa:-?} ${qp:-?} ${hb:-?} ${he:-?}\" >&2; exit $s' "
 )
 
@@ -98,8 +98,14 @@ def session_report(texts: Sequence[str]) -> Session | None:
 
 
 _SS_TIMES = {"rtt": "rtt_us", "minrtt": "min_rtt_us", "rcv_rtt": "rcv_rtt_us"}  # milliseconds in ss's output
-_SS_COUNTS = {"cwnd": "snd_cwnd", "mss": "snd_mss", "bytes_acked": "bytes_acked", "bytes_received": "bytes_received",
-              "rcv_space": "rcv_space", "snd_wnd": "snd_wnd"}  # fmt: skip
+_SS_COUNTS = {
+    "cwnd": "snd_cwnd",
+    "mss": "snd_mss",
+    "bytes_acked": "bytes_acked",
+    "bytes_received": "bytes_received",
+    "rcv_space": "rcv_space",
+    "snd_wnd": "snd_wnd",
+}
 _SS_LIMITS = {"busy": "busy_us", "rwnd_limited": "rwnd_limited_us", "sndbuf_limited": "sndbuf_limited_us"}
 _SS_FLAGS = {"ts", "sack", "ecn", "ecnseen", "fastopen", "noqueue", "orphaned"}
 _RATE = re.compile(r"^([0-9.]+)([KMGT]?)bps$")

@@ -43,12 +43,24 @@ SERIES_POINTS = 60  # readings kept per socket and sample for the report's time 
 
 # struct tcp_info: (name, offset, format). Times in microseconds, rates in bytes per second.
 _FIELDS = (
-    ("app_limited", 7, "B"), ("snd_mss", 16, "I"), ("rcv_mss", 20, "I"), ("rtt_us", 68, "I"),
-    ("rttvar_us", 72, "I"), ("snd_cwnd", 80, "I"), ("rcv_rtt_us", 92, "I"), ("rcv_space", 96, "I"),
-    ("total_retrans", 100, "I"), ("bytes_acked", 120, "Q"), ("bytes_received", 128, "Q"), ("min_rtt_us", 148, "I"),
-    ("delivery_rate", 160, "Q"), ("busy_us", 168, "Q"), ("rwnd_limited_us", 176, "Q"),
-    ("sndbuf_limited_us", 184, "Q"), ("snd_wnd", 228, "I"),
-)  # fmt: skip
+    ("app_limited", 7, "B"),
+    ("snd_mss", 16, "I"),
+    ("rcv_mss", 20, "I"),
+    ("rtt_us", 68, "I"),
+    ("rttvar_us", 72, "I"),
+    ("snd_cwnd", 80, "I"),
+    ("rcv_rtt_us", 92, "I"),
+    ("rcv_space", 96, "I"),
+    ("total_retrans", 100, "I"),
+    ("bytes_acked", 120, "Q"),
+    ("bytes_received", 128, "Q"),
+    ("min_rtt_us", 148, "I"),
+    ("delivery_rate", 160, "Q"),
+    ("busy_us", 168, "Q"),
+    ("rwnd_limited_us", 176, "Q"),
+    ("sndbuf_limited_us", 184, "Q"),
+    ("snd_wnd", 228, "I"),
+)
 
 
 @dataclass(frozen=True)
@@ -114,15 +126,30 @@ def parse(buffer: bytes, port: int | None = None) -> tuple[list[Reading], bool]:
 
 def request(family: int = socket.AF_INET) -> bytes:
     """Return the netlink dump request for every established TCP socket of one address family."""
-    body = _REQUEST.pack(family, socket.IPPROTO_TCP, (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1)),
-                         1 << TCP_ESTABLISHED, 0, 0, b"", b"", 0, b"")  # fmt: skip
+    body = _REQUEST.pack(
+        family,
+        socket.IPPROTO_TCP,
+        (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1)),
+        1 << TCP_ESTABLISHED,
+        0,
+        0,
+        b"",
+        b"",
+        0,
+        b"",
+    )
     return _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + body
 
 
 def request_one(family: int, sockid: bytes) -> bytes:
     """Return the netlink request for one socket, named by the sockid the kernel sent with it (no dump)."""
-    head = struct.pack("=BBBxI", family, socket.IPPROTO_TCP, (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1)),
-                       1 << TCP_ESTABLISHED)  # fmt: skip
+    head = struct.pack(
+        "=BBBxI",
+        family,
+        socket.IPPROTO_TCP,
+        (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1)),
+        1 << TCP_ESTABLISHED,
+    )
     body = head + sockid
     return _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 1, 0) + body
 
@@ -226,13 +253,20 @@ class Series:
         """Add one reading (the app-limited flag and the delivery rate count only while bytes move)."""
         info, before = r.info, self.last.info
         moved = info.get("bytes_acked", 0) + info.get("bytes_received", 0) > before.get("bytes_acked", 0) + before.get(
-            "bytes_received", 0)  # fmt: skip
+            "bytes_received", 0
+        )
         self.last, self.polls, self.moved = r, self.polls + 1, moved
         self.rtt_us.append(info.get("rtt_us", 0))
         self.cwnd.append(info.get("snd_cwnd", 0))
         self.snd_wnd.append(info.get("snd_wnd", 0))
-        self.points.append((time.monotonic() - self.started, info.get("delivery_rate", 0), info.get("rtt_us", 0),
-                            info.get("snd_cwnd", 0)))  # fmt: skip
+        self.points.append(
+            (
+                time.monotonic() - self.started,
+                info.get("delivery_rate", 0),
+                info.get("rtt_us", 0),
+                info.get("snd_cwnd", 0),
+            )
+        )
         if moved:
             self.moving += 1
             self.delivery.append(info.get("delivery_rate", 0))
@@ -275,16 +309,26 @@ class Series:
         first reading, delivery rate MB/s, smoothed RTT ms, cwnd segments."""
         step = max(1, -(-len(self.points) // SERIES_POINTS))
         picked = self.points[::step]
-        return {"t_s": [round(p[0], 3) for p in picked], "delivery_MBps": [round(p[1] / 1e6, 3) for p in picked],
-                "rtt_ms": [round(p[2] / 1e3, 3) for p in picked], "cwnd_segments": [p[3] for p in picked]}  # fmt: skip
+        return {
+            "t_s": [round(p[0], 3) for p in picked],
+            "delivery_MBps": [round(p[1] / 1e6, 3) for p in picked],
+            "rtt_ms": [round(p[2] / 1e3, 3) for p in picked],
+            "cwnd_segments": [p[3] for p in picked],
+        }
 
 
 class Watcher:
     """Poll our sockets to one server port while a sample runs: the client's (peer port = the port) in this
     namespace, the server's (local port = the port) in the server's namespace when it is ours."""
 
-    def __init__(self, port: int, ours: Callable[[], Iterator[int]], server_netns: str | None = None,
-                 server_local: bool = False, interval: float = POLL_SECONDS) -> None:  # fmt: skip
+    def __init__(
+        self,
+        port: int,
+        ours: Callable[[], Iterator[int]],
+        server_netns: str | None = None,
+        server_local: bool = False,
+        interval: float = POLL_SECONDS,
+    ) -> None:
         self.port, self.ours, self.interval = port, ours, interval
         self.sockets = {"client": diag_socket()}
         self.server_local = server_local  # an embedded server: its session's socket is read too

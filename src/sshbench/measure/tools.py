@@ -88,9 +88,14 @@ class ToolSampler:
     mark: str | None = None  # what the copying program prints once logged in (a library's driver; sftp prints none)
 
     def __init__(
-        self, bins: Binaries, target: Target, opts: JobOptions, local: Path, remote: Path | RemoteScratch,
+        self,
+        bins: Binaries,
+        target: Target,
+        opts: JobOptions,
+        local: Path,
+        remote: Path | RemoteScratch,
         plain: Plain | None,
-    ):  # fmt: skip
+    ):
         self.bins, self.target, self.opts, self.plain = bins, target, opts, plain
         self.local, self.remote = local, remote
         self.sources = {"local": Payload("zero", local)}  # sparse files of zeros
@@ -187,14 +192,32 @@ class ToolSampler:
             got = _dir_bytes(inbox)
         why = _problem(done, got, size)
         if why is not None:
-            return Sample(sc, rnd, warmup, ok=False, value=None, wall=done.wall, error=why,
-                          client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system)  # fmt: skip
+            return Sample(
+                sc,
+                rnd,
+                warmup,
+                ok=False,
+                value=None,
+                wall=done.wall,
+                error=why,
+                client_cpu=done.cpu_user + done.cpu_system,
+                client_system=done.cpu_system,
+            )
         rate = steady_rate(done.progress, 1, size, done.started, end) or size / (end - done.started) / MB
         if warmup and self.opts.size is None:
             self.sizes[sc.key] = self._calibrated(sc, rate)
-        return Sample(sc, rnd, warmup, ok=True, value=rate, wall=done.wall, nbytes=size,
-                      client_cpu=done.cpu_user + done.cpu_system, client_system=done.cpu_system,
-                      client_cpu_setup=done.cpu_at_mark)  # fmt: skip
+        return Sample(
+            sc,
+            rnd,
+            warmup,
+            ok=True,
+            value=rate,
+            wall=done.wall,
+            nbytes=size,
+            client_cpu=done.cpu_user + done.cpu_system,
+            client_system=done.cpu_system,
+            client_cpu_setup=done.cpu_at_mark,
+        )
 
 
 def arrival(done: Finished, inbox: Path, size: int) -> float:

@@ -60,14 +60,20 @@ def ci_bars(
 ) -> dict[str, Any]:
     """Horizontal bars of medians with 95 % CI rules; `group` colours and offsets bars within a row."""
     source = _data(data)
-    order = sorted({d["label"] for d in data}, key=lambda lab: -max(d["median"] for d in data if d["label"] == lab))
+    order = sorted(
+        dict.fromkeys(d["label"] for d in data), key=lambda lab: -max(d["median"] for d in data if d["label"] == lab)
+    )
     if not sort_desc:
         order.reverse()
     y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=360))
     x_title = f"{unit} (median, 95% CI)"
     base = alt.Chart(source)
-    tooltip = ["label:N", alt.Tooltip("median:Q", format=".1f"), alt.Tooltip("low:Q", format=".1f"),
-               alt.Tooltip("high:Q", format=".1f")]  # fmt: skip
+    tooltip = [
+        "label:N",
+        alt.Tooltip("median:Q", format=".1f"),
+        alt.Tooltip("low:Q", format=".1f"),
+        alt.Tooltip("high:Q", format=".1f"),
+    ]
     enc: dict[str, Any] = {"y": y}
     if group:
         enc["color"] = alt.Color(f"{group}:N", title=None)
@@ -165,8 +171,11 @@ def latency_figures(rows: Sequence[Row], prefix: str) -> list[Figure]:
         )
     )
     rules = alt.Chart(_data(totals)).mark_rule(color="#888", strokeWidth=1.5).encode(y=y, x="low:Q", x2="high:Q")
-    title = ("Connection time per client, by phase where known" if any(r.scenario.client for r in rows)
-             else "Connection time per key exchange and host key, by phase")  # fmt: skip
+    title = (
+        "Connection time per client, by phase where known"
+        if any(r.scenario.client for r in rows)
+        else "Connection time per key exchange and host key, by phase"
+    )
     chart = alt.layer(stacked, rules).properties(width=WIDTH, height=_height(len(totals)), title=title)
     return [Figure(f"{prefix}latency", title, _spec(chart))]
 
@@ -192,8 +201,10 @@ def memory_figures(records: Sequence[MemoryRecord], prefix: str) -> list[Figure]
     """PSS per server and state, stacked by process role."""
     if not records:
         return []
-    data = [{"label": f"{m.server}: {m.state}", "role": m.role, "mib": (m.pss if m.pss is not None else m.rss) / 2**20}
-            for m in records]  # fmt: skip
+    data = [
+        {"label": f"{m.server}: {m.state}", "role": m.role, "mib": (m.pss if m.pss is not None else m.rss) / 2**20}
+        for m in records
+    ]
     chart = (
         alt.Chart(_data(data))
         .mark_bar()
@@ -215,10 +226,16 @@ def dimension_figures(dims: Sequence[DimensionRow], prefix: str) -> list[Figure]
         metric = METRICS[measured_by]
         scale = metric.scale
         data = [
-            {"label": d.algorithm, "direction": DIRECTION_NAMES.get(d.direction or "", "both"),
-             "median": d.estimate.median * scale, "low": d.estimate.low * scale, "high": d.estimate.high * scale}
-            for d in dims if d.kind == kind and d.estimate is not None
-        ]  # fmt: skip
+            {
+                "label": d.algorithm,
+                "direction": DIRECTION_NAMES.get(d.direction or "", "both"),
+                "median": d.estimate.median * scale,
+                "low": d.estimate.low * scale,
+                "high": d.estimate.high * scale,
+            }
+            for d in dims
+            if d.kind == kind and d.estimate is not None
+        ]
         if data:
             group = "direction" if any(d.direction for d in dims if d.kind == kind) else None
             chart = ci_bars(data, metric.unit, title, group, metric.higher_is_better)
@@ -228,8 +245,11 @@ def dimension_figures(dims: Sequence[DimensionRow], prefix: str) -> list[Figure]
 
 def compare_figure(changes: Sequence[Change], a: int, b: int) -> list[Figure]:
     """Change in % from run A to run B per scenario, coloured by verdict."""
-    data = [{"label": c.scenario.label, "percent": c.percent, "verdict": c.verdict}
-            for c in changes if c.percent is not None]  # fmt: skip
+    data = [
+        {"label": c.scenario.label, "percent": c.percent, "verdict": c.verdict}
+        for c in changes
+        if c.percent is not None
+    ]
     if not data:
         return []
     title = f"Run {b} against run {a}: change of the median (%)"
@@ -253,27 +273,37 @@ def compare_figure(changes: Sequence[Change], a: int, b: int) -> list[Figure]:
     return [Figure("compare", title, _spec(chart))]
 
 
-SERIES_MEASURES = (("delivery_MBps", "delivery rate, MB/s"), ("rtt_ms", "smoothed RTT, ms"),
-                   ("cwnd_segments", "cwnd, segments"))  # fmt: skip
+SERIES_MEASURES = (
+    ("delivery_MBps", "delivery rate, MB/s"),
+    ("rtt_ms", "smoothed RTT, ms"),
+    ("cwnd_segments", "cwnd, segments"),
+)
 
 
 def tcp_series_figure(fid: str, title: str, series: Mapping[str, Sequence[float]]) -> Figure | None:
     """One transfer's socket over time, as the kernel reported it: delivery rate, RTT and cwnd, a panel each."""
     times = series.get("t_s") or []
-    data = [{"t": t, "measure": name, "value": series[key][i]} for key, name in SERIES_MEASURES
-            if len(series.get(key) or []) == len(times) for i, t in enumerate(times)]  # fmt: skip
+    data = [
+        {"t": t, "measure": name, "value": series[key][i]}
+        for key, name in SERIES_MEASURES
+        if len(series.get(key) or []) == len(times)
+        for i, t in enumerate(times)
+    ]
     if len(times) < 2 or not data:
         return None
     chart = (
         alt.Chart(_data(data))
         .mark_line(point=True)
-        .encode(x=alt.X("t:Q", title="seconds into the transfer"), y=alt.Y("value:Q", title=None),
-                tooltip=["measure:N", alt.Tooltip("t:Q", format=".1f"), alt.Tooltip("value:Q", format=".2f")])
+        .encode(
+            x=alt.X("t:Q", title="seconds into the transfer"),
+            y=alt.Y("value:Q", title=None),
+            tooltip=["measure:N", alt.Tooltip("t:Q", format=".1f"), alt.Tooltip("value:Q", format=".2f")],
+        )
         .properties(width=WIDTH, height=90)
         .facet(row=alt.Row("measure:N", title=None, sort=[n for _, n in SERIES_MEASURES]))
         .resolve_scale(y="independent")
         .properties(title=title)
-    )  # fmt: skip
+    )
     return Figure(fid, title, _spec(chart))
 
 
@@ -283,13 +313,27 @@ def remedy_figure(fid: str, title: str, gains: Sequence[dict[str, Any]]) -> Figu
         return None
     source = _data(gains)
     y = alt.Y("label:N", sort=[g["label"] for g in gains], title=None, axis=alt.Axis(labelLimit=360))
-    colour = alt.Color("verdict:N", scale=alt.Scale(domain=["faster", "slower", "equivalent", "inconclusive"],
-                                                   range=["#2e7d32", "#c62828", "#9e9e9e", "#f9a825"]))  # fmt: skip
-    tooltip = ["label:N", alt.Tooltip("median:Q", format="+.1f"), alt.Tooltip("low:Q", format="+.1f"),
-               alt.Tooltip("high:Q", format="+.1f"), "verdict:N"]  # fmt: skip
+    colour = alt.Color(
+        "verdict:N",
+        scale=alt.Scale(
+            domain=["faster", "slower", "equivalent", "inconclusive"],
+            range=["#2e7d32", "#c62828", "#9e9e9e", "#f9a825"],
+        ),
+    )
+    tooltip = [
+        "label:N",
+        alt.Tooltip("median:Q", format="+.1f"),
+        alt.Tooltip("low:Q", format="+.1f"),
+        alt.Tooltip("high:Q", format="+.1f"),
+        "verdict:N",
+    ]
     base = alt.Chart(source)
-    bars = base.mark_bar().encode(x=alt.X("median:Q", title="% change against the default copy (95 % interval)"),
-                                  y=y, color=colour, tooltip=tooltip)  # fmt: skip
+    bars = base.mark_bar().encode(
+        x=alt.X("median:Q", title="% change against the default copy (95 % interval)"),
+        y=y,
+        color=colour,
+        tooltip=tooltip,
+    )
     rules = base.mark_rule(color="#555", strokeWidth=1.5).encode(x="low:Q", x2="high:Q", y=y)
     chart = alt.layer(bars, rules).properties(width=WIDTH, height=_height(len(gains)), title=title)
     return Figure(fid, title, _spec(chart))

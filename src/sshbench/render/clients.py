@@ -21,8 +21,11 @@ def print_clients(console: Console, run: RunRecord) -> None:
     clients = run.environment.clients
     if not clients:
         return
-    console.print("Clients (default: as their users run them; then the one change measured, named):", style="bold",
-                  highlight=False)  # fmt: skip
+    console.print(
+        "Clients (default: as their users run them; then the one change measured, named):",
+        style="bold",
+        highlight=False,
+    )
     for name, about in clients.items():
         if "skipped" in about:
             console.print(f"  {name}: [dim]not measured[/]: {escape(about['skipped'])}", highlight=False)
@@ -35,8 +38,11 @@ def print_clients(console: Console, run: RunRecord) -> None:
             named = SETTING_NAMES.get(name, "changed")
             console.print(f"    {escape(named)}: {escape(about['tuned'])}", highlight=False)
         if about.get("kind") == "binary" and name != "openssh":
-            console.print("    it says nothing when its command is sent: its CPU per GiB includes its login",
-                          highlight=False, style="dim")  # fmt: skip
+            console.print(
+                "    it says nothing when its command is sent: its CPU per GiB includes its login",
+                highlight=False,
+                style="dim",
+            )
 
 
 TUNED_WINDOW = "64 * 2**20"  # the tuned drivers' values (clients/drivers/*; tests/render/test_clients.py checks)
@@ -48,7 +54,7 @@ CONNECT = {
     "libssh2": "session = Session(); session.handshake(socket.create_connection((HOST, 22))); check "
     "session.hostkey() with session.knownhost_init() (readfile, checkp); "
     "session.userauth_publickey_fromfile(USER, KEY)",
-    "gossh": "hostKeys, err := knownhosts.New(KNOWN_HOSTS); client, err := ssh.Dial(\"tcp\", ADDR, "
+    "gossh": 'hostKeys, err := knownhosts.New(KNOWN_HOSTS); client, err := ssh.Dial("tcp", ADDR, '
     "&ssh.ClientConfig{{User: USER, Auth: []ssh.AuthMethod{{ssh.PublicKeys(signer)}}, HostKeyCallback: hostKeys}})",
     "russh": "let mut handle = client::connect(Arc::new(client::Config {{ {}..Default::default() }}), (HOST, 22), "
     "handler).await?; handle.authenticate_publickey(USER, PrivateKeyWithHashAlg::new(Arc::new(key), None)).await?; "
@@ -74,8 +80,7 @@ WORK = {  # (client, job) -> the code that did it
     ("asyncssh", "tool upload"): "async with conn.start_sftp_client() as sftp: await sftp.put(LOCAL, REMOTE, "
     "sparse=False{})",
     ("libssh", "download"): "chan = session.new_channel(); chan.request_exec(COMMAND); chan.recv(65536) until EOF",
-    ("libssh", "upload"): "chan = session.new_channel(); chan.request_exec(COMMAND); chan.write(data); "
-    "chan.send_eof()",
+    ("libssh", "upload"): "chan = session.new_channel(); chan.request_exec(COMMAND); chan.write(data); chan.send_eof()",
     ("libssh", "tool download"): "session.sftp().get(REMOTE, LOCAL)",
     ("libssh", "tool upload"): "session.sftp().put(LOCAL, REMOTE)",
     ("libssh2", "download"): "chan = session.open_session(); chan.execute(COMMAND); chan.read(65536) until 0",
@@ -135,8 +140,11 @@ def print_effects(console: Console, run: RunRecord, effects: Sequence[Effect]) -
     """Print what each client's second setting did to each job against its defaults, and why where it hurts."""
     if not effects:
         return
-    console.print("What each change did against the same client's defaults (ratio of rates or times, paired per "
-                  "round):", style="bold", highlight=False)  # fmt: skip
+    console.print(
+        "What each change did against the same client's defaults (ratio of rates or times, paired per round):",
+        style="bold",
+        highlight=False,
+    )
     for client in dict.fromkeys(e.client for e in effects):
         mine = [e for e in effects if e.client == client]
         named = SETTING_NAMES.get(client, "its change")
@@ -151,13 +159,20 @@ def print_picks(console: Console, run: RunRecord, picks: Sequence[Pick], languag
     if not picks:
         libs = {n: a for n, a in run.environment.clients.items() if a.get("language", "Python") == language}
         skipped = [f"{n}: {a['skipped']}" for n, a in libs.items() if "skipped" in a]
-        why = ("no library was in this run" if not libs else
-               f"no {language} library ran here ({'; '.join(skipped)})" if len(skipped) == len(libs) else
-               f"no {language} library row was ranked (at least 3 samples)")  # fmt: skip
+        why = (
+            "no library was in this run"
+            if not libs
+            else f"no {language} library ran here ({'; '.join(skipped)})"
+            if len(skipped) == len(libs)
+            else f"no {language} library row was ranked (at least 3 samples)"
+        )
         console.print(f"Nothing to recommend for {language}: {why}.", highlight=False, markup=False)
         return
-    console.print(f"From a {language} program, on this host (the fastest {language} library measured, per job):",
-                  style="bold", highlight=False)  # fmt: skip
+    console.print(
+        f"From a {language} program, on this host (the fastest {language} library measured, per job):",
+        style="bold",
+        highlight=False,
+    )
     for p in picks:
         console.print(f"  {p.claim().text}", highlight=False, markup=False)
         for line in code_lines(p.row.scenario, p.group):

@@ -73,9 +73,10 @@ def explanation(a: Sequence[int], b: Sequence[int], margin: float) -> list[str]:
     several = len(a) > 1 or len(b) > 1
     pooled = "; each side's runs are pooled" if several else ""
     drift = (
-        "the spread of each side's run medians is shown below" if several
+        "the spread of each side's run medians is shown below"
+        if several
         else "give several runs per side (compare 3,4 7,8) to see it"
-    )  # fmt: skip
+    )
     return [
         f"{side_name(b)} against {side_name(a)}: the change of the median and the 95 % interval of B/A (Hodges-Lehmann"
         f", unpaired){pooled}. equivalent = the interval lies {margin_text(margin)}; faster/slower = it excludes 0; "
@@ -85,13 +86,18 @@ def explanation(a: Sequence[int], b: Sequence[int], margin: float) -> list[str]:
 
 
 def print_compare(
-    console: Console, a: Sequence[Any], b: Sequence[Any], changes: Sequence[Change], env_diffs: Sequence[str],
-    judged: FailIf | None, margin: float,
-) -> None:  # fmt: skip
+    console: Console,
+    a: Sequence[Any],
+    b: Sequence[Any],
+    changes: Sequence[Change],
+    env_diffs: Sequence[str],
+    judged: FailIf | None,
+    margin: float,
+) -> None:
     """Print the comparison, then the --fail-if outcome when one was asked for."""
     ids_a, ids_b = [r.id for r in a], [r.id for r in b]
     heads = [f"{side_name([r.id])} ({r.kind}, {r.target})" for r in (*a, *b)]
-    console.print(" + ".join(heads[: len(a)]) + " -> " + " + ".join(heads[len(a):]), highlight=False)
+    console.print(" + ".join(heads[: len(a)]) + " -> " + " + ".join(heads[len(a) :]), highlight=False)
     for line in env_diffs:
         console.print(f"[yellow]! environment {line}[/]: the change may come from this, not from SSH", highlight=False)
     lines = explanation(ids_a, ids_b, margin)
@@ -106,8 +112,12 @@ def print_compare(
     others = len(changes) - sum(counts.values()) - few
     summary = ", ".join(f"{n} {w}" for w, n in counts.items())
     pairs = matched(changes)
-    console.print(f"{pairs} scenario{'s' if pairs != 1 else ''} matched in both: " + summary
-                  + (f", {others} on one side only" if others else ""), highlight=False)  # fmt: skip
+    console.print(
+        f"{pairs} scenario{'s' if pairs != 1 else ''} matched in both: "
+        + summary
+        + (f", {others} on one side only" if others else ""),
+        highlight=False,
+    )
     if judged is not None:
         _print_fail_if(console, judged)
 
@@ -118,8 +128,11 @@ def _print_spread(console: Console, changes: Sequence[Change]) -> None:
         spreads = [s for c in changes if (s := getattr(c, field)) is not None]
         if spreads:
             most, middle = format_value("share", max(spreads), ".1%"), sorted(spreads)[len(spreads) // 2]
-            console.print(f"  side {side}: its runs' medians of one scenario differ by up to {most} "
-                          f"(median {format_value('share', middle, '.1%')})", highlight=False)  # fmt: skip
+            console.print(
+                f"  side {side}: its runs' medians of one scenario differ by up to {most} "
+                f"(median {format_value('share', middle, '.1%')})",
+                highlight=False,
+            )
 
 
 def _print_fail_if(console: Console, judged: FailIf) -> None:
@@ -130,16 +143,23 @@ def _print_fail_if(console: Console, judged: FailIf) -> None:
         console.print(f"[red]FAIL[/]: slower by more than {limit}: {names}", highlight=False)
     if judged.unsure:
         names = "; ".join(c.scenario.label for c in judged.unsure)
-        console.print(f"[yellow]INCONCLUSIVE[/]: cannot tell whether these are slower by more than {limit}: {names}"
-                      " (more samples or runs per side would tell)", highlight=False)  # fmt: skip
+        console.print(
+            f"[yellow]INCONCLUSIVE[/]: cannot tell whether these are slower by more than {limit}: {names}"
+            " (more samples or runs per side would tell)",
+            highlight=False,
+        )
     if not judged.failing and not judged.unsure:
         console.print(f"[green]PASS[/]: nothing is slower by more than {limit}", highlight=False)
 
 
 def compare_document(
-    a: Sequence[Any], b: Sequence[Any], changes: Sequence[Change], diffs: Sequence[str], judged: FailIf | None,
+    a: Sequence[Any],
+    b: Sequence[Any],
+    changes: Sequence[Change],
+    diffs: Sequence[str],
+    judged: FailIf | None,
     margin: float,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Return the comparison as JSON-ready data."""
     return {
         "run_a": a[0].id if len(a) == 1 else [r.id for r in a],

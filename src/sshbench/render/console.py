@@ -1,11 +1,11 @@
-"""Terminal presentation with rich: run headers, result tables, history, the one-line answer. Never computes.
+"""Terminal presentation with rich: result tables, claims, history, the one-line answer (the run header is
+render/header.py). Never computes.
 
 Every table reads its units, labels and columns from the scenarios' `Metric`.
 """
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Sequence
 
 from rich.console import Console
@@ -19,9 +19,8 @@ from sshbench.analyse.claims.core import Claim, ClaimKind
 from sshbench.analyse.claims.fastest import fastest_claims
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
-from sshbench.environment import Environment, LinkInfo
 from sshbench.errors import SshbenchError
-from sshbench.model import OPENSSH_CLIENT, SKIPPED, Kind, RunStatus, client_name, is_local, not_measurable
+from sshbench.model import OPENSSH_CLIENT, SKIPPED, Kind, RunStatus, client_name, not_measurable
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
@@ -171,22 +170,31 @@ def _over_one_cpu(rows: Sequence[Row]) -> str | None:
         costs, s = row.costs, row.summary
         if costs is None or s is None or not row.scenario.metric.costs_per_gib or row.scenario.client is not None:
             continue
-        sides = [f"{side} {per_gib * s.median * 1e6 / 2**30:.1f}" + ("" if busy is None else f" ({busy:.2f})")
-                 for side, per_gib, busy in (("client", costs.client_cpu_gib, costs.client_busy),
-                                             ("server", costs.server_cpu_gib, costs.server_busy))
-                 if per_gib is not None and per_gib * s.median * 1e6 / 2**30 > 1.05]  # fmt: skip
+        sides = [
+            f"{side} {per_gib * s.median * 1e6 / 2**30:.1f}" + ("" if busy is None else f" ({busy:.2f})")
+            for side, per_gib, busy in (
+                ("client", costs.client_cpu_gib, costs.client_busy),
+                ("server", costs.server_cpu_gib, costs.server_busy),
+            )
+            if per_gib is not None and per_gib * s.median * 1e6 / 2**30 > 1.05
+        ]
         if sides:
             found.append(f"{row.scenario.label} {', '.join(sides)}")
     if not found:
         return None
-    return ("CPU s/GiB counts each sample's login (its CPU, not its time), so at these rates it reads as more than "
-            "one CPU (CPUs, and in brackets those used while the payload moved): " + "; ".join(found))
+    return (
+        "CPU s/GiB counts each sample's login (its CPU, not its time), so at these rates it reads as more than "
+        "one CPU (CPUs, and in brackets those used while the payload moved): " + "; ".join(found)
+    )
 
 
 def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     """Return the lines printed under a result table: failures, warnings, unranked rows."""
-    lines = [f"  {_not_measured_word(r.failure)} {escape(r.scenario.label)}: {escape(r.failure.removeprefix(SKIPPED))}"
-             for r in rows if r.summary is None and r.failure]  # fmt: skip
+    lines = [
+        f"  {_not_measured_word(r.failure)} {escape(r.scenario.label)}: {escape(r.failure.removeprefix(SKIPPED))}"
+        for r in rows
+        if r.summary is None and r.failure
+    ]
     lines += [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in rows if r.warning]
     if any(r.warning for r in rows):
         lines.append(f"  [yellow]![/] {REMEDY}")
@@ -233,11 +241,16 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
     elif not kind.own_findings:  # a tune run names its default's bound and measures the remedies itself
         print_bounds(console, run, stored)
     if not kind.own_findings:  # a tune run's rows are timed two ways: its own section compares them
-        print_claims(console, "Fastest here:", fastest_claims(by_group, run.discovery, policy_of(run),
-                                                              run.options.margin))  # fmt: skip
+        print_claims(
+            console, "Fastest here:", fastest_claims(by_group, run.discovery, policy_of(run), run.options.margin)
+        )
     if any(g in by_group for g in ("download", "upload", "latency")) and kind.recommends:
-        console.print(f"  `{hints.sshbench('recommend', str(run.id))}` turns this into config lines under a security "
-                      "policy (--policy)", highlight=False, markup=False)  # fmt: skip
+        console.print(
+            f"  `{hints.sshbench('recommend', str(run.id))}` turns this into config lines under a security "
+            "policy (--policy)",
+            highlight=False,
+            markup=False,
+        )
     if not kind.own_findings:  # a tune run says so under its findings, where it ends
         print_unfinished(console, run)
 
@@ -294,99 +307,3 @@ def print_history(console: Console, runs: Sequence[tuple[RunRecord, int]]) -> No
     shown, _ = fit(columns, console.width)
     console.print("Stored runs", style="bold")
     console.print(build(shown))
-
-
-def _measured_from(run: RunRecord) -> str:
-    """Return `, measured from HOST` for a run imported from another machine, and the fleet a host's run is part of."""
-    host = run.environment.client_host
-    where = f", measured from {host}" if host and host != socket.gethostname() else ""
-    return where + ("" if run.parent is None else f"; host {run.target} of fleet run {run.parent}")
-
-
-def link_line(link: LinkInfo) -> str:
-    """Return the emulated link as asked, how it was made, and what it measured before use."""
-    loss = f", {link.loss * 100:g} % loss" if link.loss else ""
-    asked = f"{fmt_bits(link.rate_bits)}, {format_value('ms', link.rtt_s, '.3g')} ms RTT{loss}"
-    checked = ""
-    if link.measured_rtt_s is not None and link.measured_up_Bps is not None and link.measured_down_Bps is not None:
-        checked = (
-            f"; checked: RTT {format_value('ms', link.measured_rtt_s, '.3g')} ms, plaintext TCP up "
-            f"{format_value('B/s', link.measured_up_Bps)} / down {format_value('B/s', link.measured_down_Bps)} MB/s"
-        )
-    return f"emulated link {link.name}: {asked} ({link.method}){checked}"
-
-
-def _sides(env: Environment) -> list[str]:
-    """Return the sides the stored ceilings were measured on, in order (client, then server)."""
-    first: dict[str, float] = next(iter(env.crypto_ceilings.values()), {})
-    return list(first)
-
-
-def fmt_bits(bits: float) -> str:
-    """Return a rate in bits/s as `100 Mbit/s` or `1 Gbit/s`."""
-    return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
-
-
-def environment_lines(run: RunRecord) -> list[str]:
-    """Return the run header: target, CPU, versions, server settings, pinning, limits, link, ceilings, emulation,
-    and the options that shaped the measurement."""
-    env = run.environment
-    server = f"; server {env.server_banner}" if env.server_banner else ""
-    lines = [
-        f"Run {run.id} ({run.kind}, {run.status}) on {env.target or run.target}{_measured_from(run)}",
-        f"  {env.cpu_model} x{env.cpus} [crypto flags: {', '.join(env.flags_on()) or 'none'}], Linux {env.kernel}",
-        f"  {env.openssh_client}, {env.openssl}{server}",
-    ]
-    if run.options.ssh:  # a client by path: not the system's
-        lines.append(f"  ssh client: {run.options.ssh} (--ssh)")
-    embedded = env.embedded
-    if embedded and embedded.settings:
-        lines.append(f"  server settings: {'; '.join(embedded.settings)}")
-    if embedded and (embedded.cpu_accounting or embedded.cpu_unavailable):
-        lines.append(f"  server CPU: {embedded.cpu_accounting or f'not measured ({embedded.cpu_unavailable})'}")
-    pin = env.pinning
-    if pin and pin.client_cpu is not None:
-        yours = any(not is_local(s) for s in run.options.servers)  # servers side by side with a host of the user's
-        server = "embedded servers" if yours else "server"
-        unpinned = " (a host of yours is not pinned)" if yours else ""
-        lines.append(f"  CPU pinning: ssh client on CPU {pin.client_cpu}, {server} on CPU {pin.server_cpu}{unpinned}")
-    elif pin:
-        lines.append(f"  CPU pinning: {pin.note}")
-    if env.client_limit:
-        lines.append(f"  ssh client CPU limit: {env.client_limit}")
-    if env.link:
-        lines.append(f"  {link_line(env.link)}")
-    if env.crypto_ceilings:
-        each = "; ".join(
-            f"{c} {' / '.join(format_value('MB/s', v) for v in sides.values())}"
-            for c, sides in env.crypto_ceilings.items()
-        )
-        lines.append(f"  crypto ceilings (openssl speed -evp, MB/s {' / '.join(_sides(env))}): {each}")
-    emu = env.emulation
-    if emu:
-        variables = " ".join(f"{k}={v}" for k, v in emu.variables.items())
-        lines.append(
-            f"  emulation: {emu.name} ({variables}) in {' and '.join(emu.applies_to)}; "
-            f"{emu.evidence_tool}: native {format_value('MB/s', emu.native_mbps or 0)} MB/s, "
-            f"emulated {format_value('MB/s', emu.emulated_mbps or 0)} MB/s; not affected: {emu.not_affected}"
-        )
-    return lines
-
-
-def options_line(run: RunRecord) -> str:
-    """Return the options that shaped a run's measurement, in words."""
-    o = run.options
-    plan = o.plan
-    budget = "no time budget" if plan.max_time is None else f"--max-time {plan.max_time:g} s"
-    ways = "+".join(d.value for d in o.directions)
-    size = "--size auto" if o.size is None else f"--size {o.size // 2**20} MiB"
-    ci, margin = format_value("share", plan.ci_target), format_value("share", o.margin)
-    race = "racing (rows significantly slower than their leader stop at 3 samples)" if plan.racing else "no racing"
-    return (f"  options: {budget}; {race}; rounds {plan.min_rounds}-{plan.max_rounds}, CI target {ci}, "
-            f"margin {margin}, {plan.warmup} warm-up(s); directions {ways}; {size}, payload {o.payload}; "
-            f"policy {o.policy}; pinning {'on' if o.pin else 'off'}")  # fmt: skip
-
-
-def print_environment(console: Console, run: RunRecord) -> None:
-    """Print the run header."""
-    console.print("\n".join(environment_lines(run)), highlight=False, markup=False)

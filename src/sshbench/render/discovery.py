@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from sshbench.records import Discovery
+from sshbench.discovery import Discovery
 from sshbench.render.layout import Column, build, fit
 
 RATING_STYLE = {"ok": "green", "ok, not post-quantum": "cyan", "warn": "yellow", "fail": "red", "unknown": "dim"}

@@ -1,4 +1,5 @@
-"""Exporters: a stored run as JSON (self-describing), CSV (one row per sample) or the shell-script layout.
+"""Exporters: a stored run as JSON (self-describing) or CSV (one row per sample); other tools' layouts are
+render/layouts.py.
 
 Each writer takes a `StoredRun` and returns {file name: text} ("" for a single file); the table of formats
 that names them is render/formats.py.
@@ -10,9 +11,6 @@ import csv
 import dataclasses
 import io
 import json
-import re
-import shlex
-import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +20,7 @@ from sshbench.analyse.claims.baselines import efficiency
 from sshbench.analyse.claims.collect import run_claims, run_recommendation
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
-from sshbench.model import LEGACY_SCP, SOCAT_BLOCK, Direction, Kind, Sample, Scenario
+from sshbench.model import Kind
 from sshbench.records import SCHEMA_VERSION, RunRecord, StoredRun, StoredScenario
 from sshbench.runkinds import entry
 from sshbench.units import FIELD_UNITS
@@ -77,9 +75,14 @@ def sweep_document(stored: StoredRun, top: int = 10) -> dict[str, Any]:
         "directions": list(ways),
         "dimensions": [dataclasses.asdict(r) for r in sweep.dimensions(scenarios, run.options.full_latency)],
         "top": [
-            {"cipher": c.cipher, "mac": c.mac, "label": c.label, "predicted": c.predicted,
-             "rates": {d: dataclasses.asdict(e) for d, e in c.rates.items()},
-             "combined": {"over": sweep.ways_text(c.directions), **dataclasses.asdict(c.combined)}}
+            {
+                "cipher": c.cipher,
+                "mac": c.mac,
+                "label": c.label,
+                "predicted": c.predicted,
+                "rates": {d: dataclasses.asdict(e) for d, e in c.rates.items()},
+                "combined": {"over": sweep.ways_text(c.directions), **dataclasses.asdict(c.combined)},
+            }
             for c in combos[:top]
         ],
         "not_predicted": sweep.predictions(scenarios)[1],
@@ -95,11 +98,17 @@ def tools_document(stored: StoredRun) -> dict[str, Any]:
     for group, way in (("tool download", "download"), ("tool upload", "upload")):
         items = efficiency(groups.get(group, []), run.environment.crypto_ceilings)
         out[way] = [
-            {"row": e.row.scenario.metric.labels.name(e.row.scenario), "tool": e.row.scenario.tool,
-             "MBps": e.row.summary.median if e.row.summary else None, "of_tcp": e.of_tcp, "of_rsyncd": e.of_rsyncd,
-             "of_crypto": e.of_crypto, "failed_baselines": list(e.failed)}
+            {
+                "row": e.row.scenario.metric.labels.name(e.row.scenario),
+                "tool": e.row.scenario.tool,
+                "MBps": e.row.summary.median if e.row.summary else None,
+                "of_tcp": e.of_tcp,
+                "of_rsyncd": e.of_rsyncd,
+                "of_crypto": e.of_crypto,
+                "failed_baselines": list(e.failed),
+            }
             for e in items
-        ]  # fmt: skip
+        ]
     return {"efficiency": out}
 
 
@@ -135,12 +144,15 @@ def tune_document(stored: StoredRun) -> dict[str, Any]:
 def _host_results(stored: StoredRun) -> dict[str, Any]:
     """Return a fleet's results per host, each host's rows ranked among themselves."""
     run = stored.run
-    return {h.name: _results([st for st in stored.scenarios if st.scenario.server == h.name], run)
-            for h, _ in stored.hosts}  # fmt: skip
+    return {
+        h.name: _results([st for st in stored.scenarios if st.scenario.server == h.name], run) for h, _ in stored.hosts
+    }
 
 
-NO_LIMITS = ("no emulated link, CPU limit or emulated CPU in this run, and no kernel evidence of its sockets: nothing "
-             "known to diagnose the rate against")
+NO_LIMITS = (
+    "no emulated link, CPU limit or emulated CPU in this run, and no kernel evidence of its sockets: nothing "
+    "known to diagnose the rate against"
+)
 
 
 def _results(
@@ -177,8 +189,14 @@ def _bound(row: Row, group: Sequence[Row], limits: bounds.Limits | None) -> dict
     if row.summary is None:
         return None
     if limits is None:
-        return {"kind": "unknown", "limit": None, "unit": "MB/s", "used": None, "evidence": {"reason": NO_LIMITS},
-                "remedy": ""}  # fmt: skip
+        return {
+            "kind": "unknown",
+            "limit": None,
+            "unit": "MB/s",
+            "used": None,
+            "evidence": {"reason": NO_LIMITS},
+            "remedy": "",
+        }
     found = bounds.diagnose(row, limits, group)
     return None if found is None else found.bound.to_dict()
 
@@ -251,135 +269,6 @@ def to_csv(stored: StoredRun) -> dict[str, str]:
                 ]
             )
     return {"": buf.getvalue()}
-
-
-SHELL_FILES = {
-    "kex.csv": ("kex", None),
-    "cipher-send.csv": ("cipher", "up"),
-    "cipher-receive.csv": ("cipher", "down"),
-    "mac-send.csv": ("mac", "up"),
-    "mac-receive.csv": ("mac", "down"),
-}
-
-
-def to_shell_csv(stored: StoredRun) -> dict[str, str]:
-    """Return the layout of the common shell benchmark scripts: one `algorithm,time` file per test.
-
-    time is seconds: per connection for kex.csv; to move 1 GiB at the median rate (handshake excluded)
-    for the cipher and MAC files. send = client -> server (upload), receive = server -> client. Each value is a
-    row `show` prints: a cipher with the reference MAC, a MAC with the reference cipher (aes128-ctr); MAC files are
-    written only when the run measured MACs against one cipher (`--macs each`, a sweep), since a MAC measured with
-    one cipher alone is that cipher's speed. A run of several servers (or a fleet's hosts) gets one set of files per
-    server, named `SERVER-kex.csv` and so on: a value pooled over servers would be no row `show` prints. A `clients`
-    run has none: those scripts time ssh's algorithms, and its rows are clients.
-    """
-    if not stored.run.kind.row.shell_csv:
-        return {}
-    servers = sorted({st.scenario.server for st in stored.scenarios}, key=lambda s: s or "")
-    if servers == [None]:
-        return _shell_files(stored.scenarios, stored.run.options.full_latency)
-    files: dict[str, str] = {}
-    for server in servers:
-        mine = [st for st in stored.scenarios if st.scenario.server == server]
-        prefix = re.sub(r"[^A-Za-z0-9._-]+", "_", server or "none")
-        own = _shell_files(mine, stored.run.options.full_latency)
-        files |= {f"{prefix}-{name}": text for name, text in own.items()}
-    return files
-
-
-def _shell_files(scenarios: Sequence[StoredScenario], full: bool) -> dict[str, str]:
-    """Return the shell-script files of one server's scenarios."""
-    dims = sweep.dimensions(scenarios, full)
-    files = {}
-    for name, (kind, direction) in SHELL_FILES.items():
-        rows = [r for r in dims if r.kind == kind and r.direction == direction and r.estimate is not None]
-        if not rows:
-            continue
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(("algorithm", "time"))
-        for r in rows:
-            assert r.estimate is not None
-            seconds = r.estimate.median if kind == "kex" else 2**30 / (r.estimate.median * 1_000_000)
-            writer.writerow((r.algorithm, f"{seconds:.4f}"))
-        files[name] = buf.getvalue()
-    return files
-
-
-def to_hyperfine(stored: StoredRun) -> dict[str, str]:
-    """Return the run in hyperfine's --export-json schema, so hyperfine's own scripts read it (one file).
-
-    One result per scenario; times are seconds per connection, or per transfer at the measured steady rate
-    (payload / rate: the handshake is excluded, as in sshbench's ranking). user/system are the ssh client's
-    CPU seconds per sample (system is null for samples stored before schema 3).
-    """
-    results = []
-    for st in stored.scenarios:
-        good = [s for s in st.samples if s.measured]
-        if not good:
-            continue
-        times = [_seconds(s) for s in good]
-        system = [s.client_system for s in good]
-        known = all(v is not None for v in system)
-        cpu = [s.client_cpu or 0.0 for s in good]
-        results.append(
-            {
-                "command": _command(stored.run, st.scenario, good[0].nbytes),
-                "mean": statistics.fmean(times),
-                "stddev": statistics.stdev(times) if len(times) > 1 else None,
-                "median": statistics.median(times),
-                "user": statistics.fmean(c - (v or 0.0) for c, v in zip(cpu, system, strict=True)),
-                "system": statistics.fmean(v or 0.0 for v in system) if known else None,
-                "min": min(times),
-                "max": max(times),
-                "times": times,
-                "exit_codes": [0] * len(times),
-                "parameters": {k: v for k, v in st.scenario.to_dict().items() if k != "kind"},
-            }
-        )
-    return {"": json.dumps({"results": results}, indent=2)}
-
-
-def _seconds(s: Sample) -> float:
-    """Return a sample as seconds: the connection time, or the payload over the steady rate."""
-    assert s.value is not None
-    if s.scenario.kind is Kind.LATENCY:
-        return s.value
-    return (s.nbytes or 0) / (s.value * 1_000_000)
-
-
-def _command(run: RunRecord, sc: Scenario, nbytes: int | None) -> str:
-    """Return the command line a sample stands for: the ssh pipe, or the file copy of a `tools` row."""
-    target = "TARGET" if run.target.startswith("local") else run.target
-    if sc.client not in (None, "openssh"):  # a client of `clients`: its registry row and driver are the command
-        what = {Kind.LATENCY: "connect", Kind.TOOL: f"sftp {sc.direction}"}.get(sc.kind, f"exec {sc.direction}")
-        return f"{sc.metric.labels.name(sc)}: {what} {nbytes or ''}".strip() + " (sshbench clients)"
-    if sc.kind is Kind.TOOL:
-        return _copy_command(target, sc, f"file-{nbytes}")
-    ssh = shlex.join(["ssh", *sc.ssh_options(), target])
-    if sc.kind is Kind.LATENCY:
-        return f"{ssh} true"
-    if sc.direction is Direction.DOWN:
-        return f"{ssh} 'head -c {nbytes} /dev/zero' > /dev/null"
-    return f"{ssh} 'wc -c' < payload-{nbytes}"
-
-
-def _copy_command(target: str, sc: Scenario, file: str) -> str:
-    """Return the copy a `tools` sample stands for, as measure/tools.py runs it (paths and ports as placeholders;
-    the plaintext baselines run no ssh at all)."""
-    down, opts = sc.direction is Direction.DOWN, sc.ssh_options()
-    ends = [f"{target}:{file}", "."] if down else [file, f"{target}:"]
-    if sc.tool in ("scp", LEGACY_SCP):
-        return shlex.join(["scp", *(["-O"] if sc.tool == LEGACY_SCP else []), *opts, *ends])
-    if sc.tool == "sftp":
-        return f"echo {'get' if down else 'put'} {file} | " + shlex.join(["sftp", "-b", "-", *opts, target])
-    if sc.tool == "rsync":
-        return shlex.join(["rsync", "--whole-file", "--inplace", "-e", shlex.join(["ssh", *opts]), *ends])
-    if sc.tool == "tcp":  # socat to or from a socat listener beside the server
-        way = ["TCP:SERVER:PORT", f"CREATE:{file}"] if down else [f"OPEN:{file}", "TCP:SERVER:PORT"]
-        return shlex.join(["socat", "-u", "-b", str(SOCAT_BLOCK), *way])
-    url = "rsync://SERVER:PORT/sshbench/" + (file if down else "inbox/file")
-    return shlex.join(["rsync", "--whole-file", "--inplace", *([url, "."] if down else [file, url])])
 
 
 def history_document(runs: list[tuple[RunRecord, int]]) -> list[dict[str, Any]]:

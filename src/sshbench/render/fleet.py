@@ -54,8 +54,9 @@ def host_columns(rows: Sequence[HostRow], stacked: bool = False) -> list[Column]
     under it, for narrow terminals)."""
     measured = [r for r in rows if r.discovery is not None]
     connect = tuple(ms(r.connect.median) if r.connect else "[red]failed[/]" for r in measured)
-    interval = tuple(ci_cell(r.connect, ms).replace(" (", "\n(" if stacked else " (") if r.connect else ""
-                     for r in measured)  # fmt: skip
+    interval = tuple(
+        ci_cell(r.connect, ms).replace(" (", "\n(" if stacked else " (") if r.connect else "" for r in measured
+    )
     columns = [
         Column("host", tuple(r.host.name for r in measured), fold=True),
         Column("groups", tuple(",".join(r.host.groups) for r in measured), shed=2, fold=True),

@@ -1,7 +1,8 @@
 """The one table of export formats: `export --format` offers its names and help, and writes through it.
 
-A row names its writer in render/export.py, which is imported only when a run is exported (the table is
-read by `--help`, so it stays light). Adding a format is a writer there and a row here.
+A row names its writer as `module:function` in render/ (export.py: JSON and CSV; layouts.py: other tools'
+layouts), imported only when a run is exported (the table is read by `--help`, so it stays light). Adding a
+format is a writer there and a row here.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ class ExportFormat:
     name: str
     help: str
     directory: bool  # writes several files, so it needs -o DIR
-    writer: str  # function of render/export.py: StoredRun -> {file name: text}, one file named ""
+    writer: str  # `module:function` of render/: StoredRun -> {file name: text}, one file named ""
 
     def write(self, stored: StoredRun) -> dict[str, str]:
         """Return the files of this format for a run."""
+        module, function = self.writer.split(":")
         write: Callable[[StoredRun], dict[str, str]] = getattr(
-            importlib.import_module("sshbench.render.export"), self.writer
+            importlib.import_module(f"sshbench.render.{module}"), function
         )
         return write(stored)
 
@@ -35,20 +37,20 @@ class ExportFormat:
 FORMATS = {
     f.name: f
     for f in (
-        ExportFormat("csv", "one row per sample", False, "to_csv"),
-        ExportFormat("json", "samples, summaries, metadata", False, "to_json"),
+        ExportFormat("csv", "one row per sample", False, "export:to_csv"),
+        ExportFormat("json", "samples, summaries, metadata", False, "export:to_json"),
         ExportFormat(
             "hyperfine",
             "hyperfine's --export-json schema (s per connection or per transfer), for hyperfine's scripts",
             False,
-            "to_hyperfine",
+            "layouts:to_hyperfine",
         ),
         ExportFormat(
             "shell-csv",
             "one `algorithm,time` file per test (kex, cipher-send, cipher-receive, mac-send, mac-receive) like the "
             "common shell scripts (time: s per connection, or s per GiB at the median rate) - needs -o DIR",
             True,
-            "to_shell_csv",
+            "layouts:to_shell_csv",
         ),
     )
 }

@@ -33,8 +33,9 @@ from sshbench.records import RunRecord, StoredRun
 from sshbench.render import charts
 from sshbench.render.charts import Figure
 from sshbench.render.compare import explanation, ratio_cell, summary_cell
-from sshbench.render.console import environment_lines, options_line, policy_of, row_notes
+from sshbench.render.console import policy_of, row_notes
 from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
+from sshbench.render.header import environment_lines, options_line
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
 from sshbench.runkinds import entry
 
@@ -93,14 +94,17 @@ def _series_figures(data: StoredRun, prefix: str) -> list[Figure]:
         samples = [s for st in data.scenarios if st.scenario == row.scenario for s in st.samples if s.measured]
         sender = "server" if row.scenario.direction is Direction.DOWN else "client"
         for side, role in ((sender, "sender"), ("client" if sender == "server" else "server", "receiver")):
-            seen = sorted((s for s in samples if ((s.tcp or {}).get(side) or {}).get("series")),
-                          key=lambda s: s.value or 0.0)  # fmt: skip
+            seen = sorted(
+                (s for s in samples if ((s.tcp or {}).get(side) or {}).get("series")), key=lambda s: s.value or 0.0
+            )
             if not seen:
                 continue
             mid = seen[len(seen) // 2]
             label = row.scenario.metric.labels.name(row.scenario).strip() or "default algorithms"
-            title = (f"{name}, {label}: the {role}'s socket ({side}) over its median sample "
-                     f"({mid.value:.1f} MB/s), as the kernel reported it")  # fmt: skip
+            title = (
+                f"{name}, {label}: the {role}'s socket ({side}) over its median sample "
+                f"({mid.value:.1f} MB/s), as the kernel reported it"
+            )
             series = (mid.tcp or {})[side]["series"]
             fig = charts.tcp_series_figure(f"{prefix}tcp-{name.replace(' ', '-')}", title, series)
             out += [fig] if fig else []
@@ -112,10 +116,18 @@ def remedy_figures(data: StoredRun, prefix: str) -> list[Figure]:
     """Return a tune run's remedies per group: each one's change against the default copy with its interval."""
     out = []
     for f in tune.findings(data.run, data.scenarios):
-        gains = [{"label": r.row.scenario.metric.labels.name(r.row.scenario).strip(), "verdict": r.verdict.word.value,
-                  **{k: (getattr(r.verdict.ratio, a) - 1) * 100 for k, a in (("median", "value"), ("low", "low"),
-                                                                              ("high", "high"))}}
-                 for r in f.remedies if r.verdict is not None]  # fmt: skip
+        gains = [
+            {
+                "label": r.row.scenario.metric.labels.name(r.row.scenario).strip(),
+                "verdict": r.verdict.word.value,
+                **{
+                    k: (getattr(r.verdict.ratio, a) - 1) * 100
+                    for k, a in (("median", "value"), ("low", "low"), ("high", "high"))
+                },
+            }
+            for r in f.remedies
+            if r.verdict is not None
+        ]
         better = "shorter is better" if f.group == "latency" else "higher is better"
         title = f"tune, {f.group}: each remedy against the default copy ({better})"
         fig = charts.remedy_figure(f"{prefix}remedies-{f.group}", title, gains)
@@ -174,22 +186,45 @@ def _fleet_tables(data: StoredRun) -> list[dict[str, Any]]:
         return []
     rows = fleet.host_rows(data, policy.resolve(data.run.options.policy))
     hosts = [
-        [r.host.name, ", ".join(r.host.groups), server(r), r.negotiated("kex") or "-", r.negotiated("cipher") or "-",
-         str(len(r.weak)), ms(r.connect.median) if r.connect else "-",
-         ms_range(r.connect.ci_low, r.connect.ci_high) if r.connect else "-",
-         r.host.failure or ("measured" if r.measured else str(r.status))]
+        [
+            r.host.name,
+            ", ".join(r.host.groups),
+            server(r),
+            r.negotiated("kex") or "-",
+            r.negotiated("cipher") or "-",
+            str(len(r.weak)),
+            ms(r.connect.median) if r.connect else "-",
+            ms_range(r.connect.ci_low, r.connect.ci_high) if r.connect else "-",
+            r.host.failure or ("measured" if r.measured else str(r.status)),
+        ]
         for r in rows
-    ]  # fmt: skip
+    ]
     groups = [
         [g.name, str(g.hosts), str(g.measured), ms(g.connect) if g.connect is not None else "-", str(g.weak_hosts)]
         for g in fleet.group_rows(rows)
     ]
     return [
-        {"title": "Hosts", "header": ["host", "groups", "server", "kex (default)", "cipher (default)", "weak offered",
-                                      "connect ms", "95% CI", "state"], "rows": hosts},
-        {"title": "Groups", "header": ["group", "hosts", "measured", "connect ms (median of hosts)",
-                                       "hosts offering weak"], "rows": groups},
-    ]  # fmt: skip
+        {
+            "title": "Hosts",
+            "header": [
+                "host",
+                "groups",
+                "server",
+                "kex (default)",
+                "cipher (default)",
+                "weak offered",
+                "connect ms",
+                "95% CI",
+                "state",
+            ],
+            "rows": hosts,
+        },
+        {
+            "title": "Groups",
+            "header": ["group", "hosts", "measured", "connect ms (median of hosts)", "hosts offering weak"],
+            "rows": groups,
+        },
+    ]
 
 
 def _environment(run: RunRecord) -> list[str]:

@@ -11,9 +11,10 @@ from rich.table import Table
 
 from sshbench.analyse.claims.collect import bound_claims
 from sshbench.analyse.results import Row, build_rows
+from sshbench.discovery import Profile
 from sshbench.joboptions import JobOptions
 from sshbench.model import Direction, Kind
-from sshbench.records import MemoryRecord, Profile, RunRecord, ServerReport, StoredScenario
+from sshbench.records import MemoryRecord, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
     ci_cell,
     hidden_note,
@@ -44,8 +45,9 @@ def _negotiated(profile: Profile | None) -> str:
 def overview_table(servers: Sequence[ServerReport], opts: JobOptions | None = None) -> Table:
     """Return one row per server: software, settings, CPU accounting, offer size, negotiation (a host of the
     user's: measured as it is, with what the embedded servers' limits left alone)."""
-    table = Table(title="Servers (kex / host key / cipher / MAC negotiated)", title_justify="left", show_lines=True,
-                  **PLAIN)  # fmt: skip
+    table = Table(
+        title="Servers (kex / host key / cipher / MAC negotiated)", title_justify="left", show_lines=True, **PLAIN
+    )
     for col in ("server", "software", "settings used", "offers", "default profile", "strict profile"):
         table.add_column(col)
     for report in servers:
@@ -75,8 +77,15 @@ def overview_table(servers: Sequence[ServerReport], opts: JobOptions | None = No
 
 def _remote_settings(opts: JobOptions | None) -> list[str]:
     """Return how a host of the user's was measured: as it is, and which of the run's limits it was not given."""
-    left = [name for name, given in (("--link", opts and opts.link), ("--server-cpu", opts and opts.server_cpu),
-                                     ("--emulate", opts and opts.emulate)) if given]  # fmt: skip
+    left = [
+        name
+        for name, given in (
+            ("--link", opts and opts.link),
+            ("--server-cpu", opts and opts.server_cpu),
+            ("--emulate", opts and opts.emulate),
+        )
+        if given
+    ]
     out = ["a host of yours, as it is (your ssh configuration)"]
     if left:
         out.append(f"{', '.join(left)}: applied to the embedded servers only")

@@ -11,8 +11,9 @@ from rich.console import Console
 from sshbench import hints
 from sshbench.records import StoredRun
 from sshbench.render.clients import print_clients
-from sshbench.render.console import print_environment, print_results
+from sshbench.render.console import print_results
 from sshbench.render.discovery import print_discovery, print_negotiation
+from sshbench.render.header import print_environment
 from sshbench.render.servers import print_servers
 from sshbench.render.sweep import print_sweep
 from sshbench.render.tools import print_efficiency
@@ -80,8 +81,11 @@ def print_clients_run(console: Console, stored: StoredRun, db: Path, discovery_o
 
         opts = s.run.options
         print_effects(c, s.run, setting_effects(ranked(s.scenarios, opts.plan.ci_target, opts.margin), opts.margin))
-        c.print(f"  `{hints.sshbench('recommend', str(s.run.id))}` names the fastest library per job and "
-                "language, as code", highlight=False, markup=False)  # fmt: skip
+        c.print(
+            f"  `{hints.sshbench('recommend', str(s.run.id))}` names the fastest library per job and language, as code",
+            highlight=False,
+            markup=False,
+        )
 
     _page(console, stored, db, lambda c, s: print_clients(c, s.run), _results, hint)
 

@@ -55,8 +55,12 @@ def latency_dimension_columns(rows: Sequence[DimensionRow], kind: str, policy: P
         Column("key exchange" if kind == "kex" else "host key", tuple(r.algorithm for r in mine), fold=True),
         Column("ms (95% CI)", tuple(_est(r.estimate, METRICS[Kind.LATENCY], r.failure) for r in mine), right=True),
         Column("n", tuple(str(r.estimate.n) if r.estimate else "0" for r in mine), right=True),
-        Column("", tuple(inline_bar(r.estimate.median, longest) if r.estimate else "" for r in mine), shed=1,
-               hidden_as="bar"),
+        Column(
+            "",
+            tuple(inline_bar(r.estimate.median, longest) if r.estimate else "" for r in mine),
+            shed=1,
+            hidden_as="bar",
+        ),
         Column("measured", tuple(r.basis for r in mine), shed=3, hidden_as="how measured"),
         Column("policy", tuple(_verdict(policy, kind, r.algorithm) for r in mine)),
     ]
@@ -73,9 +77,11 @@ def transfer_dimension_columns(rows: Sequence[DimensionRow], kind: str, policy: 
     def way(direction: str) -> tuple[str, ...]:
         """Return one direction's cells."""
         return tuple(
-            _est(by_name[n][direction].estimate, failure=by_name[n][direction].failure) if direction in by_name[n]
-            else "-" for n in names
-        )  # fmt: skip
+            _est(by_name[n][direction].estimate, failure=by_name[n][direction].failure)
+            if direction in by_name[n]
+            else "-"
+            for n in names
+        )
 
     basis = [by_name[n].get("down") or by_name[n].get("up") for n in names]
     ways = [d for d in ("down", "up") if any(d in by_name[n] for n in names)]  # a way not measured has no column
@@ -172,8 +178,10 @@ def print_sweep(console: Console, run: RunRecord, stored: Sequence[StoredScenari
             _print_fitted(console, title, latency_dimension_columns(dims, kind, pol), failure_lines(dims, kind))
     for kind in ("cipher", "mac"):
         if any(r.kind == kind for r in dims):
-            title = (f"Throughput per {'cipher' if kind == 'cipher' else 'MAC'}, {symbol('MB/s')}: median (95% CI), "
-                     "higher is better")  # fmt: skip
+            title = (
+                f"Throughput per {'cipher' if kind == 'cipher' else 'MAC'}, {symbol('MB/s')}: median (95% CI), "
+                "higher is better"
+            )
             _print_fitted(console, title, transfer_dimension_columns(dims, kind, pol), failure_lines(dims, kind))
     combos = sweep.combinations(stored)
     ways = sweep.measured_directions(stored)
@@ -184,8 +192,10 @@ def print_sweep(console: Console, run: RunRecord, stored: Sequence[StoredScenari
         notes = notes if any(c.predicted for c in combos[:top]) else []
         missing = sweep.predictions(stored)[1]
         if missing:
-            notes.append(f"  not predicted ({len(missing)}): the model's interval would reach beyond +-50 % or it "
-                         f"broke down: {names(missing)}")  # fmt: skip
+            notes.append(
+                f"  not predicted ({len(missing)}): the model's interval would reach beyond +-50 % or it "
+                f"broke down: {names(missing)}"
+            )
         _print_fitted(console, title, top_columns(combos, pol, top, ways), notes)
     rec = run_recommendation(run, stored, pol)
     print_recommendation(console, rec, host_for(run), run.source, measured_under(run.environment))

@@ -33,8 +33,11 @@ def _gain(r: tune.Remedy) -> str:
         likely = f"; about {more} more round{'s' if more > 1 else ''} would likely decide" if more else ""
         return f"{numbers}, {v.ratio.n} rounds: not told apart yet{likely})"
     if v.word is Word.FASTER:
-        return numbers + (", faster: worth a change)" if r.helps else
-                          f", faster but within the ±{v.margin:.0%} margin: not worth a change)")  # fmt: skip
+        return numbers + (
+            ", faster: worth a change)"
+            if r.helps
+            else f", faster but within the ±{v.margin:.0%} margin: not worth a change)"
+        )
     return f"{numbers}, {v.word.value})"
 
 
@@ -43,8 +46,9 @@ RTTS = (("min RTT", "min_rtt_ms"), ("smoothed RTT", "rtt_ms"), ("receiver's RTT"
 
 def _rtts(evidence: Mapping[str, Any]) -> str:
     """Return the round trips the kernel saw: the path's (minimum) and the smoothed one (queues included)."""
-    words = [f"{name} {float(v):.1f} ms" for name, key in RTTS
-             if isinstance(v := evidence.get(key), int | float) and v > 0]  # fmt: skip
+    words = [
+        f"{name} {float(v):.1f} ms" for name, key in RTTS if isinstance(v := evidence.get(key), int | float) and v > 0
+    ]
     return ", ".join(words[:2]) or "no RTT read"
 
 
@@ -53,14 +57,19 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
     found = tune.findings(run, stored)
     if not found:
         return
-    console.print("Why, and what fixes it (each remedy measured against the default, paired per round):",
-                  style="bold", highlight=False)  # fmt: skip
+    console.print(
+        "Why, and what fixes it (each remedy measured against the default, paired per round):",
+        style="bold",
+        highlight=False,
+    )
     payload = run.options.payload
     if payload == "text":
         console.print(f"  payload: the fixed text corpus (gzip shrinks it {text_ratio():.2f} times)", highlight=False)
     elif payload in ("zero", "random"):
-        console.print(f"  payload: {'zeros (compress to nothing)' if payload == 'zero' else 'random (incompressible)'}",
-                      highlight=False)  # fmt: skip
+        console.print(
+            f"  payload: {'zeros (compress to nothing)' if payload == 'zero' else 'random (incompressible)'}",
+            highlight=False,
+        )
     for f in found:
         metric = f.default.scenario.metric
         assert f.default.summary is not None and f.copy.summary is not None
@@ -69,8 +78,10 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         else:
             size = f" of {f.copy_bytes / 1e6:.0f} MB" if f.copy_bytes else ""
             steady = f"{metric.format(f.default.summary.median)} {metric.unit}"
-            line = (f"  {f.group}: default {steady} steady (a copy{size} with its handshake: "
-                    f"{metric.format(f.copy.summary.median)} {metric.unit}, what remedies are compared with)")
+            line = (
+                f"  {f.group}: default {steady} steady (a copy{size} with its handshake: "
+                f"{metric.format(f.copy.summary.median)} {metric.unit}, what remedies are compared with)"
+            )
         if f.bound is not None:
             line += f": {bounds.describe(f.bound)}"
             evidence = f.bound.evidence
@@ -104,16 +115,29 @@ def _print_paste(console: Console, run: RunRecord, found: Sequence[tune.Finding]
     open_ = tune.undecided(found)
     bare = [f.group for f in found if not f.remedies]
     if bare:
-        console.print(f"  no remedy measured yet for {', '.join(bare)}: nothing is pasted or kept from this run",
-                      highlight=False)  # fmt: skip
+        console.print(
+            f"  no remedy measured yet for {', '.join(bare)}: nothing is pasted or kept from this run", highlight=False
+        )
     elif open_:
-        more = max((max(DECIDING_PAIRS - r.verdict.ratio.n, r.verdict.more or 0) if r.verdict else DECIDING_PAIRS)
-                   for r in open_)  # fmt: skip
-        console.print(f"  not told apart yet: {len(open_)} remed{'ies' if len(open_) > 1 else 'y'} against the "
-                      f"default (about {more} more round{'s' if more > 1 else ''} would likely decide: raise "
-                      f"--max-time)", highlight=False)  # fmt: skip
+        more = max(
+            (max(DECIDING_PAIRS - r.verdict.ratio.n, r.verdict.more or 0) if r.verdict else DECIDING_PAIRS)
+            for r in open_
+        )
+        console.print(
+            f"  not told apart yet: {len(open_)} remed{'ies' if len(open_) > 1 else 'y'} against the "
+            f"default (about {more} more round{'s' if more > 1 else ''} would likely decide: raise "
+            f"--max-time)",
+            highlight=False,
+        )
     elif not pasted["ssh_config"] and not pasted["commands"]:
-        console.print(f"  no remedy beats the default by more than the ±{run.options.margin:.0%} margin (each from "
-                      f"{DECIDING_PAIRS} rounds or more): keep it", highlight=False)  # fmt: skip
-    console.print(f"  (pasted: a gain whose whole 95 % interval lies beyond the ±{run.options.margin:.0%} margin, "
-                  f"from {DECIDING_PAIRS} rounds or more; --margin sets it)", highlight=False, style="dim")  # fmt: skip
+        console.print(
+            f"  no remedy beats the default by more than the ±{run.options.margin:.0%} margin (each from "
+            f"{DECIDING_PAIRS} rounds or more): keep it",
+            highlight=False,
+        )
+    console.print(
+        f"  (pasted: a gain whose whole 95 % interval lies beyond the ±{run.options.margin:.0%} margin, "
+        f"from {DECIDING_PAIRS} rounds or more; --margin sets it)",
+        highlight=False,
+        style="dim",
+    )

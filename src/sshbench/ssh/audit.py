@@ -19,8 +19,8 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from sshbench.discovery import AlgorithmRating, Rating, ServerOffer
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.records import AlgorithmRating, Rating, ServerOffer
 
 PROBE_FAILED = "could not read the server's algorithm lists: "
 PROBE_DEADLINE = 10.0  # seconds for the whole probe: connect, banner, KEXINIT

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from sshbench.discovery import ALGORITHM_KINDS, Discovery, Profile, ServerOffer, is_measurable
 from sshbench.errors import SshbenchError
 from sshbench.model import STRICT_PROFILE
-from sshbench.records import ALGORITHM_KINDS, Discovery, Profile, ServerOffer, is_measurable
 from sshbench.ssh import audit
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import run_quick, run_timed

@@ -214,8 +214,14 @@ def read_io(fd: int) -> tuple[int, int] | None:
 class _Watch:
     """Read a running process's stderr (timestamped lines), a little stdout and its I/O counters until it exits."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], clock: Clock, probe: float | None,
-                 arrived: Callable[[], int] | None, mark: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        clock: Clock,
+        probe: float | None,
+        arrived: Callable[[], int] | None,
+        mark: str | None = None,
+    ) -> None:
         assert proc.stderr is not None
         self.proc, self.clock, self.probe, self.arrived, self.mark = proc, clock, probe, arrived, mark
         self.cpu_at_mark: float | None = None

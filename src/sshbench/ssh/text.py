@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from sshbench.discovery import Negotiated
 from sshbench.model import PHASES, SKIPPED
-from sshbench.records import Negotiated
 
 ALGORITHM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}$")
 _TRANSFERRED = re.compile(r"Transferred: sent (\d+), received (\d+) bytes")

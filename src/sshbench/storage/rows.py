@@ -46,8 +46,9 @@ def write_error(path: Path, exc: sqlite3.Error) -> SshbenchError:
         fix = "another sshbench is writing to it: wait for it, or use another --db"
     elif name == "SQLITE_READONLY":
         fix = "make the database writable, or choose another --db"
-    return SshbenchError(f"could not write to the results database: {exc}", place=str(path), fix=fix,
-                         code=ExitCode.STORAGE)  # fmt: skip
+    return SshbenchError(
+        f"could not write to the results database: {exc}", place=str(path), fix=fix, code=ExitCode.STORAGE
+    )
 
 
 @contextmanager

@@ -16,13 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sshbench import hints, leases
+from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.model import Kind, RunStatus, Sample, Scenario
 from sshbench.records import (
     SCHEMA_VERSION,
-    Discovery,
     Fleet,
     MemoryRecord,
     RunRecord,
@@ -36,6 +36,8 @@ from sshbench.storage.rows import damaged, host_scenarios, open_error, run_recor
 from sshbench.storage.schema import ADDED_COLUMNS, SCHEMA
 
 BUSY_TIMEOUT_MS = 5000  # wait this long for another sshbench's write before reporting the database locked
+
+
 def default_db_path() -> Path:
     """Return $XDG_DATA_HOME/sshbench/sshbench.db (default ~/.local/share/sshbench/sshbench.db)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -199,17 +201,30 @@ class Store:
             raise write_error(self.path, exc) from None
 
     def create_run(
-        self, options: JobOptions, target: str, environment: Environment, parent: int | None = None,
+        self,
+        options: JobOptions,
+        target: str,
+        environment: Environment,
+        parent: int | None = None,
         started_at: str | None = None,
-    ) -> int:  # fmt: skip
+    ) -> int:
         """Insert a new run in status 'running' (a fleet's host run names its fleet) and return its id."""
         with self._writing() as db:
             cur = db.execute(
                 "INSERT INTO runs (started_at, updated_at, status, command, target, options, environment, owner,"
                 " parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (started_at or _now(), _now(), RunStatus.RUNNING.value, options.command.value, target,
-                 json.dumps(options.to_dict()), json.dumps(environment.to_dict()), leases.me().text, parent),
-            )  # fmt: skip
+                (
+                    started_at or _now(),
+                    _now(),
+                    RunStatus.RUNNING.value,
+                    options.command.value,
+                    target,
+                    json.dumps(options.to_dict()),
+                    json.dumps(environment.to_dict()),
+                    leases.me().text,
+                    parent,
+                ),
+            )
         assert cur.lastrowid is not None
         return cur.lastrowid
 
@@ -273,11 +288,27 @@ class Store:
                 "INSERT INTO samples (scenario_id, round, warmup, ok, value, wall, nbytes, client_cpu,"
                 " phases, error, taken_at, server_cpu, client_rss, server_rss, client_system, tcp, client_cpu_setup,"
                 " server_cpu_setup) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (scenario_id, s.round, int(s.warmup), int(s.ok), s.value, s.wall, s.nbytes, s.client_cpu,
-                 json.dumps(dict(s.phases)) if s.phases else None, s.error, _now(), s.server_cpu, s.client_rss,
-                 s.server_rss, s.client_system, json.dumps(s.tcp) if s.tcp else None, s.client_cpu_setup,
-                 s.server_cpu_setup),
-            )  # fmt: skip
+                (
+                    scenario_id,
+                    s.round,
+                    int(s.warmup),
+                    int(s.ok),
+                    s.value,
+                    s.wall,
+                    s.nbytes,
+                    s.client_cpu,
+                    json.dumps(dict(s.phases)) if s.phases else None,
+                    s.error,
+                    _now(),
+                    s.server_cpu,
+                    s.client_rss,
+                    s.server_rss,
+                    s.client_system,
+                    json.dumps(s.tcp) if s.tcp else None,
+                    s.client_cpu_setup,
+                    s.server_cpu_setup,
+                ),
+            )
 
     def add_memory(self, run_id: int, records: list[MemoryRecord]) -> None:
         """Store memory snapshots (one row per server, state and process role) immediately."""

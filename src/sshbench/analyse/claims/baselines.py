@@ -87,9 +87,17 @@ def baseline_claims(way: str, rows: Sequence[Row], items: Sequence[Efficiency]) 
             f"({len(beaten)} SSH cop{'y' if len(beaten) == 1 else 'ies'} above it): a ceiling lower than what it "
             "caps is a broken measurement, not a finding, so no share of it is shown"
         )
-        evidence = {"baseline": name, "baseline_MBps": base_rate,
-                    "above": [{"row": e.row.scenario.metric.labels.name(e.row.scenario),
-                               "MBps": e.row.summary.median if e.row.summary else None} for e in beaten]}  # fmt: skip
+        evidence = {
+            "baseline": name,
+            "baseline_MBps": base_rate,
+            "above": [
+                {
+                    "row": e.row.scenario.metric.labels.name(e.row.scenario),
+                    "MBps": e.row.summary.median if e.row.summary else None,
+                }
+                for e in beaten
+            ],
+        }
         out.append(Claim(ClaimKind.BASELINE, f"{way} {name}", text, evidence))
     return out
 
@@ -99,11 +107,17 @@ def shares_claims(way: str, items: Sequence[Efficiency]) -> list[Claim]:
     out = []
     for e in items:
         label = e.row.scenario.metric.labels.name(e.row.scenario)
-        parts = [f"{share(v)} of {BASELINE_NAMES[n]}" for n, v in
-                 (("tcp", e.of_tcp), ("rsyncd", e.of_rsyncd), ("crypto", e.of_crypto)) if v is not None]  # fmt: skip
+        parts = [
+            f"{share(v)} of {BASELINE_NAMES[n]}"
+            for n, v in (("tcp", e.of_tcp), ("rsyncd", e.of_rsyncd), ("crypto", e.of_crypto))
+            if v is not None
+        ]
         if parts:
             evidence = {
-                "of_tcp": e.of_tcp, "of_rsyncd": e.of_rsyncd, "of_crypto": e.of_crypto, "failed": list(e.failed)
-            }  # fmt: skip
+                "of_tcp": e.of_tcp,
+                "of_rsyncd": e.of_rsyncd,
+                "of_crypto": e.of_crypto,
+                "failed": list(e.failed),
+            }
             out.append(Claim(ClaimKind.BASELINE, f"{way} {label}", f"{way}: {label}: " + ", ".join(parts), evidence))
     return out

@@ -18,9 +18,12 @@ WAYS = {"down": "download", "up": "upload"}
 
 
 def caveats(
-    excluded: Sequence[tuple[str, str, str]], combos: Sequence[Combo], allowed: Sequence[Combo],
-    directions: Sequence[str], margin: float,
-) -> list[Claim]:  # fmt: skip
+    excluded: Sequence[tuple[str, str, str]],
+    combos: Sequence[Combo],
+    allowed: Sequence[Combo],
+    directions: Sequence[str],
+    margin: float,
+) -> list[Claim]:
     """Return what the user should know about these recommendations."""
     out = []
     cbc = [a for k, a, _ in excluded if k == "cipher" and a.endswith("-cbc")]
@@ -28,19 +31,36 @@ def caveats(
         out.append(_caveat("policy", f"CBC excluded by policy ({', '.join(cbc)})", {"excluded": cbc}))
     if combos and allowed and combos[0] is not allowed[0]:
         best, ok = combos[0], allowed[0]
-        cost = gain(ok.combined_rounds(), best.combined_rounds(), best.label, True, margin,
-                    predicted=ok.predicted or best.predicted)  # fmt: skip
+        cost = gain(
+            ok.combined_rounds(),
+            best.combined_rounds(),
+            best.label,
+            True,
+            margin,
+            predicted=ok.predicted or best.predicted,
+        )
         text = f"what the policy costs: its fastest, {ok.label}, against the fastest of all: " + cost.text("rate")
         out.append(_caveat("policy", text, cost.to_dict()))
     if any(c.predicted for c in combos[:3]):
-        out.append(_caveat("predictions", "predicted combinations (not measured together) are marked and no gain is "
-                           "claimed for them; confirm with `sshbench throughput --cipher C --mac M`"))  # fmt: skip
+        out.append(
+            _caveat(
+                "predictions",
+                "predicted combinations (not measured together) are marked and no gain is "
+                "claimed for them; confirm with `sshbench throughput --cipher C --mac M`",
+            )
+        )
     if len(directions) == 1:
         only = WAYS.get(directions[0], directions[0])
-        out.append(_caveat("directions", f"only {only} was measured: every rate and gain here is a {only} rate",
-                           {"directions": list(directions)}))  # fmt: skip
-    out.append(_caveat("scope", "rates are for this machine and link; on a slow link the cipher matters less than "
-                       "the link"))  # fmt: skip
+        out.append(
+            _caveat(
+                "directions",
+                f"only {only} was measured: every rate and gain here is a {only} rate",
+                {"directions": list(directions)},
+            )
+        )
+    out.append(
+        _caveat("scope", "rates are for this machine and link; on a slow link the cipher matters less than the link")
+    )
     return out
 
 
@@ -55,8 +75,9 @@ def measured_under(env: Environment) -> str | None:
     if env.emulation:
         parts.append(f"emulated hardware {env.emulation.name} (in {' and '.join(env.emulation.applies_to)})")
     if env.link:
-        parts.append(f"an emulated link {env.link.name} ({env.link.rate_bits / 1e6:g} Mbit/s, "
-                     f"{env.link.rtt_s * 1e3:g} ms RTT)")  # fmt: skip
+        parts.append(
+            f"an emulated link {env.link.name} ({env.link.rate_bits / 1e6:g} Mbit/s, {env.link.rtt_s * 1e3:g} ms RTT)"
+        )
     share = env.embedded.cpu_share if env.embedded else None
     if share:
         parts.append(f"a server CPU limit of {format_value('share', share)} of one CPU")

@@ -44,9 +44,17 @@ class Pick:
         value = f"{format_value(unit, s.median)} {unit}"
         text = f"{JOBS[self.group]}: {sc.metric.labels.name(sc)}, {value}"
         text += "".join(f"; {g.text(role)}" for role, g in self.against)
-        return Claim(ClaimKind.FASTEST, self.group, text,
-                     {"row": sc.metric.labels.name(sc), "median": s.median, "unit": unit,
-                      "against": {role: g.to_dict() for role, g in self.against}})  # fmt: skip
+        return Claim(
+            ClaimKind.FASTEST,
+            self.group,
+            text,
+            {
+                "row": sc.metric.labels.name(sc),
+                "median": s.median,
+                "unit": unit,
+                "against": {role: g.to_dict() for role, g in self.against},
+            },
+        )
 
 
 def _rounds(row: Row) -> dict[int, float]:
@@ -75,13 +83,17 @@ def picks(groups: Mapping[str, Sequence[Row]], libraries: Sequence[str], margin:
             continue
         better = best.scenario.metric.higher_is_better
         own = [r for r in libs if r.scenario.client == best.scenario.client and r.scenario.mode is None]
-        others = [_best(own) if best.scenario.mode == "tuned" else None,
-                  _best([r for r in libs if r.scenario.client != best.scenario.client]),
-                  _best([r for r in rows if (r.scenario.client or OPENSSH_CLIENT) == OPENSSH_CLIENT])]  # fmt: skip
+        others = [
+            _best(own) if best.scenario.mode == "tuned" else None,
+            _best([r for r in libs if r.scenario.client != best.scenario.client]),
+            _best([r for r in rows if (r.scenario.client or OPENSSH_CLIENT) == OPENSSH_CLIENT]),
+        ]
         roles = ("its default settings", "next library", "OpenSSH")
-        against = tuple((role, gain(_rounds(best), _rounds(o), o.scenario.metric.labels.name(o.scenario), better,
-                                    margin))
-                        for role, o in zip(roles, others, strict=True) if o is not None)  # fmt: skip
+        against = tuple(
+            (role, gain(_rounds(best), _rounds(o), o.scenario.metric.labels.name(o.scenario), better, margin))
+            for role, o in zip(roles, others, strict=True)
+            if o is not None
+        )
         out.append(Pick(group, best, against))
     return out
 
@@ -119,9 +131,18 @@ def setting_effects(groups: Mapping[str, Sequence[Row]], margin: float) -> list[
             sc = row.scenario
             if sc.client is None or sc.mode != "tuned" or row.summary is None:
                 continue
-            default = next((r for r in rows if r.summary is not None and r.scenario.client == sc.client
-                            and r.scenario.mode is None and r.scenario.cipher == sc.cipher
-                            and r.scenario.server == sc.server), None)  # fmt: skip
+            default = next(
+                (
+                    r
+                    for r in rows
+                    if r.summary is not None
+                    and r.scenario.client == sc.client
+                    and r.scenario.mode is None
+                    and r.scenario.cipher == sc.cipher
+                    and r.scenario.server == sc.server
+                ),
+                None,
+            )
             ratio = ratio_of(row, default) if default is not None else None
             ok = ratio is not None and ratio.paired and ratio.n >= MIN_PAIRS
             verdict = judge(ratio, sc.metric.higher_is_better, margin) if ratio is not None and ok else None
@@ -132,8 +153,12 @@ def setting_effects(groups: Mapping[str, Sequence[Row]], margin: float) -> list[
 def libraries_of(clients: Mapping[str, Mapping[str, str]], language: str | None = None) -> list[str]:
     """Return the clients a run's environment names as libraries (the first runs said so only by a start time), of
     one language when one is given (runs before Go's driver name none: Python)."""
-    return [name for name, about in clients.items() if about.get("kind", "library" if "start_s" in about else "")
-            == "library" and language in (None, about.get("language", "Python"))]  # fmt: skip
+    return [
+        name
+        for name, about in clients.items()
+        if about.get("kind", "library" if "start_s" in about else "") == "library"
+        and language in (None, about.get("language", "Python"))
+    ]
 
 
 def languages_of(clients: Mapping[str, Mapping[str, str]]) -> dict[str, list[str]]:

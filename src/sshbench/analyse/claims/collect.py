@@ -73,8 +73,9 @@ def tools_claims(run: RunRecord, groups: Mapping[str, Sequence[Row]]) -> list[Cl
 
 def run_recommendation(run: RunRecord, stored: Sequence[StoredScenario], policy: Policy) -> Recommendation:
     """Return a run's recommendation under a policy, with its margin and the conditions it was measured under."""
-    return recommend(stored, run.discovery, policy, run.options.full_latency, run.options.margin,
-                     conditions_claim(run.environment))  # fmt: skip
+    return recommend(
+        stored, run.discovery, policy, run.options.full_latency, run.options.margin, conditions_claim(run.environment)
+    )
 
 
 def recommendation_claims(rec: Recommendation) -> list[Claim]:

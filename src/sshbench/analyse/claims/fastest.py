@@ -18,10 +18,10 @@ from typing import Any
 from sshbench.analyse.claims.core import Claim, ClaimKind, margin_text, names
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row
+from sshbench.discovery import Discovery, Negotiated
 from sshbench.kex import is_post_quantum
 from sshbench.model import Kind, not_measurable
 from sshbench.ratios import MARGIN, Standing
-from sshbench.records import Discovery, Negotiated
 from sshbench.stats import MIN_RANKED
 
 PQ_LOSS = (
@@ -64,8 +64,11 @@ class Pick:
 def _fields(row: Row) -> list[tuple[str, str]]:
     """Return the (kind, algorithm) pairs a row is named by."""
     sc = row.scenario
-    names_ = [("kex", sc.kex), ("hostkey", sc.hostkey)] if sc.kind is Kind.LATENCY else [
-        ("cipher", sc.cipher), ("mac", sc.mac)]  # fmt: skip
+    names_ = (
+        [("kex", sc.kex), ("hostkey", sc.hostkey)]
+        if sc.kind is Kind.LATENCY
+        else [("cipher", sc.cipher), ("mac", sc.mac)]
+    )
     return [(k, a) for k, a in names_ if a is not None]
 
 
@@ -135,8 +138,11 @@ def sentence(p: Pick, rating_note: str = "") -> str:
     """Return the claim about a result group's leader, its equals, its pick and what was not measured."""
     label = p.leader.scenario.metric.labels.name
     if p.outright:
-        text = _named(p.leader) + rating_note + (
-            ", the only row measured" if p.ranked == 1 else ", significantly ahead of every other row measured")
+        text = (
+            _named(p.leader)
+            + rating_note
+            + (", the only row measured" if p.ranked == 1 else ", significantly ahead of every other row measured")
+        )
     else:
         text = f"{_named(p.leader)}{rating_note} leads"
     if p.equivalent:
@@ -172,9 +178,13 @@ def evidence(p: Pick) -> dict[str, Any]:
     def one(r: Row) -> dict[str, Any]:
         """Return one row's median and its verdict against the leader."""
         s = r.summary
-        return {"row": r.scenario.metric.labels.name(r.scenario), "median": s.median if s else None,
-                "n": s.n if s else 0, "standing": r.standing.value if r.standing else None,
-                "against_leader": r.against_leader.to_dict() if r.against_leader else None}  # fmt: skip
+        return {
+            "row": r.scenario.metric.labels.name(r.scenario),
+            "median": s.median if s else None,
+            "n": s.n if s else 0,
+            "standing": r.standing.value if r.standing else None,
+            "against_leader": r.against_leader.to_dict() if r.against_leader else None,
+        }
 
     return {
         "leader": one(p.leader),
@@ -203,8 +213,14 @@ def fastest_claims(
         if p is None:
             if rows:
                 why = [f"{r.scenario.metric.labels.name(r.scenario)} ({_why_unmeasured(r)})" for r in rows]
-                out.append(Claim(ClaimKind.UNMEASURED, word, f"{word}: nothing ranked, so no fastest: {names(why)}",
-                                 {"unmeasured": why}))  # fmt: skip
+                out.append(
+                    Claim(
+                        ClaimKind.UNMEASURED,
+                        word,
+                        f"{word}: nothing ranked, so no fastest: {names(why)}",
+                        {"unmeasured": why},
+                    )
+                )
             continue
         note = _rating_note(discovery, "kex", p.leader.scenario.kex)
         out.append(Claim(ClaimKind.FASTEST, word, f"{word}: {sentence(p, note)}", evidence(p)))

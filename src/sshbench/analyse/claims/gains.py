@@ -51,14 +51,24 @@ class Gain:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
-        return {"baseline": self.baseline, "same": self.same, "predicted": self.predicted, "percent": self.percent,
-                "verdict": self.verdict.to_dict() if self.verdict else None}  # fmt: skip
+        return {
+            "baseline": self.baseline,
+            "same": self.same,
+            "predicted": self.predicted,
+            "percent": self.percent,
+            "verdict": self.verdict.to_dict() if self.verdict else None,
+        }
 
 
 def gain(
-    new: Mapping[int, float], old: Mapping[int, float], baseline: str, higher_is_better: bool,
-    margin: float = MARGIN, same: bool = False, predicted: bool = False,
-) -> Gain:  # fmt: skip
+    new: Mapping[int, float],
+    old: Mapping[int, float],
+    baseline: str,
+    higher_is_better: bool,
+    margin: float = MARGIN,
+    same: bool = False,
+    predicted: bool = False,
+) -> Gain:
     """Return the gain of `new` over `old` (per-round values) against the baseline's name."""
     if same or predicted or min(len(new), len(old)) < 3:
         return Gain(baseline, None, higher_is_better, same, predicted)
@@ -90,8 +100,12 @@ def keep_or_change(
     unmeasured = f"not measured: {names(why)}"
     evidence: dict[str, Any] = {"current": current, "unmeasured": {o.name: o.failure for o in missing}}
     if now is None:
-        return None, Claim(ClaimKind.KEEP, kind, f"your current {kind} {current} was not measured: nothing is said "
-                           f"about changing it", evidence)  # fmt: skip
+        return None, Claim(
+            ClaimKind.KEEP,
+            kind,
+            f"your current {kind} {current} was not measured: nothing is said about changing it",
+            evidence,
+        )
     quicker = []
     for o in measured:
         if o is now:
@@ -103,12 +117,16 @@ def keep_or_change(
             quicker.append((verdict.ratio.value, o.name))
     if quicker:
         best = min(quicker)[1]
-        text = f"{best} connects significantly quicker than your current {kind} {current}; switching means verifying " \
-               f"that host key in known_hosts first"
+        text = (
+            f"{best} connects significantly quicker than your current {kind} {current}; switching means verifying "
+            f"that host key in known_hosts first"
+        )
         return best, Claim(ClaimKind.KEEP, kind, text + (f"; {unmeasured}" if missing else ""), evidence)
     if missing:
-        text = f"of the {kind}s measured, none connects significantly quicker than your current {current}: no " \
-               f"HostKeyAlgorithms line; {unmeasured}, so nothing is said about them"
+        text = (
+            f"of the {kind}s measured, none connects significantly quicker than your current {current}: no "
+            f"HostKeyAlgorithms line; {unmeasured}, so nothing is said about them"
+        )
         return None, Claim(ClaimKind.KEEP, kind, text, evidence)
     text = f"no {kind} connects significantly quicker than your current {current}: keep it (no HostKeyAlgorithms line)"
     return None, Claim(ClaimKind.KEEP, kind, text, evidence)

@@ -20,13 +20,17 @@ def remedy(kind: BoundKind, row: Row, group: Sequence[Row], server_product: str 
     if kind is BoundKind.NETWORK:
         return "the path is the limit: a faster cipher will not help"
     if kind is BoundKind.TCP_WINDOW:
-        return ("raise the receiver's TCP buffer (net.ipv4.tcp_rmem, its maximum) or the sender's (tcp_wmem), or "
-                "several connections in parallel")  # fmt: skip
+        return (
+            "raise the receiver's TCP buffer (net.ipv4.tcp_rmem, its maximum) or the sender's (tcp_wmem), or "
+            "several connections in parallel"
+        )
     if kind is BoundKind.SSH_WINDOW:
         server = products.by_name(server_product)
         if row.scenario.direction is not Direction.DOWN and server and server.window_option:
-            return (f"a larger {server.window_option} for {server.name}, HPN-SSH's larger windows, or several "
-                    "connections in parallel")  # fmt: skip
+            return (
+                f"a larger {server.window_option} for {server.name}, HPN-SSH's larger windows, or several "
+                "connections in parallel"
+            )
         return "the cipher hardly matters; what helps: HPN-SSH's larger windows, or several connections in parallel"
     return _faster_choice(row, group, aes)
 

@@ -86,8 +86,9 @@ class AsyncSSH:
     async def _run(self, c: Any, command: str, stdin: Any, stdout: Any) -> Any:
         """conn.run in its two steps, so that a session the server never opens fails in OPEN_TIMEOUT seconds."""
         try:
-            process = await asyncio.wait_for(c.create_process(command, stdin=stdin, stdout=stdout, encoding=None),
-                                             OPEN_TIMEOUT)  # fmt: skip
+            process = await asyncio.wait_for(
+                c.create_process(command, stdin=stdin, stdout=stdout, encoding=None), OPEN_TIMEOUT
+            )
         except TimeoutError:
             raise TimeoutError(f"the server did not open the session within {OPEN_TIMEOUT} s") from None
         return await process.wait(check=False)

@@ -77,8 +77,9 @@ def parse(argv: list[str]) -> Args:
     p.add_argument("mode", choices=("exec", "connect", "get", "put", "version"))
     p.add_argument("operands", nargs="*")
     n = p.parse_args(argv)
-    return Args(n.host, n.port, n.user, tuple(n.key), tuple(n.known_hosts), n.cipher, n.mac, n.tuned, n.mode,
-                tuple(n.operands))  # fmt: skip
+    return Args(
+        n.host, n.port, n.user, tuple(n.key), tuple(n.known_hosts), n.cipher, n.mac, n.tuned, n.mode, tuple(n.operands)
+    )
 
 
 def say(text: str) -> None:

@@ -39,8 +39,12 @@ class LibSSH2:
         sock = socket.create_connection((a.host, a.port), timeout=10)
         sock.settimeout(None)
         sess = s.Session()
-        for method, name in ((s.LIBSSH2_METHOD_CRYPT_CS, a.cipher), (s.LIBSSH2_METHOD_CRYPT_SC, a.cipher),
-                             (s.LIBSSH2_METHOD_MAC_CS, a.mac), (s.LIBSSH2_METHOD_MAC_SC, a.mac)):  # fmt: skip
+        for method, name in (
+            (s.LIBSSH2_METHOD_CRYPT_CS, a.cipher),
+            (s.LIBSSH2_METHOD_CRYPT_SC, a.cipher),
+            (s.LIBSSH2_METHOD_MAC_CS, a.mac),
+            (s.LIBSSH2_METHOD_MAC_SC, a.mac),
+        ):
             if name:
                 sess.method_pref(method, name)
         sess.handshake(sock)
@@ -59,11 +63,13 @@ class LibSSH2:
         """Refuse a host key that is not in known_hosts for this host and port."""
         k, s = self.knownhost, self.session
         key, kind = sess.hostkey()
-        types = {s.LIBSSH2_HOSTKEY_TYPE_ED25519: k.LIBSSH2_KNOWNHOST_KEY_ED25519,
-                 s.LIBSSH2_HOSTKEY_TYPE_RSA: k.LIBSSH2_KNOWNHOST_KEY_SSHRSA,
-                 s.LIBSSH2_HOSTKEY_TYPE_ECDSA_256: k.LIBSSH2_KNOWNHOST_KEY_ECDSA_256,
-                 s.LIBSSH2_HOSTKEY_TYPE_ECDSA_384: k.LIBSSH2_KNOWNHOST_KEY_ECDSA_384,
-                 s.LIBSSH2_HOSTKEY_TYPE_ECDSA_521: k.LIBSSH2_KNOWNHOST_KEY_ECDSA_521}  # fmt: skip
+        types = {
+            s.LIBSSH2_HOSTKEY_TYPE_ED25519: k.LIBSSH2_KNOWNHOST_KEY_ED25519,
+            s.LIBSSH2_HOSTKEY_TYPE_RSA: k.LIBSSH2_KNOWNHOST_KEY_SSHRSA,
+            s.LIBSSH2_HOSTKEY_TYPE_ECDSA_256: k.LIBSSH2_KNOWNHOST_KEY_ECDSA_256,
+            s.LIBSSH2_HOSTKEY_TYPE_ECDSA_384: k.LIBSSH2_KNOWNHOST_KEY_ECDSA_384,
+            s.LIBSSH2_HOSTKEY_TYPE_ECDSA_521: k.LIBSSH2_KNOWNHOST_KEY_ECDSA_521,
+        }
         if kind not in types:
             raise RuntimeError(f"cannot verify a host key of libssh2 type {kind}")
         known = sess.knownhost_init()

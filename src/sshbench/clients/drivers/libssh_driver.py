@@ -33,9 +33,16 @@ class LibSSH:
             raise RuntimeError("ansible-pylibssh cannot choose a cipher or MAC")
         session = self.Session()
         key = Path(a.keys[0]).read_bytes() if a.keys else None
-        session.connect(host=a.host, port=a.port, user=a.user or None, private_key=key, look_for_keys=not key,
-                        host_key_checking=True, knownhosts=a.known_hosts[0] if a.known_hosts else None,
-                        timeout=10)  # fmt: skip
+        session.connect(
+            host=a.host,
+            port=a.port,
+            user=a.user or None,
+            private_key=key,
+            look_for_keys=not key,
+            host_key_checking=True,
+            knownhosts=a.known_hosts[0] if a.known_hosts else None,
+            timeout=10,
+        )
         return session
 
     def run(self, conn: Any, command: str, source: BinaryIO | None, sink: BinaryIO | None) -> int:

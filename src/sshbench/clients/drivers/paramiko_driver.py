@@ -41,14 +41,24 @@ class Paramiko:
         if a.mac:
             disabled["macs"] = [m for m in p.Transport._preferred_macs if m != a.mac]
         tuned = {"transport_factory": self._tuned_transport} if a.tuned else {}
-        client.connect(a.host, a.port, a.user or None, key_filename=list(a.keys) or None, look_for_keys=False,
-                       allow_agent=not a.keys, disabled_algorithms=disabled, timeout=10, **tuned)  # fmt: skip
+        client.connect(
+            a.host,
+            a.port,
+            a.user or None,
+            key_filename=list(a.keys) or None,
+            look_for_keys=False,
+            allow_agent=not a.keys,
+            disabled_algorithms=disabled,
+            timeout=10,
+            **tuned,
+        )
         return client
 
     def _tuned_transport(self, sock: Any, **kw: Any) -> Any:
         """Return a Transport with the larger window and packet size."""
-        return self.paramiko.Transport(sock, default_window_size=TUNED_WINDOW, default_max_packet_size=TUNED_PACKET,
-                                       **kw)  # fmt: skip
+        return self.paramiko.Transport(
+            sock, default_window_size=TUNED_WINDOW, default_max_packet_size=TUNED_PACKET, **kw
+        )
 
     def run(self, conn: Any, command: str, source: BinaryIO | None, sink: BinaryIO | None) -> int:
         """Send stdin, then read the command's output until it ends."""

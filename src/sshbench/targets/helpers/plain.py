@@ -48,6 +48,37 @@ def _rsyncd_config(remote: Path, folder: Path) -> Path:
     return config
 
 
+def _argvs(socat: str, rsync: str, plain: Listening, remote: Path, private: Path) -> list[list[str]]:
+    """Return the baselines' command lines: socat listening for uploads and for downloads, and the rsync daemon."""
+    address = plain.address
+    return [
+        [
+            socat,
+            "-u",
+            "-b",
+            str(BLOCK),
+            f"TCP-LISTEN:{plain.tcp_up},bind={address},reuseaddr,fork",
+            f"CREATE:{remote}/inbox/file",
+        ],
+        [
+            socat,
+            "-U",
+            "-b",
+            str(BLOCK),
+            f"TCP-LISTEN:{plain.tcp_down},bind={address},reuseaddr,fork",
+            f"OPEN:{remote}/outbox/file",
+        ],
+        [
+            rsync,
+            "--daemon",
+            "--no-detach",
+            f"--config={_rsyncd_config(remote, private)}",
+            f"--port={plain.rsyncd}",
+            f"--address={address}",
+        ],
+    ]
+
+
 @contextlib.contextmanager
 def plain_servers(
     remote: Path, link: EmulatedLink | None, server: LocalServer | None, private: Path
@@ -59,14 +90,7 @@ def plain_servers(
     ports = [free_port() for _ in range(3)] if link is None else [5301, 5302, 5303]  # own namespace: all free
     plain = Listening(address, ports[0], ports[1], ports[2])
     (remote / "inbox").mkdir(mode=0o700, exist_ok=True)
-    argvs = [
-        [socat, "-u", "-b", str(BLOCK), f"TCP-LISTEN:{plain.tcp_up},bind={address},reuseaddr,fork",
-         f"CREATE:{remote}/inbox/file"],
-        [socat, "-U", "-b", str(BLOCK), f"TCP-LISTEN:{plain.tcp_down},bind={address},reuseaddr,fork",
-         f"OPEN:{remote}/outbox/file"],
-        [rsync, "--daemon", "--no-detach", f"--config={_rsyncd_config(remote, private)}", f"--port={plain.rsyncd}",
-         f"--address={address}"],
-    ]  # fmt: skip
+    argvs = _argvs(socat, rsync, plain, remote, private)
 
     def started(proc: subprocess.Popen[bytes]) -> None:
         """Count and limit a baseline like the server (its cgroups and quota). The rsync daemon also runs on the

@@ -128,8 +128,11 @@ class OpenSSHServer(LocalServer):
             f"every algorithm {self.found_by} enabled"
             if self.algorithms
             else "the server's default algorithms (this build rejected the client's full lists)",
-            *(["PerSourcePenalties no (sshbench's probes and failed samples would get 127.0.0.1 refused)"]
-              if "PerSourcePenalties no" in self.version_lines else []),
+            *(
+                ["PerSourcePenalties no (sshbench's probes and failed samples would get 127.0.0.1 refused)"]
+                if "PerSourcePenalties no" in self.version_lines
+                else []
+            ),
             "UsePAM no, StrictModes no (throw-away server)",
             "HOME of sessions: an empty directory (no shell rc files); PermitUserRC no, PermitUserEnvironment no "
             "(nothing of your ~/.ssh runs)",
