@@ -115,9 +115,8 @@ def _job(server_cpu: bool, rounds: int) -> dict[str, list[float]]:
     import psutil
 
     from sshbench import jobs
-    from sshbench.joboptions import JobOptions, ToolsOptions
+    from sshbench.joboptions import JobOptions, Plan, ToolsOptions
     from sshbench.jobs import tools as job
-    from sshbench.model import Plan
     from sshbench.runkinds import RunKind
     from sshbench.storage.store import Store
 

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 from sshbench.measure.samplers import Payload, throughput_sample
-from sshbench.model import Direction, Kind, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
+from sshbench.samples import Sample
 from sshbench.ssh.destination import Target
 from sshbench.targets.link import linkcheck, links
 from sshbench.targets.link.netns import EmulatedLink

@@ -2,16 +2,18 @@
 
     .venv/bin/python benchmarks/faults.py --trials 100 --seed 1
 
-Each trial draws a command (run, throughput, servers, sweep; small plans against embedded servers; half of them
-with --emulate no-aesni), a fault and a moment (0.3-8 s after start), then checks:
+Each trial draws a command (run, throughput, servers, sweep, tune on loopback and across a link, clients; small
+plans against embedded servers; half of them with --emulate no-aesni where the command takes it), a fault and a
+moment (0.3-8 s after start; up to 30 s for tune and clients, whose set-up is longer), then checks:
   - leftovers: every process sshbench started (its process tree, sampled every 20 ms) still running 5 s after
     it exited; new /tmp/sshbench-* directories; new sshbench-* cgroups; new network namespaces; a lease file;
   - the database: PRAGMA integrity_check, and samples lost: a sample seen committed during the trial (the
     database is polled every 20 ms by a reader) that is missing afterwards, or after --resume;
   - that `history`, `show last` and (for a run left unfinished) `--resume` work.
 Faults: SIGINT, SIGTERM, SIGKILL of sshbench; SIGKILL of the embedded server's listener; SIGKILL of a running
-ssh client; a connection cut (`ss -K` on a connection to the embedded server). Everything runs in a private
-HOME and temporary database; only processes this script started (and their descendants) are signalled, by PID.
+client (ssh, dbclient or a library's driver); a connection cut (`ss -K` on a client's connection to the server).
+Everything runs in a private HOME and temporary database; only processes this script started (and their
+descendants) are signalled, by PID.
 
 Prints a Markdown table (per fault) and one line per trial with --verbose. Root is needed for cgroups and `ss -K`.
 """
@@ -91,7 +93,31 @@ COMMANDS = {
         "--max-time",
         "40s",
     ],
+    "tune": ["tune", "--max-time", "60s"],  # the defaults, then a master connection, key exchanges, ciphers
+    "tune-link": [  # an upload bound by Dropbear's window: N connections at once and a second, widened server
+        "tune",
+        "local:dropbear",
+        "--link",
+        "1gbit,40ms",
+        "--direction",
+        "up",
+        "--max-time",
+        "100s",
+    ],
+    "clients": [
+        "clients",
+        "--client",
+        "openssh,dropbear,paramiko,asyncssh",
+        "--cipher",
+        "aes128-gcm@openssh.com",
+        "--max-time",
+        "60s",
+    ],
 }
+LATEST = {"tune": 30.0, "tune-link": 30.0, "clients": 30.0}  # latest fault moment (s) where set-up takes longer
+NO_EMULATE = ("tune-link", "clients")  # --emulate would change what they exercise (a window bound, drivers)
+CLIENTS = ("ssh", "dbclient")  # client processes by name; the library drivers by their command line
+DRIVERS = ("sshbench.clients.drivers", "sshbench-gossh", "sshbench-russh")
 FAULTS = ("SIGINT", "SIGTERM", "SIGKILL", "kill-server", "kill-client", "cut-connection")
 GRACE = 5.0  # seconds after sshbench exits for what it started to be gone
 
@@ -178,13 +204,21 @@ def inject(fault: str, proc: subprocess.Popen[str]) -> bool:
             and p.ppid() == proc.pid
         ]
     elif fault == "kill-client":
-        victims = [p for p in kids if p.name() == "ssh" and p.ppid() == proc.pid]
+        victims = [p for p in kids if _is_client(p) and p.ppid() == proc.pid]
     else:
         return _cut(kids)
     for victim in victims[:1]:
         with contextlib.suppress(psutil.Error):
             victim.kill()
     return bool(victims)
+
+
+def _is_client(p: psutil.Process) -> bool:
+    """Return True for an SSH client sshbench drives: ssh, dbclient, or a library's driver."""
+    try:
+        return p.name() in CLIENTS or any(d in _cmd(p) for d in DRIVERS)
+    except psutil.Error:
+        return False
 
 
 def _cmd(p: psutil.Process) -> str:
@@ -196,10 +230,10 @@ def _cmd(p: psutil.Process) -> str:
 
 
 def _cut(kids: list[psutil.Process]) -> bool:
-    """Destroy one TCP connection of an ssh client to its embedded server (ss -K); return True if one was cut."""
+    """Destroy one TCP connection of a client to its embedded server (ss -K); return True if one was cut."""
     for p in kids:
         with contextlib.suppress(psutil.Error):
-            if p.name() != "ssh":
+            if not _is_client(p):
                 continue
             for c in p.net_connections(kind="tcp"):
                 if c.raddr and c.status == psutil.CONN_ESTABLISHED:
@@ -384,8 +418,9 @@ def main() -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="faults-") as tmp:
         for number in range(1, args.trials + 1):
-            draw = (rng.choice(list(COMMANDS)), rng.choice(FAULTS), round(rng.uniform(0.3, 8.0), 2), rng.random() < 0.5)
-            trial = Trial(number, *draw)
+            command, fault = rng.choice(list(COMMANDS)), rng.choice(FAULTS)
+            moment = round(rng.uniform(0.3, LATEST.get(command, 8.0)), 2)
+            trial = Trial(number, command, fault, moment, rng.random() < 0.5 and command not in NO_EMULATE)
             home = Path(tmp) / f"home-{number}"
             home.mkdir()
             run_trial(trial, home, args.timeout)

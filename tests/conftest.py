@@ -29,9 +29,13 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the backgrou
 
 
 @pytest.fixture(scope="session")
-def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Return a cache directory kept for the whole session (the Go driver and its modules are built once)."""
-    return tmp_path_factory.mktemp("cache")
+def shared_cache() -> Path:
+    """Return the suite's cache directory, kept between sessions: drivers sshbench builds from pinned sources (Go,
+    Rust) are stored under a hash of those sources and the toolchain (src/sshbench/builds.py), so a driver is built
+    again only when either changes; Go's modules and build cache are kept there too."""
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sshbench-tests"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
 
 
 @pytest.fixture
@@ -47,6 +51,7 @@ def cli_env(tmp_path: Path, shared_cache: Path) -> dict[str, str]:
         GOFLAGS="-modcacherw",
     )
     env.setdefault("GOMODCACHE", str(shared_cache / "gomod"))
+    env.setdefault("GOCACHE", str(shared_cache / "go-build"))
     for name, default in (("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")):  # rustup's, found by the real HOME
         if (Path.home() / default).is_dir():
             env.setdefault(name, str(Path.home() / default))

@@ -22,9 +22,10 @@ from sshbench.jobs.staging import Bench, Stager, Staging
 from sshbench.measure.budget import Probe
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
-from sshbench.model import Direction, Kind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.records import MemoryRecord, RunRecord, StoredScenario
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample
 from sshbench.ssh.destination import Target
 from sshbench.storage.store import Store
 

@@ -17,6 +17,7 @@ GROUND = (
     "sshbench.model",
     "sshbench.records",
     "sshbench.discovery",
+    "sshbench.samples",
     "sshbench.environment",
     "sshbench.stats",
     "sshbench.ratios",

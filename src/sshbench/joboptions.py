@@ -12,8 +12,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sshbench.model import Direction, Plan
+from sshbench.model import Direction
 from sshbench.runkinds import RunKind, entry
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many samples to take and when to stop."""
+
+    warmup: int = 1
+    min_rounds: int = 6
+    max_rounds: int = 20
+    ci_target: float = 0.05  # relative half-width of the median's 95 % CI
+    max_time: float | None = None  # seconds for the whole measurement
+    racing: bool = False  # rows significantly slower than their group's leader stop early (measure/racing.py)
+    seed: int = 0  # the order of rows in each round when racing (stored: --resume continues the same race)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        """Rebuild a plan stored with its job options (missing fields take their defaults)."""
+        return cls(**{k: v for k, v in data.items() if k in {f.name for f in dataclasses.fields(cls)}})
 
 
 @dataclass(frozen=True)

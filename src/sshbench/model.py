@@ -1,4 +1,5 @@
-"""What is measured: kinds of measurement and their metrics, scenarios, samples, plans, run kinds, job options.
+"""What is measured: kinds of measurement and their metrics, and scenarios (samples and run states are samples.py,
+plans and job options joboptions.py).
 
 A `Metric` per `Kind` says everything that depends on the kind of value: its unit (units.py), whether higher is
 better, which scenario fields name a row, and which result groups it falls into. Results, comparisons, exports,
@@ -305,71 +306,6 @@ class Scenario:
         direction = data.get("direction")
         named = {f: data.get(f) for f in SCENARIO_FIELDS if f != "direction"}
         return cls(kind=Kind(data["kind"]), direction=Direction(direction) if direction else None, **named)
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One measurement of one scenario, successful or not; every sample is stored."""
-
-    scenario: Scenario
-    round: int  # 0 for warm-up
-    warmup: bool
-    ok: bool
-    value: float | None  # in the scenario's Metric.stored_unit: seconds (latency) or MB/s (throughput)
-    wall: float  # seconds from spawn to exit
-    nbytes: int | None = None
-    client_cpu: float | None = None  # user + system seconds of the ssh client
-    client_system: float | None = None  # of which system seconds (None in runs stored before schema 3)
-    phases: tuple[tuple[str, float], ...] = ()
-    error: str | None = None
-    server_cpu: float | None = None  # user + system seconds of every embedded-server process (cgroup)
-    client_rss: int | None = None  # peak RSS of the ssh client, bytes
-    server_rss: int | None = None  # peak RSS of the server's per-connection processes during the sample, bytes
-    tcp: Mapping[str, Any] | None = None  # the kernel's evidence of the transfer's sockets (measure/tcpinfo.py)
-    client_cpu_setup: float | None = None  # CPU s before the command was sent (start, login): not the transfer's
-    server_cpu_setup: float | None = None  # the same, an embedded server's (a remote session counts its command only)
-
-    @property
-    def measured(self) -> bool:
-        """Return True for a successful, non-warm-up sample with a value (what statistics are taken from)."""
-        return self.ok and not self.warmup and self.value is not None
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How many samples to take and when to stop."""
-
-    warmup: int = 1
-    min_rounds: int = 6
-    max_rounds: int = 20
-    ci_target: float = 0.05  # relative half-width of the median's 95 % CI
-    max_time: float | None = None  # seconds for the whole measurement
-    racing: bool = False  # rows significantly slower than their group's leader stop early (measure/racing.py)
-    seed: int = 0  # the order of rows in each round when racing (stored: --resume continues the same race)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
-        """Rebuild a plan stored with its job options (missing fields take their defaults)."""
-        return cls(**{k: v for k, v in data.items() if k in {f.name for f in dataclasses.fields(cls)}})
-
-
-class RunStatus(enum.StrEnum):
-    """Where a stored run stands."""
-
-    RUNNING = "running"
-    COMPLETE = "complete"
-    INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM: `--resume` finishes it
-    INCOMPLETE = "incomplete"  # the --max-time budget ran out before every row had enough samples
-    FAILED = "failed"
-
-
-SKIPPED = "skipped: "  # a row's failure reason that is no failure of the server: the run stays complete
-
-
-def not_measurable(failure: str | None) -> bool:
-    """Return True for a row that could not be measured for a reason of its own (unsupported, or skipped, such as a
-    host key your known_hosts lacks), not because something failed."""
-    return failure is not None and (failure.startswith("unsupported") or failure.startswith(SKIPPED))
 
 
 # What each client's second row changes, by name: a label says what was set, never "tuned" (a setting can hurt);

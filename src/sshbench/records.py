@@ -14,8 +14,9 @@ from typing import Any
 from sshbench.discovery import Discovery
 from sshbench.environment import EmbeddedInfo, Environment
 from sshbench.joboptions import JobOptions
-from sshbench.model import RunStatus, Sample, Scenario, is_local, not_measurable
+from sshbench.model import Scenario, is_local
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample, not_measurable
 
 SCHEMA_VERSION = 10  # of the stored data: the SQLite schema (its history is in storage/schema.py) and --json documents
 

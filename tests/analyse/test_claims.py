@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 from claims_invariants import check_run
 from fakes import CHACHA, CTR, ENVIRONMENT, GCM, stored_run_record
 from sshbench.environment import EmbeddedInfo, Environment, LinkInfo
-from sshbench.model import Direction, Kind, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.records import StoredRun, StoredScenario
 from sshbench.runkinds import RunKind
+from sshbench.samples import Sample
 
 CIPHERS = (
     (GCM, None),

@@ -10,7 +10,8 @@ from fakes import GCM, transfer
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.results import Row, ranked
 from sshbench.environment import Environment
-from sshbench.model import BoundKind, Direction, Sample
+from sshbench.model import BoundKind, Direction
+from sshbench.samples import Sample
 
 BUSY = {
     "rtt_ms": 20.4,

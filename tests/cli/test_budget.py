@@ -13,10 +13,9 @@ from conftest import sshbench
 from fakes import ENVIRONMENT, ListProgress
 from sshbench.cli.options import parse_budget
 from sshbench.errors import SshbenchError
-from sshbench.joboptions import JobOptions
+from sshbench.joboptions import JobOptions, Plan
 from sshbench.jobs.recording import Job
 from sshbench.measure.budget import Estimate, check
-from sshbench.model import Plan
 from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 

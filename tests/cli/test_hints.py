@@ -18,9 +18,10 @@ from sshbench import hints
 from sshbench.errors import SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.servers import _none_started
-from sshbench.model import Direction, Kind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.records import ServerReport
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample
 from sshbench.ssh.destination import Target
 from sshbench.storage.store import Store
 from sshbench.targets.servers.registry import SERVER_TYPES

@@ -76,9 +76,10 @@ def test_at_80_columns_the_progress_line_keeps_its_count_elapsed_and_eta(monkeyp
 
 def test_a_cpu_per_gib_that_reads_as_more_than_one_cpu_is_explained_under_the_table() -> None:
     from sshbench.analyse.results import build_rows
-    from sshbench.model import Direction, Kind, Sample, Scenario
+    from sshbench.model import Direction, Kind, Scenario
     from sshbench.records import StoredScenario
     from sshbench.render.console import row_notes
+    from sshbench.samples import Sample
 
     sc = Scenario(Kind.THROUGHPUT, direction=Direction.UP)
     samples = tuple(

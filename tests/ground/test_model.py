@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, ToolsOptions
-from sshbench.model import METRICS, Direction, Kind, Plan, Scenario
+from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, Plan, ToolsOptions
+from sshbench.model import METRICS, Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind, entry
 
 LAT = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")

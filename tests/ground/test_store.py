@@ -7,9 +7,10 @@ from pathlib import Path
 
 from fakes import DISCOVERY, ENVIRONMENT
 from sshbench.joboptions import JobOptions
-from sshbench.model import Direction, Kind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.records import SCHEMA_VERSION, Fleet, FleetHost, MemoryRecord, ServerReport
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample
 from sshbench.storage.store import Store
 
 SC = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", mac="hmac-sha1", direction=Direction.DOWN)

@@ -16,10 +16,11 @@ from sshbench import jobs
 from sshbench.clients.launch import Detected
 from sshbench.clients.registry import client_type
 from sshbench.errors import SshbenchError
-from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions
+from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, Plan
 from sshbench.jobs.clients import Offer, plan_client
-from sshbench.model import Direction, Kind, Plan, RunStatus
+from sshbench.model import Direction, Kind
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus
 from sshbench.storage.store import Store
 
 PLAN = Plan(warmup=1, min_rounds=3, max_rounds=4, ci_target=0.05, max_time=None)

@@ -9,9 +9,9 @@ from pathlib import Path
 from fakes import ENVIRONMENT
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.fleet import FleetProgress, _needs_work, parallel
-from sshbench.model import RunStatus
 from sshbench.records import FleetHost
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus
 from sshbench.ssh.inventory import REFUSED
 from sshbench.storage.store import Store
 

@@ -11,12 +11,13 @@ import pytest
 from rich.console import Console
 
 from fakes import CHACHA, CTR, DISCOVERY, ENVIRONMENT, GCM, FakeSampler, ListProgress
-from sshbench.joboptions import JobOptions
+from sshbench.joboptions import JobOptions, Plan
 from sshbench.jobs.recording import Job
-from sshbench.model import Direction, Kind, Plan, RunStatus, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.render.export import run_document
 from sshbench.render.show import print_run
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus
 from sshbench.storage.store import Store
 
 GOLDEN = Path(__file__).parent.parent / "golden"

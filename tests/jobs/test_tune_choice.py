@@ -21,10 +21,11 @@ from sshbench.measure.remedies import (
     warmup_seconds,
 )
 from sshbench.measure.samplers import MB
-from sshbench.model import BoundKind, Direction, Kind, RunStatus, Scenario
+from sshbench.model import BoundKind, Direction, Kind, Scenario
 from sshbench.records import RunRecord
 from sshbench.render.tune import _gain
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus
 
 DISC = Discovery(
     client={

@@ -15,11 +15,12 @@ from sshbench import jobs
 from sshbench.analyse import tune
 from sshbench.discovery import Negotiated, Profile
 from sshbench.errors import ExitCode, SshbenchError, Unfinished
-from sshbench.joboptions import JobOptions
-from sshbench.model import Direction, Kind, Plan, RunStatus, Scenario
+from sshbench.joboptions import JobOptions, Plan
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.render.tune import _gain
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus
 from sshbench.storage.store import Store
 
 LOGIN = {"fresh": 0.160, "master": 0.010, CURVE: 0.110}  # the default login (post-quantum), a master, curve25519

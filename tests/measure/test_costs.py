@@ -7,7 +7,8 @@ import time
 from dataclasses import dataclass, field
 
 from sshbench.measure.costs import metered
-from sshbench.model import Kind, Sample, Scenario
+from sshbench.model import Kind, Scenario
+from sshbench.samples import Sample
 from sshbench.targets.servers.base import LocalServer
 
 

@@ -113,8 +113,10 @@ def test_exactly_equal_rows_are_the_hard_case_and_the_docs_say_how_hard() -> Non
 
 # --- the race inside the scheduler (fake clock, fake sampler with known means and noise) ---------------------
 from fakes import FakeSampler, ListProgress, ListSink  # noqa: E402
+from sshbench.joboptions import Plan  # noqa: E402
 from sshbench.measure.scheduler import Scheduler  # noqa: E402
-from sshbench.model import Direction, Kind, Plan, Sample, Scenario  # noqa: E402
+from sshbench.model import Direction, Kind, Scenario  # noqa: E402
+from sshbench.samples import Sample  # noqa: E402
 
 MEANS = {"gcm": 1000.0, "aes256-gcm": 990.0, "ctr": 500.0, "3des": 50.0}
 ROWS = [Scenario(Kind.THROUGHPUT, cipher=c, direction=Direction.DOWN) for c in MEANS]

@@ -10,8 +10,9 @@ import pytest
 from sshbench.joboptions import JobOptions
 from sshbench.measure.samplers import MB, MIN_SIZE, RTT_ROUNDS, ThroughputSampler, steady_rate
 from sshbench.measure.session import Session, parse_ss, session_report, socket_report, with_session_report
-from sshbench.model import Direction, Kind, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import RunKind
+from sshbench.samples import Sample
 
 
 def test_steady_rate_skips_the_start_of_the_stream() -> None:
@@ -128,7 +129,8 @@ def test_the_cpu_a_process_spent_before_its_mark_line_is_read_apart() -> None:
 
 def test_a_transfers_cpu_share_leaves_its_login_out() -> None:
     from sshbench.analyse.results import _busy
-    from sshbench.model import Direction, Kind, Sample, Scenario
+    from sshbench.model import Direction, Kind, Scenario
+    from sshbench.samples import Sample
 
     sc = Scenario(Kind.THROUGHPUT, cipher="aes128-gcm@openssh.com", direction=Direction.DOWN)
     s = Sample(

@@ -4,8 +4,10 @@ budget, resuming, failures and progress, exactly and in milliseconds."""
 from __future__ import annotations
 
 from fakes import FakeClock, FakeSampler, ListProgress, ListSink
+from sshbench.joboptions import Plan
 from sshbench.measure.scheduler import Scheduler
-from sshbench.model import Kind, Plan, Sample, Scenario
+from sshbench.model import Kind, Scenario
+from sshbench.samples import Sample
 
 A, B, C, D = (Scenario(Kind.LATENCY, kex=k, hostkey="ssh-ed25519") for k in ("ka", "kb", "kc", "kd"))
 

@@ -120,10 +120,10 @@ def test_a_second_setting_that_hurts_is_named_for_what_it_is_with_its_effect_and
     from sshbench.analyse.claims.clients import setting_effects
     from sshbench.environment import Environment
     from sshbench.joboptions import JobOptions
-    from sshbench.model import RunStatus
     from sshbench.records import RunRecord
     from sshbench.render.clients import print_effects
     from sshbench.runkinds import RunKind
+    from sshbench.samples import RunStatus
 
     stored = [
         stored_values(down("paramiko"), [578.0, 570.0, 590.0, 580.0, 575.0, 585.0]),

@@ -14,8 +14,9 @@ from conftest import sshbench
 from fakes import CHACHA, ENVIRONMENT, GCM, runs_db
 from sshbench.errors import ExitCode
 from sshbench.joboptions import JobOptions
-from sshbench.model import Direction, Kind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample
 from sshbench.storage.store import Store
 
 GOLDEN = Path(__file__).parent.parent / "golden"

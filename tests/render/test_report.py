@@ -18,8 +18,9 @@ from conftest import sshbench
 from fakes import CHACHA, DISCOVERY, ENVIRONMENT, GCM, runs_db
 from sshbench.environment import Emulation
 from sshbench.joboptions import JobOptions
-from sshbench.model import Direction, Kind, RunStatus, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample
 from sshbench.storage.store import Store
 
 

@@ -10,8 +10,9 @@ import pytest
 from fakes import GCM, stored_values
 from sshbench.analyse.claims.baselines import baseline_claims, efficiency
 from sshbench.analyse.results import ranked
-from sshbench.model import Direction, Kind, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.records import StoredScenario
+from sshbench.samples import Sample
 from sshbench.targets.helpers import plain
 
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from sshbench.analyse.claims.fastest import pq_loss
 from sshbench.analyse.policy import Policy
 from sshbench.discovery import Discovery
-from sshbench.model import Direction, Kind, RunStatus, is_aead
+from sshbench.model import Direction, Kind, is_aead
 from sshbench.records import FleetHost, StoredRun
+from sshbench.samples import RunStatus
 from sshbench.stats import MIN_RANKED, Summary, summarize
 
 OUTLIER_FACTOR = 1.5  # a host is an outlier when even its CI's low end is this far above its group's median

@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sshbench.model import GROUP_ORDER, PHASES, Sample, Scenario
+from sshbench.model import GROUP_ORDER, PHASES, Scenario
 from sshbench.ratios import MARGIN, Ratio, Standing, Verdict, Word, judge, paired_ratio, unpaired_ratio
 from sshbench.records import StoredScenario
+from sshbench.samples import Sample
 from sshbench.stats import Summary, instability, summarize
 
 

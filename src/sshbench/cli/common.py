@@ -165,7 +165,7 @@ def _allows(opts: JobOptions) -> Callable[[str, str], bool]:
 
 def missed_hosts(store: Store, fleet: Fleet) -> list[tuple[str, str]]:
     """Return the hosts of a fleet that were not measured to the end, each with why."""
-    from sshbench.model import RunStatus
+    from sshbench.samples import RunStatus
 
     missed = []
     for h in fleet.hosts:
@@ -224,7 +224,7 @@ def _plan_noted(estimate: Any) -> None:
 def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
     """Fail (after the tables) when nothing was measured, or when rows are too short to rank or broke off."""
     from sshbench.jobs.recording import unfinished_rows, wanted
-    from sshbench.model import RunStatus
+    from sshbench.samples import RunStatus
 
     stored = store.scenarios(run_id)
     if stored and not any(s.ok for st in stored for s in st.samples):
@@ -344,7 +344,7 @@ def resolve(store: Store, run_id: int) -> int:
 
 def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
     """Finish an interrupted run with its stored options."""
-    from sshbench.model import RunStatus
+    from sshbench.samples import RunStatus
 
     store = open_store(db)
     record = store.run(resolve(store, run_id))

@@ -98,8 +98,8 @@ def with_policy(given: Given) -> Given:
 
 def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: bool) -> JobOptions:
     """Turn validated CLI values into JobOptions."""
-    from sshbench.joboptions import JobOptions
-    from sshbench.model import Direction, Plan
+    from sshbench.joboptions import JobOptions, Plan
+    from sshbench.model import Direction
     from sshbench.targets.link.links import parse, sample_seconds
 
     given = with_preset(given)

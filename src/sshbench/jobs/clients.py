@@ -28,7 +28,8 @@ from sshbench.jobs.staging import Bench, Staging, Transfers
 from sshbench.measure import budget
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
-from sshbench.model import IN_PROCESS, Direction, Kind, Sample, Scenario, is_aead, is_local
+from sshbench.model import IN_PROCESS, Direction, Kind, Scenario, is_aead, is_local
+from sshbench.samples import Sample
 from sshbench.ssh.proc import beside, ssh_client
 from sshbench.ssh.scratch import RemoteScratch
 from sshbench.targets.servers import registry

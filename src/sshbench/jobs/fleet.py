@@ -26,9 +26,10 @@ from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.plan import check_requested, cipher_mac_pairs, throughput_scenarios
 from sshbench.measure.scheduler import Progress, Sampler
-from sshbench.model import Kind, RunStatus, Sample, Scenario
+from sshbench.model import Kind, Scenario
 from sshbench.records import Fleet, FleetHost, StoredScenario
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample
 from sshbench.ssh import inventory
 from sshbench.ssh.destination import Target
 from sshbench.ssh.discover import client_algorithms

@@ -14,8 +14,9 @@ from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
-from sshbench.model import RunStatus, Sample, Scenario
+from sshbench.model import Scenario
 from sshbench.records import SCHEMA_VERSION, ServerReport, read_discovery
+from sshbench.samples import RunStatus, Sample
 from sshbench.storage.store import Store
 
 SAMPLE_FIELDS = (

@@ -12,15 +12,16 @@ from dataclasses import dataclass
 from sshbench import leases
 from sshbench.environment import Environment
 from sshbench.errors import Unfinished
-from sshbench.joboptions import JobOptions
+from sshbench.joboptions import JobOptions, Plan
 from sshbench.jobs.staging import Stager, stage
 from sshbench.measure.budget import Estimate, check
 from sshbench.measure.remedies import is_steady
 from sshbench.measure.scheduler import Outcome, Progress, Sampler, Scheduler
-from sshbench.model import Plan, RunStatus, Sample, Scenario
+from sshbench.model import Scenario
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import StoredScenario
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample
 from sshbench.stats import MIN_RANKED
 from sshbench.storage.store import Store
 

@@ -20,8 +20,9 @@ from sshbench.jobs.staging import Bench, Staging, Transfers
 from sshbench.measure import budget
 from sshbench.measure.plan import ServerPlan, plan_server
 from sshbench.measure.scheduler import Progress, Sampler
-from sshbench.model import Kind, Sample, Scenario, is_local
+from sshbench.model import Kind, Scenario, is_local
 from sshbench.records import ServerReport
+from sshbench.samples import Sample
 from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 

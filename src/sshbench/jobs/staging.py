@@ -36,8 +36,9 @@ from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries, Plain, ToolSampler
 from sshbench.measure.witness import witnessed
-from sshbench.model import Direction, Sample, Scenario, is_local
+from sshbench.model import Direction, Scenario, is_local
 from sshbench.records import MemoryRecord
+from sshbench.samples import Sample
 from sshbench.ssh import envinfo
 from sshbench.ssh.destination import resolve_remote
 from sshbench.ssh.discover import discover

@@ -44,6 +44,7 @@ from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import Unfinished
 from sshbench.hints import sshbench
+from sshbench.joboptions import Plan
 from sshbench.jobs.endpoints import Endpoint, require_connectable, require_reachable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
@@ -52,9 +53,10 @@ from sshbench.measure.budget import Estimate, Probe
 from sshbench.measure.remedies import STREAMS, baseline, is_steady, rounds_seconds, steady, warmup_seconds
 from sshbench.measure.samplers import MB
 from sshbench.measure.scheduler import Sampler
-from sshbench.model import BoundKind, Direction, Kind, Plan, Sample, Scenario, is_aead
+from sshbench.model import BoundKind, Direction, Kind, Scenario, is_aead
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import StoredScenario
+from sshbench.samples import Sample
 from sshbench.ssh.proc import ssh_client
 
 PATH_BOUNDS = (BoundKind.NETWORK, BoundKind.SSH_WINDOW, BoundKind.TCP_WINDOW)

@@ -33,7 +33,8 @@ from sshbench.measure.samplers import (
     upload_count,
 )
 from sshbench.measure.tools import Binaries, ToolSampler
-from sshbench.model import IN_PROCESS, Direction, Sample, Scenario
+from sshbench.model import IN_PROCESS, Direction, Scenario
+from sshbench.samples import Sample
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.scratch import RemoteScratch

@@ -18,7 +18,8 @@ from typing import Protocol
 import psutil
 
 from sshbench.measure.scheduler import Sampler
-from sshbench.model import Sample, Scenario
+from sshbench.model import Scenario
+from sshbench.samples import Sample
 from sshbench.ssh.proc import at_mark
 
 

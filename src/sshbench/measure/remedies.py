@@ -20,8 +20,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from sshbench.measure.samplers import MAX_SIZE, MB, ThroughputSampler, calibration_size, throughput_sample
-from sshbench.model import Direction, Kind, Sample, Scenario
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
+from sshbench.samples import Sample
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import run_timed
 from sshbench.ssh.text import ssh_failure

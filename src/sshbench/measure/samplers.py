@@ -34,8 +34,9 @@ from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.measure.scheduler import Sampler
 from sshbench.measure.session import Session, session_report, socket_report, with_session_report
-from sshbench.model import Direction, Kind, Sample, Scenario, is_local
+from sshbench.model import Direction, Kind, Scenario, is_local
 from sshbench.payloads import fill, text_block
+from sshbench.samples import Sample
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.text import (

@@ -13,9 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from sshbench.joboptions import Plan
 from sshbench.measure.racing import Arm, Call, Race, decide
-from sshbench.model import SKIPPED, Plan, Sample, Scenario
+from sshbench.model import Scenario
 from sshbench.ratios import judge, paired_ratio, settled
+from sshbench.samples import SKIPPED, Sample
 from sshbench.stats import MIN_RANKED, summarize
 
 MAX_CONSECUTIVE_FAILURES = 3

@@ -29,7 +29,8 @@ from pathlib import Path, PurePosixPath
 
 from sshbench.joboptions import JobOptions
 from sshbench.measure.samplers import MIN_SIZE, Payload, calibration_size, steady_rate
-from sshbench.model import LEGACY_SCP, PLAIN_TOOLS, SOCAT_BLOCK, Direction, Kind, Sample, Scenario
+from sshbench.model import LEGACY_SCP, PLAIN_TOOLS, SOCAT_BLOCK, Direction, Kind, Scenario
+from sshbench.samples import Sample
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.scratch import RemoteScratch

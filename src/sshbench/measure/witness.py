@@ -12,7 +12,8 @@ import psutil
 
 from sshbench.measure.scheduler import Sampler
 from sshbench.measure.tcpinfo import Watcher
-from sshbench.model import Kind, Sample, Scenario
+from sshbench.model import Kind, Scenario
+from sshbench.samples import Sample
 
 
 def our_processes() -> Iterator[int]:

@@ -20,9 +20,10 @@ from sshbench.analyse.claims.fastest import fastest_claims
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
-from sshbench.model import OPENSSH_CLIENT, SKIPPED, Kind, RunStatus, client_name, not_measurable
+from sshbench.model import OPENSSH_CLIENT, Kind, client_name
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.layout import Column, build, fit, total_width
+from sshbench.samples import SKIPPED, RunStatus, not_measurable
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
 from sshbench.units import format_value
 

@@ -12,8 +12,9 @@ import statistics
 from collections.abc import Sequence
 
 from sshbench.analyse import sweep
-from sshbench.model import LEGACY_SCP, SOCAT_BLOCK, Direction, Kind, Sample, Scenario
+from sshbench.model import LEGACY_SCP, SOCAT_BLOCK, Direction, Kind, Scenario
 from sshbench.records import RunRecord, StoredRun, StoredScenario
+from sshbench.samples import Sample
 
 SHELL_FILES = {
     "kex.csv": ("kex", None),

@@ -14,7 +14,7 @@ from sshbench.analyse.claims.core import names
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.recommend import Choice, Recommendation
 from sshbench.analyse.sweep import Combo, DimensionRow, Estimate
-from sshbench.model import METRICS, SKIPPED, Kind, Metric
+from sshbench.model import METRICS, Kind, Metric
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import (
     hidden_note,
@@ -27,6 +27,7 @@ from sshbench.render.console import (
 )
 from sshbench.render.layout import Column, build, fit
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
+from sshbench.samples import SKIPPED
 from sshbench.units import symbol
 
 

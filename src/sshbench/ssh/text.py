@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from sshbench.discovery import Negotiated
-from sshbench.model import PHASES, SKIPPED
+from sshbench.model import PHASES
+from sshbench.samples import SKIPPED
 
 ALGORITHM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}$")
 _TRANSFERRED = re.compile(r"Transferred: sent (\d+), received (\d+) bytes")

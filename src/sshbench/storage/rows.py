@@ -19,9 +19,10 @@ from sshbench import leases
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
-from sshbench.model import RunStatus, Sample, Scenario
+from sshbench.model import Scenario
 from sshbench.records import RunRecord, StoredScenario, read_discovery
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample
 
 
 def open_error(path: Path, exc: Exception) -> SshbenchError:

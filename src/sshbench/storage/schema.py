@@ -1,4 +1,5 @@
-"""The database's tables, and the columns added to them since version 1 (older databases get them by ALTER TABLE).
+"""The database's tables, the columns added to them since version 1 (older databases get them by ALTER TABLE),
+and the check that a database is sshbench's and not from a newer one.
 
 Schema history (SCHEMA_VERSION):
   1 - runs, scenarios, samples.
@@ -21,6 +22,13 @@ Schema history (SCHEMA_VERSION):
       command's own options (joboptions.py: fleet's, tools', clients') are stored flat beside the shared ones, as
       before.
 """
+
+import sqlite3
+from pathlib import Path
+
+from sshbench import hints
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.records import SCHEMA_VERSION
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -64,3 +72,39 @@ ADDED_COLUMNS = {  # columns added after version 1 (ALTER TABLE on older databas
     ),
     "runs": (("analysis", "TEXT"), ("owner", "TEXT"), ("parent", "INTEGER")),
 }
+
+
+def check_format(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse another program's database, and one written by a newer sshbench."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not tables:
+        return  # a new, empty database
+    version = None
+    if "meta" in tables:
+        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        version = int(row[0]) if row and str(row[0]).isdigit() else None
+    if version is None or not {"runs", "scenarios", "samples"} <= tables:
+        raise SshbenchError(
+            f"this SQLite database is not sshbench's (it has tables {', '.join(sorted(tables)[:5])})",
+            place=str(path),
+            fix="choose another --db: sshbench never adds its tables to another program's database",
+            code=ExitCode.STORAGE,
+        )
+    if version > SCHEMA_VERSION:
+        raise SshbenchError(
+            f"the results database was written by a newer sshbench (schema {version}; this one reads up to "
+            f"{SCHEMA_VERSION})",
+            place=str(path),
+            fix=f"upgrade sshbench (`{hints.upgrade()}`), or use another --db",
+            code=ExitCode.STORAGE,
+        )
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Add the columns newer versions store, and record the schema version."""
+    for table, columns in ADDED_COLUMNS.items():
+        have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+        for name, sqltype in columns:
+            if name not in have:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sqltype}")
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))

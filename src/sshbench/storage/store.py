@@ -1,8 +1,8 @@
 """SQLite storage: every sample is committed the moment it is taken, with the run's metadata.
 
-Rows come back as typed records (`records.RunRecord`, `StoredScenario`, `StoredRun`), never as dicts. Only raw
-measurements are stored; everything derived (summaries, a sweep's analysis) is computed on read.
-The tables and their history are in storage/schema.py."""
+Rows come back as typed records (reads.py, the reading half of `Store`). Only raw measurements are stored;
+everything derived (summaries, a sweep's analysis) is computed on read. The tables, their history and the checks
+and migrations of an existing database are in storage/schema.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,20 +20,17 @@ from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
-from sshbench.model import Kind, RunStatus, Sample, Scenario
+from sshbench.model import Scenario
 from sshbench.records import (
-    SCHEMA_VERSION,
     Fleet,
     MemoryRecord,
-    RunRecord,
     ServerReport,
-    StoredRun,
-    StoredScenario,
     servers_to_dict,
 )
-from sshbench.runkinds import RunKind
-from sshbench.storage.rows import damaged, host_scenarios, open_error, run_record, sample, write_error
-from sshbench.storage.schema import ADDED_COLUMNS, SCHEMA
+from sshbench.samples import RunStatus, Sample
+from sshbench.storage.reads import Reads
+from sshbench.storage.rows import open_error, write_error
+from sshbench.storage.schema import SCHEMA, check_format, migrate
 
 BUSY_TIMEOUT_MS = 5000  # wait this long for another sshbench's write before reporting the database locked
 
@@ -49,7 +46,7 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-class Store:
+class Store(Reads):
     """One SQLite database of runs; read-only for the commands that only read."""
 
     def __init__(self, path: Path, read_only: bool = False) -> None:
@@ -68,7 +65,7 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self.db = sqlite3.connect(path, isolation_level=None)  # autocommit: each write is durable
             self.db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            self._check_format()
+            check_format(self.db, self.path)
             if not read_only:
                 self._prepare()
             columns = {r[1] for r in self.db.execute("PRAGMA table_info(runs)")}
@@ -96,50 +93,16 @@ class Store:
         """Create or migrate the schema and settle dead runs, in one transaction."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            self._check_format()
+            check_format(self.db, self.path)
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     self.db.execute(statement)
-            self._migrate()
+            migrate(self.db)
             self._settle_stale()
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
-
-    def _check_format(self) -> None:
-        """Refuse another program's database, and one written by a newer sshbench."""
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if not tables:
-            return  # a new, empty database
-        version = None
-        if "meta" in tables:
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            version = int(row[0]) if row and str(row[0]).isdigit() else None
-        if version is None or not {"runs", "scenarios", "samples"} <= tables:
-            raise SshbenchError(
-                f"this SQLite database is not sshbench's (it has tables {', '.join(sorted(tables)[:5])})",
-                place=str(self.path),
-                fix="choose another --db: sshbench never adds its tables to another program's database",
-                code=ExitCode.STORAGE,
-            )
-        if version > SCHEMA_VERSION:
-            raise SshbenchError(
-                f"the results database was written by a newer sshbench (schema {version}; this one reads up to "
-                f"{SCHEMA_VERSION})",
-                place=str(self.path),
-                fix=f"upgrade sshbench (`{hints.upgrade()}`), or use another --db",
-                code=ExitCode.STORAGE,
-            )
-
-    def _migrate(self) -> None:
-        """Add the columns newer versions store, and record the schema version."""
-        for table, columns in ADDED_COLUMNS.items():
-            have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
-            for name, sqltype in columns:
-                if name not in have:
-                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sqltype}")
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def _settle_stale(self) -> None:
         """Turn `running` runs whose writer is gone (killed, crashed) into `interrupted`."""
@@ -250,21 +213,6 @@ class Store:
         with self._writing() as db:
             db.execute("UPDATE runs SET discovery=?, updated_at=? WHERE id=?", (text, _now(), run_id))
 
-    def latest_run(self, kinds: Iterable[RunKind] | None = None, measured: Kind | None = None) -> int | None:
-        """Return the newest run (of these kinds, with scenarios of that kind when given; a fleet's host runs are
-        parts of their fleet, never `last`), or None."""
-        sql, params = "SELECT DISTINCT runs.id FROM runs", []
-        if measured is not None:
-            sql += " JOIN scenarios ON scenarios.run_id=runs.id AND scenarios.key LIKE ?"
-            params.append(f"{measured.value} %")
-        sql += f" WHERE {self.top_level}"
-        if kinds is not None:
-            wanted = [k.value for k in kinds]
-            sql += f" AND runs.command IN ({', '.join('?' * len(wanted))})"
-            params += wanted
-        row = self.db.execute(sql + " ORDER BY runs.id DESC LIMIT 1", params).fetchone()
-        return int(row[0]) if row else None
-
     def add_scenarios(self, run_id: int, scenarios: list[Scenario]) -> dict[str, int]:
         """Register scenarios (idempotent) and return their ids by key."""
         with self._writing() as db:
@@ -319,60 +267,6 @@ class Store:
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (run_id, m.server, m.state, m.role, m.processes, m.vsz, m.rss, m.pss, _now()),
                 )
-
-    def memory(self, run_id: int) -> list[MemoryRecord]:
-        """Return a run's memory snapshots in the order they were taken."""
-        rows = self.db.execute("SELECT * FROM memory WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
-        return [
-            MemoryRecord(r["server"], r["state"], r["role"], r["processes"], r["vsz"], r["rss"], r["pss"]) for r in rows
-        ]
-
-    def run(self, run_id: int) -> RunRecord:
-        """Return a run's header or fail naming the id."""
-        row = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
-        if row is None:
-            raise SshbenchError(
-                f"there is no run {run_id}",
-                place=str(self.path),
-                fix=f"list the stored runs with `{hints.sshbench('history')}`",
-                code=ExitCode.USAGE,
-            )
-        return run_record(row)
-
-    def load(self, run_id: int) -> StoredRun:
-        """Return everything stored about a run, or fail naming the id; a fleet run comes with its hosts' runs (and
-        their scenarios, each named by its host)."""
-        run = self.run(run_id)
-        if run.fleet is None:
-            return StoredRun(run, tuple(self.scenarios(run_id)), tuple(self.memory(run_id)))
-        hosts = tuple((h, None if h.run is None else self.load(h.run)) for h in run.fleet.hosts)
-        return StoredRun(run, tuple(st for h, r in hosts if r for st in host_scenarios(h.name, r.scenarios)), (), hosts)
-
-    def runs(self, limit: int = 50, hosts: bool = False) -> list[tuple[RunRecord, int]]:
-        """Return the newest runs with their sample counts (a fleet's host runs too, when asked)."""
-        parts = (
-            "" if self.top_level == "1" else " OR scenarios.run_id IN (SELECT id FROM runs AS c WHERE c.parent=runs.id)"
-        )
-        rows = self.db.execute(
-            "SELECT runs.*, (SELECT COUNT(*) FROM samples JOIN scenarios ON samples.scenario_id=scenarios.id"
-            f" WHERE scenarios.run_id=runs.id{parts}) AS n FROM runs {'' if hosts else f'WHERE {self.top_level}'}"
-            " ORDER BY id DESC LIMIT ?",
-            (limit,),
-        ).fetchall()
-        return [(run_record(r), int(r["n"])) for r in rows]
-
-    def scenarios(self, run_id: int) -> list[StoredScenario]:
-        """Return a run's scenarios in plan order, each with all its samples."""
-        result = []
-        for row in self.db.execute("SELECT * FROM scenarios WHERE run_id=? ORDER BY position", (run_id,)):
-            with damaged(f"scenario {row['key']!r} of run {run_id}"):
-                sc = Scenario.from_dict(json.loads(row["params"]))
-                samples = tuple(
-                    sample(sc, s)
-                    for s in self.db.execute("SELECT * FROM samples WHERE scenario_id=? ORDER BY id", (row["id"],))
-                )
-            result.append(StoredScenario(row["id"], row["position"], sc, row["failure"], samples))
-        return result
 
 
 def settle(db: str) -> None:

@@ -20,8 +20,9 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row
 from sshbench.discovery import Discovery, Negotiated
 from sshbench.kex import is_post_quantum
-from sshbench.model import Kind, not_measurable
+from sshbench.model import Kind
 from sshbench.ratios import MARGIN, Standing
+from sshbench.samples import not_measurable
 from sshbench.stats import MIN_RANKED
 
 PQ_LOSS = (
