@@ -35,7 +35,7 @@ from sshbench.errors import SshbenchError
 from sshbench.model import Kind
 from sshbench.records import StoredRun
 from sshbench.render.export import run_document
-from sshbench.render.layouts import to_shell_csv
+from sshbench.render.layouts import SHELL_FILES, to_shell_csv
 from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 
@@ -174,24 +174,15 @@ def _baselines(stored: StoredRun, groups: dict[str, list[Row]], claims: list[Cla
     return out
 
 
-FILES = {
-    "kex.csv": ("kex", None),
-    "cipher-send.csv": ("cipher", "up"),
-    "cipher-receive.csv": ("cipher", "down"),
-    "mac-send.csv": ("mac", "up"),
-    "mac-receive.csv": ("mac", "down"),
-}
-
-
 def _exports(stored: StoredRun, groups: dict[str, list[Row]]) -> list[str]:
     """The shell-csv files hold numbers `show` prints: for a sweep its per-dimension rows, otherwise the result row
     measured with the reference partner the file's value rests on (1 GiB at its median, or its connection time)."""
     out = []
     rows = [r for g in groups.values() for r in g if r.summary is not None]
     for name, text in to_shell_csv(stored).items():
-        base = next(f for f in FILES if name == f or name.endswith("-" + f))
+        base = next(f for f in SHELL_FILES if name == f or name.endswith("-" + f))
         server = name[: -len(base) - 1]  # SERVER-kex.csv for a run of several servers, else ""
-        kind, direction = FILES[base]
+        kind, direction = SHELL_FILES[base]
         mine = [st for st in stored.scenarios if not server or _file_name(st.scenario.server) == server]
         dims = {(d.kind, d.algorithm, d.direction): d for d in dimensions(mine, stored.run.options.full_latency)}
         shown_rows = [r for r in rows if not server or r.scenario in {st.scenario for st in mine}]

@@ -61,14 +61,9 @@ def cli_env(tmp_path: Path, shared_cache: Path) -> dict[str, str]:
 def sshbench(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the real CLI and capture its output; then hold every run in its database to the claim invariants
     (tests/claims_invariants.py), so each stored run the suite produces is checked where it was made."""
+    argv = [sys.executable, "-m", "sshbench", *args]
     done = subprocess.run(
-        [sys.executable, "-m", "sshbench", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
+        argv, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
     )
     broken = check_store(database(env, args))
     assert not broken, "claim invariants broken:\n" + "\n".join(broken)
@@ -166,6 +161,13 @@ def eventually(check: Callable[[], bool], timeout: float = 10.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def started(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """Start the real CLI in the background (its output discarded, its stderr kept) and return the process."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "sshbench", *args], env=env, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
 
 
 def interrupt_after_samples(

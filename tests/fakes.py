@@ -20,6 +20,7 @@ from sshbench.joboptions import JobOptions
 from sshbench.jobs.endpoints import Endpoint, Unavailable, refuse_remote_limits
 from sshbench.jobs.staging import Bench, Stager, Staging
 from sshbench.measure.budget import Probe
+from sshbench.measure.remedies import Sizing
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
 from sshbench.model import Direction, Kind, Scenario
@@ -288,18 +289,10 @@ class FakeCopies(FakeTransfers):
     copy_sizes: dict[Direction | None, int] = field(default_factory=dict)
     sized: list[float | None] = field(default_factory=list)  # the budget of each sizing
 
-    def size_copies(
-        self,
-        rates: dict[Direction | None, float],
-        login: float | None,
-        budget: float | None = None,
-        scheduled: Sequence[Scenario] = (),
-        overhead: float | None = None,
-        warm: Sequence[Scenario] = (),
-    ) -> None:
+    def size_copies(self, sizing: Sizing) -> None:
         """Give each direction a copy of 8 MiB and note the budget."""
-        self.sized.append(budget)
-        self.copy_sizes.update(dict.fromkeys(rates, 8 * 2**20))
+        self.sized.append(sizing.budget)
+        self.copy_sizes.update(dict.fromkeys(sizing.rates, 8 * 2**20))
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,8 @@ def run_in_pty(env: dict[str, str], args: list[str], columns: int, timeout: floa
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sshbench", *args],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        env=env,
-        close_fds=True,
-    )
+    argv = [sys.executable, "-m", "sshbench", *args]
+    proc = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True)
     os.close(follower)
     chunks, deadline = [], time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -63,12 +57,7 @@ def test_an_80_column_terminal_shows_every_median(cli_env: dict[str, str], tmp_p
         "ssh-ed25519",
         "--cipher",
         "aes128-ctr,chacha20-poly1305@openssh.com",
-        "--size",
-        "8M",
-        "--rounds",
-        "3",
-        "--max-rounds",
-        "3",
+        *["--size", "8M", "--rounds", "3", "--max-rounds", "3"],
     ]
     code, text = run_in_pty(cli_env, args, 80)
     assert code == 0, text

@@ -54,28 +54,9 @@ def test_a_driver_gets_the_address_the_pinned_algorithms_and_the_tuned_flag() ->
     found = Detected(client_type("paramiko"), "paramiko 5.1.0", (GCM, CTR), (MAC,), path=driver[0])
     launcher = Launcher(found, Address("10.0.0.1", 2222, "me", ("/k",), ("/kh",), False))
     sc = Scenario(Kind.THROUGHPUT, client="paramiko", mode="tuned", cipher=CTR, mac=MAC, direction=Direction.DOWN)
-    assert launcher.argv(sc, "exec", "head -c 1 /dev/zero") == [
-        "/venv/bin/python",
-        "-m",
-        "sshbench.clients.drivers.paramiko_driver",
-        "--host",
-        "10.0.0.1",
-        "--port",
-        "2222",
-        "--user",
-        "me",
-        "--key",
-        "/k",
-        "--known-hosts",
-        "/kh",
-        "--cipher",
-        CTR,
-        "--mac",
-        MAC,
-        "--tuned",
-        "exec",
-        "head -c 1 /dev/zero",
-    ]
+    where = ["--host", "10.0.0.1", "--port", "2222", "--user", "me", "--key", "/k", "--known-hosts", "/kh"]
+    pinned = ["--cipher", CTR, "--mac", MAC, "--tuned"]
+    assert launcher.argv(sc, "exec", "head -c 1 /dev/zero") == [*driver, *where, *pinned, "exec", "head -c 1 /dev/zero"]
     assert launcher.mark == "sshbench-driver: command sent"
     latency = Scenario(Kind.LATENCY, client="paramiko", mode=IN_PROCESS)
     assert launcher.argv(latency, "connect", "2")[-2:] == ["connect", "2"]
@@ -86,25 +67,8 @@ def test_the_go_driver_is_its_own_command_with_the_same_options() -> None:
     found = Detected(client_type("gossh"), "x/crypto/ssh", (GCM,), (MAC,), path=built)
     launcher = Launcher(found, Address("127.0.0.1", 2222, "me", ("/k",), ("/kh",), False))
     sc = Scenario(Kind.TOOL, tool="sftp", client="gossh", mode="tuned", cipher=GCM, direction=Direction.UP)
-    assert launcher.argv(sc, "put", "/l", "/r") == [
-        built,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "2222",
-        "--user",
-        "me",
-        "--key",
-        "/k",
-        "--known-hosts",
-        "/kh",
-        "--cipher",
-        GCM,
-        "--tuned",
-        "put",
-        "/l",
-        "/r",
-    ]
+    where = ["--host", "127.0.0.1", "--port", "2222", "--user", "me", "--key", "/k", "--known-hosts", "/kh"]
+    assert launcher.argv(sc, "put", "/l", "/r") == [built, *where, "--cipher", GCM, "--tuned", "put", "/l", "/r"]
     assert launcher.mark == "sshbench-driver: command sent"
 
 

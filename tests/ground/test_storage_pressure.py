@@ -8,7 +8,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sshbench
+from conftest import sshbench, started
 
 pytestmark = pytest.mark.integration
 ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "8M", "--rounds", "8", "--json"]
@@ -92,13 +91,7 @@ def test_a_full_disk_stops_the_run_clearly_keeps_every_sample_and_resumes(
     with _small_tmpfs(tmp_path / "small", "4m") as small:
         db = small / "runs.db"
         args = ["throughput", "--db", str(db), "--cipher", "aes128-gcm@openssh.com", "--size", "8M", "--rounds", "30"]
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "sshbench", *args],
-            env=cli_env,
-            text=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        proc = started(cli_env, *args)
         deadline = time.monotonic() + 60
         while (not db.exists() or _count(db) < 4) and time.monotonic() < deadline:
             time.sleep(0.05)

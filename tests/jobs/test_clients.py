@@ -20,6 +20,7 @@ pytestmark = pytest.mark.integration
 SIZE = 4 * 2**20
 ARGS = ["clients", "--size", "4M", "--warmup", "0", "--rounds", "1", "--max-rounds", "1", "--no-race", "--json"]
 LIBRARIES = {"paramiko": "paramiko", "asyncssh": "asyncssh", "libssh": "pylibsshext", "libssh2": "ssh2"}
+THREE_DOWN = ("--size", "4M", "--warmup", "0", "--rounds", "3", "--max-rounds", "3", "--direction", "down")
 BUILT = {"gossh": "Go", "russh": "Rust"}  # drivers sshbench builds where the toolchain is
 # (client, server) pairs with nothing in common to transfer with: paramiko has no chacha20-poly1305, TinySSH's only
 # cipher
@@ -95,24 +96,7 @@ def test_every_installed_client_drives_every_server_both_ways_with_sizes_verifie
 
 
 def test_the_embedded_default_shows_each_client_and_what_it_lacks(cli_env: dict[str, str]) -> None:
-    done = sshbench(
-        cli_env,
-        "clients",
-        "--client",
-        "openssh,paramiko,dropbear",
-        "--size",
-        "4M",
-        "--warmup",
-        "0",
-        "--rounds",
-        "3",
-        "--max-rounds",
-        "3",
-        "--direction",
-        "down",
-        "--max-time",
-        "10m",
-    )
+    done = sshbench(cli_env, "clients", "--client", "openssh,paramiko,dropbear", *THREE_DOWN, "--max-time", "10m")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Throughput, download (server -> client)" in out and "openssh" in out
@@ -143,28 +127,8 @@ def test_a_host_of_yours_is_verified_against_your_known_hosts_never_accepted(
 ) -> None:
     built = [name for name, language in BUILT.items() if toolchain_command(language)]
     clients = ",".join(["openssh", "dropbear", "paramiko", *built])
-    args = [
-        "clients",
-        "testhost",
-        "--ssh-config",
-        str(testhost),
-        "--client",
-        clients,
-        "--size",
-        "4M",
-        "--warmup",
-        "0",
-        "--rounds",
-        "3",
-        "--max-rounds",
-        "3",
-        "--direction",
-        "down",
-        "--no-race",
-        "--max-time",
-        "5m",
-        "--json",
-    ]
+    args = ["clients", "testhost", "--ssh-config", str(testhost), "--client", clients, *THREE_DOWN]
+    args += ["--no-race", "--max-time", "5m", "--json"]
     done = sshbench(cli_env, *args)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import sshbench, stored_samples
+from conftest import sshbench, started, stored_samples
 from fakes import ENVIRONMENT
 from sshbench import leases
 from sshbench.errors import SshbenchError
@@ -29,13 +29,7 @@ ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "16M", "--
 
 def _start(env: dict[str, str], db: Path, minimum: int = 2) -> subprocess.Popen[str]:
     """Start a throughput run and return once it has stored `minimum` samples."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sshbench", *ARGS, "--db", str(db)],
-        env=env,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = started(env, *ARGS, "--db", str(db))
     deadline = time.monotonic() + 60
     while stored_samples(db) < minimum:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
@@ -173,13 +167,7 @@ def test_ssh_clients_die_with_sshbench_even_against_a_remote_host(
         "--db",
         str(tmp_path / "runs.db"),
     ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sshbench", *args],
-        env=cli_env,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = started(cli_env, *args)
     try:
         client = _long_transfer(proc)
         if not Path(f"/proc/{proc.pid}/cgroup").read_text().count("sshbench-client-"):
@@ -209,13 +197,7 @@ def _long_transfer(proc: subprocess.Popen[str]) -> psutil.Process:
 @pytest.mark.integration  # real sshbench runs against embedded servers
 def test_ctrl_c_during_discovery_stores_no_failed_run(cli_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sshbench", "run", "--db", str(db)],
-        env=cli_env,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = started(cli_env, "run", "--db", str(db))
     deadline = time.monotonic() + 30
     while not _ssh_child(proc.pid):  # the first ssh connection: discovery is under way
         assert proc.poll() is None and time.monotonic() < deadline

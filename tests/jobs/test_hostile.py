@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import sshbench
+from conftest import sshbench, started
 from hostile import MODES, hostile_server
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh import audit
@@ -89,13 +88,7 @@ def test_a_connection_cut_mid_transfer_fails_that_sample_and_the_run_goes_on(
         "--warmup",
         "1",
     ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sshbench", *args],
-        env=cli_env,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = started(cli_env, *args)
     stop, cut = threading.Event(), []
     try:
         listener = _listener_after_warmup(db, proc)
@@ -156,13 +149,7 @@ def test_a_server_that_dies_mid_run_leaves_an_incomplete_run_that_resumes(
         "--warmup",
         "1",
     ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sshbench", *args],
-        env=cli_env,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = started(cli_env, *args)
     try:
         psutil.Process(_listener_after_warmup(db, proc)).kill()  # no new connection is accepted from here on
         _, err = proc.communicate(timeout=120)

@@ -11,14 +11,13 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from conftest import sshbench, sshbench_on_link, stored_samples
+from conftest import sshbench, sshbench_on_link, started, stored_samples
 
 pytestmark = [
     pytest.mark.integration,
@@ -108,13 +107,7 @@ def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: di
 def test_nothing_of_the_link_is_left_when_a_run_is_stopped(cli_env: dict[str, str], tmp_path: Path, sig: int) -> None:
     db = tmp_path / "runs.db"
     args = ["throughput", "--link", "wan", "--cipher", GCM, "--rounds", "20", "--max-time", "5m", "--db", str(db)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sshbench", *args],
-        env=cli_env,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = started(cli_env, *args)
     deadline = time.monotonic() + 120
     while stored_samples(db) < 2:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""

@@ -157,21 +157,8 @@ def test_a_non_aead_cipher_is_copied_with_each_mac_asked(cli_env: dict[str, str]
 
 
 def test_a_server_without_sftp_is_copied_to_with_legacy_scp_and_sftp_failures_say_why(cli_env: dict[str, str]) -> None:
-    args = [
-        "tools",
-        "local:tinyssh",
-        "--tool",
-        "scp-legacy,scp",
-        "--cipher",
-        CHACHA,
-        "--size",
-        "8M",
-        "--rounds",
-        "3",
-        "--max-rounds",
-        "3",
-        "--json",
-    ]
+    args = ["tools", "local:tinyssh", "--tool", "scp-legacy,scp", "--cipher", CHACHA, "--json"]
+    args += ["--size", "8M", "--rounds", "3", "--max-rounds", "3"]
     done = sshbench(cli_env, *args)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)

@@ -27,6 +27,8 @@ LINKS = pytest.mark.skipif(
 )
 GCM = "aes128-gcm@openssh.com"
 WINDOW = 2 * 2**20
+REMOTE_GCM = ("throughput", "testhost", "--cipher", GCM, "--ssh-config")  # then the ssh_config of the shaped host
+THREE = ("--rounds", "3", "--max-rounds", "3")
 
 
 @contextlib.contextmanager
@@ -88,19 +90,7 @@ def _bound(doc: dict[str, Any], group: str) -> dict[str, Any]:
 @LINKS
 def test_a_100mbit_20ms_path_to_a_remote_host_is_network_bound(cli_env: dict[str, str], tmp_path: Path) -> None:
     with shaped_host(tmp_path, "100mbit,20ms") as config:
-        doc = _doc(
-            cli_env,
-            "throughput",
-            "testhost",
-            "--ssh-config",
-            str(config),
-            "--cipher",
-            GCM,
-            "--rounds",
-            "3",
-            "--max-rounds",
-            "3",
-        )
+        doc = _doc(cli_env, *REMOTE_GCM, str(config), *THREE)
     for group, side in (("download", "receiver"), ("upload", "sender")):
         row = doc["results"][group][0]
         bound = row["bound"]
@@ -171,16 +161,9 @@ def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[
     with shaped_host(tmp_path, None, cpu_share=0.15) as config:
         doc = _doc(
             cli_env,
-            "throughput",
-            "testhost",
-            "--ssh-config",
+            *REMOTE_GCM,
             str(config),
-            "--cipher",
-            GCM,
-            "--rounds",
-            "3",
-            "--max-rounds",
-            "3",
+            *THREE,
             "--direction",
             "down",
             "--size",

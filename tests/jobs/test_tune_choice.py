@@ -17,6 +17,7 @@ from sshbench.measure.remedies import (
     COPY_ROUNDS,
     SIZED_SHARE,
     CopySampler,
+    Sizing,
     copy_seconds_within,
     warmup_seconds,
 )
@@ -77,7 +78,7 @@ def test_copies_last_several_logins_but_leave_a_race_room_in_the_budget() -> Non
     chosen = remedies({"download": BoundKind.SSH_WINDOW}, DISC, _allowed, (Direction.DOWN,), "zero")  # no compression
     opts = JobOptions(command=RunKind.TUNE, target="backup")
     sizer = CopySampler(_Inner(opts))  # type: ignore[arg-type]
-    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, None, chosen)  # no budget: COPY_LOGINS logins of the rate
+    sizer.size_copies(Sizing({Direction.DOWN: 20.0}, 1.4, None, chosen))  # no budget: COPY_LOGINS logins of the rate
     assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * COPY_LOGINS * 1.4) // 2**20
     within = copy_seconds_within(90.0, 1.4, chosen, 1.0)
     whole = 1 + 1 / 2 + 1 / 4 + 1 / 8 + 1  # copies and a reserve
@@ -85,9 +86,11 @@ def test_copies_last_several_logins_but_leave_a_race_room_in_the_budget() -> Non
     ramp = copy_seconds_within(90.0, 1.4, chosen, 1.0, overhead=3.0)  # a transfer's login and ramp: 3 s a copy
     assert ramp == pytest.approx(within - (3.0 - 1.4) * 5 / (1 + 1 / 2 + 1 / 4 + 1 / 8 + 1))  # 4 copies, a reserve
     assert 0 < within < COPY_LOGINS * 1.4 and rounds == pytest.approx(90.0)
-    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 90.0 / SIZED_SHARE, chosen)  # sized for a share of what is left
+    sizer.size_copies(
+        Sizing({Direction.DOWN: 20.0}, 1.4, 90.0 / SIZED_SHARE, chosen)
+    )  # sized for a share of what is left
     assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * within) // 2**20
-    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 1.0, chosen)  # no room at all: a sample's worth, never less
+    sizer.size_copies(Sizing({Direction.DOWN: 20.0}, 1.4, 1.0, chosen))  # no room at all: a sample's worth, never less
     assert sizer.copy_sizes[Direction.DOWN] // 2**20 == int(20.0 * MB * opts.sample_seconds) // 2**20
 
 
@@ -97,11 +100,11 @@ def test_the_remedies_warm_ups_are_paid_before_the_rounds_that_size_the_copies()
     logins = [sc for sc in chosen if sc.kind is Kind.LATENCY]
     assert warmup_seconds(chosen, 1.4, 3.0) == pytest.approx(3.0 * len(copies) + 1.4 * len(logins))
     sizer = CopySampler(_Inner(JobOptions(command=RunKind.TUNE, target="backup")))  # type: ignore[arg-type]
-    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 250.0, chosen, 3.0, warm=chosen)
+    sizer.size_copies(Sizing({Direction.DOWN: 20.0}, 1.4, 250.0, chosen, 3.0, warm=chosen))
     cold = sizer.copy_sizes[Direction.DOWN]
     left = 250.0 - warmup_seconds(chosen, 1.4, 3.0)
     assert cold // 2**20 == int(20.0 * MB * copy_seconds_within(left * SIZED_SHARE, 1.4, chosen, 1.0, 3.0)) // 2**20
-    sizer.size_copies({Direction.DOWN: 20.0}, 1.4, 250.0, chosen, 3.0)  # resumed: its rows were warmed already
+    sizer.size_copies(Sizing({Direction.DOWN: 20.0}, 1.4, 250.0, chosen, 3.0))  # resumed: its rows were warmed already
     assert sizer.copy_sizes[Direction.DOWN] > cold
 
 

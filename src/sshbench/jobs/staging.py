@@ -31,7 +31,7 @@ from sshbench.measure import budget
 from sshbench.measure.clientside import ClientCopies, ClientTransfers, connection_sample
 from sshbench.measure.costs import metered
 from sshbench.measure.memory import measure_states
-from sshbench.measure.remedies import CopySampler, master
+from sshbench.measure.remedies import CopySampler, Sizing, master
 from sshbench.measure.samplers import ThroughputSampler, latency_sampler
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries, Plain, ToolSampler
@@ -56,15 +56,7 @@ class Copies(Protocol):
 
     copy_sizes: dict[Direction | None, int]
 
-    def size_copies(
-        self,
-        rates: dict[Direction | None, float],
-        login: float | None,
-        budget: float | None = None,
-        scheduled: Sequence[Scenario] = (),
-        overhead: float | None = None,
-        warm: Sequence[Scenario] = (),
-    ) -> None:
+    def size_copies(self, sizing: Sizing) -> None:
         """Size each direction's copies."""
 
     def cleanup(self) -> None:

@@ -50,7 +50,7 @@ from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Copies, Staging
 from sshbench.measure.budget import Estimate, Probe
-from sshbench.measure.remedies import STREAMS, baseline, is_steady, rounds_seconds, steady, warmup_seconds
+from sshbench.measure.remedies import STREAMS, Sizing, baseline, is_steady, rounds_seconds, steady, warmup_seconds
 from sshbench.measure.samplers import MB
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import BoundKind, Direction, Kind, Scenario, is_aead
@@ -279,7 +279,7 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
             rates, login, overhead = _defaults_measured(stored)
             warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
             if not opts.size:  # every raced row's rounds, and the new rows' warm-ups, within what is left
-                sizer.size_copies(rates, login, rec.remaining().max_time, raced, overhead, warm)
+                sizer.size_copies(Sizing(rates, login, rec.remaining().max_time, raced, overhead, warm))
                 sizer.copy_sizes.update(_copies_stored(stored))
             _refuse_short(rec, job, (login, overhead), rates, raced, warm, found)
             rec.register([*first, *chosen])

@@ -27,6 +27,8 @@ from sshbench.measure.samplers import (
     MIN_SIZE,
     PROBE_INTERVAL,
     ThroughputSampler,
+    failed_sample,
+    measured_sample,
     server_timed_rate,
     steady_rate,
     upload_command,
@@ -67,45 +69,21 @@ def _why(done: Finished, timeout: float) -> str:
     return ssh_failure(done.texts, done.timed_out, timeout).removeprefix(_ERROR)
 
 
-def _failed(sc: Scenario, rnd: int, warmup: bool, done: Finished, why: str) -> Sample:
-    """Return a failed sample with the client's reason and CPU."""
-    return Sample(
-        sc,
-        rnd,
-        warmup,
-        ok=False,
-        value=None,
-        wall=done.wall,
-        error=why,
-        client_cpu=done.cpu_user + done.cpu_system,
-        client_system=done.cpu_system,
-    )
-
-
 def connection_sample(launcher: Launcher, sc: Scenario, rnd: int, warmup: bool) -> Sample:
     """Time one connection: a whole process (cold), or a library's second connection in one process."""
     in_process = sc.mode == IN_PROCESS
     timeout = 2 * LOGIN_TIMEOUT
     done = run_timed(launcher.argv(sc, "connect", "2" if in_process else "1"), timeout=timeout, env=launcher.env)
     if done.returncode != 0 or done.timed_out:
-        return _failed(sc, rnd, warmup, done, _why(done, timeout))
+        return failed_sample(sc, rnd, warmup, done, _why(done, timeout))
     if in_process:
         took = {int(m[1]): float(m[2]) for m in _TOOK.finditer("\n".join(done.texts))}
         if 2 not in took:
-            return _failed(sc, rnd, warmup, done, "the driver did not time its second connection")
+            return failed_sample(sc, rnd, warmup, done, "the driver did not time its second connection")
         return Sample(sc, rnd, warmup, ok=True, value=took[2], wall=done.wall)
     ready = first_time(done.lines, READY)
-    return Sample(
-        sc,
-        rnd,
-        warmup,
-        ok=True,
-        value=done.wall,
-        wall=done.wall,
-        client_cpu=done.cpu_user + done.cpu_system,
-        client_system=done.cpu_system,
-        phases=(("startup", ready - done.started),) if ready is not None else (),
-    )
+    phases = (("startup", ready - done.started),) if ready is not None else ()
+    return measured_sample(sc, rnd, warmup, done, done.wall, phases=phases)
 
 
 def transfer_problem(done: Finished, down: bool, size: int, timeout: float) -> str | None:
@@ -153,7 +131,7 @@ class ClientTransfers(ThroughputSampler):
                 )
         why = transfer_problem(done, down, size, timeout)
         if why is not None:
-            return _failed(sc, rnd, warmup, done, why)
+            return failed_sample(sc, rnd, warmup, done, why)
         sent = first_time(done.lines, launch.mark) if launch.mark else None
         start = sent if sent is not None else done.started
         end = first_time(done.lines, RECEIVED) or done.ended  # a driver's last byte, before Python's exit (~30 ms)

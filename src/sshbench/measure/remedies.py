@@ -16,10 +16,18 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench.measure.samplers import MAX_SIZE, MB, ThroughputSampler, calibration_size, throughput_sample
+from sshbench.measure.samplers import (
+    MAX_SIZE,
+    MB,
+    ThroughputSampler,
+    calibration_size,
+    measured_sample,
+    throughput_sample,
+)
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.samples import Sample
@@ -58,6 +66,19 @@ def steady(direction: Direction | None) -> Scenario:
     return Scenario(Kind.THROUGHPUT, direction=direction)
 
 
+@dataclass(frozen=True)
+class Sizing:
+    """What sizes `tune`'s copies: each direction's steady rate (MB/s), a login's seconds, and, within a budget, the
+    seconds left, the rows scheduled, the scheduler's overhead per sample and the rows still to warm up."""
+
+    rates: Mapping[Direction | None, float]
+    login: float | None
+    budget: float | None = None
+    scheduled: Sequence[Scenario] = ()
+    overhead: float | None = None
+    warm: Sequence[Scenario] = ()
+
+
 class CopySampler:
     """Take `tune` copy samples; sizes come from each direction's baseline warm-up (about `sample_seconds`)."""
 
@@ -65,26 +86,18 @@ class CopySampler:
         self.inner = inner
         self.copy_sizes: dict[Direction | None, int] = {}  # set by the job once the defaults are measured
 
-    def size_copies(
-        self,
-        rates: dict[Direction | None, float],
-        login: float | None,
-        budget: float | None = None,
-        scheduled: Sequence[Scenario] = (),
-        overhead: float | None = None,
-        warm: Sequence[Scenario] = (),
-    ) -> None:
+    def size_copies(self, sizing: Sizing) -> None:
         """Size each direction's copies (whole MiB) to last COPY_LOGINS logins at its steady rate, so the handshake
         (1.4 s on a 100 ms path here) stays a small part of a copy as it is of a user's; no shorter than
-        `sample_seconds`, and no longer than lets COPY_ROUNDS rounds of `scheduled` (after the warm-ups of `warm`)
-        fit what is left of the budget."""
-        least = self.inner.opts.sample_seconds
+        `sample_seconds`, and no longer than lets COPY_ROUNDS rounds of the scheduled rows (after the warm-ups of
+        `warm`) fit what is left of the budget."""
+        least, login, overhead = self.inner.opts.sample_seconds, sizing.login, sizing.overhead
         seconds = max(least, COPY_LOGINS * (login or 0.0))
-        if budget is not None:
-            budget -= warmup_seconds(warm, login, overhead)
-            within = copy_seconds_within(budget * SIZED_SHARE, login, scheduled, least, overhead)
+        if sizing.budget is not None:
+            budget = sizing.budget - warmup_seconds(sizing.warm, login, overhead)
+            within = copy_seconds_within(budget * SIZED_SHARE, login, sizing.scheduled, least, overhead)
             seconds = max(least, min(seconds, within))
-        for direction, rate in rates.items():
+        for direction, rate in sizing.rates.items():
             self.copy_sizes[direction] = int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
 
     def cleanup(self) -> None:
@@ -253,16 +266,7 @@ class MasterConnection:
         if done.returncode != 0 or done.timed_out:
             error = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
             return Sample(sc, rnd, warmup, ok=False, value=None, wall=done.wall, error=error)
-        return Sample(
-            sc,
-            rnd,
-            warmup,
-            ok=True,
-            value=done.wall,
-            wall=done.wall,
-            client_cpu=done.cpu_user + done.cpu_system,
-            client_system=done.cpu_system,
-        )
+        return measured_sample(sc, rnd, warmup, done, done.wall)
 
 
 @contextlib.contextmanager

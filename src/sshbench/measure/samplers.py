@@ -110,7 +110,22 @@ def calibration_size(opts: JobOptions) -> int:
     return int(CALIBRATION_SIZE * min(1.0, opts.sample_seconds)) // 2**20 * 2**20
 
 
-def _failed(scenario: Scenario, rnd: int, warmup: bool, done: Finished, why: str) -> Sample:
+def measured_sample(sc: Scenario, rnd: int, warmup: bool, done: Finished, value: float, **more: Any) -> Sample:
+    """Return a successful sample of `value` with the client's wall time and CPU (`more`: the kind's own fields)."""
+    return Sample(
+        sc,
+        rnd,
+        warmup,
+        ok=True,
+        value=value,
+        wall=done.wall,
+        client_cpu=done.cpu_user + done.cpu_system,
+        client_system=done.cpu_system,
+        **more,
+    )
+
+
+def failed_sample(scenario: Scenario, rnd: int, warmup: bool, done: Finished, why: str) -> Sample:
     """Return a failed sample carrying ssh's own reason."""
     return Sample(
         scenario,
@@ -132,17 +147,9 @@ def latency_sample(ssh: str, target: Target, scenario: Scenario, rnd: int, warmu
         why = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
         if scenario.hostkey and HOST_KEY_FAILED in why and not target.embedded:
             why = host_key_missing(scenario.hostkey, target.host, target.port)
-        return _failed(scenario, rnd, warmup, done, why)
-    return Sample(
-        scenario,
-        rnd,
-        warmup,
-        ok=True,
-        value=done.wall,
-        wall=done.wall,
-        client_cpu=done.cpu_user + done.cpu_system,
-        client_system=done.cpu_system,
-        phases=phase_breakdown(done.lines, done.started, done.ended),
+        return failed_sample(scenario, rnd, warmup, done, why)
+    return measured_sample(
+        scenario, rnd, warmup, done, done.wall, phases=phase_breakdown(done.lines, done.started, done.ended)
     )
 
 
@@ -172,7 +179,7 @@ def throughput_sample(
             done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK)
     problem = _transfer_problem(done, scenario.direction, size, scenario.remedy == "compression")
     if problem:
-        return _failed(scenario, rnd, warmup, done, problem)
+        return failed_sample(scenario, rnd, warmup, done, problem)
     started = first_time(done.lines, COMMAND_MARKER)
     assert started is not None
     column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from sshbench.joboptions import JobOptions
-from sshbench.measure.samplers import MIN_SIZE, Payload, calibration_size, steady_rate
+from sshbench.measure.samplers import MIN_SIZE, Payload, calibration_size, failed_sample, measured_sample, steady_rate
 from sshbench.model import LEGACY_SCP, PLAIN_TOOLS, SOCAT_BLOCK, Direction, Kind, Scenario
 from sshbench.samples import Sample
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
@@ -193,32 +193,11 @@ class ToolSampler:
             got = _dir_bytes(inbox)
         why = _problem(done, got, size)
         if why is not None:
-            return Sample(
-                sc,
-                rnd,
-                warmup,
-                ok=False,
-                value=None,
-                wall=done.wall,
-                error=why,
-                client_cpu=done.cpu_user + done.cpu_system,
-                client_system=done.cpu_system,
-            )
+            return failed_sample(sc, rnd, warmup, done, why)
         rate = steady_rate(done.progress, 1, size, done.started, end) or size / (end - done.started) / MB
         if warmup and self.opts.size is None:
             self.sizes[sc.key] = self._calibrated(sc, rate)
-        return Sample(
-            sc,
-            rnd,
-            warmup,
-            ok=True,
-            value=rate,
-            wall=done.wall,
-            nbytes=size,
-            client_cpu=done.cpu_user + done.cpu_system,
-            client_system=done.cpu_system,
-            client_cpu_setup=done.cpu_at_mark,
-        )
+        return measured_sample(sc, rnd, warmup, done, rate, nbytes=size, client_cpu_setup=done.cpu_at_mark)
 
 
 def arrival(done: Finished, inbox: Path, size: int) -> float:
