@@ -17,7 +17,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from sshbench.measure.samplers import MB, Payload, throughput_sample
+from sshbench.measure.samplers import Payload, throughput_sample
+from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ssh.proc import run_timed
 from sshbench.ssh.text import first_time

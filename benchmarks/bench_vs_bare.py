@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from sshbench.cli.options import parse_size
-from sshbench.measure.samplers import MB, Payload, latency_sample, throughput_sample
+from sshbench.measure.samplers import Payload, latency_sample, throughput_sample
+from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
 from sshbench.targets.servers.openssh import OpenSSHServer

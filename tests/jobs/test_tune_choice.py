@@ -21,7 +21,7 @@ from sshbench.measure.remedies import (
     copy_seconds_within,
     warmup_seconds,
 )
-from sshbench.measure.samplers import MB
+from sshbench.measure.steady import MB
 from sshbench.model import BoundKind, Direction, Kind, Scenario
 from sshbench.records import RunRecord
 from sshbench.render.tune import _gain

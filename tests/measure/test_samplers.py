@@ -8,8 +8,9 @@ import subprocess
 import pytest
 
 from sshbench.joboptions import JobOptions
-from sshbench.measure.samplers import MB, MIN_SIZE, RTT_ROUNDS, ThroughputSampler, steady_rate
+from sshbench.measure.samplers import MIN_SIZE, RTT_ROUNDS, ThroughputSampler
 from sshbench.measure.session import Session, parse_ss, session_report, socket_report, with_session_report
+from sshbench.measure.steady import MB, steady_rate
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import RunKind
 from sshbench.samples import Sample
@@ -25,7 +26,7 @@ def test_steady_rate_skips_the_start_of_the_stream() -> None:
 
 
 def test_an_upload_to_a_server_on_this_machine_is_timed_where_it_is_received() -> None:
-    from sshbench.measure.samplers import server_timed_rate, steady_threshold, upload_command, upload_count
+    from sshbench.measure.steady import server_timed_rate, steady_threshold, upload_command, upload_count
 
     size = 64 * 2**20
     first = steady_threshold(size)

@@ -51,8 +51,8 @@ from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Copies, Staging
 from sshbench.measure.budget import Estimate, Probe
 from sshbench.measure.remedies import STREAMS, Sizing, baseline, is_steady, rounds_seconds, steady, warmup_seconds
-from sshbench.measure.samplers import MB
 from sshbench.measure.scheduler import Sampler
+from sshbench.measure.steady import MB
 from sshbench.model import BoundKind, Direction, Kind, Scenario, is_aead
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import StoredScenario

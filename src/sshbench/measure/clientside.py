@@ -23,17 +23,13 @@ from typing import Protocol
 from sshbench.joboptions import JobOptions
 from sshbench.measure.samplers import (
     CALIBRATION_SIZE,
-    MB,
     MIN_SIZE,
     PROBE_INTERVAL,
     ThroughputSampler,
     failed_sample,
     measured_sample,
-    server_timed_rate,
-    steady_rate,
-    upload_command,
-    upload_count,
 )
+from sshbench.measure.steady import MB, server_timed_rate, steady_rate, upload_command, upload_count
 from sshbench.measure.tools import Binaries, ToolSampler
 from sshbench.model import IN_PROCESS, Direction, Scenario
 from sshbench.samples import Sample

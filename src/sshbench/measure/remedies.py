@@ -20,14 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench.measure.samplers import (
-    MAX_SIZE,
-    MB,
-    ThroughputSampler,
-    calibration_size,
-    measured_sample,
-    throughput_sample,
-)
+from sshbench.measure.samplers import MAX_SIZE, ThroughputSampler, calibration_size, measured_sample, throughput_sample
+from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.samples import Sample

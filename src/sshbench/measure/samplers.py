@@ -20,7 +20,6 @@ which also counts the bytes exactly.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import re
 import shlex
 import socket
@@ -34,6 +33,7 @@ from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.measure.scheduler import Sampler
 from sshbench.measure.session import Session, session_report, socket_report, with_session_report
+from sshbench.measure.steady import MB, server_timed_rate, steady_rate, upload_command, upload_count
 from sshbench.model import Direction, Kind, Scenario, is_local
 from sshbench.payloads import fill, text_block
 from sshbench.samples import Sample
@@ -51,9 +51,6 @@ from sshbench.ssh.text import (
 )
 
 COMMAND_MARKER = MARK = "Sending command:"
-MB = 1_000_000
-STEADY_FROM = 0.2  # the first 20 % of the payload is not timed ...
-STEADY_BYTES = 8 * 2**20  # ... nor the first 8 MiB (window ramp; an uploading client reads ahead of the server)
 PROBE_INTERVAL = 0.01
 _REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{1,200}$")
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
@@ -211,65 +208,6 @@ def _remote_evidence(session: Session | None, sock: dict[str, Any] | None, wall:
     if sock is not None:
         out["server"] = sock
     return out or None
-
-
-def steady_threshold(size: int) -> int:
-    """Return how many bytes of a payload are left untimed (see STEADY_*)."""
-    return int(max(STEADY_FROM * size, min(STEADY_BYTES, size / 2)))
-
-
-def upload_command(size: int, server_timed: bool) -> str:
-    """Return the fixed remote command that counts an upload (timing its steady part itself when on this machine)."""
-    if not server_timed:
-        return "wc -c"
-    return f"head -c {steady_threshold(int(size))} >/dev/null && date +%s.%N && wc -c && date +%s.%N"
-
-
-def upload_count(stdout: bytes, size: int) -> int | None:
-    """Return the bytes the server counted (None when its output is not a count)."""
-    words = stdout.decode(errors="replace").split()
-    if len(words) == 1 and words[0].isdigit():
-        return int(words[0])
-    if len(words) == 3 and words[1].isdigit():
-        return steady_threshold(size) + int(words[1])
-    return None
-
-
-def server_timed_rate(stdout: bytes, size: int) -> float | None:
-    """Return MB/s of the steady part as the server timed it (None when it did not)."""
-    words = stdout.decode(errors="replace").split()
-    if len(words) != 3:
-        return None
-    try:
-        seconds = float(words[2]) - float(words[0])
-    except ValueError:
-        return None
-    return (size - steady_threshold(size)) / seconds / MB if seconds > 0 else None
-
-
-def steady_rate(
-    progress: Sequence[tuple[float, int, int]], column: int, size: int, command_at: float, end: float
-) -> float | None:
-    """Return MB/s over the payload after its start (see STEADY_*), from I/O counter probes (None if unknown).
-
-    The counter's value at the last probe before the command was sent is its baseline (handshake,
-    config files, log lines); the payload is assumed complete at process exit. The time the first
-    STEADY_FROM of the payload had passed is interpolated linearly between probes.
-    """
-    before = [p for p in progress if p[0] <= command_at]
-    after = [p for p in progress if command_at < p[0] < end]
-    if not after:
-        return None
-    base = (before[-1] if before else after[0])[column]
-    points = [(command_at, 0.0)] + [(p[0], float(p[column] - base)) for p in after] + [(end, float(size))]
-    threshold = steady_threshold(size)
-    for (t0, b0), (t1, b1) in itertools.pairwise(points):
-        if b1 >= threshold > b0 or (b1 >= threshold and b0 >= threshold):
-            crossed = t0 if b0 >= threshold else t0 + (threshold - b0) / (b1 - b0) * (t1 - t0)
-            if end - crossed <= 0:
-                return None
-            return (size - threshold) / (end - crossed) / MB
-    return None
 
 
 def _transfer_problem(done: Finished, direction: Direction | None, size: int, compressed: bool = False) -> str | None:
