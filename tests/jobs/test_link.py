@@ -85,18 +85,18 @@ def test_a_100mbit_20ms_link_bounds_aes_gcm_at_the_link_rate(cli_env: dict[str, 
 
 
 def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: dict[str, str]) -> None:
-    done = sshbench_on_link(cli_env, "throughput", "--link", "1gbit,100ms", *QUICK)
+    done = sshbench_on_link(cli_env, "throughput", "--link", "1gbit,50ms", *QUICK)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     rtt = doc["run"]["environment"]["link"]["measured_rtt_s"]
-    assert abs(rtt - 0.1) <= 0.01
-    window_rate = WINDOW / 0.1 / 1e6  # ~21 MB/s
+    assert abs(rtt - 0.05) <= 0.005
+    window_rate = WINDOW / 0.05 / 1e6  # ~42 MB/s
     for group, rate in _rates(doc).items():
         assert abs(rate - window_rate) <= 0.25 * window_rate, f"{group}: {rate} MB/s, window allows {window_rate:.1f}"
     shown = sshbench(cli_env, "show", "last").stdout
-    window = rf"download: {GCM}: ssh-window-bound at 2[01]\.[0-9] MB/s: the cipher hardly matters"
+    window = rf"download: {GCM}: ssh-window-bound at 4[0-4]\.[0-9] MB/s: the cipher hardly matters"
     assert re.search(window, shown), shown
-    assert re.search(rf"upload: {GCM}: ssh-window-bound at 2[01]\.[0-9] MB/s", shown) and "HPN-SSH" in shown
+    assert re.search(rf"upload: {GCM}: ssh-window-bound at 4[0-4]\.[0-9] MB/s", shown) and "HPN-SSH" in shown
     found = json.loads(sshbench(cli_env, "show", "last", "--json").stdout)["results"]
     kernel = [r["bound"]["evidence"]["kernel"] for rows in found.values() for r in rows]
     assert all(k["kind"] == "ssh-window" for k in kernel), kernel  # the kernel's call agrees with the settings

@@ -108,8 +108,8 @@ def test_a_100mbit_20ms_path_to_a_remote_host_is_network_bound(cli_env: dict[str
 def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connections(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    with shaped_host(tmp_path, "1gbit,40ms") as config:  # 2 MiB / 40 ms = 52 MB/s, well below the link's 125
-        doc = _tune_down(cli_env, config, "--max-time", "150s")
+    with shaped_host(tmp_path, "1gbit,30ms") as config:  # 2 MiB / 30 ms = 70 MB/s, well below the link's 125
+        doc = _tune_down(cli_env, config, "--max-time", "70s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     down = found["download"]
     # ssh-window; `unknown` (never `network`) when a loss on the path held the default below 80 % of the window/RTT
@@ -133,7 +133,7 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
 def test_on_a_10mbit_path_compression_wins_with_text(cli_env: dict[str, str], tmp_path: Path) -> None:
     """Random data is never given compression: test_tune_choice.py checks the choice without a link."""
     with shaped_host(tmp_path, "10mbit,10ms") as config:
-        text = _tune_down(cli_env, config, "--payload", "text", "--max-time", "120s")
+        text = _tune_down(cli_env, config, "--payload", "text", "--max-time", "80s")
     down = {f["group"]: f for f in text["tune"]["findings"]}["download"]
     assert down["bound"]["kind"] == "network", down["bound"]
     squeezed = next(r for r in down["remedies"] if r["scenario"].get("remedy") == "compression")
@@ -145,9 +145,9 @@ def test_on_a_10mbit_path_compression_wins_with_text(cli_env: dict[str, str], tm
 def test_an_embedded_dropbear_behind_a_long_fat_link_is_measured_with_a_larger_receive_window(
     cli_env: dict[str, str],
 ) -> None:
-    doc = _doc(cli_env, "tune", "local:dropbear", "--link", "1gbit,40ms", "--direction", "up", "--max-time", "150s")
+    doc = _doc(cli_env, "tune", "local:dropbear", "--link", "1gbit,30ms", "--direction", "up", "--max-time", "120s")
     up = {f["group"]: f for f in doc["tune"]["findings"]}["upload"]
-    # Dropbear's -W 2 MiB over 100 ms: at the window per RTT, or below it and unexplained (Dropbear adjusts its window
+    # Dropbear's -W 2 MiB over 30 ms: at the window per RTT, or below it and unexplained (Dropbear adjusts its window
     # late: 14 MB/s here, 67 % of 2 MiB / RTT; the kernel's `network` is refused on a link that carries 125 MB/s)
     # or `tcp-window`: the client waited on Dropbear's TCP window (median 128 KiB) half its busy time in one run
     assert up["bound"]["kind"] in ("ssh-window", "tcp-window", "unknown"), up["bound"]
@@ -179,7 +179,7 @@ def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[
 
 
 def test_tune_on_the_embedded_default_measures_the_remedies_it_chose(cli_env: dict[str, str]) -> None:
-    doc = _doc(cli_env, "tune", "--max-time", "150s")
+    doc = _doc(cli_env, "tune", "--max-time", "45s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     assert set(found) == {"download", "upload", "latency"}
     master = found["latency"]["remedies"][0]

@@ -130,6 +130,7 @@ def test_a_bound_whose_remedies_do_not_fit_what_is_left_stops_with_the_diagnosis
     run_id = stopped.value.run_id
     assert stopped.value.code is ExitCode.MEASUREMENT_FAILED and store.run(run_id).status is RunStatus.INCOMPLETE
     assert "after the diagnosis" in stopped.value.cause and "--max-time" in stopped.value.fix
+    assert "tune local:openssh --direction up --max-time" in stopped.value.fix  # what it measured, budget raised
     assert f"--resume {run_id}" in stopped.value.fix
     kept = store.scenarios(run_id)
     assert {(st.scenario.kind, st.scenario.remedy) for st in kept} == {(Kind.THROUGHPUT, None), (Kind.LATENCY, None)}

@@ -44,7 +44,7 @@ from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import Unfinished
 from sshbench.hints import sshbench
-from sshbench.joboptions import Plan
+from sshbench.joboptions import DEFAULT_POLICY, JobOptions, Plan
 from sshbench.jobs.endpoints import Endpoint, require_connectable, require_reachable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
@@ -238,15 +238,29 @@ def _refuse_short(
     ways = {d.value + "load" for d in job.opts.directions}  # download, upload
     found = ", ".join(f"{group}: {kind.value}" for group, kind in bound.items() if group in ways)
     rows = sum(1 for sc in raced if sc.remedy not in (None, "streams=1") or sc.cipher or sc.kex)
-    target = [] if job.opts.target.startswith("local") else [job.opts.target]
     raise Unfinished(
         rec.run_id,
         f"the {left:.0f} s left of the budget after the diagnosis ({found}) cannot give its {rows} remedies "
         f"{DECIDING_PAIRS} rounds each against the default: they need ~{need:.0f} s",
         place=f"run {rec.run_id}",
-        fix=f"start again with `{sshbench('tune', *target, '--max-time', f'{whole}s', ssh_config=True)}`, or "
+        fix=f"start again with `{_again(job.opts, whole)}`, or "
         f"finish this run, whose defaults are kept, with `{sshbench('tune', '--resume', str(rec.run_id))}`",
     )
+
+
+def _again(opts: JobOptions, seconds: int) -> str:
+    """Return the `tune` command line that measures what this run measures, with a budget of `seconds`."""
+    words = ["tune", *([] if opts.target == "local" else [opts.target])]
+    words += ["--link", opts.link] if opts.link else []
+    words += ["--direction", opts.directions[0].value] if len(opts.directions) == 1 else []
+    words += ["--payload", opts.payload] if opts.payload != "zero" else []
+    words += ["--size", f"{opts.size // 2**20}M"] if opts.size else []
+    words += ["--emulate", opts.emulate] if opts.emulate else []
+    for flag, share in (("--server-cpu", opts.server_cpu), ("--client-cpu", opts.client_cpu)):
+        words += [flag, f"{share * 100:g}%"] if share is not None else []
+    words += ["--policy", opts.policy] if opts.policy != DEFAULT_POLICY else []
+    words += ["--ssh", opts.ssh] if opts.ssh else []
+    return sshbench(*words, "--max-time", f"{seconds}s", ssh_config=True)
 
 
 def first_step(rec: Recording) -> Plan:
