@@ -93,27 +93,30 @@ COMMANDS = {
         "--max-time",
         "40s",
     ],
-    "tune": ["tune", "--max-time", "60s"],  # the defaults, then a master connection, key exchanges, ciphers
+    "tune": ["tune", "--max-time", "40s"],  # the defaults, then a master connection, key exchanges, ciphers
     "tune-link": [  # an upload bound by Dropbear's window: N connections at once and a second, widened server
         "tune",
         "local:dropbear",
         "--link",
-        "1gbit,40ms",
+        "1gbit,30ms",
         "--direction",
         "up",
         "--max-time",
-        "100s",
+        "120s",
     ],
-    "clients": [
+    "clients": [  # ssh, dbclient and a library's driver process
         "clients",
         "--client",
-        "openssh,dropbear,paramiko,asyncssh",
+        "openssh,dropbear,paramiko",
         "--cipher",
         "aes128-gcm@openssh.com",
+        "--direction",
+        "down",
         "--max-time",
-        "60s",
+        "90s",
     ],
 }
+WEIGHT = {"tune-link": 0.4}  # how often a command is drawn against the others (1): a tune-link trial takes minutes
 LATEST = {"tune": 30.0, "tune-link": 30.0, "clients": 30.0}  # latest fault moment (s) where set-up takes longer
 NO_EMULATE = ("tune-link", "clients")  # --emulate would change what they exercise (a window bound, drivers)
 CLIENTS = ("ssh", "dbclient")  # client processes by name; the library drivers by their command line
@@ -418,7 +421,8 @@ def main() -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="faults-") as tmp:
         for number in range(1, args.trials + 1):
-            command, fault = rng.choice(list(COMMANDS)), rng.choice(FAULTS)
+            command = rng.choices(list(COMMANDS), [WEIGHT.get(c, 1.0) for c in COMMANDS])[0]
+            fault = rng.choice(FAULTS)
             moment = round(rng.uniform(0.3, LATEST.get(command, 8.0)), 2)
             trial = Trial(number, command, fault, moment, rng.random() < 0.5 and command not in NO_EMULATE)
             home = Path(tmp) / f"home-{number}"
