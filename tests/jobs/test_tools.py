@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 import time
 from pathlib import Path
 
@@ -124,6 +125,28 @@ def test_a_killed_run_leaves_nothing_on_the_remote_host_and_resumes(
     rows = [r for group in json.loads(resumed.stdout)["results"].values() for r in group]
     assert {r["scenario"]["tool"] for r in rows} == {"scp"} and all(r["summary"]["n"] == 3 for r in rows)
     assert _scratch_dirs() == before
+
+
+def _staged() -> set[Path]:
+    """Return the payloads staged on the remote host (this machine) and their scratch directories."""
+    return {*Path("/dev/shm").glob("sshbench-payload.*"), *Path(tempfile.gettempdir()).glob("sshbench-payload.*")}
+
+
+def test_a_random_payload_staged_on_a_host_is_removed_after_the_run_and_after_a_sigkill(
+    cli_env: dict[str, str], tmp_path: Path, testhost: Path
+) -> None:
+    db, before = tmp_path / "staged.db", _staged()
+    args = ["throughput", "testhost", "--ssh-config", str(testhost), "--cipher", GCM, "--direction", "down"]
+    args += ["--payload", "random", "--size", "8M", "--rounds", "3", "--max-rounds", "3", "--db", str(db)]
+    code, _ = interrupt_after_samples(cli_env, args, db, minimum=2, sig=signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    deadline = time.monotonic() + 30
+    while _staged() != before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _staged() == before, "the host kept the killed run's staged payload"
+    resumed = sshbench(cli_env, "throughput", "--resume", "last", "--db", str(db))
+    assert resumed.returncode == 0, resumed.stderr
+    assert _staged() == before, "the host kept the staged payload after the run"
 
 
 def test_a_non_aead_cipher_is_copied_with_each_mac_asked(cli_env: dict[str, str]) -> None:

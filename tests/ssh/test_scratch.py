@@ -8,7 +8,7 @@ import shlex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sshbench.ssh.scratch import _PATH, GUARDIAN
+from sshbench.ssh.scratch import _PATH, GUARDIAN, guardian, path_pattern
 
 
 def test_mktemp_paths_are_accepted_and_anything_else_is_not() -> None:
@@ -38,3 +38,9 @@ def test_an_accepted_path_is_inert_in_a_shell(text: str) -> None:
 def test_the_guardian_removes_the_directory_after_its_input_ends() -> None:
     assert GUARDIAN.index("cat >/dev/null") < GUARDIAN.index('rm -rf -- "$d"')
     assert "; rm -rf" in GUARDIAN  # runs whether cat ended by EOF or by a dropped connection
+
+
+def test_a_payload_scratch_directory_is_named_for_what_it_holds_and_removed_alike() -> None:
+    assert path_pattern("payload").match("/dev/shm/sshbench-payload.qh6WSL")
+    assert not path_pattern("payload").match("/dev/shm/sshbench-tools.qh6WSL")
+    assert guardian("payload") == GUARDIAN.replace("sshbench-tools.", "sshbench-payload.")

@@ -19,9 +19,9 @@ which also counts the bytes exactly.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
-import shlex
 import socket
 import time
 from collections.abc import Sequence
@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.measure.scheduler import Sampler
 from sshbench.measure.session import Session, session_report, socket_report, with_session_report
@@ -39,6 +38,7 @@ from sshbench.payloads import fill, text_block
 from sshbench.samples import Sample
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import Finished, run_timed
+from sshbench.ssh.scratch import remote_scratch
 from sshbench.ssh.text import (
     HOST_KEY_FAILED,
     first_time,
@@ -56,7 +56,6 @@ _REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{1,200}$")
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
 RANDOM_BLOCK = 16 * 2**20
 STAGED_BLOCK = 4 * 2**20  # on a remote host: still 128 times zlib's 32 KiB window, so repeating it compresses no better
-STAGE_COMMAND = 'f=$(mktemp "${TMPDIR:-/tmp}/sshbench-payload.XXXXXX") && cat > "$f" && echo "$f"'
 MIN_SIZE, MAX_SIZE = 4 * 2**20, 8 * 2**30
 RTT_ROUNDS = 20  # a remote sample lasts at least this many round trips
 CONNECT_PROBE = 5.0  # seconds for one TCP connect when timing a remote host's round trip
@@ -246,8 +245,12 @@ class ThroughputSampler:
     def __init__(self, ssh: str, target: Target, opts: JobOptions, workdir: Path) -> None:
         self.ssh, self.target, self.opts = ssh, target, opts
         self.payload = Payload(opts.payload, workdir)
+        self.staged = contextlib.ExitStack()  # a remote host's scratch directory holding the staged payload
         if opts.payload in ("random", "text") and Direction.DOWN in opts.directions:
-            self.payload = dataclasses.replace(self.payload, remote_file=stage_random(ssh, target, self.payload))
+            with self.staged.pop_all() as staged:  # closed at once if staging fails, else by cleanup()
+                remote = stage_random(ssh, target, self.payload, staged)
+                self.staged = staged.pop_all()
+            self.payload = dataclasses.replace(self.payload, remote_file=remote)
         self.sizes: dict[str, int] = {}
         self.rtt: float | None = None
 
@@ -274,10 +277,9 @@ class ThroughputSampler:
         return self.rtt
 
     def cleanup(self) -> None:
-        """Remove the random payload staged on a remote server."""
-        remote = self.payload.remote_file
-        if remote is not None and not self.target.embedded:
-            run_timed(self.target.argv(self.ssh, [], f"rm -f -- {shlex.quote(remote)}"), timeout=60)
+        """Remove the payload staged on a remote server (its scratch directory goes when its session ends, also
+        when sshbench dies)."""
+        self.staged.close()
 
     def __call__(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take one sample; the warm-up sample calibrates the size."""
@@ -325,18 +327,11 @@ def connect_rtt(host: str, port: int, tries: int = 3) -> float:
     return best or 0.0
 
 
-def stage_random(ssh: str, target: Target, payload: Payload) -> str:
-    """Put a 16 MiB random file on the server for random downloads and return its path there."""
+def stage_random(ssh: str, target: Target, payload: Payload, stack: contextlib.ExitStack) -> str:
+    """Put a random (or text) file on the server for downloads and return its path there: on a remote host, in a
+    scratch directory the host removes when the job ends or sshbench dies (ssh/scratch.py), entered on `stack`."""
     if target.embedded:
         return str(payload.upload_source(RANDOM_BLOCK))  # the embedded server runs on this machine, as this user
-    with open(payload.upload_source(STAGED_BLOCK), "rb") as f:  # over the user's own line: 3.4 s at 10 Mbit/s
-        done = run_timed(target.argv(ssh, [], STAGE_COMMAND), stdin=f, capture_stdout=True, timeout=300)
-    path = done.stdout.decode(errors="replace").strip()
-    if done.returncode != 0 or not path.startswith("/"):
-        raise SshbenchError(
-            f"could not stage the random payload on the server: {ssh_failure_reason(done.texts)}",
-            place=target.describe(),
-            fix="use --payload zero, or free space in the server's temp dir",
-            code=ExitCode.MEASUREMENT_FAILED,
-        )
-    return path
+    scratch = stack.enter_context(remote_scratch(ssh, target, "payload"))
+    fix = "use --payload zero, or free memory in the server's /dev/shm (or space in its temp dir)"
+    return scratch.put(payload.upload_source(STAGED_BLOCK), "payload", fix)  # over the user's line: 3.4 s at 10 Mbit/s

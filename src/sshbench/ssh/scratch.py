@@ -1,4 +1,5 @@
-"""A private scratch directory on a remote host for `tools`, kept alive by one ssh session that removes it.
+"""A private scratch directory on a remote host (`tools`' copies, a random payload staged for downloads), kept
+alive by one ssh session that removes it.
 
 One guardian session creates the directory (in /dev/shm when the host has it, else its temp dir), prints its
 path, then waits for the end of its stdin and removes the directory. sshbench closes that stdin when the job
@@ -17,6 +18,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 from sshbench.errors import ExitCode, SshbenchError
@@ -24,11 +26,24 @@ from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import run_timed
 from sshbench.ssh.text import ssh_failure_reason
 
-GUARDIAN = (
-    'd=$(mktemp -d /dev/shm/sshbench-tools.XXXXXX 2>/dev/null || mktemp -d "${TMPDIR:-/tmp}/sshbench-tools.XXXXXX")'
-    ' && mkdir -m 700 "$d/inbox" && echo "$d" && cat >/dev/null; rm -rf -- "$d"'
-)
-_PATH = re.compile(r"^/[A-Za-z0-9_./-]{1,200}/sshbench-tools\.[A-Za-z0-9]{6,}$")
+NAMES = ("tools", "payload")  # what a scratch directory holds: its name, sshbench-NAME.XXXXXX
+
+
+def guardian(name: str) -> str:
+    """Return the guardian session's fixed command for a scratch directory named sshbench-NAME.XXXXXX."""
+    assert name in NAMES
+    made = (
+        f'mktemp -d /dev/shm/sshbench-{name}.XXXXXX 2>/dev/null || mktemp -d "${{TMPDIR:-/tmp}}/sshbench-{name}.XXXXXX"'
+    )
+    return f'd=$({made}) && mkdir -m 700 "$d/inbox" && echo "$d" && cat >/dev/null; rm -rf -- "$d"'
+
+
+def path_pattern(name: str) -> re.Pattern[str]:
+    """Return the pattern a scratch directory's path must match before it goes into a command."""
+    return re.compile(rf"^/[A-Za-z0-9_./-]{{1,200}}/sshbench-{name}\.[A-Za-z0-9]{{6,}}$")
+
+
+GUARDIAN, _PATH = guardian("tools"), path_pattern("tools")
 STOP_TIMEOUT = 30.0
 
 
@@ -63,6 +78,22 @@ class RemoteScratch:
             )
         return path
 
+    def put(self, local: Path, name: str, fix: str) -> str:
+        """Copy a local file into the directory as `name` (a plain word) and return its path there; fail with ssh's
+        reason and `fix`."""
+        assert name.isidentifier()
+        path = f"{self.path}/{name}"
+        with open(local, "rb") as f:
+            done = run_timed(self.target.argv(self.ssh, [], f"cat > {shlex.quote(path)}"), stdin=f, timeout=300)
+        if done.returncode != 0 or done.timed_out:
+            raise SshbenchError(
+                f"could not copy the {name} into {self.path} on the host: {ssh_failure_reason(done.texts)}",
+                place=self.target.describe(),
+                fix=fix,
+                code=ExitCode.MEASUREMENT_FAILED,
+            )
+        return path
+
     def take_upload(self) -> int | None:
         """Return the size of what arrived in inbox/file (None when nothing did), and empty the inbox."""
         inbox = shlex.quote(f"{self.path}/inbox")
@@ -78,18 +109,18 @@ def remote_stdout(ssh: str, target: Target, command: str, timeout: float = 120.0
 
 
 @contextlib.contextmanager
-def remote_scratch(ssh: str, target: Target) -> Iterator[RemoteScratch]:
+def remote_scratch(ssh: str, target: Target, name: str = "tools") -> Iterator[RemoteScratch]:
     """Create the scratch directory on the host for the block; it is removed when the block ends or sshbench dies."""
     with tempfile.TemporaryFile() as log:  # ssh -v's lines: a file, so an unread pipe can never block ssh
-        guardian = subprocess.Popen(
-            target.argv(ssh, [], GUARDIAN), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log
+        session = subprocess.Popen(
+            target.argv(ssh, [], guardian(name)), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log
         )
-        with _guarding(guardian):
-            path = _first_line(guardian, LOGIN_TIMEOUT + 30)
-            if not _PATH.match(path):
+        with _guarding(session):
+            path = _first_line(session, LOGIN_TIMEOUT + 30)
+            if not path_pattern(name).match(path):
                 raise SshbenchError(
                     "could not make a scratch directory on the host"
-                    + (f": it printed {path!r}" if path else f": {_reason(guardian, log)}"),
+                    + (f": it printed {path!r}" if path else f": {_reason(session, log)}"),
                     place=target.describe(),
                     fix="the host needs a POSIX shell with mktemp and a writable /dev/shm or temp dir",
                     code=ExitCode.MEASUREMENT_FAILED,
