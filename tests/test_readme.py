@@ -47,9 +47,10 @@ def test_every_command_has_a_page_and_every_page_a_command() -> None:
         assert (ROOT / "docs" / "commands" / f"{name}.md").read_text().startswith(f"# sshbench {name}\n")
 
 
-def test_the_readme_names_every_page_it_links() -> None:
-    for link in re.findall(r"\]\((docs/[^)#]+)\)", README.read_text()):
-        assert (ROOT / link).exists(), link
+def test_every_page_the_readme_and_the_docs_link_exists() -> None:
+    for page in [README, *(ROOT / "docs").rglob("*.md")]:
+        for link in re.findall(r"\]\(([^)#:]+)\)", page.read_text()):
+            assert (page.parent / link).exists(), (page.name, link)
 
 
 def test_every_schema_version_named_is_the_one_written() -> None:
