@@ -106,7 +106,7 @@ def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: di
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "sigkill"])
 def test_nothing_of_the_link_is_left_when_a_run_is_stopped(cli_env: dict[str, str], tmp_path: Path, sig: int) -> None:
     db = tmp_path / "runs.db"
-    args = ["throughput", "--link", "wan", "--cipher", GCM, "--rounds", "20", "--max-time", "5m", "--db", str(db)]
+    args = ["throughput", "--link", "gbe", "--cipher", GCM, "--rounds", "20", "--max-time", "5m", "--db", str(db)]
     proc = started(cli_env, *args)
     deadline = time.monotonic() + 120
     while stored_samples(db) < 2:

@@ -29,6 +29,7 @@ GCM = "aes128-gcm@openssh.com"
 WINDOW = 2 * 2**20
 REMOTE_GCM = ("throughput", "testhost", "--cipher", GCM, "--ssh-config")  # then the ssh_config of the shaped host
 THREE = ("--rounds", "3", "--max-rounds", "3")
+SIX = ("--rounds", "6", "--max-rounds", "6")  # the fewest rounds a remedy's verdict is drawn from (DECIDING_PAIRS)
 
 
 @contextlib.contextmanager
@@ -109,7 +110,7 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     with shaped_host(tmp_path, "1gbit,30ms") as config:  # 2 MiB / 30 ms = 70 MB/s, well below the link's 125
-        doc = _tune_down(cli_env, config, "--max-time", "70s")
+        doc = _tune_down(cli_env, config, *SIX, "--size", "32M", "--max-time", "70s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     down = found["download"]
     # ssh-window; `unknown` (never `network`) when a loss on the path held the default below 80 % of the window/RTT
@@ -145,7 +146,20 @@ def test_on_a_10mbit_path_compression_wins_with_text(cli_env: dict[str, str], tm
 def test_an_embedded_dropbear_behind_a_long_fat_link_is_measured_with_a_larger_receive_window(
     cli_env: dict[str, str],
 ) -> None:
-    doc = _doc(cli_env, "tune", "local:dropbear", "--link", "1gbit,30ms", "--direction", "up", "--max-time", "120s")
+    doc = _doc(
+        cli_env,
+        "tune",
+        "local:dropbear",
+        "--link",
+        "1gbit,30ms",
+        "--direction",
+        "up",
+        *SIX,
+        "--size",
+        "8M",
+        "--max-time",
+        "120s",
+    )
     up = {f["group"]: f for f in doc["tune"]["findings"]}["upload"]
     # Dropbear's -W 2 MiB over 30 ms: at the window per RTT, or below it and unexplained (Dropbear adjusts its window
     # late: 14 MB/s here, 67 % of 2 MiB / RTT; the kernel's `network` is refused on a link that carries 125 MB/s)
@@ -179,7 +193,7 @@ def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[
 
 
 def test_tune_on_the_embedded_default_measures_the_remedies_it_chose(cli_env: dict[str, str]) -> None:
-    doc = _doc(cli_env, "tune", "--max-time", "45s")
+    doc = _doc(cli_env, "tune", *SIX, "--max-time", "45s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     assert set(found) == {"download", "upload", "latency"}
     master = found["latency"]["remedies"][0]

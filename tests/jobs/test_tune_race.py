@@ -135,3 +135,20 @@ def test_a_bound_whose_remedies_do_not_fit_what_is_left_stops_with_the_diagnosis
     kept = store.scenarios(run_id)
     assert {(st.scenario.kind, st.scenario.remedy) for st in kept} == {(Kind.THROUGHPUT, None), (Kind.LATENCY, None)}
     assert all(len(st.values()) == 3 for st in kept)  # the defaults' 3 rounds, diagnosed
+
+
+def test_a_budget_too_small_for_copies_of_the_given_size_is_refused_before_anything_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fakes.FakeBench, "probe", lambda self, endpoint: fakes.Probe(0.001, 1.0, 1.0))  # 1 MB/s
+    store = Store(tmp_path / "runs.db")
+    auto = _options(max_time=60.0)  # copies of about a second each fit 6 rounds
+    sized = dataclasses.replace(auto, size=10_000_000)  # copies of 10 s each do not: the plan says so first
+    assert auto.size is None
+    job = jobs.Job(store, sized, ListProgress(), stage=fake_stage())  # type: ignore[arg-type]
+    with pytest.raises(SshbenchError) as refused:
+        jobs.run(job)
+    assert refused.value.code is ExitCode.USAGE and "raise --max-time to at least" in refused.value.fix
+    assert store.runs() == []
+    wider = int(refused.value.fix.rsplit("at least ", 1)[1].rstrip("s"))
+    assert wider > 120  # 6 rounds of 2.9 copies of 10 s

@@ -183,21 +183,22 @@ def _with_window(bench: Bench, wide: Endpoint, sizer: Copies, copies: Sampler) -
 def plan_estimate(job: Job, disc: Discovery, probe: Probe | None) -> Estimate | None:
     """Return the plan's estimate from a probe: step 1 (the defaults' warm-ups and 3 rounds) as set-up, then the
     smallest set of remedies any bound calls for, each warmed up and measured DECIDING_PAIRS rounds with copies as
-    short as they are allowed to be (None without a probe)."""
+    short as they are allowed to be, or of --size at the probe's rate (None without a probe)."""
     opts = job.opts
     if probe is None or probe.rate is None:
         return None
     login, least = probe.connection, opts.sample_seconds
+    copy = max(least, opts.size / (probe.rate * MB)) if opts.size and probe.rate > 0 else least  # --size fixes it
     first = defaults(opts.directions)
     transfers = [sc for sc in first if sc.kind is Kind.THROUGHPUT]
-    first_warm = opts.plan.warmup * (len(transfers) * (login + least) + login)
-    first_rounds = 3 * (len(transfers) * (login + least) + login)
+    first_warm = opts.plan.warmup * (len(transfers) * (login + copy) + login)
+    first_rounds = 3 * (len(transfers) * (login + copy) + login)
     smallest: tuple[float, float, list[Scenario]] | None = None
     for kind in (BoundKind.NETWORK, BoundKind.CLIENT_CPU):
         chosen = remedies({"download": kind, "upload": kind}, disc, job.allows, opts.directions, opts.payload)
         raced = [sc for sc in [*first, *chosen] if not is_steady(sc)]
         warm = warmup_seconds(chosen * opts.plan.warmup, login, login)
-        rounds = rounds_seconds(login, raced, least, least, login)
+        rounds = rounds_seconds(login, raced, least, copy, login)
         if smallest is None or warm + rounds < smallest[0] + smallest[1]:
             smallest = (warm, rounds, raced)
     assert smallest is not None
