@@ -24,7 +24,7 @@ from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
 
 ONE_KEX = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]
-ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "16M", "--rounds", "10", "--max-time", "60"]
+ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "16M", "--rounds", "6", "--max-time", "60"]
 
 
 def _start(env: dict[str, str], db: Path, minimum: int = 2) -> subprocess.Popen[str]:

@@ -110,7 +110,7 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     with shaped_host(tmp_path, "1gbit,30ms") as config:  # 2 MiB / 30 ms = 70 MB/s, well below the link's 125
-        doc = _tune_down(cli_env, config, *SIX, "--size", "32M", "--max-time", "70s")
+        doc = _tune_down(cli_env, config, *SIX, "--size", "16M", "--max-time", "90s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     down = found["download"]
     # ssh-window; `unknown` (never `network`) when a loss on the path held the default below 80 % of the window/RTT
@@ -134,7 +134,7 @@ def test_a_long_fat_path_is_ssh_window_bound_and_tune_measures_parallel_connecti
 def test_on_a_10mbit_path_compression_wins_with_text(cli_env: dict[str, str], tmp_path: Path) -> None:
     """Random data is never given compression: test_tune_choice.py checks the choice without a link."""
     with shaped_host(tmp_path, "10mbit,10ms") as config:
-        text = _tune_down(cli_env, config, "--payload", "text", "--max-time", "80s")
+        text = _tune_down(cli_env, config, *SIX, "--payload", "text", "--size", "1500K", "--max-time", "80s")
     down = {f["group"]: f for f in text["tune"]["findings"]}["download"]
     assert down["bound"]["kind"] == "network", down["bound"]
     squeezed = next(r for r in down["remedies"] if r["scenario"].get("remedy") == "compression")
@@ -193,7 +193,7 @@ def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[
 
 
 def test_tune_on_the_embedded_default_measures_the_remedies_it_chose(cli_env: dict[str, str]) -> None:
-    doc = _doc(cli_env, "tune", *SIX, "--max-time", "45s")
+    doc = _doc(cli_env, "tune", *SIX, "--size", "64M", "--max-time", "45s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     assert set(found) == {"download", "upload", "latency"}
     master = found["latency"]["remedies"][0]

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.targets.link import links
+from sshbench.targets.link import linkcheck, links
 from sshbench.targets.link.netns import mtu_for
 
 
@@ -50,3 +50,11 @@ def test_any_valid_rate_rtt_and_loss_round_trips(mbit: int, ms: int, tenths: int
     )
     assert links.sample_seconds(spec, 0.2) >= 1.0 + 20 * spec.rtt - 1e-9
     assert 1500 <= mtu_for(spec.rate) <= 65000
+
+
+def test_the_link_check_connects_fewer_times_only_where_one_connect_is_long() -> None:
+    assert linkcheck.connects_for(0.0005) == linkcheck.CONNECTS  # gbe: sub-ms jitter needs every connect
+    assert linkcheck.connects_for(0.008) == linkcheck.CONNECTS
+    assert linkcheck.connects_for(0.020) == 12  # ~0.25 s of connects
+    assert linkcheck.connects_for(0.100) == linkcheck.FEWEST_CONNECTS
+    assert linkcheck.connects_for(0.0) == linkcheck.CONNECTS  # no delay asked: a loopback-fast link

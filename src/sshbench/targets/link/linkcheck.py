@@ -30,7 +30,8 @@ from sshbench.targets.link.netns import EmulatedLink
 SINK_PORT, SOURCE_PORT = 5201, 5202  # inside our own namespace: nothing else listens there
 TOLERANCE = 0.10
 RTT_FLOOR = 30e-6  # connect times on an idle machine are not finer than this
-CONNECTS = 31
+CONNECTS = 31  # at most: a sub-ms connect time jitters by ~0.05 ms, so its median needs many
+FEWEST_CONNECTS = 9  # at a long RTT that jitter is a small part of it: ~0.25 s of connects suffice
 POLL = 0.05
 CALIBRATIONS = 6
 DAMPING = 0.7  # of each correction: single medians of sub-ms connect times jitter by ~0.05 ms
@@ -47,6 +48,11 @@ def connect_rtt(address: str, port: int, count: int = CONNECTS) -> float:
             times.append(time.perf_counter() - start)
         time.sleep(0.002)
     return statistics.median(times)
+
+
+def connects_for(rtt: float) -> int:
+    """Return how many connects measure an RTT of `rtt` seconds: all of CONNECTS up to 8 ms, fewer beyond."""
+    return CONNECTS if rtt <= 0 else max(FEWEST_CONNECTS, min(CONNECTS, round(0.25 / rtt)))
 
 
 @contextlib.contextmanager
@@ -69,7 +75,8 @@ def listeners(link: EmulatedLink) -> Iterator[str]:
 def calibrate(link: EmulatedLink) -> float:
     """Bring the measured RTT to the asked one (delay line: adjust its delay); return the last measurement."""
     asked = link.spec.rtt
-    measured = connect_rtt(link.server_address, SINK_PORT)
+    count = connects_for(asked)
+    measured = connect_rtt(link.server_address, SINK_PORT, count)
     if link.delay_line is None:
         return measured
     delay = asked / 2
@@ -79,7 +86,7 @@ def calibrate(link: EmulatedLink) -> float:
         delay = max(0.0, delay + DAMPING * (asked - measured) / 2)
         link.set_delay(delay)
         time.sleep(0.05)
-        measured = connect_rtt(link.server_address, SINK_PORT)
+        measured = connect_rtt(link.server_address, SINK_PORT, count)
     return measured
 
 
