@@ -50,3 +50,8 @@ def test_check_requested_errors() -> None:
     with pytest.raises(SshbenchError) as bad:
         check_requested("cipher", ["-oProxyCommand=x"], CIPHERS, None)
     assert bad.value.code is ExitCode.USAGE
+    with pytest.raises(SshbenchError) as newer:  # OpenSSH 10's sshd with 9.2's client
+        check_requested("kex", ["mlkem768x25519-sha256"], ["curve25519-sha256"], ["mlkem768x25519-sha256"])
+    assert newer.value.code is ExitCode.UNSUPPORTED_ALGORITHM and "which the server offers" in newer.value.cause
+    assert newer.value.fix.startswith("give --ssh an OpenSSH client that supports it")
+    assert "which the server offers" not in unknown.value.cause and "--ssh" not in unknown.value.fix

@@ -38,10 +38,14 @@ def check_requested(kind: str, requested: Sequence[str], client: Sequence[str], 
                 code=ExitCode.USAGE,
             )
         if name not in client:
+            offered = server is not None and name in server  # the server has it: another client would measure it
             raise SshbenchError(
-                f"this ssh client does not support {kind} {name!r}",
+                f"this ssh client does not support {kind} {name!r}" + (", which the server offers" if offered else ""),
                 place=f"--{kind} (ssh -Q)",
-                fix=f"choose from: {', '.join(client)}",
+                fix=(
+                    "give --ssh an OpenSSH client that supports it (a newer build in a prefix), or " if offered else ""
+                )
+                + f"choose from: {', '.join(client)}",
                 code=ExitCode.UNSUPPORTED_ALGORITHM,
             )
         if server is not None and name not in server:
