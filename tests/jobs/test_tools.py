@@ -87,9 +87,20 @@ def test_tools_refuses_what_it_cannot_do(cli_env: dict[str, str]) -> None:
     assert bad.returncode == 2 and "unknown tool ftp" in bad.stderr
 
 
-def _scratch_dirs() -> set[Path]:
-    """Return the remote scratch directories (the "remote" host of these tests is this machine)."""
-    return set(Path("/dev/shm").glob("sshbench-tools.*"))
+def _scratch_dirs(name: str = "tools") -> set[Path]:
+    """Return the remote scratch directories sshbench-NAME.* (the "remote" host of these tests is this machine)."""
+    return {*Path("/dev/shm").glob(f"sshbench-{name}.*"), *Path(tempfile.gettempdir()).glob(f"sshbench-{name}.*")}
+
+
+def _killed_leaves_nothing(env: dict[str, str], args: list[str], db: Path, name: str, minimum: int) -> None:
+    """SIGKILL a run once it stored `minimum` samples; within 30 s the host must have no new sshbench-NAME.* left."""
+    before = _scratch_dirs(name)
+    code, _ = interrupt_after_samples(env, args, db, minimum=minimum, sig=signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    deadline = time.monotonic() + 30
+    while _scratch_dirs(name) != before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _scratch_dirs(name) == before, f"the host kept the killed run's sshbench-{name} directory"
 
 
 def test_a_remote_host_gets_every_copy_and_keeps_no_files(cli_env: dict[str, str], testhost: Path) -> None:
@@ -114,12 +125,7 @@ def test_a_killed_run_leaves_nothing_on_the_remote_host_and_resumes(
     db = tmp_path / "kill.db"
     before = _scratch_dirs()
     args = [*ARGS[:-1], "testhost", "--ssh-config", str(testhost), "--cipher", GCM, "--tool", "scp", "--db", str(db)]
-    code, _ = interrupt_after_samples(cli_env, args, db, minimum=3, sig=signal.SIGKILL)
-    assert code == -signal.SIGKILL
-    deadline = time.monotonic() + 30
-    while _scratch_dirs() != before and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert _scratch_dirs() == before, "the host kept the killed run's scratch directory"
+    _killed_leaves_nothing(cli_env, args, db, "tools", minimum=3)
     resumed = sshbench(cli_env, "tools", "--resume", "last", "--db", str(db), "--json")
     assert resumed.returncode == 0, resumed.stderr
     rows = [r for group in json.loads(resumed.stdout)["results"].values() for r in group]
@@ -127,26 +133,16 @@ def test_a_killed_run_leaves_nothing_on_the_remote_host_and_resumes(
     assert _scratch_dirs() == before
 
 
-def _staged() -> set[Path]:
-    """Return the payloads staged on the remote host (this machine) and their scratch directories."""
-    return {*Path("/dev/shm").glob("sshbench-payload.*"), *Path(tempfile.gettempdir()).glob("sshbench-payload.*")}
-
-
 def test_a_random_payload_staged_on_a_host_is_removed_after_the_run_and_after_a_sigkill(
     cli_env: dict[str, str], tmp_path: Path, testhost: Path
 ) -> None:
-    db, before = tmp_path / "staged.db", _staged()
+    db, before = tmp_path / "staged.db", _scratch_dirs("payload")
     args = ["throughput", "testhost", "--ssh-config", str(testhost), "--cipher", GCM, "--direction", "down"]
     args += ["--payload", "random", "--size", "8M", "--rounds", "3", "--max-rounds", "3", "--db", str(db)]
-    code, _ = interrupt_after_samples(cli_env, args, db, minimum=2, sig=signal.SIGKILL)
-    assert code == -signal.SIGKILL
-    deadline = time.monotonic() + 30
-    while _staged() != before and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert _staged() == before, "the host kept the killed run's staged payload"
+    _killed_leaves_nothing(cli_env, args, db, "payload", minimum=2)
     resumed = sshbench(cli_env, "throughput", "--resume", "last", "--db", str(db))
     assert resumed.returncode == 0, resumed.stderr
-    assert _staged() == before, "the host kept the staged payload after the run"
+    assert _scratch_dirs("payload") == before, "the host kept the staged payload after the run"
 
 
 def test_a_non_aead_cipher_is_copied_with_each_mac_asked(cli_env: dict[str, str]) -> None:

@@ -8,7 +8,9 @@ import shlex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sshbench.ssh.scratch import _PATH, GUARDIAN, guardian, path_pattern
+from sshbench.ssh.scratch import guardian, path_pattern
+
+GUARDIAN, _PATH = guardian("tools"), path_pattern("tools")
 
 
 def test_mktemp_paths_are_accepted_and_anything_else_is_not() -> None:

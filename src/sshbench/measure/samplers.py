@@ -247,9 +247,9 @@ class ThroughputSampler:
         self.payload = Payload(opts.payload, workdir)
         self.staged = contextlib.ExitStack()  # a remote host's scratch directory holding the staged payload
         if opts.payload in ("random", "text") and Direction.DOWN in opts.directions:
-            with self.staged.pop_all() as staged:  # closed at once if staging fails, else by cleanup()
-                remote = stage_random(ssh, target, self.payload, staged)
-                self.staged = staged.pop_all()
+            with contextlib.ExitStack() as staging:  # closed at once if staging fails, else kept for cleanup()
+                remote = stage_random(ssh, target, self.payload, staging)
+                self.staged = staging.pop_all()
             self.payload = dataclasses.replace(self.payload, remote_file=remote)
         self.sizes: dict[str, int] = {}
         self.rtt: float | None = None

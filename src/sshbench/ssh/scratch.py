@@ -43,7 +43,6 @@ def path_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"^/[A-Za-z0-9_./-]{{1,200}}/sshbench-{name}\.[A-Za-z0-9]{{6,}}$")
 
 
-GUARDIAN, _PATH = guardian("tools"), path_pattern("tools")
 STOP_TIMEOUT = 30.0
 
 
@@ -53,7 +52,7 @@ class RemoteScratch:
 
     ssh: str
     target: Target
-    path: str  # matches _PATH
+    path: str  # matches path_pattern(its name)
 
     @property
     def inbox(self) -> str:
