@@ -60,6 +60,7 @@ class ClientsOptions:
 
 
 DEFAULT_POLICY = "modern"  # the security policy of every command that takes --policy
+DEFAULT_ROUNDS, DEFAULT_MAX_ROUNDS = 8, 20  # --rounds and --max-rounds of the measuring commands
 Own = FleetOptions | ToolsOptions | ClientsOptions
 OwnT = TypeVar("OwnT", FleetOptions, ToolsOptions, ClientsOptions)
 # where each command's own keys stand among the shared ones in a stored run (schema 1-10): keys of other commands'

@@ -16,6 +16,7 @@ from sshbench.analyse import tune
 from sshbench.discovery import Negotiated, Profile
 from sshbench.errors import ExitCode, SshbenchError, Unfinished
 from sshbench.joboptions import JobOptions, Plan
+from sshbench.jobs.tune import _again
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.render.tune import _gain
@@ -152,3 +153,14 @@ def test_a_budget_too_small_for_copies_of_the_given_size_is_refused_before_anyth
     assert store.runs() == []
     wider = int(refused.value.fix.rsplit("at least ", 1)[1].rstrip("s"))
     assert wider > 120  # 6 rounds of 2.9 copies of 10 s
+
+
+def test_the_command_to_start_again_repeats_the_size_and_rounds_it_was_given() -> None:
+    plan = Plan(warmup=1, min_rounds=6, max_rounds=6, ci_target=0.05, max_time=80.0, racing=True)
+    opts = JobOptions(command=RunKind.TUNE, target="box", plan=plan, directions=(Direction.DOWN,), size=1_536_000)
+    again = _again(opts, 140)
+    assert "tune box --direction down --size 1500K --max-time 140s --rounds 6 --max-rounds 6" in again
+    plain = _again(
+        dataclasses.replace(opts, size=64 * 2**20, plan=dataclasses.replace(plan, min_rounds=8, max_rounds=20)), 90
+    )
+    assert "--size 64M --max-time 90s" in plain and "--rounds" not in plain

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sshbench.joboptions import FleetOptions
+from sshbench.joboptions import DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, FleetOptions
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,8 @@ class Given:
     size: str = "auto"
     payload: str = "zero"
     warmup: int = 1
-    rounds: int = 8
-    max_rounds: int = 20
+    rounds: int = DEFAULT_ROUNDS
+    max_rounds: int = DEFAULT_MAX_ROUNDS
     ci: str = "5%"
     max_time: str | None = "3m"  # the measuring commands' time budget
     margin: str | None = None

@@ -44,7 +44,7 @@ from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import Unfinished
 from sshbench.hints import sshbench
-from sshbench.joboptions import DEFAULT_POLICY, JobOptions, Plan
+from sshbench.joboptions import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY, DEFAULT_ROUNDS, JobOptions, Plan
 from sshbench.jobs.endpoints import Endpoint, require_connectable, require_reachable
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
@@ -255,13 +255,24 @@ def _again(opts: JobOptions, seconds: int) -> str:
     words += ["--link", opts.link] if opts.link else []
     words += ["--direction", opts.directions[0].value] if len(opts.directions) == 1 else []
     words += ["--payload", opts.payload] if opts.payload != "zero" else []
-    words += ["--size", f"{opts.size // 2**20}M"] if opts.size else []
+    words += ["--size", _size_word(opts.size)] if opts.size else []
     words += ["--emulate", opts.emulate] if opts.emulate else []
     for flag, share in (("--server-cpu", opts.server_cpu), ("--client-cpu", opts.client_cpu)):
         words += [flag, f"{share * 100:g}%"] if share is not None else []
     words += ["--policy", opts.policy] if opts.policy != DEFAULT_POLICY else []
     words += ["--ssh", opts.ssh] if opts.ssh else []
-    return sshbench(*words, "--max-time", f"{seconds}s", ssh_config=True)
+    words += ["--max-time", f"{seconds}s"]
+    words += ["--rounds", str(opts.plan.min_rounds)] if opts.plan.min_rounds != DEFAULT_ROUNDS else []
+    words += ["--max-rounds", str(opts.plan.max_rounds)] if opts.plan.max_rounds != DEFAULT_MAX_ROUNDS else []
+    return sshbench(*words, ssh_config=True)
+
+
+def _size_word(size: int) -> str:
+    """Return --size as given back to the command line: whole MiB as M, else KiB as K, else bytes."""
+    for unit, word in ((2**20, "M"), (2**10, "K")):
+        if size % unit == 0:
+            return f"{size // unit}{word}"
+    return str(size)
 
 
 def first_step(rec: Recording) -> Plan:
