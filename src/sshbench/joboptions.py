@@ -93,6 +93,7 @@ class JobOptions:
     emulate: str | None = None  # e.g. no-aesni, server:no-aesni (see targets/limits/emulation.py)
     server_cpu: float | None = None  # embedded servers: at most this many CPUs (0.5: half of one), a cgroup quota
     client_cpu: float | None = None  # the ssh clients: at most this many CPUs
+    cpu_period_ms: int | None = None  # the quotas' period (None: the kernel's 100 ms); short: slows a short burst too
     link: str | None = None  # embedded servers behind an emulated link: a preset or RATE,RTT[,LOSS] (link/links.py)
     policy: str = DEFAULT_POLICY  # security policy for recommendations: a level or a TOML file
     pin: bool = False  # embedded servers: ssh client on one CPU, server on another

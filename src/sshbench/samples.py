@@ -33,6 +33,7 @@ class Sample:
     tcp: Mapping[str, Any] | None = None  # the kernel's evidence of the transfer's sockets (measure/tcpinfo.py)
     client_cpu_setup: float | None = None  # CPU s before the command was sent (start, login): not the transfer's
     server_cpu_setup: float | None = None  # the same, an embedded server's (a remote session counts its command only)
+    wire: Mapping[str, Any] | None = None  # a counted warm-up login's key exchange on the wire (measure/wire.py)
 
     @property
     def measured(self) -> bool:

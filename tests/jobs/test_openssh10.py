@@ -42,6 +42,13 @@ def test_openssh_10_by_path_measures_ml_kem_beside_sntrup761_and_curve25519(cli_
         assert row["summary"]["n"] >= 3, kex
         assert row["costs"]["server_cpu"] is not None and row["costs"]["server_cpu"] > 0, (kex, row["costs"])
         assert row["client_cpu_median_s"] is not None and row["client_cpu_median_s"] > 0, kex
+    costs = {c["scenario"]["kex"]: c for c in doc["kex_costs"]}
+    assert set(costs) == {MLKEM, SNTRUP, CURVE} and costs[CURVE]["baseline"]
+    for kex in (MLKEM, SNTRUP):  # the bytes beyond curve25519's are the key shares', give or take the names offered
+        extra, shares = costs[kex]["extra_bytes"], costs[kex]["share_bytes"]
+        assert costs[kex]["post_quantum"] and all(abs(e - s) <= 64 for e, s in zip(extra, shares, strict=True)), kex
+        assert costs[kex]["extra_time_s"]["n"] >= 3 and costs[kex]["extra_server_cpu_s"] is not None, kex
+    assert costs[MLKEM]["share_bytes"] == [1184, 1088]
 
 
 @fetched

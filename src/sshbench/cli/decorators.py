@@ -245,6 +245,13 @@ SAMPLING_OPTIONS: list[Decorator] = [
         help="The ssh clients: at most this share of one CPU (a cgroup quota; sshbench itself is not limited).",
     ),
     click.option(
+        "--cpu-period",
+        metavar="MS",
+        help="The period of --server-cpu/--client-cpu quotas (default: the kernel's 100ms). A quota is spent in "
+        "bursts: 10% over 100ms lets a 3 ms handshake run at full speed; over 10ms it is slowed too "
+        "(CPU-quota-shaped). The kernel's smallest quota is 1 ms: share x period >= 1ms.",
+    ),
+    click.option(
         "--link",
         metavar="LINK",
         help="Embedded servers: reach them across an emulated link (root), RATE,RTT[,LOSS] such as 100mbit,20ms or "

@@ -27,7 +27,15 @@ from sshbench.cli.decorators import (
     target_options,
     throughput_options,
 )
-from sshbench.cli.options import client_path, parse_budget, parse_cpu_share, parse_list, parse_percent, parse_size
+from sshbench.cli.options import (
+    client_path,
+    parse_budget,
+    parse_cpu_period,
+    parse_cpu_share,
+    parse_list,
+    parse_percent,
+    parse_size,
+)
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import DEFAULT_POLICY
@@ -134,6 +142,7 @@ def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: boo
         emulate=given.emulate,
         server_cpu=parse_cpu_share(given.server_cpu, "--server-cpu"),
         client_cpu=parse_cpu_share(given.client_cpu, "--client-cpu"),
+        cpu_period_ms=parse_cpu_period(given.cpu_period, given.server_cpu, given.client_cpu),
         link=link.name if link else None,
         policy=given.policy or DEFAULT_POLICY,
         margin=parse_percent(given.margin or "5%", "--margin"),

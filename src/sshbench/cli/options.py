@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -87,6 +88,31 @@ def parse_fail_if(spec: str) -> float:
             code=ExitCode.USAGE,
         )
     return parse_percent(amount, "--fail-if") * 100
+
+
+def parse_cpu_period(value: str | None, server_cpu: str | None, client_cpu: str | None) -> int | None:
+    """Parse `--cpu-period 10ms` into ms (1 to 1000), refusing it without a quota and a quota it makes shorter than
+    the kernel's smallest (1 ms)."""
+    if value is None:
+        return None
+    text = value.strip().lower().removesuffix("ms")
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise _usage("--cpu-period", value, "use whole milliseconds from 1ms to 1000ms, such as 10ms")
+    period = int(text)
+    quotas = [(o, v) for o, v in (("--server-cpu", server_cpu), ("--client-cpu", client_cpu)) if v is not None]
+    if not quotas:
+        raise _usage("--cpu-period", value, "it sets the period of a CPU quota: give --server-cpu or --client-cpu")
+    for option, given in quotas:
+        share = parse_cpu_share(given, option) or 0.0
+        if share * period < 1:
+            shortest = math.ceil(1 / share)
+            raise _usage(
+                "--cpu-period",
+                value,
+                f"{given} of {period}ms is {share * period:.2g} ms, under the kernel's smallest quota (1 ms): "
+                f"use --cpu-period {shortest}ms or more",
+            )
+    return period
 
 
 def parse_cpu_share(value: str | None, option: str) -> float | None:

@@ -45,6 +45,7 @@ class Given:
     emulate: str | None = None
     server_cpu: str | None = None
     client_cpu: str | None = None
+    cpu_period: str | None = None
     link: str | None = None
     preset: str | None = None
     policy_spec: str | None = None  # --policy as typed (sweep, fleet)

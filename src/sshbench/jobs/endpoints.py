@@ -60,6 +60,8 @@ def constrain(server: LocalServer, opts: JobOptions, link: EmulatedLink | None =
     """Give an embedded server the job's emulated CPU (its environment), CPU limit and link, before it starts."""
     server.environment = emulation.server_environment(opts.emulate)
     server.cpu_share = opts.server_cpu
+    if opts.cpu_period_ms is not None:
+        server.cpu_period = opts.cpu_period_ms * 1000
     if link is not None:
         server.address = link.server_address
         server.wrappers.append(link.wrap)  # outermost: the server and everything it runs are inside

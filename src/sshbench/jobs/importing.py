@@ -35,6 +35,7 @@ SAMPLE_FIELDS = (
     "tcp",
     "client_cpu_setup",
     "server_cpu_setup",
+    "wire",
 )
 
 

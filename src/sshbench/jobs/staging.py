@@ -170,7 +170,11 @@ class Bench:
 
     def latency(self, endpoint: Endpoint) -> Sampler:
         """Return the connection-time sampler of an endpoint."""
-        return self.sampler(latency_sampler(self.ssh, endpoint.target), endpoint, False)
+        return self.sampler(
+            latency_sampler(self.ssh, endpoint.target, self.workdir / f"wire-{endpoint.target.port}.json"),
+            endpoint,
+            False,
+        )
 
     def transfers(self, endpoint: Endpoint) -> Transfers:
         """Return a new throughput sampler of an endpoint (without costs: wrap it with `sampler`)."""
@@ -273,7 +277,9 @@ def stage(staging: Staging, opts: JobOptions, progress: Progress) -> Iterator[Be
             staging.specs, staging.ssh, staging.tolerant, opts, link, stack, progress
         )
         workdir = stack.enter_context(leases.private_dir(staging.workdir, staging.tmpfs))
-        client_limit = stack.enter_context(cgroups.limit_clients(opts.client_cpu))
+        client_limit = stack.enter_context(
+            cgroups.limit_clients(opts.client_cpu, (opts.cpu_period_ms or cgroups.PERIOD_US // 1000) * 1000)
+        )
         servers = [e.server for e in endpoints.values() if e.server is not None]
         pinned = pinning.apply(opts.pin, servers) if staging.specs else None  # a fleet is never pinned
         yield Bench(

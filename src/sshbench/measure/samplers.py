@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from sshbench.joboptions import JobOptions
+from sshbench.measure import wire
 from sshbench.measure.scheduler import Sampler
 from sshbench.measure.session import Session, session_report, socket_report, with_session_report
 from sshbench.measure.steady import MB, server_timed_rate, steady_rate, upload_command, upload_count
@@ -136,22 +137,43 @@ def failed_sample(scenario: Scenario, rnd: int, warmup: bool, done: Finished, wh
     )
 
 
-def latency_sample(ssh: str, target: Target, scenario: Scenario, rnd: int, warmup: bool) -> Sample:
-    """Time one full connection running `true`, with its phase breakdown."""
-    done = run_timed(target.argv(ssh, scenario.ssh_options(), "true"), timeout=LOGIN_TIMEOUT)
+def latency_sample(
+    ssh: str, target: Target, scenario: Scenario, rnd: int, warmup: bool, tally: Path | None = None
+) -> Sample:
+    """Time one full connection running `true`, with its phase breakdown; a warm-up with a `tally` file goes through
+    the counting relay (measure/wire.py) and carries the key exchange's bytes (`wire`): never a timed sample."""
+    relayed = tally is not None and warmup and not target.proxied
+    extra = [*scenario.ssh_options(), *(wire.proxy_options(tally) if relayed and tally else ())]
+    if tally is not None:
+        tally.unlink(missing_ok=True)
+    done = run_timed(target.argv(ssh, extra, "true"), timeout=LOGIN_TIMEOUT)
     if done.returncode != 0 or done.timed_out:
         why = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
         if scenario.hostkey and HOST_KEY_FAILED in why and not target.embedded:
             why = host_key_missing(scenario.hostkey, target.host, target.port)
         return failed_sample(scenario, rnd, warmup, done, why)
+    counted = wire.read_count(tally) if relayed and tally else None
     return measured_sample(
-        scenario, rnd, warmup, done, done.wall, phases=phase_breakdown(done.lines, done.started, done.ended)
+        scenario,
+        rnd,
+        warmup,
+        done,
+        done.wall,
+        phases=phase_breakdown(done.lines, done.started, done.ended),
+        wire=_wire_record(counted) if relayed else None,
     )
 
 
-def latency_sampler(ssh: str, target: Target) -> Sampler:
-    """Return the sampler that times connections to one target."""
-    return lambda sc, rnd, warmup: latency_sample(ssh, target, sc, rnd, warmup)
+def _wire_record(counted: wire.WireCount | str | None) -> dict[str, Any]:
+    """Return what a counted warm-up stores: the count, or why there is none."""
+    if isinstance(counted, wire.WireCount):
+        return dict(counted.to_json())
+    return {"problem": counted or "not counted: the relay wrote nothing before the login ended"}
+
+
+def latency_sampler(ssh: str, target: Target, tally: Path | None = None) -> Sampler:
+    """Return the sampler that times connections to one target (warm-ups counted through the relay into `tally`)."""
+    return lambda sc, rnd, warmup: latency_sample(ssh, target, sc, rnd, warmup, tally)
 
 
 def throughput_sample(

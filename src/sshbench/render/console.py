@@ -17,11 +17,13 @@ from sshbench.analyse import policy as policies
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.core import Claim, ClaimKind
 from sshbench.analyse.claims.fastest import fastest_claims
+from sshbench.analyse.kexcost import kex_costs
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
 from sshbench.model import OPENSSH_CLIENT, Kind, client_name
 from sshbench.records import RunRecord, StoredScenario
+from sshbench.render.kexcost import print_kex_costs
 from sshbench.render.layout import Column, build, fit, total_width
 from sshbench.samples import SKIPPED, RunStatus, not_measurable
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
@@ -236,6 +238,7 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
         if kind.timed:  # a tune copy is timed as a user's copy is
             title = title.replace("handshake excluded", kind.timed)
         print_table(console, title, table, note, row_notes(rows, run.id))
+    print_kex_costs(console, kex_costs(stored))
     kind = run.kind.row
     if not kind.judged:
         console.print(kind.bounds, highlight=False, style="dim")

@@ -18,6 +18,7 @@ from sshbench.analyse import fleet, policy, sweep
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.baselines import efficiency
 from sshbench.analyse.claims.collect import run_claims, run_recommendation
+from sshbench.analyse.kexcost import kex_costs
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
 from sshbench.model import Kind
@@ -210,6 +211,7 @@ def _document(stored: StoredRun, results: dict[str, Any]) -> dict[str, Any]:
         "run": run.to_dict(),
         "discovery": run.discovery_dict(),
         "results": results,
+        "kex_costs": [c.to_dict() for c in kex_costs(stored.scenarios)],
         "memory": [dataclasses.asdict(m) for m in stored.memory],
         "analysis": analysis(stored),
         "claims": [c.to_dict() for c in run_claims(stored, _policy(run))],

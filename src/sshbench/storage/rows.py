@@ -116,6 +116,7 @@ def sample(sc: Scenario, row: Any) -> Sample:
         tcp=json.loads(row["tcp"]) if "tcp" in have and row["tcp"] else None,
         client_cpu_setup=row["client_cpu_setup"] if "client_cpu_setup" in have else None,
         server_cpu_setup=row["server_cpu_setup"] if "server_cpu_setup" in have else None,
+        wire=json.loads(row["wire"]) if "wire" in have and row["wire"] else None,
     )
 
 

@@ -21,6 +21,8 @@ Schema history (SCHEMA_VERSION):
   10 - no new column: options carry `ssh`, the OpenSSH client a run used when not the system's (`--ssh PATH`); a
       command's own options (joboptions.py: fleet's, tools', clients') are stored flat beside the shared ones, as
       before.
+  11 - samples.wire: a counted warm-up login's key exchange on the wire (measure/wire.py: bytes each way up to each
+      side's NEWKEYS, round trips), or why it could not be counted; None for every other sample.
 """
 
 import sqlite3
@@ -69,6 +71,7 @@ ADDED_COLUMNS = {  # columns added after version 1 (ALTER TABLE on older databas
         ("tcp", "TEXT"),
         ("client_cpu_setup", "REAL"),
         ("server_cpu_setup", "REAL"),
+        ("wire", "TEXT"),
     ),
     "runs": (("analysis", "TEXT"), ("owner", "TEXT"), ("parent", "INTEGER")),
 }

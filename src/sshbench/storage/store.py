@@ -235,7 +235,7 @@ class Store(Reads):
             db.execute(
                 "INSERT INTO samples (scenario_id, round, warmup, ok, value, wall, nbytes, client_cpu,"
                 " phases, error, taken_at, server_cpu, client_rss, server_rss, client_system, tcp, client_cpu_setup,"
-                " server_cpu_setup) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " server_cpu_setup, wire) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     scenario_id,
                     s.round,
@@ -255,6 +255,7 @@ class Store(Reads):
                     json.dumps(s.tcp) if s.tcp else None,
                     s.client_cpu_setup,
                     s.server_cpu_setup,
+                    json.dumps(s.wire) if s.wire else None,
                 ),
             )
 

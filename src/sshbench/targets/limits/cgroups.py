@@ -195,30 +195,31 @@ def _quota_candidates() -> list[tuple[str, Path]]:
     return out
 
 
-def _quota_text(version: str, quota: int) -> str:
+def _quota_text(version: str, quota: int, period: int) -> str:
     """Return how a quota is written, per cgroup version."""
     if version == "v2":
-        return f"cgroup v2 cpu.max {quota} {PERIOD_US}"
-    return f"cgroup v1 cpu.cfs_quota_us {quota} per cpu.cfs_period_us {PERIOD_US}"
+        return f"cgroup v2 cpu.max {quota} {period}"
+    return f"cgroup v1 cpu.cfs_quota_us {quota} per cpu.cfs_period_us {period}"
 
 
-def limit(name: str, share: float) -> tuple[CpuGroup | None, str]:
-    """Create a group whose processes together get at most `share` CPUs (0.5: half of one CPU): v2 `cpu.max`, else
-    v1 `cpu.cfs_quota_us`. Return (group, how it is set) or (None, why it cannot be made)."""
-    quota = max(int(share * PERIOD_US), 1000)  # the kernel refuses quotas under 1 ms
+def limit(name: str, share: float, period: int = PERIOD_US) -> tuple[CpuGroup | None, str]:
+    """Create a group whose processes together get at most `share` CPUs (0.5: half of one CPU) in each `period`
+    (microseconds): v2 `cpu.max`, else v1 `cpu.cfs_quota_us`. Return (group, how it is set) or (None, why it cannot
+    be made)."""
+    quota = max(int(share * period), 1000)  # the kernel refuses quotas under 1 ms
 
     def set_quota(group: CpuGroup) -> None:
         """Write the quota into a new group."""
         if group.version == "v2":
-            (group.path / "cpu.max").write_text(f"{quota} {PERIOD_US}\n")
+            (group.path / "cpu.max").write_text(f"{quota} {period}\n")
         else:
-            (group.path / "cpu.cfs_period_us").write_text(f"{PERIOD_US}\n")
+            (group.path / "cpu.cfs_period_us").write_text(f"{period}\n")
             (group.path / "cpu.cfs_quota_us").write_text(f"{quota}\n")
 
     group, reasons = _first(_quota_candidates(), name, set_quota)
     if group is not None:
         leases.keeper().cgroup(group.path)
-        return group, _quota_text(group.version, quota)
+        return group, _quota_text(group.version, quota, period)
     if not reasons:
         return None, "no cgroup v2 with the cpu controller and no v1 cpu hierarchy is mounted"
     return None, "cannot create a CPU-quota cgroup (" + "; ".join(reasons) + "); run as root"
@@ -238,13 +239,13 @@ def _place(group: CpuGroup, pid: int) -> None:
 
 
 @contextlib.contextmanager
-def limit_clients(share: float | None) -> Iterator[str | None]:
+def limit_clients(share: float | None, period: int = PERIOD_US) -> Iterator[str | None]:
     """Run every ssh client started in the block under a CPU quota of `share` CPUs; yield how (None: no limit).
     Only the clients are limited, never sshbench itself, whose timing must not wait for the quota."""
     if share is None:
         yield None
         return
-    group, how = limit(f"sshbench-clients-{os.getpid()}", share)
+    group, how = limit(f"sshbench-clients-{os.getpid()}", share, period)
     if group is None:
         raise SshbenchError(
             f"cannot limit the ssh client's CPU: {how}",

@@ -108,6 +108,7 @@ class LocalServer:
         self.wrappers: list[Wrapper] = [dies_with_parent]  # applied to the command line by `wrap`, in order
         self.environment: dict[str, str] | None = None  # the server's environment (None: sshbench's own)
         self.cpu_share: float | None = None  # at most this many CPUs for every server process (0.5: half of one)
+        self.cpu_period = cgroups.PERIOD_US  # in which the share is counted, microseconds
         self.quota: cgroups.CpuGroup | None = None
         self.limit_setting = ""  # how the CPU limit is set, shown with the settings
         self.address = "127.0.0.1"  # where it listens: an emulated link's namespace has its own (targets/link/netns.py)
@@ -190,14 +191,24 @@ class LocalServer:
         raise SshbenchError(
             f"the embedded {self.product} server did not start: {last_error}",
             place=f"{self.name} in {self.workdir}",
-            fix=f"check that {self.product} runs on this machine ({self.package}), or use a remote TARGET",
+            fix=self._start_fix(),
             code=ExitCode.SERVER_START,
         )
+
+    def _start_fix(self) -> str:
+        """Return the fix for a server that did not start: a path given by the user is named as such."""
+        if "=" in self.name:
+            path = self.name.split("=", 1)[1]
+            return (
+                f"give the path of a {self.product} server binary ({path} -V prints an OpenSSH version; "
+                "scripts/openssh10 fetches OpenSSH 10 into ~/.cache/sshbench/openssh-10/usr/sbin/sshd)"
+            )
+        return f"check that {self.product} runs on this machine ({self.package}), or use a remote TARGET"
 
     def _limit_cpu(self, share: float) -> None:
         """Make the CPU-quota group every server process will run in, or fail saying why it cannot be made."""
         assert self.workdir is not None
-        self.quota, how = cgroups.limit(f"{self.workdir.name}-limit", share)
+        self.quota, how = cgroups.limit(f"{self.workdir.name}-limit", share, self.cpu_period)
         if self.quota is None:
             raise SshbenchError(
                 f"cannot limit the {self.product} server's CPU: {how}",

@@ -1,0 +1,196 @@
+"""What a key exchange costs against curve25519-sha256 measured in the same rounds (pure): the extra connection time
+and each side's extra CPU as paired differences (round r of a kex minus round r of curve25519, the median of those
+and its distribution-free 95 % interval), the bytes each way up to the new keys and the client's round trips (from
+a counted warm-up login: measure/wire.py), and the key shares' size the catalog expects for the difference."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sshbench import kex
+from sshbench.model import Kind, Scenario
+from sshbench.ratios import MIN_PAIRS
+from sshbench.records import StoredScenario
+from sshbench.samples import Sample
+from sshbench.stats import summarize
+
+BASELINE = "curve25519-sha256"  # the classical default of OpenSSH 8.x-9.x: what post-quantum is paid against
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A paired difference (kex minus baseline, same round): its median and 95 % interval, in seconds."""
+
+    n: int
+    median: float
+    ci_low: float
+    ci_high: float
+    coverage: float
+
+    def to_dict(self) -> dict[str, float | int]:
+        """Return the difference as JSON-ready seconds."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Wire:
+    """A counted login's bytes each way up to each side's NEWKEYS and the client's round trips."""
+
+    sent: int
+    received: int
+    round_trips: int
+
+
+@dataclass(frozen=True)
+class KexCost:
+    """One key exchange's cost: absolute medians, and against the baseline of its group where there is one."""
+
+    scenario: Scenario
+    post_quantum: bool
+    time: float | None  # median connection seconds
+    client_cpu: float | None  # median CPU seconds of the ssh client per login
+    server_cpu: float | None  # median CPU seconds of the server per login (embedded servers)
+    wire: Wire | None
+    wire_problem: str | None = None  # why the warm-up could not be counted
+    extra_time: Difference | None = None  # against the baseline, same rounds (None: this is the baseline, or none)
+    extra_client_cpu: Difference | None = None
+    extra_server_cpu: Difference | None = None
+    extra_bytes: tuple[int, int] | None = None  # sent, received beyond the baseline's counted login
+    share_bytes: tuple[int, int] | None = None  # what the catalog's key shares predict for extra_bytes
+    baseline: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the cost as JSON-ready values (seconds and bytes)."""
+        return {
+            "scenario": self.scenario.to_dict(),
+            "post_quantum": self.post_quantum,
+            "baseline": self.baseline,
+            "time_s": self.time,
+            "client_cpu_s": self.client_cpu,
+            "server_cpu_s": self.server_cpu,
+            "wire": dataclasses.asdict(self.wire) if self.wire else None,
+            "wire_problem": self.wire_problem,
+            "extra_time_s": _dict(self.extra_time),
+            "extra_client_cpu_s": _dict(self.extra_client_cpu),
+            "extra_server_cpu_s": _dict(self.extra_server_cpu),
+            "extra_bytes": list(self.extra_bytes) if self.extra_bytes else None,
+            "share_bytes": list(self.share_bytes) if self.share_bytes else None,
+        }
+
+
+def _dict(d: Difference | None) -> dict[str, float | int] | None:
+    """Return a difference as a dict, or None."""
+    return d.to_dict() if d else None
+
+
+def paired_difference(a: Mapping[int, float], b: Mapping[int, float]) -> Difference | None:
+    """Return the median of b_r - a_r over the rounds both have, with its interval; None below MIN_PAIRS rounds."""
+    common = sorted(set(a) & set(b))
+    if len(common) < MIN_PAIRS:
+        return None
+    s = summarize([b[r] - a[r] for r in common])
+    return Difference(s.n, s.median, s.ci_low, s.ci_high, s.coverage)
+
+
+def _per_round(st: StoredScenario, field: Callable[[Sample], float | None]) -> dict[int, float]:
+    """Return a measured figure of each round (the last measured sample of a round)."""
+    out: dict[int, float] = {}
+    for s in st.samples:
+        got = field(s) if s.measured else None
+        if got is not None:
+            out[s.round] = got
+    return out
+
+
+def _median(values: Mapping[int, float]) -> float | None:
+    """Return the median of a round's figures, or None."""
+    return summarize(list(values.values())).median if values else None
+
+
+def _wire(st: StoredScenario) -> tuple[Wire | None, str | None]:
+    """Return the last counted warm-up's wire count, or why it has none."""
+    counted = [s.wire for s in st.samples if s.wire]
+    if not counted:
+        return None, None
+    last = counted[-1]
+    if "problem" in last:
+        return None, str(last["problem"])
+    return Wire(int(last["kex_sent"]), int(last["kex_received"]), int(last["round_trips"])), None
+
+
+def _group(sc: Scenario) -> Scenario:
+    """Return what a kex is compared within: the same scenario but for its kex."""
+    return dataclasses.replace(sc, kex=None)
+
+
+def _alone(st: StoredScenario) -> KexCost:
+    """Return a kex's absolute cost, with nothing to compare it with."""
+    name = st.scenario.kex or ""
+    wire, problem = _wire(st)
+    return KexCost(
+        st.scenario,
+        kex.is_post_quantum(name),
+        _median(_per_round(st, lambda s: s.value)),
+        _median(_per_round(st, lambda s: s.client_cpu)),
+        _median(_per_round(st, lambda s: s.server_cpu)),
+        wire,
+        problem,
+        baseline=kex.same(name, BASELINE),
+    )
+
+
+def _against(cost: KexCost, st: StoredScenario, base: StoredScenario, base_cost: KexCost) -> KexCost:
+    """Return `cost` with its paired differences against the baseline and its bytes beyond the baseline's."""
+    fields: tuple[Callable[[Sample], float | None], ...] = (
+        lambda s: s.value,
+        lambda s: s.client_cpu,
+        lambda s: s.server_cpu,
+    )
+    time, client, server = (paired_difference(_per_round(base, f), _per_round(st, f)) for f in fields)
+    extra = None
+    if cost.wire and base_cost.wire:
+        extra = (cost.wire.sent - base_cost.wire.sent, cost.wire.received - base_cost.wire.received)
+    return dataclasses.replace(
+        cost,
+        extra_time=time,
+        extra_client_cpu=client,
+        extra_server_cpu=server,
+        extra_bytes=extra,
+        share_bytes=share_difference(cost.scenario.kex or ""),
+    )
+
+
+def share_difference(name: str) -> tuple[int, int] | None:
+    """Return how many bytes more than curve25519's each way the catalog's key shares of `name` take."""
+    row, base = kex.lookup(name), kex.lookup(BASELINE)
+    if row is None or base is None or row.client_share is None or row.server_share is None:
+        return None
+    assert base.client_share is not None and base.server_share is not None
+    return row.client_share - base.client_share, row.server_share - base.server_share
+
+
+def kex_costs(stored: Sequence[StoredScenario]) -> list[KexCost]:
+    """Return the cost of every key exchange a run timed connections with, compared within its group (same server,
+    host key, client) against curve25519-sha256 where the group has it; [] when no connection pinned a kex."""
+    timed = [st for st in stored if st.scenario.kind is Kind.LATENCY and st.scenario.kex]
+    out: list[KexCost] = []
+    for group in _groups(timed).values():
+        base = next((st for st in group if kex.same(st.scenario.kex, BASELINE)), None)
+        base_cost = _alone(base) if base else None
+        for st in group:
+            cost = _alone(st)
+            if base and base_cost and st is not base:
+                cost = _against(cost, st, base, base_cost)
+            out.append(cost)
+    return out if len(out) > 1 or any(c.wire for c in out) else []
+
+
+def _groups(timed: Sequence[StoredScenario]) -> dict[Scenario, list[StoredScenario]]:
+    """Return the scenarios grouped by everything but their kex, in stored order."""
+    groups: dict[Scenario, list[StoredScenario]] = {}
+    for st in timed:
+        groups.setdefault(_group(st.scenario), []).append(st)
+    return groups

@@ -1,0 +1,145 @@
+"""The key exchange cost table under a connection-time run: each kex against curve25519-sha256 in the same rounds
+(analyse/kexcost.py). Never computes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from sshbench.analyse.kexcost import BASELINE, Difference, KexCost
+from sshbench.render.layout import Column, build, fit, total_width
+
+HOW = (
+    f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval; CPU: the ssh "
+    "client's and every server process's for the whole login."
+)
+HOW_BYTES = (
+    "  Bytes each way up to each side's NEWKEYS and round trips (the client's flights that waited for the server; "
+    "TCP's handshake not included): counted on each row's warm-up login, which ssh made through a counting relay (its "
+    "ProxyCommand); timed logins never go through it."
+)
+
+
+def _ms(seconds: float | None) -> str:
+    """Return seconds as ms, or blank."""
+    return "" if seconds is None else f"{seconds * 1000:.1f}"
+
+
+def difference_cell(d: Difference | None, baseline: bool) -> str:
+    """Return `+1.2 (0.9..1.6)` ms for a difference and its interval; `-` on the baseline's own row."""
+    if baseline:
+        return "-"
+    if d is None:
+        return ""
+    return f"{d.median * 1000:+.1f} ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f})"
+
+
+def _bytes(c: KexCost) -> str:
+    """Return the bytes each way to the new keys, or why they are missing."""
+    if c.wire:
+        return f"{c.wire.sent}/{c.wire.received}"
+    return "n/a" if c.wire_problem else ""
+
+
+def _extra_bytes(c: KexCost) -> str:
+    """Return the bytes beyond the baseline's each way, with what the key shares predict."""
+    if c.baseline:
+        return "-"
+    if c.extra_bytes is None:
+        return ""
+    got = f"{c.extra_bytes[0]:+d}/{c.extra_bytes[1]:+d}"
+    return got if c.share_bytes is None else f"{got} ({c.share_bytes[0]:+d}/{c.share_bytes[1]:+d})"
+
+
+def cost_columns(costs: Sequence[KexCost]) -> list[Column]:
+    """Return the table's columns that have something to show (a run without server CPU or counted bytes has none
+    of those columns)."""
+    return [c for c in _all_columns(costs) if any(cell not in ("", "-") for cell in c.cells)]
+
+
+def _all_columns(costs: Sequence[KexCost]) -> list[Column]:
+    """Return every column of the table."""
+    cols = [Column("key exchange", tuple(c.scenario.kex or "" for c in costs), fold=True)]
+    if len({c.scenario.server for c in costs}) > 1:
+        cols.append(Column("server", tuple(c.scenario.server or "" for c in costs)))
+    if len({c.scenario.hostkey for c in costs}) > 1:
+        cols.append(Column("host key", tuple(c.scenario.hostkey or "default" for c in costs), fold=True))
+    base = [c.baseline for c in costs]
+    return [
+        *cols,
+        Column("post-quantum", tuple("yes" if c.post_quantum else "no" for c in costs)),
+        Column("ms", tuple(_ms(c.time) for c in costs), right=True),
+        Column(
+            "+ms (95% CI)",
+            tuple(difference_cell(c.extra_time, b) for c, b in zip(costs, base, strict=True)),
+            right=True,
+        ),
+        Column("client CPU ms", tuple(_ms(c.client_cpu) for c in costs), right=True, shed=1, hidden_as="CPU"),
+        Column(
+            "+client CPU",
+            tuple(difference_cell(c.extra_client_cpu, b) for c, b in zip(costs, base, strict=True)),
+            right=True,
+            shed=3,
+            hidden_as="CPU",
+        ),
+        Column("server CPU ms", tuple(_ms(c.server_cpu) for c in costs), right=True, shed=1, hidden_as="CPU"),
+        Column(
+            "+server CPU",
+            tuple(difference_cell(c.extra_server_cpu, b) for c, b in zip(costs, base, strict=True)),
+            right=True,
+            shed=3,
+            hidden_as="CPU",
+        ),
+        Column("bytes to new keys out/in", tuple(_bytes(c) for c in costs), right=True),
+        Column("+bytes (key shares)", tuple(_extra_bytes(c) for c in costs), right=True, shed=2),
+        Column("round trips", tuple(str(c.wire.round_trips) if c.wire else "" for c in costs), right=True, shed=1),
+    ]
+
+
+def sentences(costs: Sequence[KexCost]) -> list[str]:
+    """Return one sentence per post-quantum kex saying what it costs against the baseline, and why bytes are missing
+    where they are."""
+    lines = []
+    for c in costs:
+        if c.wire_problem:
+            lines.append(f"  ! {c.scenario.kex}: bytes {c.wire_problem}")
+        if not c.post_quantum or c.extra_time is None:
+            continue
+        parts = [f"{_said(c.extra_time)} per connection"]
+        for side, d in (("client", c.extra_client_cpu), ("server", c.extra_server_cpu)):
+            if d is not None:
+                parts.append(f"{_said(d)} of {side} CPU")
+        if c.extra_bytes:
+            parts.append(f"{c.extra_bytes[0] + c.extra_bytes[1]:+d} bytes to the new keys")
+        lines.append(f"  {c.scenario.kex} against {BASELINE}: {', '.join(parts)}")
+    if costs and not any(c.baseline for c in costs):
+        lines.append(f"  add {BASELINE} to --kex to see each key exchange's cost against it, in the same rounds")
+    return lines
+
+
+def _said(d: Difference) -> str:
+    """Return a difference in words: `+1.2 ms` or `no measurable difference (-0.3..+0.4 ms)`."""
+    if d.ci_low <= 0 <= d.ci_high:
+        return f"no measurable difference ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f} ms)"
+    return f"{d.median * 1000:+.1f} ms ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f})"
+
+
+def print_kex_costs(console: Console, costs: Sequence[KexCost]) -> None:
+    """Print the key exchange cost table, its sentences and how it was measured."""
+    if not costs:
+        return
+    full = cost_columns(costs)
+    shown, shed = fit(full, console.width)
+    console.print(f"Key exchange cost against {BASELINE} (same rounds)", highlight=False, style="bold")
+    console.print(build(shown))
+    if shed:
+        hidden = ", ".join(dict.fromkeys(c.hidden_as or c.title for c in shed))
+        console.print(
+            f"  [dim]hidden at this width: {hidden} (--wide, or a terminal of {total_width(full)} columns)[/]"
+        )
+    for line in sentences(costs):
+        console.print(line, highlight=False, markup=False)
+    console.print(HOW, highlight=False, style="dim", markup=False)
+    if any(c.wire for c in costs):
+        console.print(HOW_BYTES, highlight=False, style="dim", markup=False)
