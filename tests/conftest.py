@@ -16,6 +16,7 @@ import pytest
 from hypothesis import settings
 
 from claims_invariants import check_store
+from sshbench import hints
 from sshbench.ssh.destination import Target
 from sshbench.targets.servers.openssh import OpenSSHServer
 
@@ -26,6 +27,14 @@ settings.load_profile("sshbench")
 
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background: children would inherit
     signal.signal(signal.SIGINT, signal.default_int_handler)  # the ignored SIGINT, and Ctrl-C tests test nothing
+
+
+@pytest.fixture(autouse=True)
+def fresh_invocation() -> Iterator[None]:
+    """Forget the options a command line run in this process noted (CliRunner tests): the next test's suggested
+    commands must not carry its --db."""
+    yield
+    hints.forget()
 
 
 @pytest.fixture(scope="session")
@@ -70,6 +79,13 @@ def sshbench(env: dict[str, str], *args: str, timeout: float = 300) -> subproces
     return done
 
 
+# OpenSSH 10 beside the system's, fetched by scripts/openssh10 (scripts/test runs it and sets SSHBENCH_OPENSSH10)
+OPENSSH10 = Path(
+    os.environ.get("SSHBENCH_OPENSSH10")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sshbench" / "openssh-10"
+)
+OPENSSH10_SSHD, OPENSSH10_SSH = OPENSSH10 / "usr" / "sbin" / "sshd", OPENSSH10 / "usr" / "bin" / "ssh"
+MLKEM, SNTRUP, CURVE = "mlkem768x25519-sha256", "sntrup761x25519-sha512", "curve25519-sha256"
 LINK_REFUSED = "the emulated link is not what was asked"  # the link check's refusal, which says to retry
 
 

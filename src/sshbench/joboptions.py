@@ -111,11 +111,13 @@ class JobOptions:
         return self.measure_latency or self.measure_throughput
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict, flat as runs store it (`ssh` only when a client was given by path)."""
+        """Return a JSON-ready dict, flat as runs store it (`ssh` only when a client was given by path,
+        `cpu_period_ms` only when a quota's period was)."""
         data = dataclasses.asdict(self)
         own = data.pop("own") or {}
-        if data["ssh"] is None:
-            del data["ssh"]
+        for optional in ("ssh", "cpu_period_ms"):
+            if data[optional] is None:
+                del data[optional]
         flat: dict[str, Any] = {}
         for key, value in data.items():
             if key == "margin":

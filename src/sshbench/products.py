@@ -29,7 +29,10 @@ class Product:
 OPENSSH = Product("OpenSSH", "openssh", False, 2 * 2**20, None, "sshd's internal-sftp")  # CHAN_SES_WINDOW_DEFAULT
 DROPBEAR = Product("Dropbear", "dropbear", True, 24576, "-W", "dropbear server's SFTP subsystem", 5)
 TINYSSH = Product("TinySSH", "tinyssh", True, 128 * 2**10, None, None)  # fixed in TinySSH (no option)
-PRODUCTS = (OPENSSH, DROPBEAR, TINYSSH)
+# golang.org/x/crypto/ssh: channelWindowSize = 64 * 32 KiB, fixed (no option); Go's own crypto. Its default banner
+# is `SSH-2.0-Go`, which Gitea and others keep.
+GOSSH = Product("Go x/crypto/ssh", "ssh-2.0-go", True, 2 * 2**20, None, "github.com/pkg/sftp in the Go server")
+PRODUCTS = (OPENSSH, DROPBEAR, TINYSSH, GOSSH)
 _BY_NAME = {p.name: p for p in PRODUCTS}
 
 
@@ -46,4 +49,5 @@ def from_banner(banner: str) -> Product | None:
 
 def own_crypto() -> str:
     """Return the products that encrypt with their own code, as words (`Dropbear and TinySSH`)."""
-    return " and ".join(p.name for p in PRODUCTS if p.own_crypto)
+    names = [p.name for p in PRODUCTS if p.own_crypto]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)

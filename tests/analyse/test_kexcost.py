@@ -51,7 +51,7 @@ def test_ml_kem_costs_its_key_shares_in_bytes_and_its_paired_time() -> None:
     print_kex_costs(console, list(costs.values()))
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "+1192/+1088 (+1184/+1088)" in text and "2121/2913" in text
-    assert f"{MLKEM} against {BASELINE}: +1.2 ms (+1.2..+1.2) per connection" in text
+    assert f"{MLKEM} against {BASELINE} (same rounds): +1.2 ms (+1.2..+1.2) per connection" in text
     assert "+2280 bytes to the new keys" in text and "counting relay" in text
 
 
@@ -63,3 +63,21 @@ def test_kexes_are_compared_within_their_server_only_and_a_missing_baseline_is_s
     print_kex_costs(console, [c for c in costs if c.scenario.server != "openssh"])
     assert f"add {BASELINE} to --kex" in console.file.getvalue()  # type: ignore[attr-defined]
     assert kex_costs([login(BASELINE, 0.0, None)]) == []  # one kex, nothing counted: no table
+
+
+def test_recommend_under_post_quantum_states_what_its_pick_costs_or_how_to_measure_it() -> None:
+    from sshbench.analyse import policy
+    from sshbench.analyse.recommend import recommend
+
+    base = login(BASELINE, 0.0, {"kex_sent": 929, "kex_received": 1825, "round_trips": 3})
+    mlkem = login(MLKEM, 0.0012, {"kex_sent": 2121, "kex_received": 2913, "round_trips": 3})
+    rec = recommend([mlkem, base], None, policy.builtin("post-quantum"), full=False)
+    assert rec.handshake is not None and rec.handshake.kex == MLKEM
+    costs = [c.text for c in rec.caveats if c.text.startswith("cost of the post-quantum pick")]
+    assert costs == [
+        f"cost of the post-quantum pick: {MLKEM} against {BASELINE} (same rounds): +1.2 ms (+1.2..+1.2) per "
+        "connection, +0.1 ms (+0.1..+0.1) of client CPU, +0.1 ms (+0.1..+0.1) of server CPU, +2280 bytes to the "
+        "new keys"
+    ]
+    alone = recommend([mlkem], None, policy.builtin("post-quantum"), full=False)
+    assert any(f"--kex {MLKEM},{BASELINE}" in c.text for c in alone.caveats)

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
-from conftest import sshbench
+from conftest import CURVE, MLKEM, SNTRUP, sshbench
+from conftest import OPENSSH10 as PREFIX
+from conftest import OPENSSH10_SSH as SSH
+from conftest import OPENSSH10_SSHD as SSHD
 from sshbench.errors import ExitCode
 
 pytestmark = pytest.mark.integration
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-PREFIX = Path(os.environ.get("SSHBENCH_OPENSSH10") or CACHE / "sshbench" / "openssh-10")
-SSHD, SSH = PREFIX / "usr" / "sbin" / "sshd", PREFIX / "usr" / "bin" / "ssh"
-MLKEM, SNTRUP, CURVE = "mlkem768x25519-sha256", "sntrup761x25519-sha512", "curve25519-sha256"
 fetched = pytest.mark.skipif(
     not SSHD.exists() and "SSHBENCH_OPENSSH10" not in os.environ,  # scripts/test sets it: there, a miss fails
     reason=f"no OpenSSH 10 in {PREFIX}: run scripts/openssh10 (scripts/test does)",

@@ -1,4 +1,5 @@
-"""The servers job: real OpenSSH, Dropbear and TinySSH side by side on 127.0.0.1, their CPU and memory, cleanup."""
+"""The servers job: real OpenSSH (9.2 and 10), the Go server, Dropbear and TinySSH side by side on 127.0.0.1, their
+versions, CPU and memory per process role, cleanup."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import eventually, interrupt_after_samples, private_dirs, sshbench
+from conftest import OPENSSH10_SSHD, eventually, interrupt_after_samples, private_dirs, sshbench
+from sshbench.builds import toolchain_command
 from sshbench.errors import ExitCode
 from sshbench.ssh.proc import require_binary
 
@@ -34,7 +36,7 @@ def server_processes() -> set[int]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "sshbench-" in cmd and any(n in cmd for n in ("sshd", "dropbear", "tcpserver", "tinysshd")):
+        if "sshbench-" in cmd and any(n in cmd for n in ("sshd", "dropbear", "tcpserver", "tinysshd", "gosshd")):
             found.add(int(pid))
     return found
 
@@ -47,13 +49,20 @@ def cgroup_dirs() -> set[str]:
     return found
 
 
-def test_three_servers_side_by_side(cli_env: dict[str, str]) -> None:
+def test_every_server_side_by_side_with_its_version_and_memory_per_role(cli_env: dict[str, str]) -> None:
+    newer = (f"local:sshd={OPENSSH10_SSHD}",) if OPENSSH10_SSHD.exists() else ()  # scripts/openssh10 fetches it
+    go = ("local:gossh",) if toolchain_command("Go") else ()
     before = (server_processes(), private_dirs(), cgroup_dirs())
-    done = sshbench(cli_env, "servers", *ALL, "--cipher", CHACHA, *QUICK, "--json")
+    done = sshbench(cli_env, "servers", *ALL, *newer, *go, "--cipher", CHACHA, *QUICK, "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     info = doc["discovery"]["servers"]
-    assert set(info) == {"openssh", "dropbear", "tinyssh"}
+    names = {s.removeprefix("local:") for s in (*ALL, *newer, *go)}
+    assert set(info) == names
+    banners = {name: server["discovery"]["server"]["banner"] for name, server in info.items()}
+    expected = {"openssh": "SSH-2.0-OpenSSH_9.", "gossh": "SSH-2.0-Go_x/crypto_v0.", "dropbear": "SSH-2.0-dropbear_"}
+    expected |= {"tinyssh": "SSH-2.0-tinyssh_"} | {n.removeprefix("local:"): "SSH-2.0-OpenSSH_10." for n in newer}
+    assert all(banners[n].startswith(v) for n, v in expected.items()), banners
     for name, server in info.items():
         profiles = {p["name"]: p for p in server["discovery"]["profiles"]}
         assert profiles["default"]["negotiated"]["cipher"], name
@@ -86,7 +95,10 @@ def test_three_servers_side_by_side(cli_env: dict[str, str]) -> None:
         mine = [m for m in memory if m["server"] == name]
         assert {m["state"] for m in mine} == {"idle", "session", "transfer"}
         roles = {(m["state"], m["role"]) for m in mine}
-        assert {("idle", "listener"), ("session", "session"), ("transfer", "session"), ("transfer", "client")} <= roles
+        serving = "listener" if name == "gossh" else "session"  # the Go server's sessions are goroutines
+        assert {("idle", "listener"), ("session", serving), ("transfer", serving), ("transfer", "client")} <= roles
+        if name.startswith("sshd="):  # OpenSSH 10: sshd-session as the privileged monitor and the user's session
+            assert {("session", "monitor"), ("session", "session")} <= roles, roles
         assert all(m["rss"] > 100_000 and m["vsz"] >= m["rss"] for m in mine)
         # PSS comes from /proc/PID/smaps_rollup, readable here (root): a share of RSS, never more
         assert all(m["pss"] is not None and 0 < m["pss"] <= m["rss"] for m in mine)

@@ -176,8 +176,11 @@ def kex_costs(stored: Sequence[StoredScenario]) -> list[KexCost]:
     """Return the cost of every key exchange a run timed connections with, compared within its group (same server,
     host key, client) against curve25519-sha256 where the group has it; [] when no connection pinned a kex."""
     timed = [st for st in stored if st.scenario.kind is Kind.LATENCY and st.scenario.kex]
+    groups = list(_groups(timed).values())
+    if any(len(g) > 1 for g in groups):  # a group of one kex (another host key's row) compares nothing
+        groups = [g for g in groups if len(g) > 1]
     out: list[KexCost] = []
-    for group in _groups(timed).values():
+    for group in groups:
         base = next((st for st in group if kex.same(st.scenario.kex, BASELINE)), None)
         base_cost = _alone(base) if base else None
         for st in group:
@@ -194,3 +197,35 @@ def _groups(timed: Sequence[StoredScenario]) -> dict[Scenario, list[StoredScenar
     for st in timed:
         groups.setdefault(_group(st.scenario), []).append(st)
     return groups
+
+
+def said(d: Difference) -> str:
+    """Return a difference in words: `+1.2 ms (+0.9..+1.6)` or `no measurable difference (-0.3..+0.4 ms)`."""
+    if d.ci_low <= 0 <= d.ci_high:
+        return f"no measurable difference ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f} ms)"
+    return f"{d.median * 1000:+.1f} ms ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f})"
+
+
+def cost_sentence(c: KexCost) -> str | None:
+    """Return what a kex costs against the baseline in one sentence, or None without a paired time."""
+    if c.extra_time is None:
+        return None
+    parts = [f"{said(c.extra_time)} per connection"]
+    for side, d in (("client", c.extra_client_cpu), ("server", c.extra_server_cpu)):
+        if d is not None:
+            parts.append(f"{said(d)} of {side} CPU")
+    if c.extra_bytes:
+        parts.append(f"{c.extra_bytes[0] + c.extra_bytes[1]:+d} bytes to the new keys")
+    return f"{c.scenario.kex} against {BASELINE} (same rounds): {', '.join(parts)}"
+
+
+def pick_cost(stored: Sequence[StoredScenario], pick: str) -> str:
+    """Return what a picked post-quantum kex costs against the baseline, or how to measure it."""
+    found = [c for c in kex_costs(stored) if kex.same(c.scenario.kex, pick)]
+    sentences = [s for c in found if (s := cost_sentence(c))]
+    if sentences:
+        return "cost of the post-quantum pick: " + "; ".join(sentences)
+    return (
+        f"cost of the post-quantum pick: not measured against {BASELINE} in this run (`sshbench latency --kex "
+        f"{pick},{BASELINE}` measures both in the same rounds)"
+    )

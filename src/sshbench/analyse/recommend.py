@@ -17,6 +17,7 @@ from sshbench.analyse.claims.caveats import caveats
 from sshbench.analyse.claims.core import Claim, ClaimKind
 from sshbench.analyse.claims.fastest import pq_loss
 from sshbench.analyse.claims.gains import Gain, Option, gain, keep_or_change
+from sshbench.analyse.kexcost import pick_cost
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.sweep import Combo, DimensionRow, Estimate, combinations, dimensions, measured_directions
 from sshbench.analyse.sweep import ways_text as ways_of
@@ -333,6 +334,8 @@ def recommend(
     notes += [policy_note] if policy_note and policy_key != any_key else []
     losses = sorted({loss for c in (overall, within) if c and (loss := pq_loss(default, c.kex))})
     notes += [Claim(ClaimKind.CAVEAT, "kex", loss) for loss in losses]
+    picks = dict.fromkeys(c.kex for c in (within, handshake) if c and c.kex and is_post_quantum(c.kex))
+    notes += [Claim(ClaimKind.CAVEAT, "kex", pick_cost(stored, pick)) for pick in picks if pick]
     return Recommendation(overall, within, handshake, policy.to_dict(), excluded, [*notes, *caveats_more])
 
 

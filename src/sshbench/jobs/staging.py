@@ -147,7 +147,12 @@ class Bench:
         return dataclasses.replace(env, **more)
 
     def ceilings(self, ciphers: list[str], endpoint: Endpoint) -> dict[str, dict[str, float]]:
-        """Measure each cipher's crypto ceiling per side under its limits; a remote host's side over ssh."""
+        """Measure each cipher's crypto ceiling per side under its limits; a remote host's side over ssh; none for an
+        embedded server whose crypto is its own (Dropbear, TinySSH, Go's x/crypto: `openssl speed` says nothing of
+        it)."""
+        caps = registry.capabilities(endpoint.target.server) if endpoint.server is not None else None
+        if caps is not None and caps.own_crypto:
+            return {}
         if endpoint.server is not None:
             return ceilings.measure(ciphers, endpoint.server)
         return ceilings.measure(ciphers, None, remote=lambda command: remote_stdout(self.ssh, endpoint.target, command))

@@ -38,6 +38,9 @@ class ServerView(Protocol):
     def connection_processes(self) -> list[psutil.Process]:
         """Return the processes serving connections (everything but the listener)."""
 
+    def serving_processes(self) -> list[psutil.Process]:
+        """Return the processes whose memory serves connections (the listener too where it serves them itself)."""
+
     def role(self, proc: psutil.Process) -> str:
         """Return the role of one of the server's processes (listener, session, command...)."""
 
@@ -81,12 +84,13 @@ def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sam
     return sample
 
 
-def peak_rss(pid: int) -> int | None:
-    """Return a process's peak resident set size so far (VmHWM, bytes), or None if it is gone."""
+def peak_rss(pid: int, field: bytes = b"VmHWM:") -> int | None:
+    """Return a process's peak resident set size so far (VmHWM, bytes; `field` VmRSS: its size now), or None if it is
+    gone."""
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
-                if line.startswith(b"VmHWM:"):
+                if line.startswith(field):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError):
         return None
@@ -124,7 +128,9 @@ class PeakWatcher:
             if peak is not None:
                 self.client_peak = max(self.client_peak or 0, peak)
         if self.server is not None:
-            peaks = [peak_rss(p.pid) for p in self.server.connection_processes()]
+            listener = self.server.pid  # its peak is its lifetime's: the size it has while this sample runs
+            procs = self.server.serving_processes()
+            peaks = [peak_rss(p.pid, b"VmRSS:" if p.pid == listener else b"VmHWM:") for p in procs]
             known = [p for p in peaks if p is not None]
             if known:
                 self.server_peak = max(self.server_peak or 0, sum(known))

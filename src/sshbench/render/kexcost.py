@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from sshbench.analyse.kexcost import BASELINE, Difference, KexCost
+from sshbench.analyse.kexcost import BASELINE, Difference, KexCost, cost_sentence
 from sshbench.render.layout import Column, build, fit, total_width
 
 HOW = (
@@ -104,25 +104,11 @@ def sentences(costs: Sequence[KexCost]) -> list[str]:
     for c in costs:
         if c.wire_problem:
             lines.append(f"  ! {c.scenario.kex}: bytes {c.wire_problem}")
-        if not c.post_quantum or c.extra_time is None:
-            continue
-        parts = [f"{_said(c.extra_time)} per connection"]
-        for side, d in (("client", c.extra_client_cpu), ("server", c.extra_server_cpu)):
-            if d is not None:
-                parts.append(f"{_said(d)} of {side} CPU")
-        if c.extra_bytes:
-            parts.append(f"{c.extra_bytes[0] + c.extra_bytes[1]:+d} bytes to the new keys")
-        lines.append(f"  {c.scenario.kex} against {BASELINE}: {', '.join(parts)}")
+        if c.post_quantum and (text := cost_sentence(c)):
+            lines.append(f"  {text}")
     if costs and not any(c.baseline for c in costs):
         lines.append(f"  add {BASELINE} to --kex to see each key exchange's cost against it, in the same rounds")
     return lines
-
-
-def _said(d: Difference) -> str:
-    """Return a difference in words: `+1.2 ms` or `no measurable difference (-0.3..+0.4 ms)`."""
-    if d.ci_low <= 0 <= d.ci_high:
-        return f"no measurable difference ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f} ms)"
-    return f"{d.median * 1000:+.1f} ms ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f})"
 
 
 def print_kex_costs(console: Console, costs: Sequence[KexCost]) -> None:

@@ -94,6 +94,7 @@ class LocalServer:
     package: ClassVar[str] = ""
     host_key_types: ClassVar[tuple[str, ...]] = HOST_KEY_TYPES
     receive_window: int | None = None  # its SSH channel receive window in bytes, where known (bounds uploads)
+    serves_in_listener: ClassVar[bool] = False  # connections are served inside the listener (threads, goroutines)
 
     def __init__(self, spec: str, name: str = "", tools: Tools | None = None) -> None:
         self.spec, self.name = spec, name or spec
@@ -309,6 +310,13 @@ class LocalServer:
     def connection_processes(self) -> list[psutil.Process]:
         """Return the processes serving connections (everything but the listener and helper listeners)."""
         return [p for p in self.processes() if p.pid != self.pid and p.pid not in self.helpers]
+
+    def serving_processes(self) -> list[psutil.Process]:
+        """Return the processes whose memory serves connections: the connection processes, and the listener of a
+        server that serves connections inside it."""
+        if not self.serves_in_listener:
+            return self.connection_processes()
+        return [p for p in self.processes() if p.pid not in self.helpers]
 
     def cpu_seconds(self) -> float | None:
         """Return CPU seconds used by every server process so far (None without a cgroup)."""

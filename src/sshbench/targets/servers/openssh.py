@@ -84,10 +84,15 @@ def system_startup_files() -> tuple[str, ...]:
     found = []
     if SYSTEM_RC.exists():
         found.append(f"{SYSTEM_RC} exists: sshd runs it in every session (nothing turns it off), part of every number")
+    return (*found, *shell_startup_files())
+
+
+def shell_startup_files() -> tuple[str, ...]:
+    """Return what the login shell reads for every command a server runs with SSH_CLIENT set, as settings to show."""
     shell = pwd.getpwuid(os.getuid()).pw_shell
     if os.path.basename(shell) == "bash" and BASH_RC.exists():
-        found.append(f"the login shell {shell} reads {BASH_RC} for every command (system-wide), part of every number")
-    return tuple(found)
+        return (f"the login shell {shell} reads {BASH_RC} for every command (system-wide), part of every number",)
+    return ()
 
 
 class OpenSSHServer(LocalServer):

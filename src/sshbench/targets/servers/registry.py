@@ -40,6 +40,7 @@ class ServerType:
     cls: str
     root_only: str = ""  # why it cannot run without root here ("" when it can)
     by_path: bool = False  # local:NAME=PATH: the server binary is given by path
+    language: str = ""  # built from pinned sources with this toolchain (sshbench.builds) instead of installed
 
     @property
     def spec(self) -> str:
@@ -52,6 +53,11 @@ class ServerType:
             return None if os.access(path, os.X_OK) else f"{path} is not an executable file"
         if self.root_only and os.geteuid() != 0:
             return self.root_only
+        if self.language:
+            from sshbench import builds
+
+            if builds.toolchain_command(self.language) is None:
+                return f"no {self.language} toolchain to build it: {self.packages}"
         for binary in self.binaries:
             if shutil.which(binary) is None and shutil.which(binary, path=SEARCH_PATH) is None:
                 return f"`{binary}` not found: {hints.install(self.packages)}"
@@ -91,6 +97,16 @@ SERVER_TYPES = (
         # tinysshd checks that every directory above authorized_keys belongs to root or the user; in the
         # user namespace sshbench needs without root, root-owned directories appear unowned (nobody).
         root_only="TinySSH needs root here (its authorized_keys path check fails inside a user namespace)",
+    ),
+    ServerType(
+        "gossh",
+        products.GOSSH.name,
+        products.GOSSH,
+        "install Go 1.26 or later (sshbench builds the server from its pinned sources once)",
+        (),
+        "gossh",
+        "GoSSHServer",
+        language="Go",
     ),
     ServerType("sshd", "OpenSSH-compatible sshd", products.OPENSSH, "", (), "openssh", "OpenSSHServer", by_path=True),
 )
