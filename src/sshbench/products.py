@@ -48,6 +48,6 @@ def from_banner(banner: str) -> Product | None:
 
 
 def own_crypto() -> str:
-    """Return the products that encrypt with their own code, as words (`Dropbear and TinySSH`)."""
+    """Return the products that encrypt with their own code, as words (`Dropbear, TinySSH and Go x/crypto/ssh`)."""
     names = [p.name for p in PRODUCTS if p.own_crypto]
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)

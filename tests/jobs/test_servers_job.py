@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from conftest import OPENSSH10_SSHD, eventually, interrupt_after_samples, private_dirs, sshbench
+from conftest import OPENSSH10_SSHD, eventually, interrupt_after_samples, private_dirs, sshbench, stored_samples
 from sshbench.builds import toolchain_command
 from sshbench.errors import ExitCode
 from sshbench.ssh.proc import require_binary
@@ -119,6 +120,16 @@ def test_missing_and_bad_servers_are_explained(cli_env: dict[str, str], tmp_path
     done = sshbench(cli_env, "servers", f"local:sshd={tmp_path}/no-such-sshd")
     assert done.returncode == ExitCode.MISSING_BINARY
     assert "is not an executable file" in done.stderr and "the absolute path of an executable sshd" in done.stderr
+    db = tmp_path / "none.db"
+    done = sshbench(cli_env, "latency", "local:sshd=/bin/true", "--db", str(db))  # runs, but is no server
+    assert done.returncode == ExitCode.SERVER_START and "did not start" in done.stderr, done.stderr
+    assert "/bin/true -V prints an OpenSSH version" in done.stderr and "scripts/openssh10" in done.stderr
+    done = sshbench(cli_env, "latency", "--kex", "curve448-sha512-none", "--db", str(db))  # offered by no side
+    assert done.returncode == ExitCode.UNSUPPORTED_ALGORITHM and "choose from" in done.stderr, done.stderr
+    assert stored_samples(db) == 0  # nothing stored for either: no sample, no run
+    if db.exists():
+        with sqlite3.connect(db) as con:
+            assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
     done = sshbench(cli_env, "servers", "local:telnetd")
     assert done.returncode == ExitCode.USAGE and "local:dropbear" in done.stderr
     done = sshbench(cli_env, "servers", "local:openssh", "bad host")

@@ -50,7 +50,10 @@ def test_capabilities_come_from_the_rows() -> None:
     assert tinyssh is not None and tinyssh.sftp is None and tinyssh.own_crypto
     assert dropbear is not None and dropbear.window_option == "-W" and dropbear.logins_per_address == 5
     assert registry.capabilities("sshd=/opt/openssh/sbin/sshd") == products.by_name("OpenSSH")
-    assert products.own_crypto() == "Dropbear and TinySSH"
+    assert products.own_crypto() == "Dropbear, TinySSH and Go x/crypto/ssh"
+    gossh = registry.capabilities("gossh")
+    assert gossh is not None and gossh.own_crypto and gossh.window == 2 * 2**20 and gossh.window_option is None
+    assert products.from_banner("SSH-2.0-Go") == gossh  # the library's own banner, which Gitea keeps
     offer = ServerOffer("SSH-2.0-dropbear_2022.83", (), (), (), (), ())
     assert Discovery({}, {}, offer, None, ()).most_logins() == 5
     assert Discovery({}, {}, None, None, ()).most_logins() is None

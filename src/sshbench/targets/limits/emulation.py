@@ -5,7 +5,7 @@
 AVX2, AVX-512) and slow everything; an empty value disables every feature. `no-aesni` masks both sides;
 `client:no-aesni` only the ssh client (the variable is set in sshbench's own environment before any ssh
 starts, and left out of the servers'); `server:no-aesni` only the embedded servers (their environment alone
-carries it). Dropbear and TinySSH use their own C crypto and are not affected; a remote server cannot be.
+carries it). Dropbear, TinySSH and the Go server use their own crypto and are not affected; a remote server cannot be.
 
 Evidence is recorded with the run: `openssl speed` for AES-128-GCM with and without the mask.
 """
