@@ -106,8 +106,11 @@ def _compile(t: Toolchain, command: str, src: Path, out: Path) -> str | None:
     return None
 
 
-def build(name: str, language: str, src: Path, note: Callable[[str], None] | None = None) -> Built:
-    """Return the binary built from `src`, building it when this source and toolchain have none yet."""
+def build(
+    name: str, language: str, src: Path, note: Callable[[str], None] | None = None, what: str = "driver"
+) -> Built:
+    """Return the binary built from `src` (a client `driver`, or a `server`), building it when this source and
+    toolchain have none yet."""
     t = TOOLCHAINS[language]
     command = toolchain_command(language)
     if command is None:
@@ -120,11 +123,11 @@ def build(name: str, language: str, src: Path, note: Callable[[str], None] | Non
     if os.access(out, os.X_OK):
         return Built(str(out))
     if note is not None:
-        note(f"building the {name} driver with {command} (once, {t.took}; kept in {out.parent})")
+        note(f"building the {name} {what} with {command} (once, {t.took}; kept in {out.parent})")
     out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     why = _compile(t, command, src, out)
     if why:
-        return Built(None, f"its driver could not be built: {why}")
+        return Built(None, f"its {what} could not be built: {why}")
     for old in out.parent.parent.glob(f"{name}-*"):  # earlier sources' or toolchains' builds
         if old != out.parent:
             shutil.rmtree(old, ignore_errors=True)

@@ -14,6 +14,11 @@ HOW = (
     f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval; CPU: the ssh "
     "client's and every server process's for the whole login."
 )
+HOW_CLIENT = (
+    f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval; CPU: the ssh "
+    "client's for the whole login (no server CPU: an embedded server's is counted in a cgroup, which needs root; a "
+    "host of yours reports none for a login)."
+)
 HOW_BYTES = (
     "  Bytes each way up to each side's NEWKEYS and round trips (the client's flights that waited for the server; "
     "TCP's handshake not included): counted on each row's warm-up login, which ssh made through a counting relay (its "
@@ -126,6 +131,7 @@ def print_kex_costs(console: Console, costs: Sequence[KexCost]) -> None:
         )
     for line in sentences(costs):
         console.print(line, highlight=False, markup=False)
-    console.print(HOW, highlight=False, style="dim", markup=False)
+    how = HOW if any(c.server_cpu is not None for c in costs) else HOW_CLIENT
+    console.print(how, highlight=False, style="dim", markup=False)
     if any(c.wire for c in costs):
         console.print(HOW_BYTES, highlight=False, style="dim", markup=False)

@@ -55,7 +55,7 @@ class GoSSHServer(LocalServer):
 
     def prepare(self, workdir: Path) -> None:
         """Build the server (once), create its keys and the sessions' empty home."""
-        built = builds.build(BUILD, "Go", SOURCES, _note)
+        built = builds.build(BUILD, "Go", SOURCES, _note, "server")
         if built.path is None:
             raise SshbenchError(
                 f"the Go SSH server cannot run here: {built.why}",
