@@ -116,7 +116,9 @@ class Labels:
         if scenario.client:  # `clients`: the client and its settings first (`paramiko (64 MiB window) with ...`)
             who = client_name(scenario.client, scenario.mode)
             rest = self.join.join(n for n in self.cells(scenario) if n and n != "(AEAD)")
-            return who if scenario.kind is Kind.LATENCY else f"{who} with {rest}"
+            if scenario.kind is Kind.LATENCY:  # `clients --kex`: the key exchange it was pinned to
+                return f"{who} with {scenario.kex}" if scenario.kex else who
+            return f"{who} with {rest}"
         names = (getattr(scenario, f) or missing for f, missing in zip(self.fields, self.missing, strict=True))
         base = self.join.join(n for n in names if n) or ("your default" if scenario.kind is Kind.THROUGHPUT else "")
         return base + remedy_text(scenario.remedy)  # `your default`: a `tune` transfer with the client's own choice

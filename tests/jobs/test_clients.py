@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sshbench
+from conftest import CURVE, MLKEM, OPENSSH10_SSH, OPENSSH10_SSHD, sshbench
 from sshbench.builds import toolchain_command
 from sshbench.errors import ExitCode
 
@@ -151,3 +151,34 @@ def test_a_host_of_yours_is_verified_against_your_known_hosts_never_accepted(
         in (done.stdout)
         and "sshbench never accepts a key" in done.stdout
     )
+
+
+@pytest.mark.skipif(not OPENSSH10_SSHD.exists(), reason="no OpenSSH 10: run scripts/openssh10 (scripts/test does)")
+def test_clients_kex_measures_ml_kem_for_every_client_that_has_it_and_says_why_not_for_the_rest(
+    cli_env: dict[str, str],
+) -> None:
+    """Issue 37, item 1: against OpenSSH 10, each client pinned to ML-KEM and to curve25519 in the same rounds."""
+    wanted = [c for c in ("openssh", "paramiko", "asyncssh", "libssh2", "gossh") if c in installed()]
+    args = ["clients", f"local:sshd={OPENSSH10_SSHD}", "--ssh", str(OPENSSH10_SSH), "--client", ",".join(wanted)]
+    args += ["--kex", f"{MLKEM},{CURVE}", "--warmup", "0", "--rounds", "3", "--max-rounds", "3", "--no-race", "--json"]
+    done = sshbench(cli_env, *args)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert set(doc["results"]) <= {"latency", "latency in-process"}  # connection times only
+    rows = [r for group in doc["results"].values() for r in group]
+    got = {(r["scenario"]["client"], r["scenario"]["kex"]): r for r in rows}
+    about = doc["run"]["environment"]["clients"]
+    for client in wanted:
+        offered = about[client].get("kex_offered", "")
+        if client != "libssh2":  # libssh2 1.11 has no ML-KEM (its master branch has)
+            assert MLKEM in offered, (client, offered)
+        mlkem = got[(client, MLKEM)]
+        if MLKEM in offered or client == "openssh":
+            assert mlkem["summary"]["n"] == 3, (client, mlkem)
+        else:
+            assert mlkem["summary"] is None and f"has no {MLKEM}" in mlkem["failure"], mlkem
+        curve = [r for (c, k), r in got.items() if c == client and k.startswith(CURVE)]
+        assert curve and curve[0]["summary"]["n"] == 3, (client, curve)
+        assert about[client]["kex_negotiated"].endswith(MLKEM) or client == "libssh2", about[client]
+    costs = {(c["scenario"]["client"], c["scenario"]["kex"]) for c in doc["kex_costs"] if c["extra_time_s"]}
+    assert ("paramiko", MLKEM) in costs or "paramiko" not in wanted

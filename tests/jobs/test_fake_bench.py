@@ -17,8 +17,8 @@ from sshbench.clients.launch import Detected
 from sshbench.clients.registry import client_type
 from sshbench.errors import SshbenchError
 from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, Plan
-from sshbench.jobs.clients import Offer, plan_client
-from sshbench.model import Direction, Kind
+from sshbench.jobs.clients import Offer, negotiated, plan_client, plan_kex
+from sshbench.model import IN_PROCESS, Direction, Kind, Scenario
 from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus
 from sshbench.storage.store import Store
@@ -260,3 +260,40 @@ def test_a_run_stored_before_schema_10_finishes_with_resume(tmp_path: Path) -> N
     assert resumed.ssh is None and resumed.ciphers == (GCM,)
     job = jobs.Job(store, resumed, ListProgress(), resume=first, stage=fake_stage())
     assert jobs.run(job) == first and store.run(first).status is RunStatus.COMPLETE
+
+
+def test_clients_kex_pins_each_client_to_each_kex_it_and_the_server_have_under_its_own_name() -> None:
+    """Issue 37, item 1: per kex, a library's logins inside one process, a binary's cold; n/a with the reason."""
+    mlkem, curve, libssh_curve = "mlkem768x25519-sha256", "curve25519-sha256", "curve25519-sha256@libssh.org"
+    paramiko = Detected(
+        client_type("paramiko"),
+        "paramiko 5.1.0",
+        (GCM,),
+        (),
+        0.4,
+        path="py",
+        kexes=(mlkem, libssh_curve),
+        kex_default=(mlkem, libssh_curve),
+    )
+    libssh2 = Detected(
+        client_type("libssh2"), "libssh2 1.11.1", (GCM,), (), path="py", kexes=(curve,), kex_default=(curve,)
+    )
+    dbclient = Detected(client_type("dropbear"), "Dropbear v2022.83", (CHACHA,), (), path="db")
+    openssh = Detected(client_type("openssh"), "OpenSSH_9.2p1", (GCM,), (), path="ssh", kexes=(curve,))
+    offer = Offer((GCM,), (), None, (mlkem, curve, libssh_curve))
+    made, na = plan_kex(paramiko, (mlkem, curve), offer, None)
+    assert [(sc.kex, sc.mode) for sc in made] == [(mlkem, IN_PROCESS), (libssh_curve, IN_PROCESS)] and not na
+    made, na = plan_kex(libssh2, (mlkem, curve), offer, "openssh")
+    assert [sc.kex for sc in made] == [curve]
+    row = Scenario(Kind.LATENCY, client="libssh2", mode=IN_PROCESS, kex=mlkem, server="openssh")
+    assert na == [(row, f"unsupported: libssh2 1.11.1 has no {mlkem}")]
+    made, na = plan_kex(dbclient, (curve,), offer, None)
+    assert not made and na[0][1] == "unsupported: Dropbear dbclient cannot choose a key exchange"
+    made, na = plan_kex(openssh, (mlkem, curve), Offer((GCM,), (), None, (curve,)), None)
+    assert [(sc.kex, sc.mode) for sc in made] == [(curve, None)]  # a binary: cold logins
+    assert na[0][1] == f"unsupported: the server does not offer {mlkem}"
+    assert (negotiated(paramiko, offer), negotiated(libssh2, offer), negotiated(dbclient, offer)) == (
+        mlkem,
+        curve,
+        None,
+    )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sshbench import kex
-from sshbench.model import Kind, Scenario
+from sshbench.model import Kind, Scenario, client_name
 from sshbench.ratios import MIN_PAIRS
 from sshbench.records import StoredScenario
 from sshbench.samples import Sample
@@ -216,7 +216,9 @@ def cost_sentence(c: KexCost) -> str | None:
             parts.append(f"{said(d)} of {side} CPU")
     if c.extra_bytes:
         parts.append(f"{c.extra_bytes[0] + c.extra_bytes[1]:+d} bytes to the new keys")
-    return f"{c.scenario.kex} against {BASELINE} (same rounds): {', '.join(parts)}"
+    sc = c.scenario
+    who = f"{client_name(sc.client, sc.mode)}: " if sc.client else ""
+    return f"{who}{sc.kex} against {BASELINE} (same rounds): {', '.join(parts)}"
 
 
 def pick_cost(stored: Sequence[StoredScenario], pick: str) -> str:

@@ -63,6 +63,12 @@ def parse_servers(text: str, target: str) -> tuple[str, ...]:
     "every server. Not with a TARGET.",
 )
 @algorithm_option("cipher", "Ciphers to transfer with, comma-separated [default: AES-GCM and chacha20-poly1305].")
+@algorithm_option(
+    "kex",
+    "Key exchanges to log in with, comma-separated: then connection time per kex is all that is measured, for each "
+    "client that can be pinned to it (n/a with the reason for the rest); with curve25519-sha256 among them, each "
+    "kex's cost against it, per client.",
+)
 @click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
 @click.option("--size", default="auto", show_default=True, help="Bytes per transfer (64M, 1G) or auto (about 1 s).")
 @sampling_options
@@ -97,6 +103,7 @@ def clients_cmd(**kw: Any) -> None:
     Examples:
       sshbench clients
       sshbench clients --client openssh,paramiko,asyncssh --direction down
+      sshbench clients --kex mlkem768x25519-sha256,curve25519-sha256
       sshbench clients backup-host --client openssh,paramiko
       sshbench clients --server local:openssh,local:dropbear,local:tinyssh   (as root)
     """

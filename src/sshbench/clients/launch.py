@@ -90,6 +90,8 @@ class Detected:
     start: float = 0.0  # seconds a driver took to start and load its library
     missing: str | None = None
     path: str = ""  # the binary, the interpreter that runs a Python driver, or a built (Go, Rust) driver
+    kexes: tuple[str, ...] = ()  # the key exchanges it can be pinned to (empty: it cannot choose one)
+    kex_default: tuple[str, ...] = ()  # what it offers unpinned, in its order of preference (empty: not known)
 
     @property
     def command(self) -> tuple[str, ...]:
@@ -128,8 +130,11 @@ def detect(kind: ClientType, note: Callable[[str], None] | None = None, ssh: str
     if done.returncode != 0:
         why = f"not installed: {hints.extra('clients', kind.package)}" if done.returncode == 3 else said.get("error:")
         return Detected(kind, missing=why or f"its driver exited with status {done.returncode}")
-    ciphers, macs = (tuple(n for n in said.get(k, "").split(",") if n) for k in ("ciphers", "macs"))
-    return Detected(kind, said.get("version", "unknown"), ciphers, macs, start=took, path=command[0])
+    ciphers, macs, kexes, default = (
+        tuple(n for n in said.get(k, "").split(",") if n) for k in ("ciphers", "macs", "kex", "kex-default")
+    )
+    version = said.get("version", "unknown")
+    return Detected(kind, version, ciphers, macs, start=took, path=command[0], kexes=kexes, kex_default=default)
 
 
 def _detect_binary(kind: ClientType, path: str | None = None) -> Detected:
@@ -140,9 +145,9 @@ def _detect_binary(kind: ClientType, path: str | None = None) -> Detected:
         return Detected(kind, missing=f"`{kind.binary}` not found: {hints.install(kind.package)}")
     if kind.name == "openssh":
         ver = run_quick([path, "-V"])
-        return Detected(
-            kind, (ver.stderr or ver.stdout).strip(), _query(path, "cipher"), _query(path, "mac"), path=path
-        )
+        version = (ver.stderr or ver.stdout).strip()
+        ciphers, macs, kexes = _query(path, "cipher"), _query(path, "mac"), _query(path, "kex")
+        return Detected(kind, version, ciphers, macs, path=path, kexes=kexes, kex_default=_default_kex(path))
     ver, cipher_help, mac_help = (run_quick([path, *a]) for a in (["-V"], ["-c", "help"], ["-m", "help"]))
     version = (ver.stderr or ver.stdout).strip().splitlines()[0]
     return Detected(kind, version, _listed(cipher_help.stderr), _listed(mac_help.stderr), path=path)
@@ -158,6 +163,15 @@ def _which(binary: str) -> str | None:
 def _query(ssh: str, kind: str) -> tuple[str, ...]:
     """Return `ssh -Q kind`."""
     return tuple(run_quick([ssh, "-Q", kind]).stdout.split())
+
+
+def _default_kex(ssh: str) -> tuple[str, ...]:
+    """Return the key exchanges an OpenSSH client offers by default, in order (`ssh -G` with no config file)."""
+    for line in run_quick([ssh, "-F", "/dev/null", "-G", "127.0.0.1"]).stdout.splitlines():
+        word, _, value = line.partition(" ")
+        if word == "kexalgorithms":
+            return tuple(n for n in value.split(",") if n and not n.startswith(("ext-info-", "kex-strict-")))
+    return ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +201,7 @@ class Launcher:
         where = ["--host", a.host, "--port", str(a.port), "--user", a.user]
         where += [w for k in a.keys for w in ("--key", k)] + [w for f in a.known_hosts for w in ("--known-hosts", f)]
         pins = [*(["--cipher", sc.cipher] if sc.cipher else []), *(["--mac", sc.mac] if sc.mac else [])]
+        pins += ["--kex", sc.kex] if sc.kex else []
         return [*self.client.command, *where, *pins, *(["--tuned"] if tuned else []), mode, *operands]
 
 

@@ -5,7 +5,11 @@ Python interpreter's and import for a Python library) and, for a library, inside
 throughput per cipher both ways (AES-GCM and chacha20-poly1305 by default, as `tools`; a cipher a client or the
 server lacks is a row marked n/a with the reason; a client left with none of them takes the first cipher it shares
 with the server); SFTP get and put; each library both as its users run it and tuned (clients/registry.py names
-each setting, and the jobs its tuning changes). The server is the embedded
+each setting, and the jobs its tuning changes). With --kex, connection time per key exchange instead: a library's
+logins inside one live process (its start would drown a kex's cost), a binary's from spawn to exit, each client
+pinned to each kex it and the server have (under the client's own name for it), n/a with the reason for the rest.
+Each client's key exchanges (what it offers, in its order) and the one it negotiates with each server (RFC 4253's
+rule: the first of the client's that the server offers) are stored with the run. The server is the embedded
 OpenSSH by default, any TARGET, or several embedded servers (--server: the client x server matrix). Rounds visit
 every client, so drift on a shared machine hits them alike; each sample is stored as it is taken."""
 
@@ -17,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench import kex as kexes
 from sshbench.clients.launch import Detected, Launcher, detect
 from sshbench.clients.registry import client_type
 from sshbench.discovery import Discovery
@@ -41,11 +46,13 @@ Taker = tuple[str, str, Kind]  # (endpoint, client, kind)
 
 @dataclass(frozen=True)
 class Offer:
-    """What planning needs of a server: its ciphers and MACs, and why it cannot serve SFTP (None: it can)."""
+    """What planning needs of a server: its ciphers, MACs and key exchanges, and why it cannot serve SFTP (None: it
+    can)."""
 
     ciphers: tuple[str, ...]
     macs: tuple[str, ...]
     no_sftp: str | None = None
+    kexes: tuple[str, ...] = ()
 
 
 def _pick_mac(cipher: str | None, client: Detected, offer: Offer) -> str | None:
@@ -113,6 +120,35 @@ def plan_client(
     return made + copy, na
 
 
+def plan_kex(
+    client: Detected, wanted: Sequence[str], offer: Offer, server: str | None
+) -> tuple[list[Scenario], list[tuple[Scenario, str]]]:
+    """Return one client's connection rows, one per key exchange it and the server have (a library's inside one live
+    process), and the key exchanges it cannot use with the reason."""
+    name = client.kind.name
+    mode = IN_PROCESS if client.kind.library else None
+    made: list[Scenario] = []
+    na: list[tuple[Scenario, str]] = []
+    for k in wanted:
+        own = next((n for n in client.kexes if kexes.same(n, k)), None)
+        row = Scenario(Kind.LATENCY, client=name, mode=mode, kex=own or k, server=server)
+        if not any(kexes.same(n, k) for n in offer.kexes):
+            na.append((row, f"unsupported: the server does not offer {k}"))
+        elif not client.kexes:
+            na.append((row, f"unsupported: {client.kind.product} cannot choose a key exchange"))
+        elif own is None:
+            na.append((row, f"unsupported: {client.version} has no {k}"))
+        else:
+            made.append(row)
+    return made, na
+
+
+def negotiated(client: Detected, offer: Offer) -> str | None:
+    """Return the key exchange a client gets from a server unpinned: the first of its own, in its order, that the
+    server offers (RFC 4253, 7.1); None when its order is not known."""
+    return next((k for k in client.kex_default if any(kexes.same(k, s) for s in offer.kexes)), None)
+
+
 def _unavailable(found: Detected, server: str | None, why: str) -> tuple[Scenario, str]:
     """Return the row that says a client did not run on a server, and why."""
     return Scenario(Kind.LATENCY, client=found.kind.name, server=server), f"unsupported: {why}"
@@ -123,7 +159,7 @@ def _offer(disc: Discovery, where: Endpoint) -> Offer:
     lists = disc.server_lists()
     caps = registry.capabilities(where.target.server)
     no_sftp = f"{caps.name} has no SFTP server" if caps and caps.sftp is None else None
-    return Offer(tuple(lists.get("cipher", ())), tuple(lists.get("mac", ())), no_sftp)
+    return Offer(tuple(lists.get("cipher", ())), tuple(lists.get("mac", ())), no_sftp, tuple(lists.get("kex", ())))
 
 
 def _binaries(ssh: str) -> Binaries:
@@ -139,6 +175,7 @@ class _Plan:
         self.unsupported: list[tuple[Scenario, str]] = []
         self.launchers: dict[tuple[str, str], Launcher | None] = {}  # None: OpenSSH's ssh, sampled as every run is
         self.discoveries: dict[str, Discovery] = {}
+        self.negotiated: dict[str, dict[str, str]] = {}  # client -> endpoint -> the kex it gets unpinned
 
 
 def _plan(bench: Bench, found: Sequence[Detected], matrix: bool) -> _Plan:
@@ -163,7 +200,12 @@ def _plan(bench: Bench, found: Sequence[Detected], matrix: bool) -> _Plan:
                 plan.unsupported.append(_unavailable(client, server, reach))
                 continue
             plan.launchers[(name, client.kind.name)] = reach
-            rows, na = plan_client(client, wanted, offer, bench.opts.directions, server)
+            if got := negotiated(client, offer):
+                plan.negotiated.setdefault(client.kind.name, {})[name] = got
+            if bench.opts.kex:
+                rows, na = plan_kex(client, bench.opts.kex, offer, server)
+            else:
+                rows, na = plan_client(client, wanted, offer, bench.opts.directions, server)
             plan.scenarios += rows
             plan.unsupported += na
     order = {k: i for i, k in enumerate(("latency", IN_PROCESS, "throughput", "tool"))}
@@ -219,8 +261,9 @@ def _dispatch(takers: dict[Taker, Sampler], single: str) -> Sampler:
     return take
 
 
-def _report(found: Sequence[Detected]) -> dict[str, dict[str, str]]:
-    """Return what the run's environment says of each client: version and settings, or why it was skipped."""
+def _report(found: Sequence[Detected], negotiated: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """Return what the run's environment says of each client: version and settings, its key exchanges and the one it
+    negotiates with each server, or why it was skipped."""
     out: dict[str, dict[str, str]] = {}
     for f in found:
         entry = {"product": f.kind.product, "default": f.kind.default}
@@ -229,6 +272,11 @@ def _report(found: Sequence[Detected]) -> dict[str, dict[str, str]]:
         entry |= {"hurts": f.kind.hurts} if f.kind.hurts else {}
         entry |= {"skipped": f.missing} if f.missing else {"version": f.version}
         entry |= {"start_s": f"{f.start:.3f}"} if f.start else {}
+        entry |= {"kex_offered": ",".join(f.kex_default)} if f.kex_default else {}
+        entry |= {"kex_pinnable": str(len(f.kexes))} if f.kexes else {}
+        got = negotiated.get(f.kind.name, {})
+        per_server = "; ".join(f"with {s}: {k}" for s, k in got.items())
+        entry |= {"kex_negotiated": next(iter(got.values())) if len(got) == 1 else per_server} if got else {}
         out[f.kind.name] = entry
     return out
 
@@ -300,7 +348,7 @@ def run_clients(job: Job) -> int:
             _estimate(job, bench, plan, found, built, single)
         disc = None if matrix else plan.discoveries[single]
         env = bench.environment(None if matrix else bench.endpoints[single], disc)
-        rec = job.record(" ".join(specs), dataclasses.replace(env, clients=_report(found)))
+        rec = job.record(" ".join(specs), dataclasses.replace(env, clients=_report(found, plan.negotiated)))
         with rec.status():
             if disc is not None:
                 job.store.set_discovery(rec.run_id, disc)

@@ -34,6 +34,8 @@ def print_clients(console: Console, run: RunRecord) -> None:
         started = f"; starts and loads in {format_value('ms', float(start))} ms" if start else ""
         console.print(f"  {name}: {escape(about.get('version', '?'))}{started}", highlight=False)
         console.print(f"    default: {escape(about.get('default', ''))}", highlight=False)
+        if "kex_offered" in about or "kex_negotiated" in about:
+            console.print(f"    key exchange: {escape(_kex_line(about))}", highlight=False)
         if "tuned" in about:
             named = SETTING_NAMES.get(name, "changed")
             console.print(f"    {escape(named)}: {escape(about['tuned'])}", highlight=False)
@@ -43,6 +45,15 @@ def print_clients(console: Console, run: RunRecord) -> None:
                 highlight=False,
                 style="dim",
             )
+
+
+def _kex_line(about: dict[str, str]) -> str:
+    """Return a client's key exchanges in words: what it offers first, how many it can be pinned to, what it gets."""
+    offered = [k for k in about.get("kex_offered", "").split(",") if k]
+    parts = [f"offers {offered[0]} first ({len(offered)} offered)"] if offered else []
+    parts += [f"{about['kex_pinnable']} it can be pinned to"] if "kex_pinnable" in about else []
+    parts += [f"negotiates {about['kex_negotiated']}"] if "kex_negotiated" in about else []
+    return "; ".join(parts) or "not known"
 
 
 TUNED_WINDOW = "64 * 2**20"  # the tuned drivers' values (clients/drivers/*; tests/render/test_clients.py checks)

@@ -121,6 +121,8 @@ def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -
             for i, title in enumerate(metric.labels.titles)
             if not (clients and metric.kind is Kind.LATENCY)
         ]
+        if clients and metric.kind is Kind.LATENCY and any(r.scenario.kex for r in rows):  # `clients --kex`
+            names.append(Column("key exchange", tuple(r.scenario.kex or "" for r in rows), fold=True))
     best = max((r.summary.median for r in rows if r.summary), default=0.0)
     cols = [
         Column("#", tuple(rank_cell(r) for r in rows), right=True),

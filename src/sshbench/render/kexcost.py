@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from sshbench.analyse.kexcost import BASELINE, Difference, KexCost, cost_sentence
+from sshbench.model import OPENSSH_CLIENT, client_name
 from sshbench.render.layout import Column, build, fit, total_width
 
 HOW = (
@@ -57,6 +58,11 @@ def _extra_bytes(c: KexCost) -> str:
     return got if c.share_bytes is None else f"{got} ({c.share_bytes[0]:+d}/{c.share_bytes[1]:+d})"
 
 
+def measured(costs: Sequence[KexCost]) -> list[KexCost]:
+    """Return the rows with a median (a row marked n/a is listed under its own table, with why)."""
+    return [c for c in costs if c.time is not None]
+
+
 def cost_columns(costs: Sequence[KexCost]) -> list[Column]:
     """Return the table's columns that have something to show (a run without server CPU or counted bytes has none
     of those columns)."""
@@ -66,6 +72,10 @@ def cost_columns(costs: Sequence[KexCost]) -> list[Column]:
 def _all_columns(costs: Sequence[KexCost]) -> list[Column]:
     """Return every column of the table."""
     cols = [Column("key exchange", tuple(c.scenario.kex or "" for c in costs), fold=True)]
+    if len({(c.scenario.client, c.scenario.mode) for c in costs}) > 1:
+        cols.insert(
+            0, Column("client", tuple(client_name(c.scenario.client or OPENSSH_CLIENT, c.scenario.mode) for c in costs))
+        )
     if len({c.scenario.server for c in costs}) > 1:
         cols.append(Column("server", tuple(c.scenario.server or "" for c in costs)))
     if len({c.scenario.hostkey for c in costs}) > 1:
@@ -118,6 +128,7 @@ def sentences(costs: Sequence[KexCost]) -> list[str]:
 
 def print_kex_costs(console: Console, costs: Sequence[KexCost]) -> None:
     """Print the key exchange cost table, its sentences and how it was measured."""
+    costs = measured(costs)
     if not costs:
         return
     full = cost_columns(costs)

@@ -60,6 +60,13 @@ class AsyncSSH:
 
         return [c.decode() for c in get_encryption_algs()], [m.decode() for m in get_mac_algs()]
 
+    def kexes(self) -> tuple[list[str], list[str]]:
+        """Return asyncssh's key exchanges (GSS-API ones left out: they need Kerberos) and its default offer."""
+        from asyncssh.kex import get_default_kex_algs, get_kex_algs
+
+        every = [k.decode() for k in get_kex_algs() if not k.startswith(b"gss-")]
+        return every, [k.decode() for k in get_default_kex_algs() if not k.startswith(b"gss-")]
+
     def connect(self, a: Args) -> Any:
         """Connect: host keys from known_hosts only, the given key, pinned algorithms."""
         opts: dict[str, Any] = {"known_hosts": list(a.known_hosts) or (), "username": a.user or None}
@@ -69,6 +76,8 @@ class AsyncSSH:
             opts["encryption_algs"] = [a.cipher]
         if a.mac:
             opts["mac_algs"] = [a.mac]
+        if a.kex:
+            opts["kex_algs"] = [a.kex]
         if a.tuned:
             opts |= {"window": TUNED_WINDOW, "max_pktsize": TUNED_PACKET}
         loop = asyncio.new_event_loop()

@@ -4,8 +4,9 @@ Lines on stderr, each `sshbench-driver: ...`: `ready` (interpreter and library l
 `command sent` (the exec request is next: sshbench reads the CPU spent so far here), `received N` (bytes of the
 command's output put on stdout, where the kernel counts them too; said once the command has ended, before the
 connection closes: sshbench's end of a download), `copied` (an SFTP copy returned: its end), `connection K took S`,
-`version V`, `ciphers A,B`, `macs A,B` (version mode), `error: TEXT`. The exit status is the remote command's, 255
-on a failure of the driver, 3 when the library is not installed."""
+`version V`, `ciphers A,B`, `macs A,B`, `kex A,B` (every key exchange it can be pinned to), `kex-default A,B` (what
+it offers unpinned, in its order of preference) (version mode), `error: TEXT`. The exit status is the remote
+command's, 255 on a failure of the driver, 3 when the library is not installed."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class Args:
     known_hosts: tuple[str, ...]
     cipher: str | None
     mac: str | None
+    kex: str | None
     tuned: bool
     mode: str  # exec | connect | get | put | version
     operands: tuple[str, ...]
@@ -46,6 +48,10 @@ class Driver(Protocol):
 
     def algorithms(self) -> tuple[list[str], list[str]]:
         """Return the ciphers and MACs the driver can pin (empty: the library cannot choose)."""
+
+    def kexes(self) -> tuple[list[str], list[str]]:
+        """Return the key exchanges the driver can pin (empty: the library cannot choose) and those the library
+        offers unpinned, in its order of preference (empty: not known)."""
 
     def connect(self, a: Args) -> object:
         """Connect, verify the host key against known_hosts, and log in."""
@@ -73,12 +79,23 @@ def parse(argv: list[str]) -> Args:
     p.add_argument("--known-hosts", action="append", default=[])
     p.add_argument("--cipher")
     p.add_argument("--mac")
+    p.add_argument("--kex")
     p.add_argument("--tuned", action="store_true")
     p.add_argument("mode", choices=("exec", "connect", "get", "put", "version"))
     p.add_argument("operands", nargs="*")
     n = p.parse_args(argv)
     return Args(
-        n.host, n.port, n.user, tuple(n.key), tuple(n.known_hosts), n.cipher, n.mac, n.tuned, n.mode, tuple(n.operands)
+        n.host,
+        n.port,
+        n.user,
+        tuple(n.key),
+        tuple(n.known_hosts),
+        n.cipher,
+        n.mac,
+        n.kex,
+        n.tuned,
+        n.mode,
+        tuple(n.operands),
     )
 
 
@@ -122,9 +139,12 @@ def _work(d: Driver, a: Args) -> int:
     """Do what the mode asks; return the exit status."""
     if a.mode == "version":
         ciphers, macs = d.algorithms()
+        kexes, default = d.kexes()
         say(f"version {d.version()}")
         say(f"ciphers {','.join(ciphers)}")
         say(f"macs {','.join(macs)}")
+        say(f"kex {','.join(kexes)}")
+        say(f"kex-default {','.join(default)}")
         return 0
     if a.mode == "connect":
         return _connections(d, a)

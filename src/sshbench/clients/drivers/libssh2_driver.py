@@ -33,6 +33,18 @@ class LibSSH2:
         probe = s.Session()
         return [*probe.supported_algs(s.LIBSSH2_METHOD_CRYPT_CS)], [*probe.supported_algs(s.LIBSSH2_METHOD_MAC_CS)]
 
+    def kexes(self) -> tuple[list[str], list[str]]:
+        """Return libssh2's key exchanges, in its order of preference (its extension markers left out)."""
+        s = self.session
+        found = [k for k in s.Session().supported_algs(s.LIBSSH2_METHOD_KEX) if not k.startswith(("ext-", "kex-"))]
+        return found, found
+
+    def _markers(self) -> list[str]:
+        """Return the extension markers libssh2 offers among its key exchanges (kept when one kex is pinned:
+        dropping them changes more than the key exchange)."""
+        s = self.session
+        return [k for k in s.Session().supported_algs(s.LIBSSH2_METHOD_KEX) if k.startswith(("ext-", "kex-"))]
+
     def connect(self, a: Args) -> Any:
         """Connect, check the host key against known_hosts (refuse an unknown one), log in with the key."""
         s = self.session
@@ -44,6 +56,7 @@ class LibSSH2:
             (s.LIBSSH2_METHOD_CRYPT_SC, a.cipher),
             (s.LIBSSH2_METHOD_MAC_CS, a.mac),
             (s.LIBSSH2_METHOD_MAC_SC, a.mac),
+            (s.LIBSSH2_METHOD_KEX, a.kex and ",".join([a.kex, *self._markers()])),
         ):
             if name:
                 sess.method_pref(method, name)

@@ -27,11 +27,29 @@ class LibSSH:
         """Return nothing: the binding cannot choose a cipher or MAC."""
         return [], []
 
+    def kexes(self) -> tuple[list[str], list[str]]:
+        """Return the key exchanges libssh accepts (it keeps its own list when told a name it lacks: each catalog
+        name is set on a fresh session and read back) and its default offer."""
+        from sshbench.kex import CATALOG
+
+        default = str(self.Session().get_ssh_options("key_exchange_algorithms")).split(",")
+        return [n for k in CATALOG for n in k.names if self._accepts(n)], default
+
+    def _accepts(self, name: str) -> bool:
+        """Return True when libssh keeps `name` as its one key exchange."""
+        session = self.Session()
+        session.set_ssh_options("key_exchange_algorithms", name)
+        return bool(session.get_ssh_options("key_exchange_algorithms") == name)
+
     def connect(self, a: Args) -> Any:
         """Connect, verify the host key against known_hosts, log in with the key."""
         if a.cipher or a.mac:
             raise RuntimeError("ansible-pylibssh cannot choose a cipher or MAC")
         session = self.Session()
+        if a.kex:
+            if not self._accepts(a.kex):
+                raise RuntimeError(f"libssh has no key exchange {a.kex}")
+            session.set_ssh_options("key_exchange_algorithms", a.kex)
         key = Path(a.keys[0]).read_bytes() if a.keys else None
         session.connect(
             host=a.host,

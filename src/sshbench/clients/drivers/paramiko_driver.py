@@ -28,6 +28,11 @@ class Paramiko:
         t = self.paramiko.Transport
         return list(t._preferred_ciphers), list(t._preferred_macs)
 
+    def kexes(self) -> tuple[list[str], list[str]]:
+        """Return paramiko's key exchanges (what it can be pinned to is what it offers, in its order)."""
+        offered = list(self.paramiko.Transport._preferred_kex)
+        return offered, offered
+
     def connect(self, a: Args) -> Any:
         """Connect with SSHClient: host keys from known_hosts only (RejectPolicy), the given key, pinned algorithms."""
         p = self.paramiko
@@ -40,6 +45,8 @@ class Paramiko:
             disabled["ciphers"] = [c for c in p.Transport._preferred_ciphers if c != a.cipher]
         if a.mac:
             disabled["macs"] = [m for m in p.Transport._preferred_macs if m != a.mac]
+        if a.kex:
+            disabled["kex"] = [k for k in p.Transport._preferred_kex if k != a.kex]
         tuned = {"transport_factory": self._tuned_transport} if a.tuned else {}
         client.connect(
             a.host,

@@ -1,7 +1,8 @@
 // Command sshbench-gossh drives golang.org/x/crypto/ssh, with github.com/pkg/sftp for SFTP, for `sshbench clients`.
 // It takes the command line of the Python drivers and prints their lines (src/sshbench/clients/drivers/common.py):
 // `ready`, `authenticated`, `command sent`, `received N`, `copied`, `connection K took S`, `version V`,
-// `ciphers A,B`, `macs A,B`, `error: TEXT`. The exit status is the remote command's, 255 on a failure.
+// `ciphers A,B`, `macs A,B`, `kex A,B`, `kex-default A,B`, `error: TEXT`. The exit status is the remote command's,
+// 255 on a failure.
 package main
 
 import (
@@ -37,6 +38,7 @@ func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 // args is one invocation: where, how to verify and log in, the algorithms, the setting and what to do.
 type args struct {
 	host, user, cipher, mac string
+	kex                     string
 	port                    int
 	keys, knownHosts        list
 	tuned                   bool
@@ -60,6 +62,7 @@ func parse() args {
 	fs.Var(&a.knownHosts, "known-hosts", "known_hosts file (repeatable)")
 	fs.StringVar(&a.cipher, "cipher", "", "the only cipher to offer")
 	fs.StringVar(&a.mac, "mac", "", "the only MAC to offer")
+	fs.StringVar(&a.kex, "kex", "", "the only key exchange to offer")
 	fs.BoolVar(&a.tuned, "tuned", false, "SFTP puts with concurrent writes")
 	_ = fs.Parse(os.Args[1:])
 	rest := fs.Args()
@@ -152,6 +155,9 @@ func connect(a args) (*ssh.Client, error) {
 	}
 	if a.mac != "" {
 		config.MACs = []string{a.mac}
+	}
+	if a.kex != "" {
+		config.KeyExchanges = []string{a.kex}
 	}
 	return ssh.Dial("tcp", address, config)
 }
@@ -268,6 +274,8 @@ func work(a args) (int, error) {
 		say("version %s", version())
 		say("ciphers %s", strings.Join(algos.Ciphers, ","))
 		say("macs %s", strings.Join(algos.MACs, ","))
+		say("kex %s", strings.Join(algos.KeyExchanges, ",")) // in the package's order of preference
+		say("kex-default %s", strings.Join(algos.KeyExchanges, ","))
 		return 0, nil
 	case "connect":
 		return connections(a)

@@ -1,7 +1,7 @@
 //! sshbench's driver for russh (with russh-sftp for SFTP), for `sshbench clients`. It takes the command line of
 //! the Python drivers and prints their lines (src/sshbench/clients/drivers/common.py): `ready`, `authenticated`,
 //! `command sent`, `received N`, `copied`, `connection K took S`, `version V`, `ciphers A,B`, `macs A,B`,
-//! `error: TEXT`. The exit status is the remote command's, 255 on a failure.
+//! `kex A,B`, `kex-default A,B`, `error: TEXT`. The exit status is the remote command's, 255 on a failure.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -13,7 +13,7 @@ use russh::client::{self, Handle};
 use russh::keys::known_hosts::known_host_keys_path;
 use russh::keys::ssh_key::{Algorithm, PublicKey};
 use russh::keys::{check_known_hosts_path, load_secret_key, HashAlg, PrivateKeyWithHashAlg};
-use russh::{cipher, mac, ChannelMsg, Disconnect, Preferred};
+use russh::{cipher, kex, mac, ChannelMsg, Disconnect, Preferred};
 use russh_sftp::client::SftpSession;
 use tokio::io::{AsyncWriteExt, BufReader};
 
@@ -34,6 +34,7 @@ struct Args {
     known_hosts: Vec<PathBuf>,
     cipher: Option<String>,
     mac: Option<String>,
+    kex: Option<String>,
     tuned: bool,
     mode: String,
     operands: Vec<String>,
@@ -62,6 +63,7 @@ fn parse() -> Result<Args, String> {
             "--known-hosts" => a.known_hosts.push(value()?.into()),
             "--cipher" => a.cipher = Some(value()?),
             "--mac" => a.mac = Some(value()?),
+            "--kex" => a.kex = Some(value()?),
             "--tuned" => a.tuned = true,
             _ => {
                 a.mode = word;
@@ -87,7 +89,7 @@ fn names<T: AsRef<str>>(all: &[&T]) -> String {
     let usable = all
         .iter()
         .map(|n| n.as_ref())
-        .filter(|n| *n != "none" && *n != "clear");
+        .filter(|n| *n != "none" && *n != "clear" && !n.starts_with("ext-info-") && !n.starts_with("kex-strict-"));
     usable.collect::<Vec<_>>().join(",")
 }
 
@@ -161,6 +163,18 @@ fn config(a: &Args) -> Result<client::Config, String> {
             .iter()
             .find(|n| n.as_ref() == given.as_str());
         preferred.mac = Cow::Owned(vec![**found.ok_or(format!("russh has no MAC {given}"))?]);
+    }
+    if let Some(given) = &a.kex {
+        let found = kex::ALL_KEX_ALGORITHMS
+            .iter()
+            .find(|n| n.as_ref() == given.as_str());
+        let pinned = **found.ok_or(format!("russh has no key exchange {given}"))?;
+        // the extension markers stay: dropping them changes more than the key exchange
+        preferred.kex = Cow::Owned(vec![
+            pinned,
+            kex::EXTENSION_SUPPORT_AS_CLIENT,
+            kex::EXTENSION_OPENSSH_STRICT_KEX_AS_CLIENT,
+        ]);
     }
     let mut c = client::Config {
         preferred,
@@ -328,6 +342,9 @@ async fn work(a: Arc<Args>) -> Result<i32, String> {
             say(&format!("version {}", version()));
             say(&format!("ciphers {}", names(cipher::ALL_CIPHERS)));
             say(&format!("macs {}", names(mac::ALL_MAC_ALGORITHMS)));
+            say(&format!("kex {}", names(kex::ALL_KEX_ALGORITHMS)));
+            let default: Vec<&kex::Name> = Preferred::DEFAULT.kex.iter().collect();
+            say(&format!("kex-default {}", names(&default)));
             return Ok(0);
         }
         "connect" => return connections(&a).await,
