@@ -42,7 +42,7 @@ TOOLCHAINS = {
     "Go": Toolchain(
         "Go", "go", ("/usr/local/go/bin", "/usr/lib/go/bin"), ("main.go", "go.mod", "go.sum"), "Go 1.26", "about 20 s"
     ),
-    "Rust": Toolchain("Rust", "cargo", ("$CARGO_HOME/bin",), ("Cargo.toml", "src/main.rs"), "Rust 1.75", "about 2 min"),
+    "Rust": Toolchain("Rust", "cargo", ("$CARGO_HOME/bin",), ("Cargo.toml", "src/main.rs"), "Rust 1.85", "about 2 min"),
 }
 
 

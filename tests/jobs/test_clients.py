@@ -158,7 +158,7 @@ def test_clients_kex_measures_ml_kem_for_every_client_that_has_it_and_says_why_n
     cli_env: dict[str, str],
 ) -> None:
     """Issue 37, item 1: against OpenSSH 10, each client pinned to ML-KEM and to curve25519 in the same rounds."""
-    wanted = [c for c in ("openssh", "paramiko", "asyncssh", "libssh2", "gossh") if c in installed()]
+    wanted = [c for c in ("openssh", "paramiko", "asyncssh", "libssh2", "gossh", "russh") if c in installed()]
     args = ["clients", f"local:sshd={OPENSSH10_SSHD}", "--ssh", str(OPENSSH10_SSH), "--client", ",".join(wanted)]
     args += ["--kex", f"{MLKEM},{CURVE}", "--warmup", "0", "--rounds", "3", "--max-rounds", "3", "--no-race", "--json"]
     done = sshbench(cli_env, *args)

@@ -208,7 +208,7 @@ def test_a_client_left_with_no_default_cipher_takes_the_first_it_shares() -> Non
 
 def test_a_tuning_is_measured_only_on_the_jobs_it_changes() -> None:
     offer = Offer((GCM,), (), no_sftp=None)
-    russh = Detected(client_type("russh"), "russh 0.54.5", (GCM,), (), path="r")
+    russh = Detected(client_type("russh"), "russh 0.55.0", (GCM,), (), path="r")
     made, _ = plan_client(russh, (GCM,), offer, (Direction.DOWN, Direction.UP), None)
     labels = [sc.label for sc in made]
     assert labels[:3] == ["russh", "russh (nodelay, 64 MiB window)", "russh in-process"]  # no Nagle: connecting too
