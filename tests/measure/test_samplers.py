@@ -4,6 +4,7 @@ import dataclasses
 import os
 import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -14,6 +15,7 @@ from sshbench.measure.steady import MB, steady_rate
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import RunKind
 from sshbench.samples import Sample
+from sshbench.ssh.proc import run_timed
 
 
 def test_steady_rate_skips_the_start_of_the_stream() -> None:
@@ -173,3 +175,14 @@ def test_a_warm_up_still_in_tcps_start_up_on_a_long_path_is_taken_again_larger()
     slow_line = _Warm(0.01, [1.2])  # 4 MiB over a 10 Mbit/s line: 350 round trips, sized from the first
     slow_line(sc, 0, True)
     assert slow_line.sizes_sent == [MIN_SIZE]
+
+
+def test_a_process_whose_counters_stop_moving_is_stopped_at_the_stall_limit_not_its_timeout() -> None:
+    """A transfer the server stopped answering (asyncssh with TinySSH) waited out its whole timeout, 34 s a sample;
+    with `stall` it is stopped once its I/O counters have not moved for that long, and says so."""
+    quiet = [sys.executable, "-c", "import sys, time; sys.stdout.write('x' * 1000); sys.stdout.flush(); time.sleep(30)"]
+    done = run_timed(quiet, timeout=20, probe=0.01, stall=0.5)
+    assert done.stalled == 0.5 and done.timed_out and done.wall < 10, (done.stalled, done.wall)
+    busy = "import time\nfor _ in range(30):\n    open('/dev/null', 'w').write('x' * 4096); time.sleep(0.05)"
+    done = run_timed([sys.executable, "-c", busy], timeout=20, probe=0.01, stall=0.5)
+    assert done.returncode == 0 and done.stalled is None and not done.timed_out and done.wall > 1.4

@@ -43,6 +43,8 @@ _TOOK = re.compile(r"sshbench-driver: connection (\d+) took ([0-9.]+)")
 _RECEIVED = re.compile(r"sshbench-driver: received (\d+)")
 RECEIVED, COPIED = "sshbench-driver: received ", "sshbench-driver: copied"
 _ERROR = "sshbench-driver: error: "
+STALL = 10.0  # seconds without a byte read or written: a transfer the server stopped answering (TinySSH with
+# asyncssh, docs/BENCHMARKS.md) is stopped then instead of at its whole timeout
 
 
 class Launcher(Protocol):
@@ -60,8 +62,15 @@ class Launcher(Protocol):
         """Return the command line: `connect N`, `exec CMD`, `get REMOTE LOCAL` or `put LOCAL REMOTE`."""
 
 
+
 def _why(done: Finished, timeout: float) -> str:
-    """Return the client's own words for a failure (a driver's error line without its prefix)."""
+    """Return the client's own words for a failure (a driver's error line without its prefix), or that it moved no
+    byte for the stall limit."""
+    if done.stalled is not None:
+        return (
+            f"no byte moved for {done.stalled:g} s: the server stopped responding (stopped by sshbench before its "
+            f"{timeout:g} s limit)"
+        )
     return ssh_failure(done.texts, done.timed_out, timeout).removeprefix(_ERROR)
 
 
@@ -112,7 +121,7 @@ class ClientTransfers(ThroughputSampler):
         timeout = float(30 + size // MB)  # a library at 1 MB/s still finishes
         if down:
             argv = launch.argv(sc, "exec", self.payload.download_command(size))
-            done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=launch.mark, env=launch.env)
+            done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=launch.mark, env=launch.env, stall=STALL)
         else:
             with open(self.payload.upload_source(size), "rb") as source:
                 argv = launch.argv(sc, "exec", upload_command(size, True))
@@ -124,6 +133,7 @@ class ClientTransfers(ThroughputSampler):
                     probe=PROBE_INTERVAL,
                     mark=launch.mark,
                     env=launch.env,
+                    stall=STALL,
                 )
         why = transfer_problem(done, down, size, timeout)
         if why is not None:

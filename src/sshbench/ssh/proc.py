@@ -37,6 +37,7 @@ class Finished:
     cpu_system: float
     timed_out: bool = False
     progress: tuple[tuple[float, int, int], ...] = ()  # (time, bytes read, bytes written) from /proc/PID/io
+    stalled: float | None = None  # stopped after this many seconds in which its I/O counters did not move
     cpu_at_mark: float | None = None  # CPU seconds the process had used when its `mark` line arrived
 
     @property
@@ -160,6 +161,7 @@ def run_timed(
     probe: float | None = None,
     arrived: Callable[[], int] | None = None,
     mark: str | None = None,
+    stall: float | None = None,
 ) -> Finished:
     """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most).
 
@@ -167,6 +169,8 @@ def run_timed(
     that a transfer's progress over time is known without touching its data; with `arrived`, record what it returns
     instead (e.g. the size of the file being received), as (time, bytes, 0). mark: when the first stderr line
     holding it arrives, the process's CPU so far is read (`Finished.cpu_at_mark`) and `at_mark` calls are made.
+    stall (with probe): stop the process once its I/O counters have not moved for `stall` seconds (a transfer the
+    server stopped answering, which would otherwise wait out the whole timeout); `Finished.stalled` says so.
     """
     started = clock()
     proc = subprocess.Popen(
@@ -179,7 +183,7 @@ def run_timed(
     try:
         for place in _placers:
             place(proc.pid)
-        return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived, mark)
+        return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived, mark, stall)
     except BaseException:
         _kill(proc)
         raise
@@ -221,9 +225,12 @@ class _Watch:
         probe: float | None,
         arrived: Callable[[], int] | None,
         mark: str | None = None,
+        stall: float | None = None,
     ) -> None:
         assert proc.stderr is not None
         self.proc, self.clock, self.probe, self.arrived, self.mark = proc, clock, probe, arrived, mark
+        self.stall, self.stalled = stall, False
+        self.moved: tuple[float, tuple[int, int]] | None = None  # when the counters last changed, and to what
         self.cpu_at_mark: float | None = None
         self.lines, self.stdout = _LineSplitter(), bytearray()
         self.progress: list[tuple[float, int, int]] = []
@@ -246,6 +253,10 @@ class _Watch:
                     break
                 if self.probe is not None and (self.io_fd is not None or self.arrived) and self.ended is None:
                     self._read_counters()
+                    if self._still():
+                        _kill(self.proc)
+                        self.stalled = True
+                        break
                     remaining = min(remaining, self.probe)
                 for key, _ in self.sel.select(remaining):
                     self._handle(key.fd, key.data)
@@ -254,6 +265,16 @@ class _Watch:
             os.close(self.pidfd)
             if self.io_fd is not None:
                 os.close(self.io_fd)
+
+    def _still(self) -> bool:
+        """Return True when the counters have not moved for `stall` seconds."""
+        if self.stall is None or not self.progress:
+            return False
+        now, counters = self.progress[-1][0], self.progress[-1][1:]
+        if self.moved is None or self.moved[1] != counters:
+            self.moved = (now, (counters[0], counters[1]))
+            return False
+        return now - self.moved[0] > self.stall
 
     def _read_counters(self) -> None:
         """Record the process's I/O counters now (or what `arrived` counts)."""
@@ -311,9 +332,10 @@ def _collect(
     probe: float | None = None,
     arrived: Callable[[], int] | None = None,
     mark: str | None = None,
+    stall: float | None = None,
 ) -> Finished:
     """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
-    watch = _Watch(proc, clock, probe, arrived, mark)
+    watch = _Watch(proc, clock, probe, arrived, mark, stall)
     watch.run(started + timeout)
     cpu_user, cpu_system = _reap(proc)
     end = watch.ended if watch.ended is not None else clock()
@@ -330,6 +352,7 @@ def _collect(
         timed_out=watch.ended is None,
         progress=tuple(watch.progress),
         cpu_at_mark=watch.cpu_at_mark,
+        stalled=watch.stall if watch.stalled else None,
     )
 
 
