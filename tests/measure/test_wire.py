@@ -4,12 +4,18 @@ is cut into reads, round trips as the client's flights after the server spoke, a
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sshbench.measure.samplers import latency_sample
 from sshbench.measure.wire import NEWKEYS, StreamWalk, Tally, proxy_options, read_count
+from sshbench.model import Kind, Scenario
+from sshbench.ssh.destination import Target
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 
 def packet(kind: int, body: bytes = b"") -> bytes:
@@ -69,3 +75,19 @@ def test_the_proxy_command_is_quoted_for_the_shell_ssh_runs_it_with(tmp_path: Pa
     assert option[0] == "-o" and option[1].startswith("ProxyCommand=")
     assert "'\"'\"'" in option[1] and "%h %p" in option[1]  # shlex quoting of the apostrophe
     assert read_count(Path(out)) is None  # nothing written: nothing counted
+
+
+@pytest.mark.integration
+def test_a_relay_that_fails_costs_the_bytes_not_the_warm_up(embedded: tuple[OpenSSHServer, Target]) -> None:
+    """The relay cannot write its count (a directory that does not exist): the warm-up is taken again without it
+    and says why nothing was counted; a working relay counts the same login's key exchange."""
+    _, target = embedded
+    sc = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")
+    broken = latency_sample("ssh", target, sc, 0, True, Path("/nonexistent-sshbench/wire.json"))
+    assert broken.ok and broken.wire is not None, broken.error
+    assert str(broken.wire["problem"]).startswith("not counted: the login through the counting relay failed")
+    with tempfile.TemporaryDirectory() as tmp:
+        counted = latency_sample("ssh", target, sc, 0, True, Path(tmp) / "wire.json")
+        timed = latency_sample("ssh", target, sc, 1, False, Path(tmp) / "wire.json")
+    assert counted.ok and counted.wire and int(counted.wire["kex_sent"]) > 500, counted.wire
+    assert timed.ok and timed.wire is None  # a timed login never goes through the relay

@@ -62,7 +62,6 @@ class Launcher(Protocol):
         """Return the command line: `connect N`, `exec CMD`, `get REMOTE LOCAL` or `put LOCAL REMOTE`."""
 
 
-
 def _why(done: Finished, timeout: float) -> str:
     """Return the client's own words for a failure (a driver's error line without its prefix), or that it moved no
     byte for the stall limit."""

@@ -141,12 +141,18 @@ def latency_sample(
     ssh: str, target: Target, scenario: Scenario, rnd: int, warmup: bool, tally: Path | None = None
 ) -> Sample:
     """Time one full connection running `true`, with its phase breakdown; a warm-up with a `tally` file goes through
-    the counting relay (measure/wire.py) and carries the key exchange's bytes (`wire`): never a timed sample."""
+    the counting relay (measure/wire.py) and carries the key exchange's bytes (`wire`): never a timed sample. A
+    relayed login that fails is taken again without the relay (the relay's failure is no failure of the server)."""
     relayed = tally is not None and warmup and not target.proxied
     extra = [*scenario.ssh_options(), *(wire.proxy_options(tally) if relayed and tally else ())]
     if tally is not None:
         tally.unlink(missing_ok=True)
     done = run_timed(target.argv(ssh, extra, "true"), timeout=LOGIN_TIMEOUT)
+    if relayed and (done.returncode != 0 or done.timed_out):
+        why = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
+        direct = latency_sample(ssh, target, scenario, rnd, warmup)
+        problem = {"problem": f"not counted: the login through the counting relay failed ({why})"}
+        return dataclasses.replace(direct, wire=problem) if direct.ok else direct
     if done.returncode != 0 or done.timed_out:
         why = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
         if scenario.hostkey and HOST_KEY_FAILED in why and not target.embedded:
