@@ -121,7 +121,7 @@ def test_a_long_fat_path_to_a_remote_host_is_ssh_window_bound(cli_env: dict[str,
 def test_on_a_10mbit_path_compression_wins_with_text(cli_env: dict[str, str], tmp_path: Path) -> None:
     """Random data is never given compression: test_tune_choice.py checks the choice without a link."""
     with shaped_host(tmp_path, "10mbit,10ms") as config:
-        text = _tune_down(cli_env, config, *SIX, "--payload", "text", "--size", "1500K", "--max-time", "80s")
+        text = _tune_down(cli_env, config, *SIX, "--payload", "text", "--size", "1M", "--max-time", "80s")
     down = {f["group"]: f for f in text["tune"]["findings"]}["download"]
     assert down["bound"]["kind"] == "network", down["bound"]
     squeezed = next(r for r in down["remedies"] if r["scenario"].get("remedy") == "compression")
