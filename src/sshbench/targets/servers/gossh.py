@@ -37,7 +37,7 @@ class GoSSHServer(LocalServer):
     """golang.org/x/crypto/ssh with pkg/sftp, one process serving every connection as goroutines."""
 
     product = products.GOSSH.name
-    package = "a Go toolchain (Go 1.26 or later: https://go.dev/dl, or Debian's golang-go where new enough)"
+    package = "a Go toolchain (Go 1.26 or later)"
     receive_window = products.GOSSH.window
     serves_in_listener = True
 
