@@ -41,6 +41,28 @@ class Sample:
         return self.ok and not self.warmup and self.value is not None
 
 
+@dataclass(frozen=True)
+class WireCount:
+    """A counted login's key exchange on the wire (measure/wire.py): bytes client to server and server to client up
+    to and including each side's NEWKEYS, and the client's flights that waited for new data from the server (round
+    trips; TCP's own handshake not included). Stored as a warm-up sample's `wire`."""
+
+    kex_sent: int
+    kex_received: int
+    round_trips: int
+
+    def to_json(self) -> dict[str, int]:
+        """Return the count as stored."""
+        return {"kex_sent": self.kex_sent, "kex_received": self.kex_received, "round_trips": self.round_trips}
+
+    @classmethod
+    def read(cls, stored: Mapping[str, Any]) -> WireCount | str:
+        """Return a stored count, or why there is none."""
+        if "problem" in stored:
+            return str(stored["problem"])
+        return cls(int(stored["kex_sent"]), int(stored["kex_received"]), int(stored["round_trips"]))
+
+
 class RunStatus(enum.StrEnum):
     """Where a stored run stands."""
 

@@ -6,6 +6,7 @@ a counted warm-up login: measure/wire.py), and the key shares' size the catalog 
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from sshbench import kex
 from sshbench.model import Kind, Scenario, client_name
 from sshbench.ratios import MIN_PAIRS
 from sshbench.records import StoredScenario
-from sshbench.samples import Sample
+from sshbench.samples import Sample, WireCount
 from sshbench.stats import summarize
 
 BASELINE = "curve25519-sha256"  # the classical default of OpenSSH 8.x-9.x: what post-quantum is paid against
@@ -36,15 +37,6 @@ class Difference:
 
 
 @dataclass(frozen=True)
-class Wire:
-    """A counted login's bytes each way up to each side's NEWKEYS and the client's round trips."""
-
-    sent: int
-    received: int
-    round_trips: int
-
-
-@dataclass(frozen=True)
 class KexCost:
     """One key exchange's cost: absolute medians, and against the baseline of its group where there is one."""
 
@@ -53,7 +45,7 @@ class KexCost:
     time: float | None  # median connection seconds
     client_cpu: float | None  # median CPU seconds of the ssh client per login
     server_cpu: float | None  # median CPU seconds of the server per login (embedded servers)
-    wire: Wire | None
+    wire: WireCount | None
     wire_problem: str | None = None  # why the warm-up could not be counted
     extra_time: Difference | None = None  # against the baseline, same rounds (None: this is the baseline, or none)
     extra_client_cpu: Difference | None = None
@@ -71,7 +63,7 @@ class KexCost:
             "time_s": self.time,
             "client_cpu_s": self.client_cpu,
             "server_cpu_s": self.server_cpu,
-            "wire": dataclasses.asdict(self.wire) if self.wire else None,
+            "wire": _wire_dict(self.wire),
             "wire_problem": self.wire_problem,
             "extra_time_s": _dict(self.extra_time),
             "extra_client_cpu_s": _dict(self.extra_client_cpu),
@@ -79,6 +71,11 @@ class KexCost:
             "extra_bytes": list(self.extra_bytes) if self.extra_bytes else None,
             "share_bytes": list(self.share_bytes) if self.share_bytes else None,
         }
+
+
+def _wire_dict(w: WireCount | None) -> dict[str, int] | None:
+    """Return a count as the run document names it (sent, received, round_trips)."""
+    return {"sent": w.kex_sent, "received": w.kex_received, "round_trips": w.round_trips} if w else None
 
 
 def _dict(d: Difference | None) -> dict[str, float | int] | None:
@@ -106,19 +103,24 @@ def _per_round(st: StoredScenario, field: Callable[[Sample], float | None]) -> d
 
 
 def _median(values: Mapping[int, float]) -> float | None:
-    """Return the median of a round's figures, or None."""
-    return summarize(list(values.values())).median if values else None
+    """Return the median of the rounds' figures, or None."""
+    return statistics.median(values.values()) if values else None
 
 
-def _wire(st: StoredScenario) -> tuple[Wire | None, str | None]:
+FIGURES: tuple[Callable[[Sample], float | None], ...] = (  # connection time, client CPU, server CPU per login
+    lambda s: s.value,
+    lambda s: s.client_cpu,
+    lambda s: s.server_cpu,
+)
+
+
+def _wire(st: StoredScenario) -> tuple[WireCount | None, str | None]:
     """Return the last counted warm-up's wire count, or why it has none."""
     counted = [s.wire for s in st.samples if s.wire]
     if not counted:
         return None, None
-    last = counted[-1]
-    if "problem" in last:
-        return None, str(last["problem"])
-    return Wire(int(last["kex_sent"]), int(last["kex_received"]), int(last["round_trips"])), None
+    last = WireCount.read(counted[-1])
+    return (None, last) if isinstance(last, str) else (last, None)
 
 
 def _group(sc: Scenario) -> Scenario:
@@ -130,29 +132,17 @@ def _alone(st: StoredScenario) -> KexCost:
     """Return a kex's absolute cost, with nothing to compare it with."""
     name = st.scenario.kex or ""
     wire, problem = _wire(st)
-    return KexCost(
-        st.scenario,
-        kex.is_post_quantum(name),
-        _median(_per_round(st, lambda s: s.value)),
-        _median(_per_round(st, lambda s: s.client_cpu)),
-        _median(_per_round(st, lambda s: s.server_cpu)),
-        wire,
-        problem,
-        baseline=kex.same(name, BASELINE),
-    )
+    time, client, server = (_median(_per_round(st, f)) for f in FIGURES)
+    post_quantum, baseline = kex.is_post_quantum(name), kex.same(name, BASELINE)
+    return KexCost(st.scenario, post_quantum, time, client, server, wire, problem, baseline=baseline)
 
 
 def _against(cost: KexCost, st: StoredScenario, base: StoredScenario, base_cost: KexCost) -> KexCost:
     """Return `cost` with its paired differences against the baseline and its bytes beyond the baseline's."""
-    fields: tuple[Callable[[Sample], float | None], ...] = (
-        lambda s: s.value,
-        lambda s: s.client_cpu,
-        lambda s: s.server_cpu,
-    )
-    time, client, server = (paired_difference(_per_round(base, f), _per_round(st, f)) for f in fields)
+    time, client, server = (paired_difference(_per_round(base, f), _per_round(st, f)) for f in FIGURES)
     extra = None
     if cost.wire and base_cost.wire:
-        extra = (cost.wire.sent - base_cost.wire.sent, cost.wire.received - base_cost.wire.received)
+        extra = (cost.wire.kex_sent - base_cost.wire.kex_sent, cost.wire.kex_received - base_cost.wire.kex_received)
     return dataclasses.replace(
         cost,
         extra_time=time,

@@ -15,7 +15,7 @@ from sshbench.joboptions import JobOptions
 from sshbench.model import is_local
 from sshbench.ssh import audit
 from sshbench.ssh.destination import Target, resolve_remote
-from sshbench.targets.limits import emulation
+from sshbench.targets.limits import cgroups, emulation
 from sshbench.targets.link import linkcheck, links
 from sshbench.targets.link.netns import EmulatedLink
 from sshbench.targets.servers import registry
@@ -60,8 +60,7 @@ def constrain(server: LocalServer, opts: JobOptions, link: EmulatedLink | None =
     """Give an embedded server the job's emulated CPU (its environment), CPU limit and link, before it starts."""
     server.environment = emulation.server_environment(opts.emulate)
     server.cpu_share = opts.server_cpu
-    if opts.cpu_period_ms is not None:
-        server.cpu_period = opts.cpu_period_ms * 1000
+    server.cpu_period = cgroups.period_us(opts.cpu_period_ms)
     if link is not None:
         server.address = link.server_address
         server.wrappers.append(link.wrap)  # outermost: the server and everything it runs are inside

@@ -283,7 +283,7 @@ def stage(staging: Staging, opts: JobOptions, progress: Progress) -> Iterator[Be
         )
         workdir = stack.enter_context(leases.private_dir(staging.workdir, staging.tmpfs))
         client_limit = stack.enter_context(
-            cgroups.limit_clients(opts.client_cpu, (opts.cpu_period_ms or cgroups.PERIOD_US // 1000) * 1000)
+            cgroups.limit_clients(opts.client_cpu, cgroups.period_us(opts.cpu_period_ms))
         )
         servers = [e.server for e in endpoints.values() if e.server is not None]
         pinned = pinning.apply(opts.pin, servers) if staging.specs else None  # a fleet is never pinned

@@ -36,7 +36,7 @@ from sshbench.measure.session import Session, session_report, socket_report, wit
 from sshbench.measure.steady import MB, server_timed_rate, steady_rate, upload_command, upload_count
 from sshbench.model import Direction, Kind, Scenario, is_local
 from sshbench.payloads import fill, text_block
-from sshbench.samples import Sample
+from sshbench.samples import Sample, WireCount
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import Finished, run_timed
 from sshbench.ssh.scratch import remote_scratch
@@ -144,9 +144,10 @@ def latency_sample(
     the counting relay (measure/wire.py) and carries the key exchange's bytes (`wire`): never a timed sample. A
     relayed login that fails is taken again without the relay (the relay's failure is no failure of the server)."""
     relayed = tally is not None and warmup and not target.proxied
-    extra = [*scenario.ssh_options(), *(wire.proxy_options(tally) if relayed and tally else ())]
-    if tally is not None:
-        tally.unlink(missing_ok=True)
+    extra = scenario.ssh_options()
+    if relayed and tally:
+        tally.unlink(missing_ok=True)  # an earlier row's count
+        extra += wire.proxy_options(tally)
     done = run_timed(target.argv(ssh, extra, "true"), timeout=LOGIN_TIMEOUT)
     if relayed and (done.returncode != 0 or done.timed_out):
         why = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
@@ -170,9 +171,9 @@ def latency_sample(
     )
 
 
-def _wire_record(counted: wire.WireCount | str | None) -> dict[str, Any]:
+def _wire_record(counted: WireCount | str | None) -> dict[str, Any]:
     """Return what a counted warm-up stores: the count, or why there is none."""
-    if isinstance(counted, wire.WireCount):
+    if isinstance(counted, WireCount):
         return dict(counted.to_json())
     return {"problem": counted or "not counted: the relay wrote nothing before the login ended"}
 

@@ -6,8 +6,8 @@ The kernel's socket counters cannot give this: sock_diag polls too slowly for a 
 its totals cover the whole login. The relay walks each direction's plaintext (RFC 4253: identification lines, then
 binary packets `uint32 packet_length, byte padding_length, payload, padding` with no MAC before the new keys) until
 that direction's NEWKEYS, then only copies. It writes its count the moment both NEWKEYS are seen, before it forwards
-the chunk that completed them, so the count is on disk before ssh can finish the login. Stdlib only: it runs as
-`python -m sshbench.measure.wire HOST PORT OUT` for every counted login.
+the chunk that completed them, so the count is on disk before ssh can finish the login. The stdlib and the count's
+record (samples.WireCount) only: it runs as `python -m sshbench.measure.wire HOST PORT OUT` for every counted login.
 """
 
 from __future__ import annotations
@@ -19,26 +19,13 @@ import shlex
 import signal
 import socket
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from sshbench.samples import WireCount
 
 NEWKEYS = 21  # SSH_MSG_NEWKEYS
 MAX_PACKET = 256 * 1024  # RFC 4253 6.1: implementations need accept 35000; more than this is not SSH
 MAX_LINES = 1024  # identification: lines before the version line (RFC 4253 4.2 allows some)
-
-
-@dataclass(frozen=True)
-class WireCount:
-    """Bytes each way up to and including each side's NEWKEYS (the client's view: sent = client to server), and the
-    client's flights that waited for new data from the server (round trips; TCP's own handshake not included)."""
-
-    kex_sent: int
-    kex_received: int
-    round_trips: int
-
-    def to_json(self) -> dict[str, int]:
-        """Return the count as stored (a sample's `wire`)."""
-        return {"kex_sent": self.kex_sent, "kex_received": self.kex_received, "round_trips": self.round_trips}
 
 
 class StreamWalk:
@@ -145,9 +132,7 @@ def read_count(out: Path) -> WireCount | str | None:
         doc = json.loads(out.read_text())
     except (OSError, ValueError):
         return None
-    if "problem" in doc:
-        return str(doc["problem"])
-    return WireCount(int(doc["kex_sent"]), int(doc["kex_received"]), int(doc["round_trips"]))
+    return WireCount.read(doc)
 
 
 def _write(out: Path, doc: dict[str, object]) -> None:

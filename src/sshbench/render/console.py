@@ -24,7 +24,7 @@ from sshbench.errors import SshbenchError
 from sshbench.model import OPENSSH_CLIENT, Kind, client_name
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.kexcost import print_kex_costs
-from sshbench.render.layout import Column, build, fit, total_width
+from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.samples import SKIPPED, RunStatus, not_measurable
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
 from sshbench.units import format_value
@@ -142,14 +142,6 @@ def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -
         phases = tuple("/".join(format_value("ms", v, ".0f") for k, v in r.phases if k != "startup") for r in rows)
         cols.append(Column("phases ms tcp/ver/kex/auth/session", phases, shed=3, hidden_as="phases"))
     return cols
-
-
-def hidden_note(shed: Sequence[Column], full: Sequence[Column]) -> str | None:
-    """Return the line that says which columns a narrow terminal hides and what shows them."""
-    names = list(dict.fromkeys(c.hidden_as or c.title for c in shed))
-    if not names:
-        return None
-    return f"  [dim]hidden at this width: {', '.join(names)} (--wide, or a terminal of {total_width(full)} columns)[/]"
 
 
 def result_table(rows: Sequence[Row], width: int | None = None) -> tuple[Table, str | None]:

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
 
 from sshbench.analyse.kexcost import BASELINE, Difference, KexCost, cost_sentence
 from sshbench.model import OPENSSH_CLIENT, client_name
-from sshbench.render.layout import Column, build, fit, total_width
+from sshbench.render.layout import Column, build, fit, hidden_note
 
 HOW = (
     f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval; CPU: the ssh "
@@ -44,7 +44,7 @@ def difference_cell(d: Difference | None, baseline: bool) -> str:
 def _bytes(c: KexCost) -> str:
     """Return the bytes each way to the new keys, or why they are missing."""
     if c.wire:
-        return f"{c.wire.sent}/{c.wire.received}"
+        return f"{c.wire.kex_sent}/{c.wire.kex_received}"
     return "n/a" if c.wire_problem else ""
 
 
@@ -80,36 +80,39 @@ def _all_columns(costs: Sequence[KexCost]) -> list[Column]:
         cols.append(Column("server", tuple(c.scenario.server or "" for c in costs)))
     if len({c.scenario.hostkey for c in costs}) > 1:
         cols.append(Column("host key", tuple(c.scenario.hostkey or "default" for c in costs), fold=True))
-    base = [c.baseline for c in costs]
     return [
         *cols,
         Column("post-quantum", tuple("yes" if c.post_quantum else "no" for c in costs)),
         Column("ms", tuple(_ms(c.time) for c in costs), right=True),
-        Column(
-            "+ms (95% CI)",
-            tuple(difference_cell(c.extra_time, b) for c, b in zip(costs, base, strict=True)),
-            right=True,
-        ),
-        Column("client CPU ms", tuple(_ms(c.client_cpu) for c in costs), right=True, shed=1, hidden_as="CPU"),
-        Column(
-            "+client CPU",
-            tuple(difference_cell(c.extra_client_cpu, b) for c, b in zip(costs, base, strict=True)),
-            right=True,
-            shed=3,
-            hidden_as="CPU",
-        ),
-        Column("server CPU ms", tuple(_ms(c.server_cpu) for c in costs), right=True, shed=1, hidden_as="CPU"),
-        Column(
-            "+server CPU",
-            tuple(difference_cell(c.extra_server_cpu, b) for c, b in zip(costs, base, strict=True)),
-            right=True,
-            shed=3,
-            hidden_as="CPU",
-        ),
+        _extra_column("+ms (95% CI)", costs, lambda c: c.extra_time),
+        *_cpu_columns("client", costs, lambda c: c.client_cpu, lambda c: c.extra_client_cpu),
+        *_cpu_columns("server", costs, lambda c: c.server_cpu, lambda c: c.extra_server_cpu),
         Column("bytes to new keys out/in", tuple(_bytes(c) for c in costs), right=True),
         Column("+bytes (key shares)", tuple(_extra_bytes(c) for c in costs), right=True, shed=2),
         Column("round trips", tuple(str(c.wire.round_trips) if c.wire else "" for c in costs), right=True, shed=1),
     ]
+
+
+def _cpu_columns(
+    side: str,
+    costs: Sequence[KexCost],
+    figure: Callable[[KexCost], float | None],
+    extra: Callable[[KexCost], Difference | None],
+) -> list[Column]:
+    """Return a side's CPU per login and its paired difference against the baseline."""
+    cells = tuple(_ms(figure(c)) for c in costs)
+    return [
+        Column(f"{side} CPU ms", cells, right=True, shed=1, hidden_as="CPU"),
+        _extra_column(f"+{side} CPU", costs, extra, shed=3),
+    ]
+
+
+def _extra_column(
+    title: str, costs: Sequence[KexCost], extra: Callable[[KexCost], Difference | None], shed: int | None = None
+) -> Column:
+    """Return a column of paired differences against the baseline (`-` on the baseline's own row)."""
+    cells = tuple(difference_cell(extra(c), c.baseline) for c in costs)
+    return Column(title, cells, right=True, shed=shed, hidden_as="CPU" if shed else "")
 
 
 def sentences(costs: Sequence[KexCost]) -> list[str]:
@@ -135,11 +138,8 @@ def print_kex_costs(console: Console, costs: Sequence[KexCost]) -> None:
     shown, shed = fit(full, console.width)
     console.print(f"Key exchange cost against {BASELINE} (same rounds)", highlight=False, style="bold")
     console.print(build(shown))
-    if shed:
-        hidden = ", ".join(dict.fromkeys(c.hidden_as or c.title for c in shed))
-        console.print(
-            f"  [dim]hidden at this width: {hidden} (--wide, or a terminal of {total_width(full)} columns)[/]"
-        )
+    if note := hidden_note(shed, full):
+        console.print(note, highlight=False)
     for line in sentences(costs):
         console.print(line, highlight=False, markup=False)
     how = HOW if any(c.server_cpu is not None for c in costs) else HOW_CLIENT

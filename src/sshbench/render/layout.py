@@ -112,3 +112,11 @@ def build(columns: Sequence[Column]) -> Table:
     for row in zip(*(c.cells for c in columns), strict=True):
         table.add_row(*row)
     return table
+
+
+def hidden_note(shed: Sequence[Column], full: Sequence[Column]) -> str | None:
+    """Return the line that says which columns a narrow terminal hides and what shows them."""
+    names = list(dict.fromkeys(c.hidden_as or c.title for c in shed))
+    if not names:
+        return None
+    return f"  [dim]hidden at this width: {', '.join(names)} (--wide, or a terminal of {total_width(full)} columns)[/]"

@@ -17,13 +17,12 @@ from sshbench.model import Direction, Kind
 from sshbench.records import MemoryRecord, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
     ci_cell,
-    hidden_note,
     print_claims,
     print_table,
     print_unfinished,
     result_columns,
 )
-from sshbench.render.layout import Column, build, fit
+from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.stats import REMEDY
 from sshbench.units import format_value, symbol
 

@@ -17,7 +17,6 @@ from sshbench.analyse.sweep import Combo, DimensionRow, Estimate
 from sshbench.model import METRICS, Kind, Metric
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import (
-    hidden_note,
     inline_bar,
     policy_of,
     print_bounds,
@@ -25,7 +24,7 @@ from sshbench.render.console import (
     print_table,
     print_unfinished,
 )
-from sshbench.render.layout import Column, build, fit
+from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
 from sshbench.samples import SKIPPED
 from sshbench.units import symbol

@@ -11,8 +11,8 @@ from sshbench import hints
 from sshbench.analyse.claims.baselines import Efficiency, baseline_claims, efficiency
 from sshbench.analyse.results import ranked
 from sshbench.records import RunRecord, StoredScenario
-from sshbench.render.console import hidden_note, print_claims, print_table
-from sshbench.render.layout import Column, build, fit
+from sshbench.render.console import print_claims, print_table
+from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.units import format_value, symbol
 
 _NO_BASELINE = (

@@ -179,6 +179,11 @@ def create(name: str) -> tuple[CpuGroup | None, str]:
 PERIOD_US = 100_000  # the quota period: 100 ms, the kernel's default
 
 
+def period_us(ms: int | None) -> int:
+    """Return a quota period given in ms (`--cpu-period`) in microseconds, the kernel's default when not given."""
+    return ms * 1000 if ms else PERIOD_US
+
+
 def _quota_candidates() -> list[tuple[str, Path]]:
     """Return (version, parent directory) where a CPU-quota group may be made: v2 with the cpu controller, else
     the v1 `cpu` hierarchy."""
