@@ -2,6 +2,7 @@
 script? (issue 25)
 
 Run:  .venv/bin/python benchmarks/bench_clients_plain.py [--rounds 8] [--size 256M] [--only LIBRARY]
+      [--plain-reads 64K,1M]
 
 Against one embedded OpenSSH server on loopback, per library (paramiko, asyncssh, libssh2 and Go's x/crypto/ssh, where
 installed), in each round and in alternating order:
@@ -10,6 +11,8 @@ installed), in each round and in alternating order:
 - plain: benchmarks/plain_clients.py, which imports nothing of sshbench, does the same download with the library
   (the same calls as the driver, each chunk written to stdout on /dev/null as the driver writes it) and times the same
   steady part with its own clock; for Go, benchmarks/plain_gossh/ (a plain Go program, built here with `go build`).
+`--plain-reads` runs the plain script once per read size in each round (PLAIN_READ; sshbench's drivers read 64 KiB),
+so a library's rate at the driver's reads and at larger ones are measured side by side (issue 37: paramiko).
 Both pin AES-GCM (aes128-gcm@openssh.com). Prints, per library, both medians and the per-round ratio sshbench/plain
 (its median with the order-statistic interval of the median, and min..max). Nothing of sshbench runs inside the
 plain script; the server is sshbench's embedded one.
@@ -18,6 +21,7 @@ plain script; the server is sshbench's embedded one.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -58,8 +62,13 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--size", default="256M")
     p.add_argument("--only", help="one library (paramiko, asyncssh, libssh2, gossh)")
+    p.add_argument("--plain-reads", default="64K", help="read sizes of the plain script (K or M), comma-separated")
     a = p.parse_args()
     size = parse_size(a.size) or 256 * 2**20
+    reads = [
+        int(r.upper().removesuffix("K")) * 1024 if r.upper().endswith("K") else int(r.upper().removesuffix("M")) * 2**20
+        for r in a.plain_reads.split(",")
+    ]
     server = OpenSSHServer()
     with server as target, tempfile.TemporaryDirectory(prefix="sbbench-") as work:
         address = resolve("ssh", target)
@@ -81,27 +90,36 @@ def main() -> None:
                 str(size),
                 GCM,
             ]
-            ours, theirs = [], []
+            ours: list[float] = []
+            theirs: dict[int, list[float]] = {r: [] for r in reads}
             for rnd in range(a.rounds):
-                for first in (True, False) if rnd % 2 == 0 else (False, True):
-                    if first:
+                order: list[int | None] = [None, *reads]  # None: sshbench's sampler
+                shift = rnd % len(order)
+                for which in order[shift:] + order[:shift]:
+                    if which is None:
                         s = sampler.transfer(sc, size, rnd, False)
                         if not s.ok or s.value is None:
                             raise SystemExit(f"{name}: sshbench sample failed: {s.error}")
                         ours.append(s.value)
                     else:
                         done = subprocess.run(
-                            plain, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True
+                            plain,
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE,
+                            text=True,
+                            check=True,
+                            env={**os.environ, "PLAIN_READ": str(which)},
                         )
-                        theirs.append(float(done.stderr.strip().splitlines()[-1]))
-            ratios = sorted(o / t for o, t in zip(ours, theirs, strict=True))
-            lo, hi, cover = median_ci_ranks(len(ratios))
-            print(
-                f"{found.version}: sshbench {statistics.median(ours):.0f} MB/s, plain {statistics.median(theirs):.0f}"
-                f" MB/s; ratio median {statistics.median(ratios):.3f}, its {cover:.0%} interval "
-                f"{ratios[lo - 1]:.3f}..{ratios[hi - 1]:.3f} (min..max {ratios[0]:.3f}..{ratios[-1]:.3f}), "
-                f"{a.rounds} rounds"
-            )
+                        theirs[which].append(float(done.stderr.strip().splitlines()[-1]))
+            for read, rates in theirs.items():
+                ratios = sorted(o / t for o, t in zip(ours, rates, strict=True))
+                lo, hi, cover = median_ci_ranks(len(ratios))
+                print(
+                    f"{found.version}: sshbench {statistics.median(ours):.0f} MB/s, plain reading {read // 1024} KiB "
+                    f"{statistics.median(rates):.0f} MB/s; ratio median {statistics.median(ratios):.3f}, its "
+                    f"{cover:.0%} interval {ratios[lo - 1]:.3f}..{ratios[hi - 1]:.3f} (min..max "
+                    f"{ratios[0]:.3f}..{ratios[-1]:.3f}), {a.rounds} rounds"
+                )
 
 
 if __name__ == "__main__":

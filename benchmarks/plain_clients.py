@@ -2,17 +2,19 @@
 in with a key, run `head -c SIZE /dev/zero` and read it all, timing itself. No sshbench import: this is what
 bench_clients_plain.py holds sshbench's numbers against.
 
-Usage: python plain_clients.py LIBRARY HOST PORT USER KEY KNOWN_HOSTS SIZE [CIPHER] > /dev/null
+Usage: [PLAIN_READ=BYTES] python plain_clients.py LIBRARY HOST PORT USER KEY KNOWN_HOSTS SIZE [CIPHER] > /dev/null
+PLAIN_READ: bytes asked for per read from the channel (default 65536, what sshbench's drivers ask for).
 Writes what arrives to stdout and prints, on stderr, the steady MB/s: the bytes after the first 20 % (at least 8 MiB,
 at most half) over the time from the moment they had arrived to the last byte, by this process's own clock."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import time
 
-CHUNK = 1 << 16
+CHUNK = int(os.environ.get("PLAIN_READ", 1 << 16))
 
 
 class Clock:

@@ -20,6 +20,7 @@ class ExitCode(enum.IntEnum):
     MEASUREMENT_FAILED = 9
     REGRESSION = 10  # `compare --fail-if`: B is significantly slower than allowed
     NOTHING_COMPARED = 11  # `compare --fail-if`: the two runs have no row in common, so the gate checked nothing
+    LOGINS_FAILED = 12  # `interop`: at least one login of the soak failed (each is listed with its words)
     INTERRUPTED = 130
     TERMINATED = 143
 

@@ -30,6 +30,7 @@ class RunKind(enum.StrEnum):
     TOOLS = "tools"
     TUNE = "tune"
     CLIENTS = "clients"
+    INTEROP = "interop"
 
     @property
     def row(self) -> KindRow:
@@ -87,6 +88,7 @@ class KindRow:
     own_findings: bool = False  # its own section reads its rows (bounds, fastest, what was left unfinished)
     timed: str = ""  # replaces "handshake excluded" in its result tables' titles, where its rows are timed otherwise
     shell_csv: bool = True  # the shell scripts' CSV files describe its rows (ssh's algorithms)
+    counts_failures: bool = False  # a failed sample is data, not a sample to take again (an interop soak's login)
 
     @property
     def judged(self) -> bool:
@@ -154,6 +156,17 @@ ROWS: dict[RunKind, KindRow] = {
         recommends=False,
         bounds=NOT_JUDGED,
         shell_csv=False,
+    ),
+    RunKind.INTEROP: KindRow(
+        job="sshbench.jobs.interop:run_interop",
+        printer="sshbench.render.interop:print_interop_run",
+        document="sshbench.render.interop:interop_document",
+        options="sshbench.joboptions:ClientsOptions",
+        recommends=False,
+        fastest=False,
+        bounds="What bounds a login is not judged: a soak counts failed logins and ranks nothing.",
+        shell_csv=False,
+        counts_failures=True,
     ),
 }
 

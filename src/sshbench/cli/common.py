@@ -227,7 +227,8 @@ def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
     from sshbench.samples import RunStatus
 
     stored = store.scenarios(run_id)
-    if stored and not any(s.ok for st in stored for s in st.samples):
+    soak = opts.command.row.counts_failures
+    if stored and not soak and not any(s.ok for st in stored for s in st.samples):
         reasons = sorted({st.failure for st in stored if st.failure}) or ["the --max-time budget ran out first"]
         unsupported = all(r.startswith("unsupported") for r in reasons)
         resume = hints.sshbench(opts.command.resume_command, "--resume", str(run_id))
@@ -251,6 +252,16 @@ def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
             place=f"run {run_id}",
             fix=f"finish it with `{hints.sshbench(opts.command.resume_command, '--resume', str(run_id))}`{budget}",
             code=ExitCode.MEASUREMENT_FAILED,
+        )
+    failed = [st for st in stored if any(not s.ok for s in st.samples)] if soak else []
+    if failed:
+        logins = sum(1 for st in failed for s in st.samples if not s.ok)
+        soaked = [st for st in stored if st.samples]
+        raise SshbenchError(
+            f"{logins} login{'s' if logins != 1 else ''} failed in {len(failed)} of {len(soaked)} pairs",
+            place=f"run {run_id}",
+            fix="each failing pair is listed above with the client's words and the command that reproduces it",
+            code=ExitCode.LOGINS_FAILED,
         )
 
 

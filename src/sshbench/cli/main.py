@@ -11,7 +11,7 @@ from typing import ClassVar
 import click
 
 from sshbench import __version__, hints, leases
-from sshbench.cli import clients, completion, fleet, measuring, stored, tools
+from sshbench.cli import clients, completion, fleet, interop, measuring, stored, tools
 from sshbench.cli.common import Session
 from sshbench.errors import ExitCode, SshbenchError, Terminated
 
@@ -87,7 +87,14 @@ def cli(ctx: click.Context, traceback: bool) -> None:
         ctx.invoke(measuring.run_cmd)
 
 
-COMMANDS = (*measuring.COMMANDS, *tools.COMMANDS, *clients.COMMANDS, *fleet.COMMANDS, *stored.COMMANDS)
+COMMANDS = (
+    *measuring.COMMANDS,
+    *tools.COMMANDS,
+    *clients.COMMANDS,
+    *interop.COMMANDS,
+    *fleet.COMMANDS,
+    *stored.COMMANDS,
+)
 for command in (*COMMANDS, completion.completion_cmd):
     cli.add_command(command)
 

@@ -202,6 +202,7 @@ class Launcher:
         where += [w for k in a.keys for w in ("--key", k)] + [w for f in a.known_hosts for w in ("--known-hosts", f)]
         pins = [*(["--cipher", sc.cipher] if sc.cipher else []), *(["--mac", sc.mac] if sc.mac else [])]
         pins += ["--kex", sc.kex] if sc.kex else []
+        pins += ["--hostkey", sc.hostkey] if sc.hostkey else []
         return [*self.client.command, *where, *pins, *(["--tuned"] if tuned else []), mode, *operands]
 
 

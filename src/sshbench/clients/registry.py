@@ -63,7 +63,9 @@ CLIENT_TYPES = (
         "paramiko (Fabric, Ansible's paramiko connection)",
         None,
         "paramiko",
-        "SSHClient; window_size 2 MiB, max_packet_size 32 KiB; SFTP get prefetches, put is pipelined",
+        "SSHClient; window_size 2 MiB, max_packet_size 32 KiB; exec output read 64 KiB per Channel.recv (each "
+        "read moves what is left of its buffer: stdout.read()'s 8 KiB reads are slower, 1 MiB reads faster, "
+        "docs/BENCHMARKS.md); SFTP get prefetches, put is pipelined",
         "Transport(default_window_size=64 MiB, default_max_packet_size=256 KiB), for every channel and SFTP",
         hurts="paramiko's Channel.recv takes each read off the front of a buffer that holds everything "
         "received and not yet read, up to the window: with 64 MiB in flight each 64 KiB read copies up to "

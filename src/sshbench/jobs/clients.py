@@ -261,7 +261,7 @@ def _dispatch(takers: dict[Taker, Sampler], single: str) -> Sampler:
     return take
 
 
-def _report(found: Sequence[Detected], negotiated: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+def client_report(found: Sequence[Detected], negotiated: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     """Return what the run's environment says of each client: version and settings, its key exchanges and the one it
     negotiates with each server, or why it was skipped."""
     out: dict[str, dict[str, str]] = {}
@@ -281,7 +281,7 @@ def _report(found: Sequence[Detected], negotiated: dict[str, dict[str, str]]) ->
     return out
 
 
-def _detected(names: Sequence[str], ssh: str, progress: Progress) -> tuple[list[Detected], list[str]]:
+def detect_clients(names: Sequence[str], ssh: str, progress: Progress) -> tuple[list[Detected], list[str]]:
     """Find each client asked for (building a Go or Rust driver the first time; `ssh` is the openssh row's); fail when
     none of them can run here. Return them and the clients whose driver was built now (its time is in the budget's
     set-up)."""
@@ -328,7 +328,7 @@ def run_clients(job: Job) -> int:
     """Run (or resume) the clients comparison; return the run id."""
     opts = job.opts
     ssh = ssh_client(opts.ssh)
-    found, built = _detected(opts.own_as(ClientsOptions).clients, ssh, job.progress)
+    found, built = detect_clients(opts.own_as(ClientsOptions).clients, ssh, job.progress)
     specs = tuple(registry.validate(s) if is_local(s) else s for s in (opts.servers or (opts.target,)))
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None
     matrix = bool(opts.servers)
@@ -348,7 +348,7 @@ def run_clients(job: Job) -> int:
             _estimate(job, bench, plan, found, built, single)
         disc = None if matrix else plan.discoveries[single]
         env = bench.environment(None if matrix else bench.endpoints[single], disc)
-        rec = job.record(" ".join(specs), dataclasses.replace(env, clients=_report(found, plan.negotiated)))
+        rec = job.record(" ".join(specs), dataclasses.replace(env, clients=client_report(found, plan.negotiated)))
         with rec.status():
             if disc is not None:
                 job.store.set_discovery(rec.run_id, disc)

@@ -197,12 +197,22 @@ def wanted(plan: Plan, kind: RunKind | None = None, st: StoredScenario | None = 
     `tune` remedy, or the default it is raced against, ratios.DECIDING_PAIRS (its verdict is drawn from them)."""
     if kind is RunKind.TUNE and st is not None and not is_steady(st.scenario):
         return DECIDING_PAIRS
+    if kind is not None and kind.row.counts_failures:
+        return plan.min_rounds  # an interop soak: every login asked for, failed or not
     return min(MIN_RANKED, plan.min_rounds)
+
+
+def taken(st: StoredScenario, kind: RunKind | None = None) -> int:
+    """Return the samples of a row that count towards what it wants: its measured values, or for a kind that counts
+    failures (an interop soak) every sample that is not a warm-up."""
+    if kind is not None and kind.row.counts_failures:
+        return len([s for s in st.samples if not s.warmup])
+    return len(st.values())
 
 
 def unfinished_rows(
     stored: Sequence[StoredScenario], plan: Plan, kind: RunKind | None = None
 ) -> tuple[list[StoredScenario], list[StoredScenario]]:
     """Return the rows that keep a run incomplete: (live rows with fewer samples than wanted, rows broken off)."""
-    short = [st for st in stored if st.failure is None and len(st.values()) < wanted(plan, kind, st)]
+    short = [st for st in stored if st.failure is None and taken(st, kind) < wanted(plan, kind, st)]
     return short, [st for st in stored if st.broke_off]

@@ -63,6 +63,8 @@ class Estimate:
     setup_what: str = "discovery, probes"  # what the set-up holds, in words
     rounds_needed: int = MIN_RANKED  # the rounds every row needs (a rank: 3; a `tune` remedy's verdict: 6)
     what: str | None = None  # the scenarios in words, when counting them says less (`tune`: chosen later)
+    needs: str | None = None  # what the rounds are needed for, in words, when it is not a rank or a verdict
+    fits: str | None = None  # a narrower plan that fits, in words, offered before a larger budget
 
     @property
     def rounds(self) -> int | None:
@@ -80,7 +82,8 @@ class Estimate:
             if n
         )
         setup = f"set-up ~{_secs(self.setup)} ({self.setup_what}), " if self.setup else ""
-        line = f"Plan: {what}; {setup}warm-ups ~{_secs(self.warmup)}, then ~{_secs(self.per_round)} per round"
+        warm = f"warm-ups ~{_secs(self.warmup)}, then " if self.warmup else ""
+        line = f"Plan: {what}; {setup}{warm}~{_secs(self.per_round)} per round"
         if self.budget is not None:
             line += f": ~{self.rounds} rounds fit the {_secs(self.budget)} budget (--max-time)"
         return line
@@ -92,15 +95,18 @@ class Estimate:
         n = self.connections + self.transfers
         they = f"{n} scenario{'s need' if n != 1 else ' needs'}" if self.what is None else f"{self.what} need"
         setup = f"~{_secs(self.setup)} of set-up ({self.setup_what}) and " if self.setup else ""
+        warm = f"~{_secs(self.warmup)} of warm-ups" if self.warmup else ""
         if self.setup + self.warmup >= self.budget:
-            return f"{they} {setup}~{_secs(self.warmup)} of warm-ups; the budget is {_secs(self.budget)}"
+            return f"{they} {setup}{warm or 'nothing more'}; the budget is {_secs(self.budget)}"
         return (
-            f"{they} {setup}~{_secs(self.warmup)} of warm-ups and ~{_secs(self.per_round)} per round; "
+            f"{they} {setup}{warm + ' and ' if warm else ''}~{_secs(self.per_round)} per round; "
             f"the {_secs(self.budget)} budget leaves {self.rounds} round(s) and {self._needs()}"
         )
 
     def _needs(self) -> str:
         """Return what the rounds are needed for, in words."""
+        if self.needs:
+            return self.needs
         if self.rounds_needed == MIN_RANKED:
             return f"a rank needs {MIN_RANKED}"
         return f"a verdict on a change needs {self.rounds_needed}"
@@ -154,6 +160,7 @@ def check(est: Estimate | None, narrowing: Sequence[str] = ()) -> None:
     if est is None or why is None:
         return
     narrow = f"narrow the plan ({', '.join(narrowing)}) or " if narrowing else ""
+    narrow = f"{est.fits}, {narrow}" if est.fits else narrow
     raise SshbenchError(
         why,
         place="--max-time",

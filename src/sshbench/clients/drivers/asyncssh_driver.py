@@ -78,6 +78,8 @@ class AsyncSSH:
             opts["mac_algs"] = [a.mac]
         if a.kex:
             opts["kex_algs"] = [a.kex]
+        if a.hostkey:
+            opts["server_host_key_algs"] = [a.hostkey]
         if a.tuned:
             opts |= {"window": TUNED_WINDOW, "max_pktsize": TUNED_PACKET}
         loop = asyncio.new_event_loop()

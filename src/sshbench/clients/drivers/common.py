@@ -5,12 +5,16 @@ Lines on stderr, each `sshbench-driver: ...`: `ready` (interpreter and library l
 command's output put on stdout, where the kernel counts them too; said once the command has ended, before the
 connection closes: sshbench's end of a download), `copied` (an SFTP copy returned: its end), `connection K took S`,
 `version V`, `ciphers A,B`, `macs A,B`, `kex A,B` (every key exchange it can be pinned to), `kex-default A,B` (what
-it offers unpinned, in its order of preference) (version mode), `error: TEXT`. The exit status is the remote
+it offers unpinned, in its order of preference) (version mode), `error: TEXT`; in soak mode, one line per line
+read on stdin (a key exchange to pin, or `-` for the driver's own choice, then optionally a host key algorithm to
+pin, or `-`): `login ok S` (connected, logged in, ran
+`true`, closed, in S seconds) or `login failed TEXT` (the library's own words). The exit status is the remote
 command's, 255 on a failure of the driver, 3 when the library is not installed."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -35,8 +39,9 @@ class Args:
     cipher: str | None
     mac: str | None
     kex: str | None
+    hostkey: str | None  # the host key algorithm to pin (None: the library's own preference)
     tuned: bool
-    mode: str  # exec | connect | get | put | version
+    mode: str  # exec | connect | get | put | version | soak
     operands: tuple[str, ...]
 
 
@@ -80,8 +85,9 @@ def parse(argv: list[str]) -> Args:
     p.add_argument("--cipher")
     p.add_argument("--mac")
     p.add_argument("--kex")
+    p.add_argument("--hostkey")
     p.add_argument("--tuned", action="store_true")
-    p.add_argument("mode", choices=("exec", "connect", "get", "put", "version"))
+    p.add_argument("mode", choices=("exec", "connect", "get", "put", "version", "soak"))
     p.add_argument("operands", nargs="*")
     n = p.parse_args(argv)
     return Args(
@@ -93,6 +99,7 @@ def parse(argv: list[str]) -> Args:
         n.cipher,
         n.mac,
         n.kex,
+        n.hostkey,
         n.tuned,
         n.mode,
         tuple(n.operands),
@@ -135,6 +142,26 @@ def _connections(d: Driver, a: Args) -> int:
     return 0
 
 
+def _soak(d: Driver, a: Args) -> int:
+    """Log in once per line on stdin (`KEX [HOSTKEY]`, each `-` for the library's own choice), answering each: an
+    interop soak's logins from one warm process."""
+    for line in sys.stdin:
+        kex, hostkey = [*(None if w == "-" else w for w in line.split()), None, None][:2]
+        one = dataclasses.replace(a, kex=kex, hostkey=hostkey or a.hostkey)
+        start = time.perf_counter()
+        try:
+            conn = d.connect(one)
+            status = d.run(conn, "true", None, None)
+            d.close(conn)
+            del conn
+        except Exception as exc:  # the library's own words are the soak's data
+            say(f"login failed {type(exc).__name__}: {exc}".replace("\n", " "))
+            continue
+        took = time.perf_counter() - start
+        say(f"login ok {took:.6f}" if status == 0 else f"login failed `true` exited with status {status}")
+    return 0
+
+
 def _work(d: Driver, a: Args) -> int:
     """Do what the mode asks; return the exit status."""
     if a.mode == "version":
@@ -148,6 +175,8 @@ def _work(d: Driver, a: Args) -> int:
         return 0
     if a.mode == "connect":
         return _connections(d, a)
+    if a.mode == "soak":
+        return _soak(d, a)
     conn = d.connect(a)
     say("authenticated")
     try:

@@ -57,6 +57,7 @@ class LibSSH2:
             (s.LIBSSH2_METHOD_MAC_CS, a.mac),
             (s.LIBSSH2_METHOD_MAC_SC, a.mac),
             (s.LIBSSH2_METHOD_KEX, a.kex and ",".join([a.kex, *self._markers()])),
+            (s.LIBSSH2_METHOD_HOSTKEY, a.hostkey),
         ):
             if name:
                 sess.method_pref(method, name)

@@ -50,6 +50,8 @@ class LibSSH:
             if not self._accepts(a.kex):
                 raise RuntimeError(f"libssh has no key exchange {a.kex}")
             session.set_ssh_options("key_exchange_algorithms", a.kex)
+        if a.hostkey:
+            session.set_ssh_options("hostkeys", a.hostkey)
         key = Path(a.keys[0]).read_bytes() if a.keys else None
         session.connect(
             host=a.host,

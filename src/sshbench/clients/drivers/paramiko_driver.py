@@ -47,6 +47,8 @@ class Paramiko:
             disabled["macs"] = [m for m in p.Transport._preferred_macs if m != a.mac]
         if a.kex:
             disabled["kex"] = [k for k in p.Transport._preferred_kex if k != a.kex]
+        if a.hostkey:
+            disabled["keys"] = [k for k in p.Transport._preferred_keys if k != a.hostkey]
         tuned = {"transport_factory": self._tuned_transport} if a.tuned else {}
         client.connect(
             a.host,

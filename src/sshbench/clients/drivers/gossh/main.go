@@ -1,11 +1,13 @@
 // Command sshbench-gossh drives golang.org/x/crypto/ssh, with github.com/pkg/sftp for SFTP, for `sshbench clients`.
 // It takes the command line of the Python drivers and prints their lines (src/sshbench/clients/drivers/common.py):
 // `ready`, `authenticated`, `command sent`, `received N`, `copied`, `connection K took S`, `version V`,
-// `ciphers A,B`, `macs A,B`, `kex A,B`, `kex-default A,B`, `error: TEXT`. The exit status is the remote command's,
+// `ciphers A,B`, `macs A,B`, `kex A,B`, `kex-default A,B`, `error: TEXT`, and in soak mode `login ok S` or
+// `login failed TEXT` per line of stdin (a key exchange to pin, or `-`). The exit status is the remote command's,
 // 255 on a failure.
 package main
 
 import (
+	"bufio"
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
@@ -38,7 +40,7 @@ func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 // args is one invocation: where, how to verify and log in, the algorithms, the setting and what to do.
 type args struct {
 	host, user, cipher, mac string
-	kex                     string
+	kex, hostkey            string
 	port                    int
 	keys, knownHosts        list
 	tuned                   bool
@@ -63,11 +65,12 @@ func parse() args {
 	fs.StringVar(&a.cipher, "cipher", "", "the only cipher to offer")
 	fs.StringVar(&a.mac, "mac", "", "the only MAC to offer")
 	fs.StringVar(&a.kex, "kex", "", "the only key exchange to offer")
+	fs.StringVar(&a.hostkey, "hostkey", "", "the only host key algorithm to accept")
 	fs.BoolVar(&a.tuned, "tuned", false, "SFTP puts with concurrent writes")
 	_ = fs.Parse(os.Args[1:])
 	rest := fs.Args()
 	if len(rest) == 0 {
-		say("error: no mode given (exec, connect, get, put or version)")
+		say("error: no mode given (exec, connect, get, put, version or soak)")
 		os.Exit(failed)
 	}
 	a.mode, a.operands = rest[0], rest[1:]
@@ -159,6 +162,9 @@ func connect(a args) (*ssh.Client, error) {
 	if a.kex != "" {
 		config.KeyExchanges = []string{a.kex}
 	}
+	if a.hostkey != "" {
+		config.HostKeyAlgorithms = []string{a.hostkey}
+	}
 	return ssh.Dial("tcp", address, config)
 }
 
@@ -216,6 +222,39 @@ func connections(a args) (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// soak logs in once per line of stdin (`KEX [HOSTKEY]`, each `-` for the package's own choice), runs `true`
+// and closes, answering each with `login ok S` or `login failed TEXT`: an interop soak's logins from one process.
+func soak(a args) (int, error) {
+	lines := bufio.NewScanner(os.Stdin)
+	for lines.Scan() {
+		one := a
+		words := append(strings.Fields(lines.Text()), "-", "-")
+		if words[0] != "-" {
+			one.kex = words[0]
+		}
+		if words[1] != "-" {
+			one.hostkey = words[1]
+		}
+		start := time.Now()
+		client, err := connect(one)
+		if err != nil {
+			say("login failed %s", strings.ReplaceAll(err.Error(), "\n", " "))
+			continue
+		}
+		status, err := run(client, "true", nil, nil)
+		client.Close()
+		switch {
+		case err != nil:
+			say("login failed %s", strings.ReplaceAll(err.Error(), "\n", " "))
+		case status != 0:
+			say("login failed `true` exited with status %d", status)
+		default:
+			say("login ok %.6f", time.Since(start).Seconds())
+		}
+	}
+	return 0, lines.Err()
 }
 
 // sftpOptions returns pkg/sftp's options: its defaults (64 requests in flight of 32 KiB, concurrent reads, one
@@ -279,6 +318,8 @@ func work(a args) (int, error) {
 		return 0, nil
 	case "connect":
 		return connections(a)
+	case "soak":
+		return soak(a)
 	case "exec", "get", "put":
 	default:
 		return failed, fmt.Errorf("unknown mode %q", a.mode)

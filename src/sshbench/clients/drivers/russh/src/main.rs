@@ -1,7 +1,8 @@
 //! sshbench's driver for russh (with russh-sftp for SFTP), for `sshbench clients`. It takes the command line of
 //! the Python drivers and prints their lines (src/sshbench/clients/drivers/common.py): `ready`, `authenticated`,
 //! `command sent`, `received N`, `copied`, `connection K took S`, `version V`, `ciphers A,B`, `macs A,B`,
-//! `kex A,B`, `kex-default A,B`, `error: TEXT`. The exit status is the remote command's, 255 on a failure.
+//! `kex A,B`, `kex-default A,B`, `error: TEXT`, and in soak mode `login ok S` or `login failed TEXT` per line of
+//! stdin (a key exchange to pin, or `-`). The exit status is the remote command's, 255 on a failure.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -15,7 +16,7 @@ use russh::keys::ssh_key::{Algorithm, PublicKey};
 use russh::keys::{check_known_hosts_path, load_secret_key, HashAlg, PrivateKeyWithHashAlg};
 use russh::{cipher, kex, mac, ChannelMsg, Disconnect, Preferred};
 use russh_sftp::client::SftpSession;
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const FAILED: i32 = 255;
 const SFTP_VERSION: &str = "2.4.0"; // Cargo.toml's pin (tests/clients/test_build.py checks)
@@ -25,7 +26,7 @@ const TUNED_WRITES: usize = 64;
 const TUNED_BUFFER: usize = 256 << 10; // tuned SFTP: each read request and write of up to 256 KiB (tokio's copy: 8 KiB)
 
 /// One invocation: where, how to verify and log in, the algorithms, the setting and what to do.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Args {
     host: String,
     port: u16,
@@ -35,6 +36,7 @@ struct Args {
     cipher: Option<String>,
     mac: Option<String>,
     kex: Option<String>,
+    hostkey: Option<String>,
     tuned: bool,
     mode: String,
     operands: Vec<String>,
@@ -64,6 +66,7 @@ fn parse() -> Result<Args, String> {
             "--cipher" => a.cipher = Some(value()?),
             "--mac" => a.mac = Some(value()?),
             "--kex" => a.kex = Some(value()?),
+            "--hostkey" => a.hostkey = Some(value()?),
             "--tuned" => a.tuned = true,
             _ => {
                 a.mode = word;
@@ -72,7 +75,7 @@ fn parse() -> Result<Args, String> {
             }
         }
     }
-    Err("no mode given (exec, connect, get, put or version)".into())
+    Err("no mode given (exec, connect, get, put, version or soak)".into())
 }
 
 /// Return russh's version, as its client announces itself, and russh-sftp's.
@@ -148,8 +151,14 @@ fn host_key_algorithms(a: &Args) -> Result<Vec<Algorithm>, String> {
 
 /// Return russh's settings: its defaults, or tuned (no Nagle, window and packet size), with the pinned algorithms.
 fn config(a: &Args) -> Result<client::Config, String> {
+    let keys = match &a.hostkey {
+        Some(given) => vec![given
+            .parse::<Algorithm>()
+            .map_err(|e| format!("russh has no host key algorithm {given}: {e}"))?],
+        None => host_key_algorithms(a)?,
+    };
     let mut preferred = Preferred {
-        key: Cow::Owned(host_key_algorithms(a)?),
+        key: Cow::Owned(keys),
         ..Preferred::default()
     };
     if let Some(given) = &a.cipher {
@@ -335,6 +344,36 @@ async fn connections(a: &Arc<Args>) -> Result<i32, String> {
     Ok(0)
 }
 
+/// Log in once per line of stdin (`KEX [HOSTKEY]`, each `-` for russh's own choice), run `true` and close, answering each with
+/// `login ok S` or `login failed TEXT`: an interop soak's logins from one process.
+async fn soak(a: &Arc<Args>) -> Result<i32, String> {
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Some(line) = lines.next_line().await.map_err(|e| e.to_string())? {
+        let mut words = line.split_whitespace().map(|w| if w == "-" { None } else { Some(w.to_string()) });
+        let mut one = (**a).clone();
+        one.kex = words.next().flatten();
+        if let Some(hostkey) = words.next().flatten() {
+            one.hostkey = Some(hostkey);
+        }
+        let one = Arc::new(one);
+        let start = Instant::now();
+        let answer = match connect(&one).await {
+            Err(why) => format!("login failed {why}"),
+            Ok(handle) => {
+                let done = run(&handle, "true", false).await;
+                let _ = handle.disconnect(Disconnect::ByApplication, "", "").await;
+                match done {
+                    Err(why) => format!("login failed {why}"),
+                    Ok((0, _)) => format!("login ok {:.6}", start.elapsed().as_secs_f64()),
+                    Ok((status, _)) => format!("login failed `true` exited with status {status}"),
+                }
+            }
+        };
+        say(&answer.replace('\n', " "));
+    }
+    Ok(0)
+}
+
 /// Do what the mode asks; return the exit status.
 async fn work(a: Arc<Args>) -> Result<i32, String> {
     match a.mode.as_str() {
@@ -348,6 +387,7 @@ async fn work(a: Arc<Args>) -> Result<i32, String> {
             return Ok(0);
         }
         "connect" => return connections(&a).await,
+        "soak" => return soak(&a).await,
         "exec" | "get" | "put" => {}
         other => return Err(format!("unknown mode {other:?}")),
     }

@@ -1,0 +1,216 @@
+"""An interop soak as tables and sentences, and as its part of the JSON document (analyse/interop.py computes).
+Never computes a bound itself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from sshbench import hints
+from sshbench.analyse.interop import CONFIDENCE, RARE, Pair, logins_to_bound, pairs
+from sshbench.model import client_name
+from sshbench.records import StoredRun, StoredScenario
+from sshbench.render.header import print_environment
+from sshbench.render.layout import Column, build, fit, hidden_note
+
+HOW = (
+    "  A login: connect, verify the host key, authenticate with a key, run `true`, close. Each server saw one login "
+    "at a time, its pairs in a fresh random order every round; a library logged in from one warm process (ms: its "
+    "own clock), ssh and dbclient as a process per login (ms: spawn to exit). Bound: the one-sided 95 % "
+    "Clopper-Pearson upper limit of the failure rate."
+)
+
+
+def _pct(rate: float) -> str:
+    """Return a rate as a percentage with sense for small ones."""
+    return f"{rate * 100:.2g} %" if rate < 0.001 else f"{rate * 100:.1f} %"
+
+
+def _kex(p: Pair) -> str:
+    """Return a pair's key exchange, or that the client chose its own."""
+    return p.kex or "(its own)"
+
+
+def _needed(p: Pair) -> str:
+    """Return the logins that would bound the pair at the rate worth finding."""
+    if p.needed is None:
+        return f"never (it fails {_pct(p.rate)})"
+    return "bounded" if p.needed <= p.logins else f"{p.needed:,}"
+
+
+def short_names(rows: Sequence[Pair]) -> dict[str, str]:
+    """Return a short name for each server given by path (`sshd=/a/long/path` -> `sshd#1`), for the table."""
+    by_path = [s for s in dict.fromkeys(p.server for p in rows) if "=" in s]
+    return {s: f"{s.partition('=')[0]}#{i}" for i, s in enumerate(by_path, 1)}
+
+
+def _columns(rows: Sequence[Pair]) -> list[Column]:
+    """Return the soak table's columns."""
+    short = short_names(rows)
+    return [
+        Column("client", tuple(client_name(p.client, "in-process" if p.warm else None) for p in rows)),
+        Column("server", tuple(short.get(p.server, p.server) for p in rows)),
+        Column("key exchange", tuple(_kex(p) for p in rows), fold=True),
+        *(
+            [Column("host key", tuple(p.hostkey or "(its own)" for p in rows), fold=True)]
+            if any(p.hostkey for p in rows)
+            else []
+        ),
+        Column("logins", tuple(str(p.logins) for p in rows), right=True),
+        Column("failed", tuple(f"[red]{p.failures}[/red]" if p.failures else "0" for p in rows), right=True),
+        Column("failure rate (95% bound)", tuple(f"at most {_pct(p.upper)}" for p in rows), right=True),
+        Column(f"logins to bound at {_pct(RARE)}", tuple(_needed(p) for p in rows), right=True, shed=2),
+        Column(
+            "median ms", tuple("" if p.median_ms is None else f"{p.median_ms:.1f}" for p in rows), right=True, shed=1
+        ),
+    ]
+
+
+def reproduce(p: Pair, db: bool = True) -> str:
+    """Return the command that soaks one failing pair again (it starts the same embedded server afresh)."""
+    words = ["interop", "--client", p.client, "--server", f"local:{p.server}"]
+    words += ["--kex", p.kex] if p.kex else []
+    words += ["--hostkey", p.hostkey] if p.hostkey else []
+    return hints.sshbench(*words, "--logins", str(max(p.logins, 100)), db=db)
+
+
+def by_hand(p: Pair) -> str:
+    """Return the shape of one login outside sshbench, against the same server (PORT, KEY and FILE: its own)."""
+    if p.client == "openssh":
+        pin = f"-o KexAlgorithms={p.kex} " if p.kex else ""
+        pin += f"-o HostKeyAlgorithms={p.hostkey} " if p.hostkey else ""
+        return f"ssh {pin}-i KEY -o UserKnownHostsFile=FILE -p PORT 127.0.0.1 true"
+    if p.client == "dropbear":
+        return "dbclient -T -i KEY -p PORT 127.0.0.1 true"
+    if p.client in ("gossh", "russh"):
+        return f"the {p.client} driver (~/.cache/sshbench/drivers/{p.client}-*/) with the same options and `connect 1`"
+    pin = f" --kex {p.kex}" if p.kex else ""
+    pin += f" --hostkey {p.hostkey}" if p.hostkey else ""
+    return (
+        f"python -m sshbench.clients.drivers.{p.client}_driver --port PORT --key KEY --known-hosts FILE{pin} connect 1"
+    )
+
+
+def print_failures(console: Console, rows: Sequence[Pair]) -> None:
+    """Print each failing pair: how often, the client's words, and the commands that reproduce it."""
+    for p in (p for p in rows if p.failures):
+        key = f" and host key {p.hostkey}" if p.hostkey else ""
+        console.print(
+            f"  ! {p.client} on {p.server} with {_kex(p)}{key}: {p.failures} of {p.logins} logins failed "
+            f"({_pct(p.rate)})",
+            highlight=False,
+            markup=False,
+        )
+        for words, n in p.errors[:3]:
+            console.print(f"      {n} x {words}", highlight=False, markup=False)
+        if len(p.errors) > 3:
+            console.print(f"      and {len(p.errors) - 3} other messages", highlight=False, markup=False)
+        console.print(f"      again: {reproduce(p)}", highlight=False, markup=False)
+        console.print(f"      by hand: {by_hand(p)}", highlight=False, markup=False, style="dim")
+
+
+def not_soaked(na: Sequence[StoredScenario]) -> list[str]:
+    """Return one line per client and reason for the pairs not soaked, naming their servers and how many."""
+    grouped: dict[tuple[str, str], list[StoredScenario]] = {}
+    for st in na:
+        grouped.setdefault((st.scenario.client or "every client", st.failure or ""), []).append(st)
+    lines = []
+    for (client, why), sts in grouped.items():
+        servers = ", ".join(dict.fromkeys(st.scenario.server or "" for st in sts))
+        count = f" ({len(sts)} pairs)" if len(sts) > 1 else ""
+        lines.append(f"  n/a: {client} on {servers}{count}: {why.removeprefix('unsupported: ')}")
+    return lines
+
+
+def summary(rows: Sequence[Pair]) -> list[str]:
+    """Return the soak in sentences: logins, failures, and what the clean pairs bound."""
+    logins = sum(p.logins for p in rows)
+    failing = [p for p in rows if p.failures]
+    clean = [p for p in rows if not p.failures and p.logins]
+    lines = [
+        f"  {len(rows)} pairs, {logins:,} logins, {sum(p.failures for p in rows):,} failed"
+        + (f" in {len(failing)} pair{'s' if len(failing) != 1 else ''}" if failing else "")
+    ]
+    if clean:
+        worst = max(clean, key=lambda p: p.upper)
+        lines.append(
+            f"  {len(clean)} pair{'s' if len(clean) != 1 else ''} never failed: each failure rate is at most "
+            f"{_pct(worst.upper)} ({CONFIDENCE:.0%} bound after {worst.logins} logins); to bound it at "
+            f"{_pct(RARE)} (about one handshake in {round(1 / RARE)}) each needs {logins_to_bound(0, 1):,} logins "
+            f"(--logins {logins_to_bound(0, 1)})"
+        )
+    return lines
+
+
+def clients_line(stored: StoredRun) -> str | None:
+    """Return the soak's clients with their versions (and the ones not here, with why), in one line."""
+    clients = stored.run.environment.clients
+    if not clients:
+        return None
+    here = [f"{name} ({about['version']})" for name, about in clients.items() if "version" in about]
+    gone = [f"{name}: {about['skipped']}" for name, about in clients.items() if "skipped" in about]
+    return "  clients: " + ", ".join(here) + (f"; not here: {'; '.join(gone)}" if gone else "")
+
+
+def print_interop(console: Console, stored: StoredRun) -> None:
+    """Print the soak's clients, table, failures, n/a pairs and what it bounds."""
+    if line := clients_line(stored):
+        console.print(line, highlight=False, markup=False)
+    rows = pairs(soaked(stored))
+    na = [st for st in stored.scenarios if st.failure is not None and not st.samples]
+    logins = stored.run.options.plan.min_rounds
+    if rows:
+        full = _columns(rows)
+        shown, shed = fit(full, console.width)
+        console.print(f"Interop soak: {logins} full logins per pair", highlight=False, style="bold")
+        console.print(build(shown))
+        if note := hidden_note(shed, full):
+            console.print(note, highlight=False)
+        for server, name in short_names(rows).items():
+            console.print(f"  {name}: local:{server}", highlight=False, markup=False)
+        print_failures(console, rows)
+    for line in not_soaked(na):
+        console.print(line, highlight=False, markup=False, style="dim")
+    for line in summary(rows):
+        console.print(line, highlight=False, markup=False)
+    console.print(HOW, highlight=False, style="dim", markup=False)
+
+
+def print_interop_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
+    """Print an interop run: its header, the soak, then where it is stored."""
+    print_environment(console, stored.run)
+    print_interop(console, stored)
+    console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
+
+
+def soaked(stored: StoredRun) -> list[StoredScenario]:
+    """Return the pairs that were soaked (not the ones marked n/a)."""
+    return [st for st in stored.scenarios if st.failure is None or st.samples]
+
+
+def interop_document(stored: StoredRun) -> dict[str, Any]:
+    """Return the soak's part of the JSON document: every pair with its counts, words and bound."""
+    return {
+        "confidence": CONFIDENCE,
+        "rare_rate": RARE,
+        "pairs": [
+            {
+                "client": p.client,
+                "server": p.server,
+                "kex": p.kex,
+                "hostkey": p.hostkey,
+                "warm_process": p.warm,
+                "logins": p.logins,
+                "failures": p.failures,
+                "failure_rate_upper": p.upper,
+                "logins_to_bound_rare": p.needed,
+                "median_ms": p.median_ms,
+                "errors": [{"message": m, "count": n} for m, n in p.errors],
+                "reproduce": reproduce(p, db=False) if p.failures else None,
+            }
+            for p in pairs(soaked(stored))
+        ],
+    }

@@ -1,0 +1,76 @@
+"""An interop soak's arithmetic and plan: the Clopper-Pearson bound, the logins that would bound a rare failure,
+and which pairs a client and a server make."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sshbench.analyse.interop import RARE, _binom_cdf, logins_to_bound, upper_bound
+from sshbench.clients.launch import Detected
+from sshbench.clients.registry import client_type
+from sshbench.jobs.interop import plan_pairs
+from sshbench.model import IN_PROCESS
+
+CURVE, ALIAS, MLKEM = "curve25519-sha256", "curve25519-sha256@libssh.org", "mlkem768x25519-sha256"
+
+
+def test_the_bound_reads_as_the_issue_says() -> None:
+    assert round(upper_bound(0, 100) * 100, 1) == 3.0  # 0 of 100: at most 3.0 %
+    assert upper_bound(5, 5) == 1.0 and upper_bound(0, 0) == 1.0
+    assert logins_to_bound(0, 100) == math.ceil(math.log(0.05) / math.log1p(-RARE)) == 1497
+    assert logins_to_bound(2, 100) is None  # it fails 2 %: no count of logins bounds it at 0.2 %
+
+
+@given(st.integers(0, 40), st.integers(1, 400))
+def test_the_bound_is_exact_where_it_is_closed_and_leaves_5_percent_beyond_it(k: int, n: int) -> None:
+    k = min(k, n)
+    p = upper_bound(k, n)
+    assert k / n <= p <= 1.0
+    if k < n:
+        assert math.isclose(_binom_cdf(k, n, p), 0.05, abs_tol=1e-6)  # P(k or fewer | p) is exactly 5 %
+    if k == 0:
+        assert math.isclose(p, 1 - 0.05 ** (1 / n))
+
+
+@given(st.integers(0, 3), st.integers(1, 3000))
+def test_the_logins_named_do_bound_the_rate_and_no_fewer_would(k: int, n: int) -> None:
+    k = min(k, n)
+    need = logins_to_bound(k, n)
+    if need is None:
+        assert k / n >= RARE  # it already fails at least that often
+        return
+    assert upper_bound(k, need) <= RARE and need >= n
+    assert need == n or upper_bound(k, need - 1) > RARE
+
+
+def _client(name: str, kexes: tuple[str, ...]) -> Detected:
+    """Return a client as detected, with the key exchanges it can be pinned to."""
+    return Detected(client_type(name), f"{name} 1.0", path="x", kexes=kexes, kex_default=kexes)
+
+
+def test_pairs_are_the_kexes_both_have_once_each_and_forced_ones_are_soaked_anyway() -> None:
+    paramiko = _client("paramiko", (ALIAS, CURVE, "ecdh-sha2-nistp256"))
+    rows, na = plan_pairs(paramiko, (CURVE, MLKEM, "ecdh-sha2-nistp256"), (), "openssh")
+    assert [r.kex for r in rows] == [ALIAS, "ecdh-sha2-nistp256"] and not na  # curve25519 once, its own name
+    assert all(r.mode == IN_PROCESS and r.server == "openssh" for r in rows)
+    rows, na = plan_pairs(paramiko, (CURVE,), (MLKEM, CURVE), "dropbear")
+    assert [r.kex for r in rows] == [ALIAS]  # pinned by its own name for it
+    assert na[0][1] == f"unsupported: paramiko 1.0 has no {MLKEM}"
+    forced, _ = plan_pairs(_client("gossh", (MLKEM, CURVE)), (CURVE,), (MLKEM,), "dropbear")
+    assert [r.kex for r in forced] == [MLKEM]  # the server lacks it: soaked, its logins fail with the words
+    dbclient = Detected(client_type("dropbear"), "Dropbear v2022.83", path="dbclient")
+    assert [(r.kex, r.mode) for r in plan_pairs(dbclient, (CURVE,), (), "openssh")[0]] == [(None, None)]
+    assert "cannot be pinned" in plan_pairs(dbclient, (CURVE,), (CURVE,), "openssh")[1][0][1]
+    rows, na = plan_pairs(_client("asyncssh", (MLKEM,)), (CURVE,), (), "dropbear")
+    assert not rows and "share no key exchange" in na[0][1]
+    keys = ("ssh-ed25519", "ecdsa-sha2-nistp256")
+    rows, _ = plan_pairs(_client("gossh", (CURVE,)), (CURVE,), (), "openssh", keys)
+    assert [(r.kex, r.hostkey) for r in rows] == [(CURVE, k) for k in keys]  # each pair once per host key
+    rows, na = plan_pairs(dbclient, (CURVE,), (), "openssh", keys)
+    assert not rows and len(na) == 2 and "cannot be pinned to a host key" in na[0][1]
+    chacha_only = Detected(client_type("paramiko"), "paramiko 5.1.0", ("aes128-ctr",), path="x", kexes=(CURVE,))
+    rows, na = plan_pairs(chacha_only, (CURVE,), (), "tinyssh", ciphers=("chacha20-poly1305@openssh.com",))
+    assert not rows and na[0][1] == "unsupported: paramiko shares no cipher with the server"  # n/a, not failures
