@@ -4,8 +4,8 @@ script? (issue 25)
 Run:  .venv/bin/python benchmarks/bench_clients_plain.py [--rounds 8] [--size 256M] [--only LIBRARY]
       [--plain-reads 64K,1M]
 
-Against one embedded OpenSSH server on loopback, per library (paramiko, asyncssh, libssh2 and Go's x/crypto/ssh, where
-installed), in each round and in alternating order:
+Against one embedded OpenSSH server on loopback, per library (paramiko, asyncssh, libssh2, libssh and Go's
+x/crypto/ssh, where installed), in each round and in alternating order:
 - sshbench: one exec-channel download of SIZE bytes as `sshbench clients` takes it (clients/launch.py's driver,
   measure/clientside.py's sampler: the steady rate from the driver process's write counter, probed from outside);
 - plain: benchmarks/plain_clients.py, which imports nothing of sshbench, does the same download with the library
@@ -13,7 +13,8 @@ installed), in each round and in alternating order:
   steady part with its own clock; for Go, benchmarks/plain_gossh/ (a plain Go program, built here with `go build`).
 `--plain-reads` runs the plain script once per read size in each round (PLAIN_READ; sshbench's drivers read 64 KiB),
 so a library's rate at the driver's reads and at larger ones are measured side by side (issue 37: paramiko).
-Both pin AES-GCM (aes128-gcm@openssh.com). Prints, per library, both medians and the per-round ratio sshbench/plain
+Both pin AES-GCM (aes128-gcm@openssh.com), but for libssh, whose binding cannot choose a cipher (both take libssh's
+own). Prints, per library, both medians and the per-round ratio sshbench/plain
 (its median with the order-statistic interval of the median, and min..max). Nothing of sshbench runs inside the
 plain script; the server is sshbench's embedded one.
 """
@@ -61,7 +62,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--size", default="256M")
-    p.add_argument("--only", help="one library (paramiko, asyncssh, libssh2, gossh)")
+    p.add_argument("--only", help="one library (paramiko, asyncssh, libssh2, libssh, gossh)")
     p.add_argument("--plain-reads", default="64K", help="read sizes of the plain script (K or M), comma-separated")
     a = p.parse_args()
     size = parse_size(a.size) or 256 * 2**20
@@ -72,13 +73,14 @@ def main() -> None:
     server = OpenSSHServer()
     with server as target, tempfile.TemporaryDirectory(prefix="sbbench-") as work:
         address = resolve("ssh", target)
-        for name in (a.only,) if a.only else ("paramiko", "asyncssh", "libssh2", "gossh"):
+        for name in (a.only,) if a.only else ("paramiko", "asyncssh", "libssh2", "libssh", "gossh"):
             found = detect(client_type(name))
             if found.missing:
                 print(f"{name}: {found.missing}")
                 continue
             sampler = ClientTransfers(Launcher(found, address), "ssh", target, JobOptions(RunKind.CLIENTS), Path(work))
-            sc = Scenario(Kind.THROUGHPUT, client=name, cipher=GCM, direction=Direction.DOWN)
+            cipher = None if name == "libssh" else GCM  # its binding cannot choose one
+            sc = Scenario(Kind.THROUGHPUT, client=name, cipher=cipher, direction=Direction.DOWN)
             plain = [
                 *plain_command(name, Path(work)),
                 name,
@@ -88,7 +90,7 @@ def main() -> None:
                 address.keys[0],
                 address.known_hosts[0],
                 str(size),
-                GCM,
+                *([cipher] if cipher else []),
             ]
             ours: list[float] = []
             theirs: dict[int, list[float]] = {r: [] for r in reads}

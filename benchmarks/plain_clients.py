@@ -125,7 +125,32 @@ def with_libssh2(a: list[str], clock: Clock, command: str) -> None:
     chan.close()
 
 
-LIBRARIES = {"paramiko": with_paramiko, "asyncssh": with_asyncssh, "libssh2": with_libssh2}
+def with_libssh(a: list[str], clock: Clock, command: str) -> None:
+    """ansible-pylibssh's Session (libssh: it chooses its own cipher; host key checked against known_hosts)."""
+    from pylibsshext.session import Session
+
+    session = Session()
+    with open(a[4], "rb") as key:
+        private = key.read()
+    session.connect(
+        host=a[1], port=int(a[2]), user=a[3], private_key=private, look_for_keys=False,
+        host_key_checking=True, knownhosts=a[5], timeout=10,
+    )  # fmt: skip
+    chan = session.new_channel()
+    chan.request_exec(command)
+    chan.send_eof()
+    while True:
+        chan.poll(timeout=1000)
+        data = chan.recv(CHUNK)
+        if data:
+            clock.add(data)
+        elif chan.is_eof:
+            break
+    chan.close()
+    session.close()
+
+
+LIBRARIES = {"paramiko": with_paramiko, "asyncssh": with_asyncssh, "libssh2": with_libssh2, "libssh": with_libssh}
 
 
 def main() -> None:
