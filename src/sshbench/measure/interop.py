@@ -16,13 +16,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sshbench.clients.drivers.common import PREFIX
 from sshbench.model import Scenario
 from sshbench.samples import Sample
 from sshbench.ssh.text import ssh_failure_reason
 
 LOGIN_LIMIT = 20.0  # seconds for one whole login: past this the pair is stuck, not slow
 START_ALLOWANCE = 10.0  # more seconds for a freshly started driver's first answer: it loads its library first
+PREFIX = "sshbench-driver:"  # the drivers' lines (clients/drivers/common.py; measure/ reads them, never imports them)
 ANSWER = f"{PREFIX} login "
 
 
