@@ -77,12 +77,12 @@ def interop_cmd(**kw: Any) -> None:
     \b
     Per pair: logins, failures with the client's own words, the 95 % upper bound of the
     failure rate (Clopper-Pearson: 0 of 100 reads "at most 3.0 %"), the logins that would bound
-    it at 0.2 % (a bug failing one handshake in 512), and for a failing pair the command that
+    it at 0.2 % (about one handshake in 500), and for a failing pair the command that
     reproduces it. The exit status is 12 when any login failed.
 
     \b
     Examples:
-      sshbench interop
+      sshbench interop --client openssh,paramiko,gossh
       sshbench interop --client openssh,paramiko,asyncssh,gossh --server local:openssh,local:dropbear,local:gossh
       sshbench interop --kex mlkem768x25519-sha256 --server local:sshd=/opt/openssh10/sbin/sshd --logins 1500
       sshbench interop --resume last

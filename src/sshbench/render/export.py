@@ -49,6 +49,10 @@ CSV_COLUMNS = (
     "server_peak_rss_bytes",
     "phases",
     "error",
+    "tool",  # the columns after `error` came later (issue 37): a row's tool, remedy, client and its setting
+    "remedy",
+    "client",
+    "mode",
 )
 
 
@@ -268,6 +272,10 @@ def to_csv(stored: StoredRun) -> dict[str, str]:
                     "" if s.server_rss is None else s.server_rss,
                     ";".join(f"{k}={v:.6f}" for k, v in s.phases),
                     s.error or "",
+                    sc.tool or "",
+                    sc.remedy or "",
+                    sc.client or "",
+                    sc.mode or "",
                 ]
             )
     return {"": buf.getvalue()}

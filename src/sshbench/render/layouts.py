@@ -116,7 +116,7 @@ def _command(run: RunRecord, sc: Scenario, nbytes: int | None) -> str:
     target = "TARGET" if run.target.startswith("local") else run.target
     if sc.client not in (None, "openssh"):  # a client of `clients`: its registry row and driver are the command
         what = {Kind.LATENCY: "connect", Kind.TOOL: f"sftp {sc.direction}"}.get(sc.kind, f"exec {sc.direction}")
-        return f"{sc.metric.labels.name(sc)}: {what} {nbytes or ''}".strip() + " (sshbench clients)"
+        return f"{sc.metric.labels.name(sc)}: {what} {nbytes or ''}".strip() + f" (sshbench {run.kind.value})"
     if sc.kind is Kind.TOOL:
         return _copy_command(target, sc, f"file-{nbytes}")
     ssh = shlex.join(["ssh", *sc.ssh_options(), target])
