@@ -31,6 +31,7 @@ GROUND = (
     "sshbench.joboptions",
     "sshbench.runkinds",
     "sshbench.builds",
+    "sshbench.arrivals",
 )
 STORE = ("sshbench.storage",)
 RATINGS = ("sshbench.ssh", "sshbench.ssh.audit")  # analyse/policy reads ssh-audit's ratings through the adapter

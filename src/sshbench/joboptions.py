@@ -59,13 +59,25 @@ class ClientsOptions:
     clients: tuple[str, ...] = ()  # the clients to compare (registry names)
 
 
+@dataclass(frozen=True)
+class LoadOptions:
+    """`load`'s own options: the steps' rates, how arrivals are spaced, each step's length, the generator, and how
+    many loopback source addresses the arrivals come from."""
+
+    rates: tuple[float, ...] = ()  # logins per second, one step each
+    arrivals: str = "constant"  # constant | poisson
+    step_time: float = 10.0  # seconds per step
+    generator: str = "openssh"  # one ssh per login
+    sources: int = 8  # 127.0.0.2 .. 127.0.0.(1+N)
+
+
 DEFAULT_POLICY = "modern"  # the security policy of every command that takes --policy
 DEFAULT_ROUNDS, DEFAULT_MAX_ROUNDS = 8, 20  # --rounds and --max-rounds of the measuring commands
-Own = FleetOptions | ToolsOptions | ClientsOptions
-OwnT = TypeVar("OwnT", FleetOptions, ToolsOptions, ClientsOptions)
+Own = FleetOptions | ToolsOptions | ClientsOptions | LoadOptions
+OwnT = TypeVar("OwnT", FleetOptions, ToolsOptions, ClientsOptions, LoadOptions)
 # where each command's own keys stand among the shared ones in a stored run (schema 1-10): keys of other commands'
 # options are stored too, at their defaults
-BEFORE_MARGIN, LAST = (FleetOptions, ToolsOptions), (ClientsOptions,)
+BEFORE_MARGIN, LAST = (FleetOptions, ToolsOptions), (ClientsOptions, LoadOptions)
 
 
 @dataclass(frozen=True)

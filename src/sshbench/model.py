@@ -39,6 +39,7 @@ SCENARIO_FIELDS = (
     "mac",
     "direction",
     "remedy",
+    "load",
 )
 OPENSSH_CLIENT, IN_PROCESS, OWN_CHOICE = "openssh", "in-process", "its own cipher"  # `clients` (see Scenario)
 
@@ -255,6 +256,7 @@ class Scenario:
     remedy: str | None = None  # `tune` runs: streams=N (N connections at once), compression, or master (reuse)
     client: str | None = None  # `clients` runs: openssh, dropbear, paramiko, ... (None: openssh, as every older run)
     mode: str | None = None  # `clients` runs: tuned settings, or in-process connections (None: default, cold start)
+    load: str | None = None  # `load` runs: the step's offered rate (`20/s`)
 
     @property
     def metric(self) -> Metric:

@@ -31,6 +31,7 @@ class RunKind(enum.StrEnum):
     TUNE = "tune"
     CLIENTS = "clients"
     INTEROP = "interop"
+    LOAD = "load"
 
     @property
     def row(self) -> KindRow:
@@ -165,6 +166,17 @@ ROWS: dict[RunKind, KindRow] = {
         recommends=False,
         fastest=False,
         bounds="What bounds a login is not judged: a soak counts failed logins and ranks nothing.",
+        shell_csv=False,
+        counts_failures=True,
+    ),
+    RunKind.LOAD: KindRow(
+        job="sshbench.jobs.load:run_load",
+        printer="sshbench.render.load:print_load_run",
+        document="sshbench.render.load:load_document",
+        options="sshbench.joboptions:LoadOptions",
+        recommends=False,
+        fastest=False,
+        bounds="What bounds a login under load is not judged yet: the steps show latency and failures by cause.",
         shell_csv=False,
         counts_failures=True,
     ),

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, Plan, ToolsOptions
+from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, LoadOptions, Plan, ToolsOptions
 from sshbench.model import METRICS, Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind, entry
 
@@ -53,10 +53,18 @@ def test_scenario_round_trip_and_key() -> None:
 
 def test_run_kinds() -> None:
     assert [k for k in RunKind if k.side_by_side] == [RunKind.SERVERS]
-    not_recommending = [RunKind.SERVERS, RunKind.FLEET, RunKind.TOOLS, RunKind.TUNE, RunKind.CLIENTS, RunKind.INTEROP]
+    not_recommending = [
+        RunKind.SERVERS,
+        RunKind.FLEET,
+        RunKind.TOOLS,
+        RunKind.TUNE,
+        RunKind.CLIENTS,
+        RunKind.INTEROP,
+        RunKind.LOAD,
+    ]
     assert [k for k in RunKind if not k.recommends] == not_recommending
-    kinds = {"run", "latency", "throughput", "sweep", "servers", "fleet", "tools", "tune", "clients", "interop"}
-    assert [k for k in RunKind if k.row.counts_failures] == [RunKind.INTEROP]  # a failed login is data
+    kinds = {"run", "latency", "throughput", "sweep", "servers", "fleet", "tools", "tune", "clients", "interop", "load"}
+    assert [k for k in RunKind if k.row.counts_failures] == [RunKind.INTEROP, RunKind.LOAD]  # a failed login is data
     assert {k.resume_command for k in RunKind} == kinds
     assert RunKind.LATENCY.resume_command == "latency" and RunKind.ALGOS.resume_command == "run"
     assert RunKind.SWEEP.sweep
@@ -136,6 +144,11 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
     "tools",
     "margin",
     "clients",
+    "rates",  # `load`'s, since issue 38
+    "arrivals",
+    "step_time",
+    "generator",
+    "sources",
 ]
 
 
@@ -147,6 +160,7 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
         JobOptions(RunKind.CLIENTS, own=ClientsOptions(("openssh", "paramiko")), ssh="/opt/openssh/bin/ssh"),
         JobOptions(RunKind.RUN),
         JobOptions(RunKind.RUN, own=FleetOptions(inventory="hosts.ini")),  # a fleet's host run carries the fleet's
+        JobOptions(RunKind.LOAD, own=LoadOptions((10.0, 20.0), "poisson", 5.0, "openssh", 4)),
     ],
 )
 def test_a_commands_own_options_are_stored_flat_where_runs_always_stored_them(opts: JobOptions) -> None:
@@ -156,3 +170,4 @@ def test_a_commands_own_options_are_stored_flat_where_runs_always_stored_them(op
     assert back.own_as(FleetOptions) == opts.own_as(FleetOptions) and back.ssh == opts.ssh
     assert back.own_as(ToolsOptions) == opts.own_as(ToolsOptions)
     assert back.own_as(ClientsOptions) == opts.own_as(ClientsOptions)
+    assert back.own_as(LoadOptions) == opts.own_as(LoadOptions)

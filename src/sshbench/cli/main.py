@@ -11,7 +11,7 @@ from typing import ClassVar
 import click
 
 from sshbench import __version__, hints, leases
-from sshbench.cli import clients, completion, fleet, interop, measuring, stored, tools
+from sshbench.cli import clients, completion, fleet, interop, load, measuring, stored, tools
 from sshbench.cli.common import Session
 from sshbench.errors import ExitCode, SshbenchError, Terminated
 
@@ -92,6 +92,7 @@ COMMANDS = (
     *tools.COMMANDS,
     *clients.COMMANDS,
     *interop.COMMANDS,
+    *load.COMMANDS,
     *fleet.COMMANDS,
     *stored.COMMANDS,
 )

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from sshbench.analyse.kexcost import BASELINE, Difference, KexCost, cost_sentence
 from sshbench.model import OPENSSH_CLIENT, client_name
-from sshbench.render.layout import Column, build, fit, hidden_note
+from sshbench.render.layout import Column, build, fit, hidden_note, ms_cell
 
 HOW = (
     f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval; CPU: the ssh "
@@ -25,11 +25,6 @@ HOW_BYTES = (
     "TCP's handshake not included): counted on each row's warm-up login, which ssh made through a counting relay (its "
     "ProxyCommand); timed logins never go through it."
 )
-
-
-def _ms(seconds: float | None) -> str:
-    """Return seconds as ms, or blank."""
-    return "" if seconds is None else f"{seconds * 1000:.1f}"
 
 
 def difference_cell(d: Difference | None, baseline: bool) -> str:
@@ -83,7 +78,7 @@ def _all_columns(costs: Sequence[KexCost]) -> list[Column]:
     return [
         *cols,
         Column("post-quantum", tuple("yes" if c.post_quantum else "no" for c in costs)),
-        Column("ms", tuple(_ms(c.time) for c in costs), right=True),
+        Column("ms", tuple(ms_cell(c.time) for c in costs), right=True),
         _extra_column("+ms (95% CI)", costs, lambda c: c.extra_time),
         *_cpu_columns("client", costs, lambda c: c.client_cpu, lambda c: c.extra_client_cpu),
         *_cpu_columns("server", costs, lambda c: c.server_cpu, lambda c: c.extra_server_cpu),
@@ -100,7 +95,7 @@ def _cpu_columns(
     extra: Callable[[KexCost], Difference | None],
 ) -> list[Column]:
     """Return a side's CPU per login and its paired difference against the baseline."""
-    cells = tuple(_ms(figure(c)) for c in costs)
+    cells = tuple(ms_cell(figure(c)) for c in costs)
     return [
         Column(f"{side} CPU ms", cells, right=True, shed=1, hidden_as="CPU"),
         _extra_column(f"+{side} CPU", costs, extra, shed=3),

@@ -120,3 +120,8 @@ def hidden_note(shed: Sequence[Column], full: Sequence[Column]) -> str | None:
     if not names:
         return None
     return f"  [dim]hidden at this width: {', '.join(names)} (--wide, or a terminal of {total_width(full)} columns)[/]"
+
+
+def ms_cell(seconds: float | None) -> str:
+    """Return seconds as a cell in ms (one decimal), or blank."""
+    return "" if seconds is None else f"{seconds * 1000:.1f}"

@@ -1,0 +1,150 @@
+"""Open-loop logins for `sshbench load`: arrivals on a fixed schedule (constant or Poisson), each its own connection
+started when it *should* start, whatever the ones before it are doing, and its latency counted from that intended
+start (wrk2's correction for coordinated omission: a server that stalls shows every login queued behind the stall,
+not one slow login).
+
+The OpenSSH generator starts one `ssh ... true` per arrival, as cron jobs and CI connect; a launcher thread keeps
+the schedule and a reaper thread waits for the processes (their exit and CPU from wait4), so neither waits on the
+other. Each login ends as a `Finished`: intended start, actual start, end, the ssh client's CPU, and why it failed."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sshbench.ssh.text import ssh_failure_reason
+
+LOGIN_LIMIT = 20.0  # seconds: a login still running this long after its intended start is stopped and failed
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One login as it ended: offsets from the step's start (intended, started, ended), the client's CPU, and the
+    reason it failed (None: it logged in, ran `true` and exited 0)."""
+
+    index: int
+    intended: float
+    started: float
+    ended: float
+    cpu: float | None
+    error: str | None = None
+
+    @property
+    def latency(self) -> float:
+        """Return seconds from the intended start to the end (the queueing delay included)."""
+        return self.ended - self.intended
+
+
+@dataclass
+class _Running:
+    """A login in flight."""
+
+    index: int
+    intended: float
+    started: float
+    proc: subprocess.Popen[bytes]
+    err: bytes = b""
+
+
+class OpenLoop:
+    """Run one step's arrivals through `argv(i)` (the command line of login i) and hand each login to `done` as it
+    ends, from the reaper thread."""
+
+    def __init__(self, argv: Callable[[int], Sequence[str]], done: Callable[[Finished], None]) -> None:
+        self.argv, self.done = argv, done
+        self.running: dict[int, _Running] = {}  # stderr fd -> login
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.launched = threading.Event()  # every arrival of the step was started (or the step was stopped)
+
+    def run(self, offsets: Sequence[float], start: float | None = None) -> None:
+        """Start every arrival on time and return once each has ended (or been stopped at LOGIN_LIMIT)."""
+        t0 = time.monotonic() if start is None else start
+        self.launched.clear()
+        reaper = threading.Thread(target=self._reap, args=(t0,), daemon=True, name="load reaper")
+        reaper.start()
+        try:
+            for i, offset in enumerate(offsets):
+                if self.stop.wait(max(0.0, t0 + offset - time.monotonic())):
+                    break
+                self._launch(i, offset, t0)
+        finally:
+            self.launched.set()
+            reaper.join()
+
+    def _launch(self, i: int, offset: float, t0: float) -> None:
+        """Start login i (a failure to start is a failed login, said as such)."""
+        started = time.monotonic() - t0
+        try:
+            proc = subprocess.Popen(
+                list(self.argv(i)), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
+        except OSError as exc:
+            self.done(Finished(i, offset, started, started, None, f"the generator could not start ssh: {exc}"))
+            return
+        assert proc.stderr is not None
+        with self.lock:
+            self.running[proc.stderr.fileno()] = _Running(i, offset, started, proc)
+
+    def _reap(self, t0: float) -> None:
+        """Wait for logins to end (their stderr closes at exit), reap each with its CPU and hand it over."""
+        with selectors.DefaultSelector() as sel:
+            watched: set[int] = set()
+            while True:
+                with self.lock:
+                    for fd, r in self.running.items():
+                        if fd not in watched:
+                            sel.register(fd, selectors.EVENT_READ, r)
+                            watched.add(fd)
+                    idle = not self.running
+                if idle and self.launched.is_set():
+                    return
+                for key, _ in sel.select(0.01):
+                    r = key.data
+                    chunk = _read(key.fd)
+                    if chunk:
+                        r.err += chunk
+                        continue
+                    sel.unregister(key.fd)
+                    watched.discard(key.fd)
+                    self._end(key.fd, r, time.monotonic() - t0)
+                self._stop_stuck(sel, watched, t0)
+
+    def _stop_stuck(self, sel: selectors.BaseSelector, watched: set[int], t0: float) -> None:
+        """Kill logins past their limit (processes this object started, by their PID) and fail them."""
+        now = time.monotonic() - t0
+        with self.lock:
+            stuck = [(fd, r) for fd, r in self.running.items() if now - r.intended > LOGIN_LIMIT]
+        for fd, r in stuck:
+            r.proc.kill()
+            if fd in watched:
+                sel.unregister(fd)
+                watched.discard(fd)
+            self._end(fd, r, now, f"no answer within {LOGIN_LIMIT:g} s of its intended start: stopped by sshbench")
+
+    def _end(self, fd: int, r: _Running, ended: float, why: str | None = None) -> None:
+        """Reap a login and hand it over."""
+        with self.lock:
+            self.running.pop(fd, None)
+        _, status, usage = os.wait4(r.proc.pid, 0)
+        r.proc.returncode = code = os.waitstatus_to_exitcode(status)
+        if r.proc.stderr is not None:
+            r.proc.stderr.close()
+        cpu = usage.ru_utime + usage.ru_stime
+        if why is None and code != 0:
+            words = ssh_failure_reason(r.err.decode("utf-8", "replace").splitlines())
+            why = f"{words} (exit status {code})"
+        self.done(Finished(r.index, r.intended, r.started, ended, cpu, why))
+
+
+def _read(fd: int) -> bytes:
+    """Read what a login's stderr has (b"" at its end)."""
+    try:
+        return os.read(fd, 65536)
+    except OSError:
+        return b""

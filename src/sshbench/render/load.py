@@ -1,0 +1,118 @@
+"""A `load` run as a table per step and sentences, and as its part of the JSON document (analyse/load.py
+computes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from sshbench.analyse.load import PERCENTILES, Step, step
+from sshbench.arrivals import schedule
+from sshbench.joboptions import LoadOptions
+from sshbench.records import StoredRun
+from sshbench.render.header import print_environment
+from sshbench.render.layout import Column, build, fit, hidden_note, ms_cell
+
+HOW = (
+    "  Open loop: each login started at its intended time whatever the others were doing, its latency counted from "
+    "that time (a stall shows in every login queued behind it); a login: ssh connects, verifies the host key, "
+    "authenticates with a key, runs `true` and exits. Percentiles: an HdrHistogram of the step's successful logins."
+)
+
+
+def steps(stored: StoredRun) -> list[Step]:
+    """Return the run's steps read back, in order."""
+    own = stored.run.options.own_as(LoadOptions)
+    return [step(st, own.step_time) for st in stored.scenarios]
+
+
+def _columns(rows: list[Step]) -> list[Column]:
+    """Return the step table's columns."""
+    return [
+        Column("offered /s", tuple(f"{s.rate:g}" for s in rows), right=True),
+        Column("logins", tuple(str(s.logins) for s in rows), right=True),
+        Column("failed", tuple(f"[red]{s.failures}[/red]" if s.failures else "0" for s in rows), right=True),
+        Column("achieved /s", tuple("" if s.achieved is None else f"{s.achieved:.1f}" for s in rows), right=True),
+        *(
+            Column(
+                f"p{p:g} ms", tuple(ms_cell(s.at(p)) for s in rows), right=True, shed=1 if p in (90.0, 99.9) else None
+            )
+            for p in PERCENTILES
+        ),
+        Column("max ms", tuple(ms_cell(s.worst) for s in rows), right=True, shed=2),
+        Column("gen. CPU ms/login", tuple(ms_cell(s.generator_cpu) for s in rows), right=True, shed=3),
+        Column("started late ms", tuple(ms_cell(s.late) for s in rows), right=True, shed=0),
+    ]
+
+
+def print_load(console: Console, stored: StoredRun) -> None:
+    """Print the steps, their failures by cause, and how they were measured."""
+    own = stored.run.options.own_as(LoadOptions)
+    rows = steps(stored)
+    console.print(
+        f"Logins under load: {own.arrivals} arrivals, {own.step_time:g} s per step, one `ssh ... true` per login from "
+        f"{own.sources} loopback source addresses (127.0.0.2-127.0.0.{1 + own.sources}; per-address limits do not "
+        "stand in for the server's), latency from each login's intended start",
+        highlight=False,
+        style="bold",
+    )
+    full = _columns(rows)
+    shown, shed = fit(full, console.width)
+    console.print(build(shown))
+    if note := hidden_note(shed, full):
+        console.print(note, highlight=False)
+    for s in rows:
+        for words, n in s.causes[:3]:
+            console.print(f"  ! {s.rate:g}/s: {n} x {words}", highlight=False, markup=False)
+        planned = len(schedule(s.rate, own.step_time, own.arrivals)) if own.arrivals == "constant" else None
+        if planned is not None and s.logins < planned:
+            console.print(
+                f"  ! {s.rate:g}/s: cut short, {s.logins} of its {planned} logins (the run was stopped in this step; "
+                "its rate and percentiles are of those logins)",
+                highlight=False,
+                markup=False,
+            )
+    clean = [s for s in rows if s.logins and not s.failures]
+    if clean:
+        console.print(
+            f"  {len(clean)} step{'s' if len(clean) != 1 else ''} without a failure: the failure rate of each is at "
+            f"most {max(s.upper for s in clean) * 100:.1f} % (95 % bound)",
+            highlight=False,
+            markup=False,
+        )
+    console.print(HOW, highlight=False, style="dim", markup=False)
+
+
+def print_load_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
+    """Print a load run: its header, the steps, then where it is stored."""
+    print_environment(console, stored.run)
+    print_load(console, stored)
+    console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
+
+
+def load_document(stored: StoredRun) -> dict[str, Any]:
+    """Return the steps' part of the JSON document (seconds)."""
+    own = stored.run.options.own_as(LoadOptions)
+    return {
+        "arrivals": own.arrivals,
+        "step_time": own.step_time,
+        "generator": own.generator,
+        "sources": own.sources,
+        "steps": [
+            {
+                "offered_rate": s.rate,
+                "logins": s.logins,
+                "failures": s.failures,
+                "achieved_rate": s.achieved,
+                "percentiles": {f"p{p:g}": v for p, v in s.percentiles},
+                "max": s.worst,
+                "generator_cpu_per_login": s.generator_cpu,
+                "failure_rate_upper": s.upper,
+                "started_late_max": s.late,
+                "causes": [{"message": m, "count": n} for m, n in s.causes],
+            }
+            for s in steps(stored)
+        ],
+    }

@@ -1,0 +1,60 @@
+"""`load`'s schedule, its --rate words and a step's numbers read back from stored logins (HdrHistogram's)."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sshbench.analyse.load import histogram, step
+from sshbench.arrivals import schedule
+from sshbench.cli.load import parse_rates
+from sshbench.errors import SshbenchError
+from sshbench.model import Kind, Scenario
+from sshbench.records import StoredScenario
+from sshbench.samples import Sample
+
+
+@given(st.floats(0.5, 500), st.floats(1, 30))
+def test_constant_arrivals_are_evenly_spaced_inside_the_step(rate: float, seconds: float) -> None:
+    offsets = schedule(rate, seconds, "constant")
+    assert len(offsets) == int(rate * seconds) and all(0 <= t < seconds for t in offsets)
+    assert all(abs((b - a) - 1 / rate) < 1e-9 for a, b in itertools.pairwise(offsets))
+
+
+def test_poisson_arrivals_keep_the_rate_and_repeat_with_their_seed() -> None:
+    offsets = schedule(50, 200, "poisson", seed=7)
+    assert offsets == schedule(50, 200, "poisson", seed=7) != schedule(50, 200, "poisson", seed=8)
+    assert abs(len(offsets) / 200 - 50) < 2  # 10,000 arrivals expected, sd 100
+    gaps = [b - a for a, b in itertools.pairwise(offsets)]
+    assert statistics.stdev(gaps) == pytest.approx(statistics.fmean(gaps), rel=0.05)  # exponential: sd = mean
+
+
+def test_rates_are_read_as_steps_and_bad_ones_refused() -> None:
+    assert parse_rates("20") == (20.0,) and parse_rates("10,20,40") == (10.0, 20.0, 40.0)
+    assert parse_rates("10..80") == (10.0, 20.0, 40.0, 80.0) and parse_rates("10..100") == (10, 20, 40, 80, 100)
+    for bad in ("0", "-5", "x", "10..0", ""):
+        with pytest.raises(SshbenchError):
+            parse_rates(bad)
+
+
+def test_a_step_reads_its_percentiles_from_an_hdr_histogram_of_the_logins() -> None:
+    sc = Scenario(Kind.LATENCY, load="10/s")
+    samples = (
+        *(
+            Sample(sc, i + 1, False, ok=True, value=0.1 + i / 1000, wall=0.1, client_cpu=0.01,
+                   phases=(("intended", i / 10), ("late", 0.001)))
+            for i in range(100)
+        ),
+        Sample(sc, 101, False, ok=False, value=None, wall=0.0, error="Connection refused"),
+    )  # fmt: skip
+    got = step(StoredScenario(1, 0, sc, None, samples), seconds=10.0)
+    h = histogram([s.value for s in samples if s.value is not None])
+    assert got.rate == 10 and got.logins == 101 and got.failures == 1
+    assert got.at(50) == h.get_value_at_percentile(50) / 1e6 == pytest.approx(0.149, abs=0.001)
+    assert got.at(99) == pytest.approx(0.198, abs=0.001) and got.worst == pytest.approx(0.199, abs=0.001)
+    assert got.causes == (("Connection refused", 1),) and got.generator_cpu == pytest.approx(0.01)
+    assert got.achieved == pytest.approx(100 / 10.0, rel=0.02)  # the last ended at 9.9 + 0.199 s

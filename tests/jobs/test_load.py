@@ -1,0 +1,55 @@
+"""`sshbench load` against the embedded OpenSSH: open-loop logins stored one by one, read back per step; bad input
+refused with nothing stored; never a host sshbench did not start."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import sshbench
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_step_of_open_loop_logins_is_stored_login_by_login(cli_env: dict[str, str], tmp_path: Path) -> None:
+    db = tmp_path / "load.db"
+    pin = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]
+    done = sshbench(cli_env, "load", "--rate", "10", "--step-time", "2s", *pin, "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    (only,) = doc["load"]["steps"]
+    assert only["offered_rate"] == 10 and only["logins"] == 20 and only["failures"] == 0, only
+    p = only["percentiles"]
+    assert 0.02 < p["p50"] <= p["p90"] <= p["p99"] <= p["p99.9"] <= only["max"] < 5, only
+    assert 7 < only["achieved_rate"] <= 10.5 and 0 < only["generator_cpu_per_login"] < 0.5, only
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT round, ok, value, phases FROM samples ORDER BY round").fetchall()
+        key = con.execute("SELECT key FROM scenarios").fetchone()[0]
+    assert [r[0] for r in rows] == list(range(1, 21)) and all(r[1] == 1 for r in rows)
+    assert key == "latency kex=curve25519-sha256 hostkey=ssh-ed25519 load=10/s"
+    assert [json.loads(r[3])["intended"] for r in rows] == pytest.approx([i / 10 for i in range(20)])  # kept
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--rate", "0"], "bad --rate"),
+        (["--rate", "10..5"], "bad --rate"),
+        (["--rate", "10,20", "--step-time", "60s", "--max-time", "90s"], "2 steps of 60 s"),
+        (["somehost"], "not a server sshbench starts"),
+        (["--kex", "curve25519-sha256,sntrup761x25519-sha512"], "one key exchange"),
+    ],
+)
+def test_bad_input_is_one_line_with_the_fix_and_nothing_stored(
+    cli_env: dict[str, str], tmp_path: Path, args: list[str], words: str
+) -> None:
+    db = tmp_path / "load.db"
+    done = sshbench(cli_env, "load", *args, "--db", str(db))
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr and "Fix:" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    if db.exists():
+        with sqlite3.connect(db) as con:
+            assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
