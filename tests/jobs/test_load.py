@@ -17,7 +17,8 @@ pytestmark = pytest.mark.integration
 def test_a_step_of_open_loop_logins_is_stored_login_by_login(cli_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "load.db"
     pin = ["--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519"]
-    done = sshbench(cli_env, "load", "--rate", "10", "--step-time", "2s", *pin, "--db", str(db), "--json")
+    args = ["--rate", "10", "--step-time", "2s", "--generator", "openssh", *pin, "--db", str(db), "--json"]
+    done = sshbench(cli_env, "load", *args)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     (only,) = doc["load"]["steps"]
@@ -31,6 +32,22 @@ def test_a_step_of_open_loop_logins_is_stored_login_by_login(cli_env: dict[str, 
     assert [r[0] for r in rows] == list(range(1, 21)) and all(r[1] == 1 for r in rows)
     assert key == "latency kex=curve25519-sha256 hostkey=ssh-ed25519 load=10/s"
     assert [json.loads(r[3])["intended"] for r in rows] == pytest.approx([i / 10 for i in range(20)])  # kept
+
+
+def test_the_go_generator_starts_every_login_of_a_step_from_one_process(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "load.db"
+    args = ["--rate", "20", "--step-time", "2s", "--arrivals", "poisson", "--kex", "curve25519-sha256", "--db", str(db)]
+    done = sshbench(cli_env, "load", *args, "--json")
+    assert done.returncode == 0, done.stderr
+    (only,) = json.loads(done.stdout)["load"]["steps"]
+    assert only["logins"] >= 20 and only["failures"] == 0 and only["causes"] == [], only  # Poisson: about 40
+    assert 0 < only["percentiles"]["p50"] <= only["max"] < 5 and only["started_late_max"] < 0.5, only
+    assert 0 < only["generator_cpu_per_login"] < 0.1, only  # its goroutines' share of one process's CPU
+    with sqlite3.connect(db) as con:
+        count = con.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+    assert count == only["logins"]
 
 
 @pytest.mark.parametrize(

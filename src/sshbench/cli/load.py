@@ -69,6 +69,14 @@ def parse_rates(text: str) -> tuple[float, ...]:
     help="Loopback source addresses the logins come from (127.0.0.2 and up), so that per-address limits do not "
     "stand in for the server's.",
 )
+@click.option(
+    "--generator",
+    type=click.Choice(("go", "openssh")),
+    default="go",
+    show_default=True,
+    help="go: Go's x/crypto/ssh driver starts every login of a step in one process (built once; many connections "
+    "at little CPU); openssh: one `ssh ... true` per login, as cron jobs and CI connect.",
+)
 @click.option("--kex", help="The key exchange every login is pinned to [default: the client's own choice].")
 @click.option("--hostkey", help="The host key algorithm every login is pinned to [default: the client's own choice].")
 @click.option(
@@ -102,7 +110,7 @@ def load_cmd(**kw: Any) -> None:
     from sshbench.joboptions import LoadOptions
     from sshbench.runkinds import RunKind
 
-    own = {k: kw.pop(k) for k in ("rate", "arrivals", "step_time", "sources")}
+    own = {k: kw.pop(k) for k in ("rate", "arrivals", "step_time", "sources", "generator")}
     given = Given.from_click(kw)
     if resuming(given):
         return
@@ -117,7 +125,7 @@ def load_cmd(**kw: Any) -> None:
     step_time = parse_duration(own["step_time"], "--step-time", "use a positive duration such as 10s or 1m")
     given = dataclasses.replace(given, warmup=0, rounds=1, max_rounds=1, race=False)
     opts = build_options(RunKind.LOAD, given, latency=True, throughput=False)
-    load = LoadOptions(rates, own["arrivals"], step_time, "openssh", own["sources"])
+    load = LoadOptions(rates, own["arrivals"], step_time, own["generator"], own["sources"])
     execute(dataclasses.replace(opts, own=load), given.db, given.as_json)
 
 

@@ -15,12 +15,14 @@ import threading
 from collections.abc import Callable, Sequence
 
 from sshbench.arrivals import schedule
+from sshbench.clients.launch import detect
+from sshbench.clients.registry import client_type
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.recording import Job, Recording
-from sshbench.jobs.staging import Staging
-from sshbench.measure.load import LOGIN_LIMIT, Finished, OpenLoop
+from sshbench.jobs.staging import Bench, Staging
+from sshbench.measure.load import LOGIN_LIMIT, DriverLoop, Finished, Generator, OpenLoop
 from sshbench.model import Kind, Scenario, is_local
 from sshbench.samples import Sample
 from sshbench.ssh.destination import common_options
@@ -28,6 +30,7 @@ from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 
 JOIN_WAIT = LOGIN_LIMIT + 5.0  # seconds a stopped step waits for its logins in flight
+Making = Callable[[Callable[[Finished], None]], Generator]  # makes a step's generator, given where logins go
 
 
 def step_key(rate: float) -> str:
@@ -69,13 +72,20 @@ def _sample(sc: Scenario, f: Finished) -> Sample:
     )
 
 
-def _step(
-    job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], argv: Callable[[int], Sequence[str]]
-) -> None:
+def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make: Making) -> None:
     """Run one step, storing each login as it ends (the ones that ended while it was being stopped too)."""
     out: queue.Queue[Finished] = queue.Queue()
-    loop = OpenLoop(argv, out.put)
-    runner = threading.Thread(target=loop.run, args=(offsets,), daemon=True, name="load step")
+    loop = make(out.put)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        """Run the generator, keeping what stopped it."""
+        try:
+            loop.run(offsets)
+        except Exception as exc:  # said in the main thread, after what ended was stored
+            failure.append(exc)
+
+    runner = threading.Thread(target=run, daemon=True, name="load step")
     runner.start()
     done = failed = 0
     try:
@@ -92,6 +102,32 @@ def _step(
         runner.join(JOIN_WAIT)
         while not out.empty():
             rec.sample(_sample(sc, out.get_nowait()))
+    if failure:
+        raise SshbenchError(
+            f"the load generator stopped: {failure[0]}",
+            place=f"step {sc.load}",
+            fix="see its words; --generator openssh runs one ssh per login instead",
+            code=ExitCode.MEASUREMENT_FAILED,
+        )
+
+
+def _maker(job: Job, bench: Bench, where: Endpoint, sc: Scenario, own: LoadOptions, ssh: str) -> Making:
+    """Return how a step's generator is made: the Go driver (built once) or one ssh per login."""
+    if own.generator == "openssh":
+        return lambda done: OpenLoop(functools.partial(_argv, ssh, where, sc, own.sources), done)
+    found = detect(client_type("gossh"), lambda text: job.progress.update(text, 0, 1))
+    if found.missing:
+        raise SshbenchError(
+            f"the Go generator cannot run here: {found.missing}",
+            place="--generator go",
+            fix="install Go 1.26 or later, or use --generator openssh (one ssh per login)",
+            code=ExitCode.MISSING_BINARY,
+        )
+    reach = bench.client(where, found, bench.discover(where).server_lists().get("hostkey", ()))
+    if isinstance(reach, str):
+        raise SshbenchError(reach, place="--generator go", fix="use --generator openssh", code=ExitCode.USAGE)
+    argv = reach.argv(sc, "load", str(own.sources))
+    return lambda done: DriverLoop(argv, done)
 
 
 def _check(opts: LoadOptions, max_time: float | None) -> None:
@@ -135,5 +171,5 @@ def run_load(job: Job) -> int:
                 if rec.samples(sc):
                     continue  # a step an interrupted run began keeps its logins as they are
                 offsets = schedule(rate, own.step_time, own.arrivals, seed=opts.plan.seed + int(rate * 1000))
-                _step(job, rec, sc, offsets, functools.partial(_argv, ssh, where, sc, own.sources))
+                _step(job, rec, sc, offsets, _maker(job, bench, where, sc, own, ssh))
         return rec.run_id

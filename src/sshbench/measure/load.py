@@ -16,8 +16,19 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from sshbench.ssh.text import ssh_failure_reason
+
+
+class Generator(Protocol):
+    """Starts a step's logins on their schedule and hands each over as it ends; `stop` ends the step early."""
+
+    stop: threading.Event
+
+    def run(self, offsets: Sequence[float]) -> None:
+        """Run the step's arrivals; return when every login has ended."""
+
 
 LOGIN_LIMIT = 20.0  # seconds: a login still running this long after its intended start is stopped and failed
 
@@ -148,3 +159,51 @@ def _read(fd: int) -> bytes:
         return os.read(fd, 65536)
     except OSError:
         return b""
+
+
+class DriverLoop:
+    """The Go generator: one x/crypto/ssh driver process in load mode starts every login of a step on its own
+    schedule (a goroutine each, from `--sources` addresses) and says how each ended; its CPU per login is the
+    difference of its own CPU between consecutive answers."""
+
+    def __init__(self, argv: Sequence[str], done: Callable[[Finished], None]) -> None:
+        self.argv, self.done = list(argv), done
+        self.stop = threading.Event()
+
+    def run(self, offsets: Sequence[float]) -> None:
+        """Hand the driver the step's schedule, then each login as it says it ended; return when it exits."""
+        proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stderr is not None
+        said: list[str] = []
+        try:
+            proc.stdin.write(("".join(f"{t:.6f}\n" for t in offsets) + "go\n").encode())
+            proc.stdin.close()
+            before = 0.0
+            for raw in proc.stderr:
+                line = raw.decode("utf-8", "replace").strip()
+                if self.stop.is_set():
+                    break
+                if not line.startswith(LOAD_LINE):
+                    said = [*said[-3:], line.removeprefix(DRIVER)]
+                    continue
+                f, before = _parsed(line, offsets, before)
+                self.done(f)
+        finally:
+            if proc.poll() is None:
+                proc.kill()  # the generator this object started
+            code = proc.wait()
+            proc.stderr.close()
+        if code != 0 and not self.stop.is_set():
+            raise RuntimeError(f"the Go generator exited with status {code}: {'; '.join(said) or 'no words'}")
+
+
+DRIVER = "sshbench-driver: "  # the drivers' lines (clients/drivers/common.py; read here, never imported)
+LOAD_LINE = f"{DRIVER}load "
+
+
+def _parsed(line: str, offsets: Sequence[float], before: float) -> tuple[Finished, float]:
+    """Return a `load I STARTED ENDED CPU ok|failed TEXT` line as a login, and the driver's CPU so far."""
+    words = line.removeprefix(LOAD_LINE).split(" ", 5)
+    i, started, ended, cpu = int(words[0]), float(words[1]), float(words[2]), float(words[3])
+    error = None if words[4] == "ok" else (words[5] if len(words) > 5 else "the generator gave no reason")
+    return Finished(i, offsets[i], started, ended, max(cpu - before, 0.0), error), max(cpu, before)

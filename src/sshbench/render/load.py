@@ -17,9 +17,13 @@ from sshbench.render.layout import Column, build, fit, hidden_note, ms_cell
 
 HOW = (
     "  Open loop: each login started at its intended time whatever the others were doing, its latency counted from "
-    "that time (a stall shows in every login queued behind it); a login: ssh connects, verifies the host key, "
-    "authenticates with a key, runs `true` and exits. Percentiles: an HdrHistogram of the step's successful logins."
+    "that time (a stall shows in every login queued behind it); a login: the client connects, verifies the host key, "
+    "authenticates with a key, runs `true` and closes. Percentiles: an HdrHistogram of the step's successful logins."
 )
+GENERATORS = {
+    "openssh": "one `ssh ... true` per login",
+    "go": "every login from one Go x/crypto/ssh process (a goroutine each)",
+}
 
 
 def steps(stored: StoredRun) -> list[Step]:
@@ -51,8 +55,9 @@ def print_load(console: Console, stored: StoredRun) -> None:
     """Print the steps, their failures by cause, and how they were measured."""
     own = stored.run.options.own_as(LoadOptions)
     rows = steps(stored)
+    generator = GENERATORS.get(own.generator, own.generator)
     console.print(
-        f"Logins under load: {own.arrivals} arrivals, {own.step_time:g} s per step, one `ssh ... true` per login from "
+        f"Logins under load: {own.arrivals} arrivals, {own.step_time:g} s per step, {generator} from "
         f"{own.sources} loopback source addresses (127.0.0.2-127.0.0.{1 + own.sources}; per-address limits do not "
         "stand in for the server's), latency from each login's intended start",
         highlight=False,

@@ -2,8 +2,8 @@
 // It takes the command line of the Python drivers and prints their lines (src/sshbench/clients/drivers/common.py):
 // `ready`, `authenticated`, `command sent`, `received N`, `copied`, `connection K took S`, `version V`,
 // `ciphers A,B`, `macs A,B`, `kex A,B`, `kex-default A,B`, `error: TEXT`, and in soak mode `login ok S` or
-// `login failed TEXT` per line of stdin (a key exchange to pin, or `-`). The exit status is the remote command's,
-// 255 on a failure.
+// `login failed TEXT` per line of stdin (a key exchange to pin, or `-`), and in load mode `load I STARTED ENDED CPU
+// ok|failed TEXT` per login. The exit status is the remote command's, 255 on a failure.
 package main
 
 import (
@@ -20,6 +20,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pkg/sftp"
@@ -28,8 +30,9 @@ import (
 )
 
 const (
-	prefix = "sshbench-driver:"
-	failed = 255
+	prefix     = "sshbench-driver:"
+	failed     = 255
+	loginLimit = 20 * time.Second // a login under load still running this long is failed
 )
 
 type list []string
@@ -70,7 +73,7 @@ func parse() args {
 	_ = fs.Parse(os.Args[1:])
 	rest := fs.Args()
 	if len(rest) == 0 {
-		say("error: no mode given (exec, connect, get, put, version or soak)")
+		say("error: no mode given (exec, connect, get, put, version, soak or load)")
 		os.Exit(failed)
 	}
 	a.mode, a.operands = rest[0], rest[1:]
@@ -135,16 +138,17 @@ func signers(a args) []ssh.Signer {
 	return out
 }
 
-// connect dials, verifies the host key against known_hosts (an unknown key is refused) and logs in with the keys.
-func connect(a args) (*ssh.Client, error) {
+// clientConfig returns a login's configuration (host key verified against known_hosts, an unknown key refused; the
+// keys; the pinned algorithms) and the address to dial.
+func clientConfig(a args) (*ssh.ClientConfig, string, error) {
 	check, err := knownhosts.New(a.knownHosts...)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	address := net.JoinHostPort(a.host, strconv.Itoa(a.port))
 	algos, err := hostKeyAlgorithms(check, address, a.knownHosts)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	config := &ssh.ClientConfig{
 		User:              a.user,
@@ -164,6 +168,15 @@ func connect(a args) (*ssh.Client, error) {
 	}
 	if a.hostkey != "" {
 		config.HostKeyAlgorithms = []string{a.hostkey}
+	}
+	return config, address, nil
+}
+
+// connect dials, verifies the host key against known_hosts (an unknown key is refused) and logs in with the keys.
+func connect(a args) (*ssh.Client, error) {
+	config, address, err := clientConfig(a)
+	if err != nil {
+		return nil, err
 	}
 	return ssh.Dial("tcp", address, config)
 }
@@ -257,6 +270,94 @@ func soak(a args) (int, error) {
 	return 0, lines.Err()
 }
 
+// loginFrom connects from a source address, logs in, runs `true` and closes, all within loginLimit.
+func loginFrom(config *ssh.ClientConfig, address, source string) error {
+	dialer := net.Dialer{Timeout: config.Timeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}}
+	conn, err := dialer.Dial("tcp", address)
+	if err != nil {
+		return err
+	}
+	if err := conn.SetDeadline(time.Now().Add(loginLimit)); err != nil {
+		conn.Close()
+		return err
+	}
+	c, chans, reqs, err := ssh.NewClientConn(conn, address, config)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	client := ssh.NewClient(c, chans, reqs)
+	defer client.Close()
+	status, err := run(client, "true", nil, nil)
+	if err != nil {
+		return err
+	}
+	if status != 0 {
+		return fmt.Errorf("`true` exited with status %d", status)
+	}
+	return nil
+}
+
+// cpuSeconds returns this process's user and system CPU so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// load is an open-loop generator: it reads the intended start offsets (seconds, one per line) until `go`, then
+// starts login i at its offset from that moment, each in its own goroutine whatever the others are doing, from
+// source address 127.0.0.(2 + i mod operands[0]), and says `load I STARTED ENDED CPU ok` or `... failed TEXT` as
+// each ends (seconds from `go`; CPU: this process's so far).
+func load(a args) (int, error) {
+	sources := 1
+	if len(a.operands) > 0 {
+		sources, _ = strconv.Atoi(a.operands[0])
+	}
+	config, address, err := clientConfig(a)
+	if err != nil {
+		return failed, err
+	}
+	var offsets []float64
+	lines := bufio.NewScanner(os.Stdin)
+	for lines.Scan() {
+		text := strings.TrimSpace(lines.Text())
+		if text == "go" {
+			break
+		}
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return failed, fmt.Errorf("bad offset %q", text)
+		}
+		offsets = append(offsets, v)
+	}
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i, offset := range offsets {
+		time.Sleep(time.Until(t0.Add(time.Duration(offset * float64(time.Second)))))
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			started := time.Since(t0).Seconds()
+			err := loginFrom(config, address, fmt.Sprintf("127.0.0.%d", 2+i%sources))
+			ended := time.Since(t0).Seconds()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				say("load %d %.6f %.6f %.6f failed %s", i, started, ended, cpuSeconds(),
+					strings.ReplaceAll(err.Error(), "\n", " "))
+				return
+			}
+			say("load %d %.6f %.6f %.6f ok", i, started, ended, cpuSeconds())
+		}(i)
+	}
+	wg.Wait()
+	return 0, nil
+}
+
 // sftpOptions returns pkg/sftp's options: its defaults (64 requests in flight of 32 KiB, concurrent reads, one
 // write at a time), and tuned, concurrent writes as well.
 func sftpOptions(a args) []sftp.ClientOption {
@@ -320,6 +421,8 @@ func work(a args) (int, error) {
 		return connections(a)
 	case "soak":
 		return soak(a)
+	case "load":
+		return load(a)
 	case "exec", "get", "put":
 	default:
 		return failed, fmt.Errorf("unknown mode %q", a.mode)
