@@ -69,6 +69,7 @@ class LoadOptions:
     step_time: float = 10.0  # seconds per step
     generator: str = "openssh"  # one ssh per login
     sources: int = 8  # 127.0.0.2 .. 127.0.0.(1+N)
+    slo: float = 1.0  # seconds: a step whose p99 is above it (or whose logins fail) ends the stepping
 
 
 DEFAULT_POLICY = "modern"  # the security policy of every command that takes --policy

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sshbench.analyse.load import histogram, step
+from sshbench.analyse.load import Step, histogram, knee, step
 from sshbench.arrivals import schedule
 from sshbench.cli.load import parse_rates
 from sshbench.errors import SshbenchError
@@ -58,3 +58,35 @@ def test_a_step_reads_its_percentiles_from_an_hdr_histogram_of_the_logins() -> N
     assert got.at(99) == pytest.approx(0.198, abs=0.001) and got.worst == pytest.approx(0.199, abs=0.001)
     assert got.causes == (("Connection refused", 1),) and got.generator_cpu == pytest.approx(0.01)
     assert got.achieved == pytest.approx(100 / 10.0, rel=0.02)  # the last ended at 9.9 + 0.199 s
+
+
+def test_knee_is_the_last_step_within_the_slo_and_causes_ignore_the_source_port() -> None:
+    sc = Scenario(Kind.LATENCY, load="10/s")
+
+    def made(rate: float, seconds: float, failed: int = 0) -> Step:
+        """Return a step of 100 logins of `seconds` each, `failed` of them failed."""
+        s = Scenario(Kind.LATENCY, load=f"{rate:g}/s")
+        ok = [Sample(s, i, False, ok=True, value=seconds, wall=seconds) for i in range(100 - failed)]
+        bad = [
+            Sample(s, 100 + i, False, ok=False, value=None, wall=0.1,
+                   error=f"ssh: handshake failed: read tcp 127.0.0.{2 + i}:{40000 + i}->127.0.0.1:22: reset")
+            for i in range(failed)
+        ]  # fmt: skip
+        return step(StoredScenario(1, 0, s, None, (*ok, *bad)), 10.0)
+
+    rows = [made(10, 0.1), made(20, 0.2), made(40, 2.0), made(80, 0.1)]
+    k = knee(rows, 1.0)
+    assert (
+        k.rate == 20
+        and k.broken is rows[2]
+        and "the knee: 20/s" in k.sentence()
+        and "40/s did not (p99 2" in k.sentence()
+    )
+    assert knee([made(10, 0.1), made(20, 0.1, failed=1)], 1.0).rate == 10  # 1 % failed is past it
+    assert (
+        knee([made(10, 0.1)], 1.0).broken is None
+        and "higher than the rates tried" in knee([made(10, 0.1)], 1.0).sentence()
+    )
+    assert knee([made(10, 3.0)], 1.0).rate is None
+    assert made(10, 0.1, failed=3).causes == (("ssh: handshake failed: read tcp SOURCE->127.0.0.1:22: reset", 3),)
+    assert sc.load == "10/s"

@@ -149,6 +149,7 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
     "step_time",
     "generator",
     "sources",
+    "slo",
 ]
 
 
@@ -160,7 +161,7 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
         JobOptions(RunKind.CLIENTS, own=ClientsOptions(("openssh", "paramiko")), ssh="/opt/openssh/bin/ssh"),
         JobOptions(RunKind.RUN),
         JobOptions(RunKind.RUN, own=FleetOptions(inventory="hosts.ini")),  # a fleet's host run carries the fleet's
-        JobOptions(RunKind.LOAD, own=LoadOptions((10.0, 20.0), "poisson", 5.0, "openssh", 4)),
+        JobOptions(RunKind.LOAD, own=LoadOptions((10.0, 20.0), "poisson", 5.0, "openssh", 4, 0.5)),
     ],
 )
 def test_a_commands_own_options_are_stored_flat_where_runs_always_stored_them(opts: JobOptions) -> None:

@@ -4,6 +4,7 @@ of the failure rate, and the generator's CPU per login."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -17,11 +18,18 @@ from sshbench.samples import Sample
 
 LOWEST_US, HIGHEST_US, DIGITS = 1, 3_600_000_000, 3  # 1 us .. 1 h, 3 significant digits
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+SOURCE = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}:\d+->")  # Go's `read tcp 127.0.0.6:40181->127.0.0.1:22`
 
 
 def rate_of(load: str | None) -> float:
     """Return a step's offered rate from its scenario's `load` (`20/s`)."""
     return float((load or "0/s").removesuffix("/s"))
+
+
+def cause(error: str | None) -> str:
+    """Return a failed login's words with its own source address and port written as SOURCE, so that the same
+    failure from different sources counts as one cause (the stored words are kept as they were)."""
+    return SOURCE.sub("SOURCE->", error or "no reason given")
 
 
 def intended(s: Sample) -> float:
@@ -70,7 +78,7 @@ def step(st: StoredScenario, seconds: float) -> Step:
         rate=rate_of(st.scenario.load),
         logins=len(logins),
         failures=len(logins) - len(ok),
-        causes=tuple(Counter(s.error or "no reason given" for s in logins if not s.ok).most_common()),
+        causes=tuple(Counter(cause(s.error) for s in logins if not s.ok).most_common()),
         achieved=len(ok) / max(seconds, *ends) if ok else None,
         percentiles=tuple((p, h.get_value_at_percentile(p) / 1e6) for p in PERCENTILES) if h else (),
         worst=h.get_max_value() / 1e6 if h else None,
@@ -78,3 +86,42 @@ def step(st: StoredScenario, seconds: float) -> Step:
         upper=upper_bound(len(logins) - len(ok), len(logins)),
         late=max((v for v in late if v is not None), default=None),
     )
+
+
+RARE_FAILURES = 0.001  # a step whose logins fail this often or more is past the knee
+
+
+def within(s: Step, slo: float) -> bool:
+    """Return True for a step whose p99 stays under the SLO and whose logins failed less than 0.1 % of the time."""
+    p99 = s.at(99.0)
+    return s.logins > 0 and p99 is not None and p99 <= slo and s.failures / s.logins < RARE_FAILURES
+
+
+@dataclass(frozen=True)
+class Knee:
+    """The highest offered rate of a run's steps that stayed within the SLO (None: none did), and the first that
+    did not (None: none broke it)."""
+
+    rate: float | None
+    broken: Step | None
+    slo: float
+
+    def sentence(self) -> str:
+        """Return the knee in words."""
+        slo = f"p99 under {self.slo * 1000:g} ms and under 0.1 % failed"
+        if self.broken is None:
+            top = f"up to {self.rate:g}/s" if self.rate is not None else "no step"
+            return f"every step kept {slo} ({top}): the knee is higher than the rates tried"
+        b, p99 = self.broken, self.broken.at(99.0)
+        why = f"p99 {p99 * 1000:.0f} ms" if p99 is not None and p99 > self.slo else f"{b.failures} of {b.logins} failed"
+        if self.rate is None:
+            return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}"
+        return f"the knee: {self.rate:g}/s kept {slo}; {b.rate:g}/s did not ({why})"
+
+
+def knee(steps: Sequence[Step], slo: float) -> Knee:
+    """Return the knee of steps run in rising order: the last step within the SLO before the first that is not."""
+    ordered = sorted((s for s in steps if s.logins), key=lambda s: s.rate)
+    broken = next((s for s in ordered if not within(s, slo)), None)
+    kept = [s.rate for s in ordered if within(s, slo) and (broken is None or s.rate < broken.rate)]
+    return Knee(kept[-1] if kept else None, broken, slo)

@@ -80,6 +80,13 @@ def parse_rates(text: str) -> tuple[float, ...]:
 @click.option("--kex", help="The key exchange every login is pinned to [default: the client's own choice].")
 @click.option("--hostkey", help="The host key algorithm every login is pinned to [default: the client's own choice].")
 @click.option(
+    "--slo",
+    default="1s",
+    show_default=True,
+    help="The latency users accept: the knee is the highest rate whose p99 stays under it with under 0.1 % of "
+    "logins failed; stepping stops at the first step past it.",
+)
+@click.option(
     "--max-time",
     default="10m",
     show_default=True,
@@ -110,7 +117,7 @@ def load_cmd(**kw: Any) -> None:
     from sshbench.joboptions import LoadOptions
     from sshbench.runkinds import RunKind
 
-    own = {k: kw.pop(k) for k in ("rate", "arrivals", "step_time", "sources", "generator")}
+    own = {k: kw.pop(k) for k in ("rate", "arrivals", "step_time", "sources", "generator", "slo")}
     given = Given.from_click(kw)
     if resuming(given):
         return
@@ -125,7 +132,8 @@ def load_cmd(**kw: Any) -> None:
     step_time = parse_duration(own["step_time"], "--step-time", "use a positive duration such as 10s or 1m")
     given = dataclasses.replace(given, warmup=0, rounds=1, max_rounds=1, race=False)
     opts = build_options(RunKind.LOAD, given, latency=True, throughput=False)
-    load = LoadOptions(rates, own["arrivals"], step_time, own["generator"], own["sources"])
+    slo = parse_duration(own["slo"], "--slo", "use a positive duration such as 500ms or 1s")
+    load = LoadOptions(rates, own["arrivals"], step_time, own["generator"], own["sources"], slo)
     execute(dataclasses.replace(opts, own=load), given.db, given.as_json)
 
 

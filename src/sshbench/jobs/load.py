@@ -14,6 +14,7 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 
+from sshbench.analyse.load import Step, step, within
 from sshbench.arrivals import schedule
 from sshbench.clients.launch import detect
 from sshbench.clients.registry import client_type
@@ -24,7 +25,8 @@ from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.load import LOGIN_LIMIT, DriverLoop, Finished, Generator, OpenLoop
 from sshbench.model import Kind, Scenario, is_local
-from sshbench.samples import Sample
+from sshbench.records import StoredScenario
+from sshbench.samples import SKIPPED, Sample
 from sshbench.ssh.destination import common_options
 from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
@@ -72,8 +74,10 @@ def _sample(sc: Scenario, f: Finished) -> Sample:
     )
 
 
-def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make: Making) -> None:
-    """Run one step, storing each login as it ends (the ones that ended while it was being stopped too)."""
+def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make: Making) -> list[Sample]:
+    """Run one step, storing each login as it ends (the ones that ended while it was being stopped too); return
+    them."""
+    kept: list[Sample] = []
     out: queue.Queue[Finished] = queue.Queue()
     loop = make(out.put)
     failure: list[BaseException] = []
@@ -92,7 +96,8 @@ def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make
         while runner.is_alive() or not out.empty():
             with contextlib.suppress(queue.Empty):
                 f = out.get(timeout=0.2)
-                rec.sample(_sample(sc, f))
+                kept.append(_sample(sc, f))
+                rec.sample(kept[-1])
                 done, failed = done + 1, failed + (f.error is not None)
                 job.progress.update(
                     f"{sc.load}: {done} of {len(offsets)} logins ended, {failed} failed", done, len(offsets)
@@ -101,7 +106,8 @@ def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make
         loop.stop.set()
         runner.join(JOIN_WAIT)
         while not out.empty():
-            rec.sample(_sample(sc, out.get_nowait()))
+            kept.append(_sample(sc, out.get_nowait()))
+            rec.sample(kept[-1])
     if failure:
         raise SshbenchError(
             f"the load generator stopped: {failure[0]}",
@@ -109,6 +115,7 @@ def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make
             fix="see its words; --generator openssh runs one ssh per login instead",
             code=ExitCode.MEASUREMENT_FAILED,
         )
+    return kept
 
 
 def _maker(job: Job, bench: Bench, where: Endpoint, sc: Scenario, own: LoadOptions, ssh: str) -> Making:
@@ -167,9 +174,15 @@ def run_load(job: Job) -> int:
         rec = job.record(spec, bench.environment(where, None))
         with rec.status():
             rec.register(steps)
+            broken: Step | None = None
             for rate, sc in zip(own.rates, steps, strict=True):
-                if rec.samples(sc):
-                    continue  # a step an interrupted run began keeps its logins as they are
-                offsets = schedule(rate, own.step_time, own.arrivals, seed=opts.plan.seed + int(rate * 1000))
-                _step(job, rec, sc, offsets, _maker(job, bench, where, sc, own, ssh))
+                stored = rec.samples(sc)
+                if broken is not None:
+                    rec.failed(sc, f"{SKIPPED}not run: {broken.rate:g}/s already broke the SLO")
+                    continue
+                if not stored:  # a step an interrupted run began keeps its logins as they are
+                    offsets = schedule(rate, own.step_time, own.arrivals, seed=opts.plan.seed + int(rate * 1000))
+                    stored = tuple(_step(job, rec, sc, offsets, _maker(job, bench, where, sc, own, ssh)))
+                read = step(StoredScenario(0, 0, sc, None, tuple(stored)), own.step_time)
+                broken = None if within(read, own.slo) else read
         return rec.run_id

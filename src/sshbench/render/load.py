@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from sshbench.analyse.load import PERCENTILES, Step, step
+from sshbench.analyse.load import PERCENTILES, Step, knee, step
 from sshbench.arrivals import schedule
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
@@ -27,9 +27,9 @@ GENERATORS = {
 
 
 def steps(stored: StoredRun) -> list[Step]:
-    """Return the run's steps read back, in order."""
+    """Return the run's steps read back, in order (steps not run left out)."""
     own = stored.run.options.own_as(LoadOptions)
-    return [step(st, own.step_time) for st in stored.scenarios]
+    return [step(st, own.step_time) for st in stored.scenarios if st.samples or not st.failure]
 
 
 def _columns(rows: list[Step]) -> list[Column]:
@@ -79,6 +79,12 @@ def print_load(console: Console, stored: StoredRun) -> None:
                 highlight=False,
                 markup=False,
             )
+    for st in stored.scenarios:
+        if st.failure and not st.samples:
+            console.print(
+                f"  {st.scenario.load}: {st.failure.removeprefix('skipped: ')}", highlight=False, markup=False
+            )
+    console.print(f"  {knee(rows, own.slo).sentence()}", highlight=False, markup=False)
     clean = [s for s in rows if s.logins and not s.failures]
     if clean:
         console.print(
@@ -105,6 +111,8 @@ def load_document(stored: StoredRun) -> dict[str, Any]:
         "step_time": own.step_time,
         "generator": own.generator,
         "sources": own.sources,
+        "slo": own.slo,
+        "knee": knee(steps(stored), own.slo).rate,
         "steps": [
             {
                 "offered_rate": s.rate,
