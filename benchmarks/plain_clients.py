@@ -132,10 +132,8 @@ def with_libssh(a: list[str], clock: Clock, command: str) -> None:
     session = Session()
     with open(a[4], "rb") as key:
         private = key.read()
-    session.connect(
-        host=a[1], port=int(a[2]), user=a[3], private_key=private, look_for_keys=False,
-        host_key_checking=True, knownhosts=a[5], timeout=10,
-    )  # fmt: skip
+    where = {"host": a[1], "port": int(a[2]), "user": a[3], "knownhosts": a[5]}
+    session.connect(**where, private_key=private, look_for_keys=False, host_key_checking=True, timeout=10)
     chan = session.new_channel()
     chan.request_exec(command)
     chan.send_eof()

@@ -17,3 +17,9 @@ def schedule(rate: float, seconds: float, arrivals: str, seed: int = 0) -> list[
     while (t := t + rng.expovariate(rate)) < seconds:
         out.append(t)
     return out
+
+
+def step_seed(run_seed: int, rate: float) -> int:
+    """Return the seed of a step's Poisson schedule: the run's seed (stored with its plan) and the step's rate, so a
+    resumed step, and the reading side counting what a step planned, get the same schedule."""
+    return run_seed + int(rate * 1000)

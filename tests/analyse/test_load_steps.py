@@ -43,14 +43,14 @@ def test_rates_are_read_as_steps_and_bad_ones_refused() -> None:
 
 def test_a_step_reads_its_percentiles_from_an_hdr_histogram_of_the_logins() -> None:
     sc = Scenario(Kind.LATENCY, load="10/s")
-    samples = (
-        *(
-            Sample(sc, i + 1, False, ok=True, value=0.1 + i / 1000, wall=0.1, client_cpu=0.01,
-                   phases=(("intended", i / 10), ("late", 0.001)))
-            for i in range(100)
-        ),
-        Sample(sc, 101, False, ok=False, value=None, wall=0.0, error="Connection refused"),
-    )  # fmt: skip
+
+    def ok(i: int) -> Sample:
+        """Return the i-th of 100 logins: 0.1 s + i ms long, intended i / 10 s into the step."""
+        phases = (("intended", i / 10), ("late", 0.001))
+        return Sample(sc, i + 1, False, ok=True, value=0.1 + i / 1000, wall=0.1, client_cpu=0.01, phases=phases)
+
+    refused = Sample(sc, 101, False, ok=False, value=None, wall=0.0, error="Connection refused")
+    samples = (*(ok(i) for i in range(100)), refused)
     got = step(StoredScenario(1, 0, sc, None, samples), seconds=10.0)
     h = histogram([s.value for s in samples if s.value is not None])
     assert got.rate == 10 and got.logins == 101 and got.failures == 1
@@ -61,17 +61,15 @@ def test_a_step_reads_its_percentiles_from_an_hdr_histogram_of_the_logins() -> N
 
 
 def test_knee_is_the_last_step_within_the_slo_and_causes_ignore_the_source_port() -> None:
-    sc = Scenario(Kind.LATENCY, load="10/s")
-
     def made(rate: float, seconds: float, failed: int = 0) -> Step:
         """Return a step of 100 logins of `seconds` each, `failed` of them failed."""
         s = Scenario(Kind.LATENCY, load=f"{rate:g}/s")
         ok = [Sample(s, i, False, ok=True, value=seconds, wall=seconds) for i in range(100 - failed)]
+        reset = "ssh: handshake failed: read tcp 127.0.0.{}:{}->127.0.0.1:22: reset"  # from source i, port 40000+i
         bad = [
-            Sample(s, 100 + i, False, ok=False, value=None, wall=0.1,
-                   error=f"ssh: handshake failed: read tcp 127.0.0.{2 + i}:{40000 + i}->127.0.0.1:22: reset")
+            Sample(s, 100 + i, False, ok=False, value=None, wall=0.1, error=reset.format(2 + i, 40000 + i))
             for i in range(failed)
-        ]  # fmt: skip
+        ]
         return step(StoredScenario(1, 0, s, None, (*ok, *bad)), 10.0)
 
     rows = [made(10, 0.1), made(20, 0.2), made(40, 2.0), made(80, 0.1)]
@@ -89,4 +87,3 @@ def test_knee_is_the_last_step_within_the_slo_and_causes_ignore_the_source_port(
     )
     assert knee([made(10, 3.0)], 1.0).rate is None
     assert made(10, 0.1, failed=3).causes == (("ssh: handshake failed: read tcp SOURCE->127.0.0.1:22: reset", 3),)
-    assert sc.load == "10/s"

@@ -129,12 +129,10 @@ def test_a_soak_that_cannot_fit_is_refused_naming_the_logins_that_would(
 ) -> None:
     db = tmp_path / "soak.db"
     start = time.monotonic()
-    done = sshbench(
-        cli_env, "interop", "--client", "openssh", "--server", "local:openssh", "--kex", "curve25519-sha256",
-        "--logins", "100000", "--max-time", "30s", "--db", str(db),
-    )  # fmt: skip
+    pair = ["--client", "openssh", "--server", "local:openssh", "--kex", "curve25519-sha256"]
+    done = sshbench(cli_env, "interop", *pair, "--logins", "100000", "--max-time", "30s", "--db", str(db))
     assert done.returncode == 2, done.stderr
-    assert "1 pairs x 100000 logins" in done.stderr and "use --logins " in done.stderr, done.stderr
+    assert "1 pair x 100000 logins" in done.stderr and "use --logins " in done.stderr, done.stderr
     assert time.monotonic() - start < 30
     if db.exists():
         with sqlite3.connect(db) as con:

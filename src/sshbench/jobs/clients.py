@@ -27,7 +27,7 @@ from sshbench.clients.registry import client_type
 from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import ClientsOptions
-from sshbench.jobs.endpoints import Endpoint, require_connectable
+from sshbench.jobs.endpoints import Endpoint, require_connectable, require_started
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging, Transfers
 from sshbench.measure import budget
@@ -334,14 +334,7 @@ def run_clients(job: Job) -> int:
     matrix = bool(opts.servers)
     staging = Staging(specs, ssh, workdir="sshbench-clients-", tmpfs=shm, tolerant=matrix)
     with job.stage(staging, opts, job.progress) as bench:
-        if not bench.endpoints:
-            reasons = "; ".join(f"{n}: {u.skipped or u.failed}" for n, u in bench.unavailable.items())
-            raise SshbenchError(
-                f"no server could be started: {reasons}",
-                place="--server",
-                fix="name servers that can run here",
-                code=ExitCode.SERVER_START,
-            )
+        require_started(bench.endpoints, bench.unavailable)
         plan = _plan(bench, found, matrix)
         single = next(iter(bench.endpoints))
         if job.resume is None:

@@ -127,6 +127,19 @@ def refuse_remote_limits(opts: JobOptions) -> None:
             )
 
 
+def require_started(endpoints: dict[str, Endpoint], unavailable: dict[str, Unavailable]) -> None:
+    """Fail when none of the embedded servers asked for started, naming why each did not."""
+    if endpoints:
+        return
+    reasons = "; ".join(f"{n}: {u.skipped or u.failed}" for n, u in unavailable.items())
+    raise SshbenchError(
+        f"no server could be started: {reasons}",
+        place="--server",
+        fix="name servers that can run here",
+        code=ExitCode.SERVER_START,
+    )
+
+
 def require_connectable(disc: Discovery, target: Target) -> None:
     """Fail before measuring when even the default client profile cannot log in."""
     profile = disc.profiles[0]

@@ -29,8 +29,8 @@ from sshbench.clients.launch import Detected, Launcher
 from sshbench.errors import ExitCode, SshbenchError, Unfinished
 from sshbench.joboptions import ClientsOptions
 from sshbench.jobs.clients import client_report, detect_clients
-from sshbench.jobs.endpoints import Endpoint
-from sshbench.jobs.recording import Job, Recording
+from sshbench.jobs.endpoints import Endpoint, require_started
+from sshbench.jobs.recording import Job, Recording, taken
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.budget import Estimate
 from sshbench.measure.interop import Login, WarmDriver, process_login
@@ -189,7 +189,8 @@ def _estimate(job: Job, soak: _Soak, logins: int) -> None:
             setup=setup,
             setup_what="servers, clients, one unstored login per pair",
             rounds_needed=logins,
-            what=f"{total} pairs x {logins} logins (a round: one login of every pair, each server's in turn)",
+            what=f"{total} pair{'s' if total != 1 else ''} x {logins} logins (a round: one login of every pair, each "
+            "server's in turn)",
             needs=f"each pair needs {logins}",
             fits=f"use --logins {fits}" if 1 <= fits < logins else None,
         )
@@ -241,7 +242,7 @@ def _workers(
 def _run(job: Job, rec: Recording, soak: _Soak, logins: int) -> bool:
     """Soak until every pair has its logins or the budget ends, storing each login as it ends (a login that ended
     while the soak was being stopped too); return True when the budget ended it."""
-    counts = {sc.key: len([s for s in rec.samples(sc) if not s.warmup]) for sc in soak.scenarios}
+    counts = {sc.key: taken(rec.stored[sc.key], job.opts.command) for sc in soak.scenarios}  # an interrupted run's
     left = {k: max(0, logins - n) for k, n in counts.items()}
     total = logins * len(counts)
     tally = [sum(min(n, logins) for n in counts.values()), 0]  # logins done, of which failed
@@ -280,14 +281,7 @@ def run_interop(job: Job) -> int:
     found, _ = detect_clients(opts.own_as(ClientsOptions).clients, ssh, job.progress)
     specs = tuple(registry.validate(s) for s in (opts.servers or DEFAULT_SERVERS))
     with job.stage(Staging(specs, ssh, workdir="sshbench-interop-", tolerant=True), opts, job.progress) as bench:
-        if not bench.endpoints:
-            reasons = "; ".join(f"{n}: {u.skipped or u.failed}" for n, u in bench.unavailable.items())
-            raise SshbenchError(
-                f"no server could be started: {reasons}",
-                place="--server",
-                fix="name servers that can run here",
-                code=ExitCode.SERVER_START,
-            )
+        require_started(bench.endpoints, bench.unavailable)
         soak = _plan(bench, found, opts.kex, opts.hostkeys)
         bench.stack.callback(soak.close)
         if not soak.scenarios:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from sshbench.analyse.load import Step, step, within
-from sshbench.arrivals import schedule
+from sshbench.arrivals import schedule, step_seed
 from sshbench.clients.launch import detect
 from sshbench.clients.registry import client_type
 from sshbench.errors import ExitCode, SshbenchError
@@ -23,7 +23,8 @@ from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
-from sshbench.measure.load import LOGIN_LIMIT, DriverLoop, Finished, Generator, OpenLoop
+from sshbench.measure.interop import LOGIN_LIMIT
+from sshbench.measure.load import DriverLoop, Finished, Generator, OpenLoop
 from sshbench.model import Kind, Scenario, is_local
 from sshbench.records import StoredScenario
 from sshbench.samples import SKIPPED, Sample
@@ -118,10 +119,11 @@ def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make
     return kept
 
 
-def _maker(job: Job, bench: Bench, where: Endpoint, sc: Scenario, own: LoadOptions, ssh: str) -> Making:
-    """Return how a step's generator is made: the Go driver (built once) or one ssh per login."""
+def _generators(job: Job, bench: Bench, where: Endpoint, own: LoadOptions, ssh: str) -> Callable[[Scenario], Making]:
+    """Return, for a step, how its generator is made: one ssh per login, or the Go driver, found (and built) and
+    given this server's address once, before the run is stored; fail saying why it cannot run here."""
     if own.generator == "openssh":
-        return lambda done: OpenLoop(functools.partial(_argv, ssh, where, sc, own.sources), done)
+        return lambda sc: functools.partial(OpenLoop, functools.partial(_argv, ssh, where, sc, own.sources))
     found = detect(client_type("gossh"), lambda text: job.progress.update(text, 0, 1))
     if found.missing:
         raise SshbenchError(
@@ -133,8 +135,7 @@ def _maker(job: Job, bench: Bench, where: Endpoint, sc: Scenario, own: LoadOptio
     reach = bench.client(where, found, bench.discover(where).server_lists().get("hostkey", ()))
     if isinstance(reach, str):
         raise SshbenchError(reach, place="--generator go", fix="use --generator openssh", code=ExitCode.USAGE)
-    argv = reach.argv(sc, "load", str(own.sources))
-    return lambda done: DriverLoop(argv, done)
+    return lambda sc: functools.partial(DriverLoop, reach.argv(sc, "load", str(own.sources)))
 
 
 def _check(opts: LoadOptions, max_time: float | None) -> None:
@@ -169,6 +170,7 @@ def run_load(job: Job) -> int:
     ssh = ssh_client(opts.ssh)
     with job.stage(Staging((spec,), ssh, workdir="sshbench-load-"), opts, job.progress) as bench:
         where = bench.only
+        generator = _generators(job, bench, where, own, ssh)
         kex, hostkey = (opts.kex or (None,))[0], (opts.hostkeys or (None,))[0]
         steps = [Scenario(Kind.LATENCY, kex=kex, hostkey=hostkey, load=step_key(r)) for r in own.rates]
         rec = job.record(spec, bench.environment(where, None))
@@ -181,8 +183,8 @@ def run_load(job: Job) -> int:
                     rec.failed(sc, f"{SKIPPED}not run: {broken.rate:g}/s already broke the SLO")
                     continue
                 if not stored:  # a step an interrupted run began keeps its logins as they are
-                    offsets = schedule(rate, own.step_time, own.arrivals, seed=opts.plan.seed + int(rate * 1000))
-                    stored = tuple(_step(job, rec, sc, offsets, _maker(job, bench, where, sc, own, ssh)))
+                    offsets = schedule(rate, own.step_time, own.arrivals, step_seed(opts.plan.seed, rate))
+                    stored = tuple(_step(job, rec, sc, offsets, generator(sc)))
                 read = step(StoredScenario(0, 0, sc, None, tuple(stored)), own.step_time)
                 broken = None if within(read, own.slo) else read
         return rec.run_id

@@ -136,7 +136,7 @@ class WarmDriver:
         """Return the failed login of a driver that exited, with its last words; the next login starts a new one."""
         status = self.proc.wait() if self.proc is not None else None
         words = "; ".join(self.said) or "no words"
-        self.proc = None
+        self.stop()  # its pipes closed
         return Login(None, time.perf_counter() - start, f"the driver exited (status {status}): {words}")
 
     def stop(self) -> None:

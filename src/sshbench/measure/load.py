@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from sshbench.measure.interop import LOGIN_LIMIT, PREFIX  # a login's limit, the drivers' lines
 from sshbench.ssh.text import ssh_failure_reason
 
 
@@ -28,9 +29,6 @@ class Generator(Protocol):
 
     def run(self, offsets: Sequence[float]) -> None:
         """Run the step's arrivals; return when every login has ended."""
-
-
-LOGIN_LIMIT = 20.0  # seconds: a login still running this long after its intended start is stopped and failed
 
 
 @dataclass(frozen=True)
@@ -184,7 +182,7 @@ class DriverLoop:
                 if self.stop.is_set():
                     break
                 if not line.startswith(LOAD_LINE):
-                    said = [*said[-3:], line.removeprefix(DRIVER)]
+                    said = [*said[-3:], line.removeprefix(f"{PREFIX} ")]
                     continue
                 f, before = _parsed(line, offsets, before)
                 self.done(f)
@@ -197,8 +195,7 @@ class DriverLoop:
             raise RuntimeError(f"the Go generator exited with status {code}: {'; '.join(said) or 'no words'}")
 
 
-DRIVER = "sshbench-driver: "  # the drivers' lines (clients/drivers/common.py; read here, never imported)
-LOAD_LINE = f"{DRIVER}load "
+LOAD_LINE = f"{PREFIX} load "
 
 
 def _parsed(line: str, offsets: Sequence[float], before: float) -> tuple[Finished, float]:

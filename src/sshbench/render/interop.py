@@ -14,7 +14,7 @@ from sshbench.analyse.interop import CONFIDENCE, RARE, Pair, logins_to_bound, pa
 from sshbench.model import client_name
 from sshbench.records import StoredRun, StoredScenario
 from sshbench.render.header import print_environment
-from sshbench.render.layout import Column, build, fit, hidden_note
+from sshbench.render.layout import Column, print_fitted
 
 HOW = (
     "  A login: connect, verify the host key, authenticate with a key, run `true`, close. Each server saw one login "
@@ -48,45 +48,43 @@ def short_names(rows: Sequence[Pair]) -> dict[str, str]:
 
 
 def _columns(rows: Sequence[Pair]) -> list[Column]:
-    """Return the soak table's columns."""
+    """Return the soak table's columns (the host key's only when one was pinned; the logins that would bound a pair
+    only where pairs differ in it, else the summary says it once)."""
     short = short_names(rows)
-    return [
+    cols = [
         Column("client", tuple(client_name(p.client, "in-process" if p.warm else None) for p in rows)),
         Column("server", tuple(short.get(p.server, p.server) for p in rows)),
         Column("key exchange", tuple(_kex(p) for p in rows), fold=True),
-        *(
-            [Column("host key", tuple(p.hostkey or "(its own)" for p in rows), fold=True)]
-            if any(p.hostkey for p in rows)
-            else []
-        ),
+    ]
+    if any(p.hostkey for p in rows):
+        cols.append(Column("host key", tuple(p.hostkey or "(its own)" for p in rows), fold=True))
+    cols += [
         Column("logins", tuple(str(p.logins) for p in rows), right=True),
         Column("failed", tuple(f"[red]{p.failures}[/red]" if p.failures else "0" for p in rows), right=True),
         Column("failure rate (95% bound)", tuple(f"at most {_pct(p.upper)}" for p in rows), right=True),
-        *(  # the same for every pair (none failed, as many logins each): said once under the table instead
-            [Column(f"logins to bound at {_pct(RARE)}", needed, right=True, shed=2)]
-            if len(set(needed := tuple(_needed(p) for p in rows))) > 1
-            else []
-        ),
-        Column(
-            "median ms", tuple("" if p.median_ms is None else f"{p.median_ms:.1f}" for p in rows), right=True, shed=1
-        ),
     ]
+    needed = tuple(_needed(p) for p in rows)
+    if len(set(needed)) > 1:
+        cols.append(Column(f"logins to bound at {_pct(RARE)}", needed, right=True, shed=2))
+    medians = tuple("" if p.median_ms is None else f"{p.median_ms:.1f}" for p in rows)
+    return [*cols, Column("median ms", medians, right=True, shed=1)]
 
 
-def reproduce(p: Pair, db: bool = True) -> str:
-    """Return the command that soaks one failing pair again (it starts the same embedded server afresh)."""
-    words = ["interop", "--client", p.client, "--server", f"local:{p.server}"]
+def reproduce(p: Pair, ssh: str | None, db: bool = True) -> str:
+    """Return the command that soaks one failing pair again (it starts the same embedded server afresh; `ssh`: the
+    OpenSSH client the run was given, None for the system's)."""
+    words = ["interop", "--client", p.client, "--server", f"local:{p.server}", *(["--ssh", ssh] if ssh else [])]
     words += ["--kex", p.kex] if p.kex else []
     words += ["--hostkey", p.hostkey] if p.hostkey else []
     return hints.sshbench(*words, "--logins", str(max(p.logins, 100)), db=db)
 
 
-def by_hand(p: Pair) -> str:
+def by_hand(p: Pair, ssh: str | None) -> str:
     """Return the shape of one login outside sshbench, against the same server (PORT, KEY and FILE: its own)."""
     if p.client == "openssh":
         pin = f"-o KexAlgorithms={p.kex} " if p.kex else ""
         pin += f"-o HostKeyAlgorithms={p.hostkey} " if p.hostkey else ""
-        return f"ssh {pin}-i KEY -o UserKnownHostsFile=FILE -p PORT 127.0.0.1 true"
+        return f"{ssh or 'ssh'} {pin}-i KEY -o UserKnownHostsFile=FILE -p PORT 127.0.0.1 true"
     if p.client == "dropbear":
         return "dbclient -T -i KEY -p PORT 127.0.0.1 true"
     if p.client in ("gossh", "russh"):
@@ -98,7 +96,7 @@ def by_hand(p: Pair) -> str:
     )
 
 
-def print_failures(console: Console, rows: Sequence[Pair]) -> None:
+def print_failures(console: Console, rows: Sequence[Pair], ssh: str | None) -> None:
     """Print each failing pair: how often, the client's words, and the commands that reproduce it."""
     for p in (p for p in rows if p.failures):
         key = f" and host key {p.hostkey}" if p.hostkey else ""
@@ -112,8 +110,8 @@ def print_failures(console: Console, rows: Sequence[Pair]) -> None:
             console.print(f"      {n} x {words}", highlight=False, markup=False)
         if len(p.errors) > 3:
             console.print(f"      and {len(p.errors) - 3} other messages", highlight=False, markup=False)
-        console.print(f"      again: {reproduce(p)}", highlight=False, markup=False)
-        console.print(f"      by hand: {by_hand(p)}", highlight=False, markup=False, style="dim")
+        console.print(f"      again: {reproduce(p, ssh)}", highlight=False, markup=False)
+        console.print(f"      by hand: {by_hand(p, ssh)}", highlight=False, markup=False, style="dim")
 
 
 def not_soaked(na: Sequence[StoredScenario]) -> list[str]:
@@ -129,19 +127,25 @@ def not_soaked(na: Sequence[StoredScenario]) -> list[str]:
     return lines
 
 
+def _pairs(n: int) -> str:
+    """Return `1 pair` or `N pairs`."""
+    return f"{n} pair{'s' if n != 1 else ''}"
+
+
 def summary(rows: Sequence[Pair]) -> list[str]:
     """Return the soak in sentences: logins, failures, and what the clean pairs bound."""
     logins = sum(p.logins for p in rows)
     failing = [p for p in rows if p.failures]
     clean = [p for p in rows if not p.failures and p.logins]
+    failed = sum(p.failures for p in rows)
     lines = [
-        f"  {len(rows)} pairs, {logins:,} logins, {sum(p.failures for p in rows):,} failed"
-        + (f" in {len(failing)} pair{'s' if len(failing) != 1 else ''}" if failing else "")
+        f"  {_pairs(len(rows))}, {logins:,} logins, {failed:,} failed"
+        + (f" in {_pairs(len(failing))}" if failing else "")
     ]
     if clean:
         worst = max(clean, key=lambda p: p.upper)
         lines.append(
-            f"  {len(clean)} pair{'s' if len(clean) != 1 else ''} never failed: each failure rate is at most "
+            f"  {_pairs(len(clean))} never failed: each failure rate is at most "
             f"{_pct(worst.upper)} ({CONFIDENCE:.0%} bound after {worst.logins} logins); to bound it at "
             f"{_pct(RARE)} (about one handshake in {round(1 / RARE)}) each needs {logins_to_bound(0, 1):,} logins "
             f"(--logins {logins_to_bound(0, 1)})"
@@ -167,15 +171,10 @@ def print_interop(console: Console, stored: StoredRun) -> None:
     na = [st for st in stored.scenarios if st.failure is not None and not st.samples]
     logins = stored.run.options.plan.min_rounds
     if rows:
-        full = _columns(rows)
-        shown, shed = fit(full, console.width)
-        console.print(f"Interop soak: {logins} full logins per pair", highlight=False, style="bold")
-        console.print(build(shown))
-        if note := hidden_note(shed, full):
-            console.print(note, highlight=False)
+        print_fitted(console, f"Interop soak: {logins} full logins per pair", _columns(rows))
         for server, name in short_names(rows).items():
             console.print(f"  {name}: local:{server}", highlight=False, markup=False)
-        print_failures(console, rows)
+        print_failures(console, rows, stored.run.options.ssh)
     for line in not_soaked(na):
         console.print(line, highlight=False, markup=False, style="dim")
     for line in summary(rows):
@@ -213,7 +212,7 @@ def interop_document(stored: StoredRun) -> dict[str, Any]:
                 "logins_to_bound_rare": p.needed,
                 "median_ms": p.median_ms,
                 "errors": [{"message": m, "count": n} for m, n in p.errors],
-                "reproduce": reproduce(p, db=False) if p.failures else None,
+                "reproduce": reproduce(p, stored.run.options.ssh, db=False) if p.failures else None,
             }
             for p in pairs(soaked(stored))
         ],

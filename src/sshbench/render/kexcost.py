@@ -9,7 +9,7 @@ from rich.console import Console
 
 from sshbench.analyse.kexcost import BASELINE, Difference, KexCost, cost_sentence
 from sshbench.model import OPENSSH_CLIENT, client_name
-from sshbench.render.layout import Column, build, fit, hidden_note, ms_cell
+from sshbench.render.layout import Column, ms_cell, print_fitted
 
 HOW = (
     f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval; CPU: the ssh "
@@ -129,12 +129,7 @@ def print_kex_costs(console: Console, costs: Sequence[KexCost]) -> None:
     costs = measured(costs)
     if not costs:
         return
-    full = cost_columns(costs)
-    shown, shed = fit(full, console.width)
-    console.print(f"Key exchange cost against {BASELINE} (same rounds)", highlight=False, style="bold")
-    console.print(build(shown))
-    if note := hidden_note(shed, full):
-        console.print(note, highlight=False)
+    print_fitted(console, f"Key exchange cost against {BASELINE} (same rounds)", cost_columns(costs))
     for line in sentences(costs):
         console.print(line, highlight=False, markup=False)
     how = HOW if any(c.server_cpu is not None for c in costs) else HOW_CLIENT

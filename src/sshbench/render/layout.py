@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from rich import box
 from rich.cells import cell_len
+from rich.console import Console
 from rich.markup import render
 from rich.table import Table
 
@@ -125,3 +126,12 @@ def hidden_note(shed: Sequence[Column], full: Sequence[Column]) -> str | None:
 def ms_cell(seconds: float | None) -> str:
     """Return seconds as a cell in ms (one decimal), or blank."""
     return "" if seconds is None else f"{seconds * 1000:.1f}"
+
+
+def print_fitted(console: Console, title: str, columns: Sequence[Column]) -> None:
+    """Print a title and its table fitted to the console's width, then the note naming what it hid."""
+    shown, shed = fit(columns, console.width)
+    console.print(title, highlight=False, style="bold")
+    console.print(build(shown))
+    if note := hidden_note(shed, columns):
+        console.print(note, highlight=False)

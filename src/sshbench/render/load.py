@@ -9,11 +9,11 @@ from typing import Any
 from rich.console import Console
 
 from sshbench.analyse.load import PERCENTILES, Step, knee, step
-from sshbench.arrivals import schedule
+from sshbench.arrivals import schedule, step_seed
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
 from sshbench.render.header import print_environment
-from sshbench.render.layout import Column, build, fit, hidden_note, ms_cell
+from sshbench.render.layout import Column, ms_cell, print_fitted
 
 HOW = (
     "  Open loop: each login started at its intended time whatever the others were doing, its latency counted from "
@@ -56,23 +56,17 @@ def print_load(console: Console, stored: StoredRun) -> None:
     own = stored.run.options.own_as(LoadOptions)
     rows = steps(stored)
     generator = GENERATORS.get(own.generator, own.generator)
-    console.print(
+    title = (
         f"Logins under load: {own.arrivals} arrivals, {own.step_time:g} s per step, {generator} from "
         f"{own.sources} loopback source addresses (127.0.0.2-127.0.0.{1 + own.sources}; per-address limits do not "
-        "stand in for the server's), latency from each login's intended start",
-        highlight=False,
-        style="bold",
+        "stand in for the server's), latency from each login's intended start"
     )
-    full = _columns(rows)
-    shown, shed = fit(full, console.width)
-    console.print(build(shown))
-    if note := hidden_note(shed, full):
-        console.print(note, highlight=False)
+    print_fitted(console, title, _columns(rows))
     for s in rows:
         for words, n in s.causes[:3]:
             console.print(f"  ! {s.rate:g}/s: {n} x {words}", highlight=False, markup=False)
-        planned = len(schedule(s.rate, own.step_time, own.arrivals)) if own.arrivals == "constant" else None
-        if planned is not None and s.logins < planned:
+        planned = len(schedule(s.rate, own.step_time, own.arrivals, step_seed(stored.run.options.plan.seed, s.rate)))
+        if s.logins < planned:
             console.print(
                 f"  ! {s.rate:g}/s: cut short, {s.logins} of its {planned} logins (the run was stopped in this step; "
                 "its rate and percentiles are of those logins)",
