@@ -61,8 +61,8 @@ class ClientsOptions:
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """`load`'s own options: the steps' rates, how arrivals are spaced, each step's length, the generator, and how
-    many loopback source addresses the arrivals come from."""
+    """`load`'s own options: the steps' rates, how arrivals are spaced, each step's length, the generator, how many
+    loopback source addresses the arrivals come from, and bursts instead of steps with a setting to compare."""
 
     rates: tuple[float, ...] = ()  # logins per second, one step each
     arrivals: str = "constant"  # constant | poisson
@@ -70,6 +70,9 @@ class LoadOptions:
     generator: str = "openssh"  # one ssh per login
     sources: int = 8  # 127.0.0.2 .. 127.0.0.(1+N)
     slo: float = 1.0  # seconds: a step whose p99 is above it (or whose logins fail) ends the stepping
+    burst: int = 0  # connections started at one instant, instead of steps (0: steps)
+    repeats: int = 5  # bursts per setting
+    server_options: tuple[str, ...] = ()  # sshd_config KEY=VALUE of a second embedded server, its bursts compared
 
 
 DEFAULT_POLICY = "modern"  # the security policy of every command that takes --policy

@@ -89,8 +89,14 @@ class ResultGroup:
     title: str
 
 
+SSHD_REMEDY = "sshd:"  # a `load` burst's sshd_config options, `sshd:MaxStartups=10:30:60`
+
+
 def remedy_text(remedy: str | None) -> str:
-    """Return how a `tune` remedy reads after a row's name (empty for none)."""
+    """Return how a `tune` remedy (or a `load` burst's sshd options, `sshd:K=V;K=V`) reads after a row's name (empty
+    for none)."""
+    if (remedy or "").startswith(SSHD_REMEDY):
+        return f" with {', '.join((remedy or '').removeprefix(SSHD_REMEDY).split(';'))}"
     kind, _, n = (remedy or "").partition("=")
     if kind == "streams":
         return " (one connection)" if n == "1" else f" x {n} connections at once"

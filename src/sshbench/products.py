@@ -24,14 +24,44 @@ class Product:
     window_option: str | None  # the command-line option that sets the window (None: fixed)
     sftp: str | None  # what serves SFTP on an embedded server of it (None: it has no SFTP server)
     logins_per_address: int | None = None  # connections from one address it lets log in at once (None: no limit known)
+    closers: str = ""  # what in it can close a new connection before its banner (for a cause seen by a client only)
+    options: bool = False  # an embedded server of it takes sshd_config settings (`-o KEY=VALUE`: --server-option)
 
 
-OPENSSH = Product("OpenSSH", "openssh", False, 2 * 2**20, None, "sshd's internal-sftp")  # CHAN_SES_WINDOW_DEFAULT
-DROPBEAR = Product("Dropbear", "dropbear", True, 24576, "-W", "dropbear server's SFTP subsystem", 5)
-TINYSSH = Product("TinySSH", "tinyssh", True, 128 * 2**10, None, None)  # fixed in TinySSH (no option)
+OPENSSH = Product(  # its window: CHAN_SES_WINDOW_DEFAULT
+    "OpenSSH",
+    "openssh",
+    False,
+    2 * 2**20,
+    None,
+    "sshd's internal-sftp",
+    closers="MaxStartups (unauthenticated connections past start:rate:full) or PerSourcePenalties (9.8 and later)",
+    options=True,
+)
+DROPBEAR = Product(
+    "Dropbear",
+    "dropbear",
+    True,
+    24576,
+    "-W",
+    "dropbear server's SFTP subsystem",
+    5,
+    closers="its compiled-in limits: 5 unauthenticated connections per address, 30 in all",
+)
+TINYSSH = Product(  # its window is fixed in TinySSH (no option)
+    "TinySSH", "tinyssh", True, 128 * 2**10, None, None, closers="tcpserver's limit of connections at once (-c, 40)"
+)
 # golang.org/x/crypto/ssh: channelWindowSize = 64 * 32 KiB, fixed (no option); Go's own crypto. Its default banner
 # is `SSH-2.0-Go`, which Gitea and others keep.
-GOSSH = Product("Go x/crypto/ssh", "ssh-2.0-go", True, 2 * 2**20, None, "github.com/pkg/sftp in the Go server")
+GOSSH = Product(
+    "Go x/crypto/ssh",
+    "ssh-2.0-go",
+    True,
+    2 * 2**20,
+    None,
+    "github.com/pkg/sftp in the Go server",
+    closers="no limit of its own (the listen backlog can)",
+)
 PRODUCTS = (OPENSSH, DROPBEAR, TINYSSH, GOSSH)
 _BY_NAME = {p.name: p for p in PRODUCTS}
 
@@ -51,3 +81,8 @@ def own_crypto() -> str:
     """Return the products that encrypt with their own code, as words (`Dropbear, TinySSH and Go x/crypto/ssh`)."""
     names = [p.name for p in PRODUCTS if p.own_crypto]
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def named_in(text: str) -> Product | None:
+    """Return the product a banner or an embedded server's description (`embedded gossh server ...`) names."""
+    return from_banner(text) or (GOSSH if "gossh" in text.lower() else None)

@@ -90,6 +90,8 @@ class KindRow:
     timed: str = ""  # replaces "handshake excluded" in its result tables' titles, where its rows are timed otherwise
     shell_csv: bool = True  # the shell scripts' CSV files describe its rows (ssh's algorithms)
     counts_failures: bool = False  # a failed sample is data, not a sample to take again (an interop soak's login)
+    failed_in: str = "pairs"  # what its rows are called when logins failed in them (exit 12)
+    failed_fix: str = "each failing pair is listed above with the client's words and the command that reproduces it"
 
     @property
     def judged(self) -> bool:
@@ -179,6 +181,9 @@ ROWS: dict[RunKind, KindRow] = {
         bounds="What bounds a login under load is not judged yet: the steps show latency and failures by cause.",
         shell_csv=False,
         counts_failures=True,
+        failed_in="rows (steps or burst settings)",
+        failed_fix="the causes are listed above, from the server's log where it names them (a login failing under "
+        "load is a result: the exit status says that some did)",
     ),
 }
 

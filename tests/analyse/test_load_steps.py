@@ -87,3 +87,47 @@ def test_knee_is_the_last_step_within_the_slo_and_causes_ignore_the_source_port(
     )
     assert knee([made(10, 3.0)], 1.0).rate is None
     assert made(10, 0.1, failed=3).causes == (("ssh: handshake failed: read tcp SOURCE->127.0.0.1:22: reset", 3),)
+
+
+def test_exact_intervals_hold_zero_of_n_and_agree_with_known_values() -> None:
+    from sshbench.analyse.load import interval
+
+    assert interval(0, 300) == (0.0, pytest.approx(1 - 0.025 ** (1 / 300)))  # 0 of 300: at most 1.2 %
+    low, high = interval(5, 10)
+    assert low == pytest.approx(0.1871, abs=1e-4) and high == pytest.approx(0.8129, abs=1e-4)  # Clopper-Pearson
+    assert interval(10, 10)[1] == 1.0 and interval(0, 0) == (0.0, 1.0)
+
+
+@given(st.integers(0, 40), st.integers(1, 40), st.integers(0, 40), st.integers(1, 40))
+def test_fishers_exact_test_is_a_probability_and_symmetric(a: int, n1: int, b: int, n2: int) -> None:
+    from sshbench.analyse.load import fisher
+
+    a, b = min(a, n1), min(b, n2)
+    p = fisher(a, n1, b, n2)
+    assert 0.0 < p <= 1.0 and p == pytest.approx(fisher(b, n2, a, n1))
+    if a * n2 == b * n1:
+        assert p == pytest.approx(1.0)
+
+
+def test_fishers_exact_test_matches_a_textbook_table() -> None:
+    from sshbench.analyse.load import fisher
+
+    assert fisher(1, 10, 11, 14) == pytest.approx(0.002759, abs=2e-6)  # [[1, 9], [11, 3]]: R's fisher.test
+    assert fisher(0, 300, 93, 300) < 1e-20
+
+
+def test_bursts_read_back_per_setting_with_their_causes() -> None:
+    from sshbench.analyse.load import LOGGED, SAID, bursts
+
+    sc = Scenario(Kind.LATENCY, load="burst 4", remedy="sshd:MaxStartups=1:30:2")
+    drop = f"dropped by the server past MaxStartups{LOGGED}drop connection #2 from [127.0.0.3]:5 ...{SAID}EOF"
+    samples = []
+    for i in range(8):  # two bursts of 4: the last connection of each dropped
+        served = i % 4 != 3
+        phases = (("intended", 0.0), ("burst", 1 + i // 4))
+        value, error = (0.1 * (i % 4 + 1), None) if served else (None, drop)
+        samples.append(Sample(sc, i + 1, False, served, value, 0.5, phases=phases, error=error))
+    b = bursts(StoredScenario(0, 0, sc, None, tuple(samples)))
+    assert (b.size, b.bursts, b.logins, b.dropped) == (4, 2, 8, 2)
+    assert b.causes == (("dropped by the server past MaxStartups (the server's log)", 2),)
+    assert b.served == pytest.approx(0.3) and b.label == "with MaxStartups=1:30:2"

@@ -150,6 +150,9 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
     "generator",
     "sources",
     "slo",
+    "burst",  # `load --burst`'s, since issue 38's second slice
+    "repeats",
+    "server_options",
 ]
 
 
@@ -162,6 +165,7 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
         JobOptions(RunKind.RUN),
         JobOptions(RunKind.RUN, own=FleetOptions(inventory="hosts.ini")),  # a fleet's host run carries the fleet's
         JobOptions(RunKind.LOAD, own=LoadOptions((10.0, 20.0), "poisson", 5.0, "openssh", 4, 0.5)),
+        JobOptions(RunKind.LOAD, own=LoadOptions((), burst=60, repeats=7, server_options=("MaxStartups=10:30:60",))),
     ],
 )
 def test_a_commands_own_options_are_stored_flat_where_runs_always_stored_them(opts: JobOptions) -> None:

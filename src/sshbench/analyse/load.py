@@ -1,9 +1,12 @@
 """What a `load` run's stored logins say per step: offered and achieved rate, latency percentiles from each login's
 intended start (an HdrHistogram of the stored logins, never hand-made), failures by cause with the 95 % upper bound
-of the failure rate, and the generator's CPU per login."""
+of the failure rate, and the generator's CPU per login; per burst setting (`--burst`): how many connections were
+dropped with an exact interval, why, and how long until all were served, and two settings compared exactly (Fisher).
+"""
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections import Counter
@@ -13,12 +16,17 @@ from dataclasses import dataclass
 from hdrh.histogram import HdrHistogram
 
 from sshbench.analyse.interop import upper_bound
+from sshbench.model import remedy_text
 from sshbench.records import StoredScenario
 from sshbench.samples import Sample
 
 LOWEST_US, HIGHEST_US, DIGITS = 1, 3_600_000_000, 3  # 1 us .. 1 h, 3 significant digits
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 SOURCE = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}:\d+->")  # Go's `read tcp 127.0.0.6:40181->127.0.0.1:22`
+LOGGED, SAID = ", said its log: ", "; the client said: "  # how a drop the server's log explains is stored
+# a connection closed before (or at) the server's banner, as each generator words it (ssh's last line: `Connection
+# closed by 127.0.0.1 port 2222` or `Connection reset by ...` after `kex_exchange_identification: ...`)
+BEFORE_BANNER = ("kex_exchange_identification", "handshake failed: EOF", "connection reset by", "connection closed by")
 
 
 def rate_of(load: str | None) -> float:
@@ -27,9 +35,24 @@ def rate_of(load: str | None) -> float:
 
 
 def cause(error: str | None) -> str:
-    """Return a failed login's words with its own source address and port written as SOURCE, so that the same
-    failure from different sources counts as one cause (the stored words are kept as they were)."""
-    return SOURCE.sub("SOURCE->", error or "no reason given")
+    """Return a failed login's cause: the server's reason where its log gave one, else the client's words with its
+    own source address and port written as SOURCE, so that the same failure from different sources counts as one
+    cause (the stored words are kept as they were)."""
+    words = error or "no reason given"
+    if LOGGED in words:
+        return f"{words.split(LOGGED, 1)[0]} (the server's log)"
+    return SOURCE.sub("SOURCE->", words)
+
+
+def before_banner(words: str) -> bool:
+    """Return True for a client's words that say the connection was closed before the server's banner."""
+    low = words.lower()
+    return any(w.lower() in low for w in BEFORE_BANNER)
+
+
+def burst_of(s: Sample) -> int:
+    """Return the burst a login belonged to (its `burst` phase; 0 for a step's login)."""
+    return int(dict(s.phases).get("burst", 0))
 
 
 def intended(s: Sample) -> float:
@@ -125,3 +148,80 @@ def knee(steps: Sequence[Step], slo: float) -> Knee:
     broken = next((s for s in ordered if not within(s, slo)), None)
     kept = [s.rate for s in ordered if within(s, slo) and (broken is None or s.rate < broken.rate)]
     return Knee(kept[-1] if kept else None, broken, slo)
+
+
+CONFIDENCE = 0.95
+
+
+def interval(k: int, n: int) -> tuple[float, float]:
+    """Return the exact (Clopper-Pearson) two-sided 95 % interval of a proportion of k in n (0 of n included)."""
+    if n <= 0:
+        return 0.0, 1.0
+    tail = 1 - (1 - CONFIDENCE) / 2
+    low = 0.0 if k == 0 else 1.0 - upper_bound(n - k, n, tail)
+    return low, upper_bound(k, n, tail)
+
+
+def fisher(a: int, n1: int, b: int, n2: int) -> float:
+    """Return the two-sided p-value of Fisher's exact test that a of n1 and b of n2 come from one proportion."""
+    total, hits = n1 + n2, a + b
+
+    def log_p(x: int) -> float:
+        """Return the log probability of x hits in the first group, the margins fixed."""
+        return _log_comb(n1, x) + _log_comb(n2, hits - x) - _log_comb(total, hits)
+
+    seen = log_p(a)
+    tables = range(max(0, hits - n2), min(n1, hits) + 1)
+    return min(1.0, sum(math.exp(log_p(x)) for x in tables if log_p(x) <= seen + 1e-9))
+
+
+def _log_comb(n: int, k: int) -> float:
+    """Return log(n choose k)."""
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+@dataclass(frozen=True)
+class Bursts:
+    """One setting's bursts, read back: N connections started at one instant, repeated."""
+
+    size: int
+    setting: str | None  # the sshd_config options of this arm (`MaxStartups=10:30:60`), None: the server as started
+    bursts: int
+    logins: int
+    dropped: int
+    causes: tuple[tuple[str, int], ...]
+    interval: tuple[float, float]  # exact 95 % interval of the proportion dropped
+    served: float | None  # median over the bursts of the time until the last of its served logins ended, seconds
+    percentiles: tuple[tuple[float, float], ...]  # latency of the served logins from the burst's instant
+
+    @property
+    def label(self) -> str:
+        """Return how the arm reads: `as started` or `with MaxStartups=10:30:60`."""
+        return "as started" if self.setting is None else remedy_text(self.setting).strip()
+
+    def at(self, percentile: float) -> float | None:
+        """Return the latency at a percentile, or None without served logins."""
+        return dict(self.percentiles).get(percentile)
+
+
+def bursts(st: StoredScenario) -> Bursts:
+    """Summarize one setting's stored bursts."""
+    logins = [s for s in st.samples if not s.warmup]
+    ok = [s for s in logins if s.ok and s.value is not None]
+    values = [s.value for s in ok if s.value is not None]
+    h = histogram(values) if values else None
+    last: dict[int, float] = {}
+    for s in ok:
+        last[burst_of(s)] = max(last.get(burst_of(s), 0.0), s.value or 0.0)
+    dropped = len(logins) - len(ok)
+    return Bursts(
+        size=int((st.scenario.load or "burst 0").rsplit(" ", 1)[-1]),
+        setting=st.scenario.remedy,
+        bursts=len({burst_of(s) for s in logins}),
+        logins=len(logins),
+        dropped=dropped,
+        causes=tuple(Counter(cause(s.error) for s in logins if not s.ok).most_common()),
+        interval=interval(dropped, len(logins)),
+        served=statistics.median(last.values()) if last else None,
+        percentiles=tuple((p, h.get_value_at_percentile(p) / 1e6) for p in PERCENTILES) if h else (),
+    )

@@ -62,7 +62,7 @@ def _console(wide: bool) -> Console:
     """Return the results console, wide (no width limit) or fitted to the terminal."""
     from rich.console import Console
 
-    return Console(width=WIDE) if wide else Console()
+    return Console(width=WIDE, emoji=False) if wide else Console(emoji=False)
 
 
 @functools.cache
@@ -70,7 +70,7 @@ def err() -> Console:
     """Return the console for progress and messages (stderr)."""
     from rich.console import Console
 
-    return Console(stderr=True)
+    return Console(stderr=True, emoji=False)
 
 
 def open_store(db: Path | None, read_only: bool = False) -> Store:
@@ -258,9 +258,10 @@ def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:
         logins = sum(1 for st in failed for s in st.samples if not s.ok)
         soaked = [st for st in stored if st.samples]
         raise SshbenchError(
-            f"{logins} login{'s' if logins != 1 else ''} failed in {len(failed)} of {len(soaked)} pairs",
+            f"{logins} login{'s' if logins != 1 else ''} failed in {len(failed)} of {len(soaked)} "
+            f"{opts.command.row.failed_in}",
             place=f"run {run_id}",
-            fix="each failing pair is listed above with the client's words and the command that reproduces it",
+            fix=opts.command.row.failed_fix,
             code=ExitCode.LOGINS_FAILED,
         )
 

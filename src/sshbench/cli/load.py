@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
@@ -13,9 +14,26 @@ from sshbench.cli.measuring import build_options
 from sshbench.cli.options import parse_duration
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.joboptions import LoadOptions
 
 MAX_RATE = 2000.0  # logins per second: beyond what one machine's ssh processes can start
 MAX_STEPS = 20
+MAX_BURST = 5000
+OPTION = re.compile(r"^[A-Za-z][A-Za-z0-9]{1,40}=[A-Za-z0-9:,._@+/-]{1,400}$")  # sshd_config KEY=VALUE, no spaces
+
+
+def parse_server_options(given: tuple[str, ...]) -> tuple[str, ...]:
+    """Check each --server-option is one sshd_config KEY=VALUE (no spaces, quotes or shell words)."""
+    for text in given:
+        if not OPTION.match(text):
+            raise SshbenchError(
+                f"bad --server-option {text!r}",
+                place="--server-option",
+                fix="give one sshd_config option as KEY=VALUE without spaces, e.g. MaxStartups=10:30:60 (repeat the "
+                "option for more)",
+                code=ExitCode.USAGE,
+            )
+    return given
 
 
 def parse_rates(text: str) -> tuple[float, ...]:
@@ -49,9 +67,8 @@ def parse_rates(text: str) -> tuple[float, ...]:
 @click.argument("target", default="local", metavar="[TARGET]")
 @click.option(
     "--rate",
-    default="10",
-    show_default=True,
-    help="Logins per second, one step each: 20, 10,20,40, or 10..80 (doubling from the first to the last).",
+    help="Logins per second, one step each: 20, 10,20,40, or 10..80 (doubling from the first to the last) "
+    "[default: 10].",
 )
 @click.option(
     "--arrivals",
@@ -76,6 +93,28 @@ def parse_rates(text: str) -> tuple[float, ...]:
     show_default=True,
     help="go: Go's x/crypto/ssh driver starts every login of a step in one process (built once; many connections "
     "at little CPU); openssh: one `ssh ... true` per login, as cron jobs and CI connect.",
+)
+@click.option(
+    "--burst",
+    type=click.IntRange(1, MAX_BURST),
+    help="Instead of steps: N connections started at one instant (the top of the hour), --repeats times, each once "
+    "the server is idle again: how many were dropped, why, and how long until all were served.",
+)
+@click.option(
+    "--repeats",
+    default=5,
+    show_default=True,
+    type=click.IntRange(5, 100),
+    help="Bursts per setting (at least 5).",
+)
+@click.option(
+    "--server-option",
+    "server_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With --burst, embedded OpenSSH: an sshd_config option (repeatable) for a second server whose bursts are "
+    "interleaved with the first's and compared on the share dropped (exact intervals); the line to paste is printed "
+    "with its measured effect.",
 )
 @click.option("--kex", help="The key exchange every login is pinned to [default: the client's own choice].")
 @click.option("--hostkey", help="The host key algorithm every login is pinned to [default: the client's own choice].")
@@ -107,17 +146,22 @@ def load_cmd(**kw: Any) -> None:
     words with the 95 % bound of the failure rate, and the generator's CPU per login. Every
     login is stored the moment it ends; Ctrl-C keeps them all.
 
+    With --burst N, N connections start at one instant instead, --repeats times; with
+    --server-option KEY=VALUE a second embedded OpenSSH with that setting takes every other
+    burst, and the two are compared. A connection the server dropped is named from the
+    server's own log where it says so (OpenSSH: MaxStartups, PerSourcePenalties).
+
     \b
     Examples:
       sshbench load --rate 10..80 --step-time 10s
       sshbench load local:dropbear --rate 20 --arrivals poisson
+      sshbench load --burst 60 --server-option MaxStartups=10:30:60
     """
     import dataclasses
 
-    from sshbench.joboptions import LoadOptions
     from sshbench.runkinds import RunKind
 
-    own = {k: kw.pop(k) for k in ("rate", "arrivals", "step_time", "sources", "generator", "slo")}
+    own = {k: kw.pop(k) for k in OWN}
     given = Given.from_click(kw)
     if resuming(given):
         return
@@ -128,13 +172,34 @@ def load_cmd(**kw: Any) -> None:
             fix="give one name each (sshbench latency compares several)",
             code=ExitCode.USAGE,
         )
-    rates = parse_rates(own["rate"])
-    step_time = parse_duration(own["step_time"], "--step-time", "use a positive duration such as 10s or 1m")
     given = dataclasses.replace(given, warmup=0, rounds=1, max_rounds=1, race=False)
     opts = build_options(RunKind.LOAD, given, latency=True, throughput=False)
-    slo = parse_duration(own["slo"], "--slo", "use a positive duration such as 500ms or 1s")
-    load = LoadOptions(rates, own["arrivals"], step_time, own["generator"], own["sources"], slo)
-    execute(dataclasses.replace(opts, own=load), given.db, given.as_json)
+    execute(dataclasses.replace(opts, own=load_options(own)), given.db, given.as_json)
+
+
+OWN = ("rate", "arrivals", "step_time", "sources", "generator", "slo", "burst", "repeats", "server_options")
+
+
+def load_options(own: dict[str, Any]) -> LoadOptions:
+    """Return `load`'s own options from its command line, checked."""
+    if own["burst"] and own["rate"]:
+        raise SshbenchError(
+            "--rate steps and --burst are two ways to load a server",
+            place="--rate/--burst",
+            fix="give one of them (run the other as a second command)",
+            code=ExitCode.USAGE,
+        )
+    return LoadOptions(
+        () if own["burst"] else parse_rates(own["rate"] or "10"),
+        own["arrivals"],
+        parse_duration(own["step_time"], "--step-time", "use a positive duration such as 10s or 1m"),
+        own["generator"],
+        own["sources"],
+        parse_duration(own["slo"], "--slo", "use a positive duration such as 500ms or 1s"),
+        own["burst"] or 0,
+        own["repeats"],
+        parse_server_options(own["server_options"]),
+    )
 
 
 COMMANDS = (load_cmd,)

@@ -4,19 +4,28 @@ sshbench did not start), each login stored the moment it ends.
 Arrivals come from several loopback source addresses (127.0.0.2 and up, ssh's `-b`), so a per-address limit
 (Dropbear's 5 unauthenticated connections, OpenSSH's PerSourcePenalties) does not stand in for the server's
 capacity. A step's logins are its scenario's samples: the value is the latency from the intended start, the
-phases hold the intended start and how late the generator started it, the client CPU is the ssh process's."""
+phases hold the intended start and how late the generator started it, the client CPU is the ssh process's.
+
+With `--burst N` the steps give way to bursts: N connections started at one instant, `--repeats` times, each once
+the server has no connection left; with `--server-option`, a second embedded OpenSSH with those sshd_config options
+takes every other burst (in a fresh random order each round), its scenario marked by the options (`remedy`). A
+failed login the server's log explains (`drop connection ... past MaxStartups`) is stored with the log's words."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import queue
+import random
+import re
+import resource
 import threading
 from collections.abc import Callable, Sequence
 
-from sshbench.analyse.load import Step, step, within
+from sshbench.analyse.load import LOGGED, SAID, Step, before_banner, burst_of, step, within
 from sshbench.arrivals import schedule, step_seed
-from sshbench.clients.launch import detect
+from sshbench.clients.launch import Detected, detect
 from sshbench.clients.registry import client_type
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
@@ -25,15 +34,19 @@ from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.interop import LOGIN_LIMIT
 from sshbench.measure.load import DriverLoop, Finished, Generator, OpenLoop
-from sshbench.model import Kind, Scenario, is_local
+from sshbench.model import SSHD_REMEDY, Kind, Scenario, is_local, remedy_text
 from sshbench.records import StoredScenario
 from sshbench.samples import SKIPPED, Sample
 from sshbench.ssh.destination import common_options
 from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
+from sshbench.targets.servers.droplog import DropLog
 
 JOIN_WAIT = LOGIN_LIMIT + 5.0  # seconds a stopped step waits for its logins in flight
 Making = Callable[[Callable[[Finished], None]], Generator]  # makes a step's generator, given where logins go
+ToSample = Callable[[Scenario, Finished], Sample]  # a finished login as its scenario's sample
+SOURCE_PORT = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3}):(\d+)->")  # the Go generator's words name source and port
+FD_MARGIN = 64  # descriptors the generator's process holds besides its connections
 
 
 def step_key(rate: float) -> str:
@@ -58,26 +71,43 @@ def _argv(ssh: str, where: Endpoint, sc: Scenario, sources: int, i: int) -> list
     return login_argv(ssh, where, sc, source(i, sources))
 
 
-def _sample(sc: Scenario, f: Finished) -> Sample:
-    """Return a finished login as its step's sample (round = its place in the schedule, from 1)."""
-    phases = (("intended", f.intended), ("late", f.started - f.intended))
+def _sample(sc: Scenario, f: Finished, first: int = 0, burst: int = 0, error: str | None = None) -> Sample:
+    """Return a finished login as its step's sample (round = its place in the schedule, from 1, after `first` earlier
+    ones; a burst's number as its `burst` phase); `error` replaces the generator's words."""
+    phases = (("intended", f.intended), ("late", f.started - f.intended), *((("burst", burst),) if burst else ()))
     ok = f.error is None
     return Sample(
         sc,
-        f.index + 1,
+        first + f.index + 1,
         False,
         ok=ok,
         value=f.latency if ok else None,
         wall=f.ended - f.started,
         client_cpu=f.cpu,
         phases=phases,
-        error=f.error,
+        error=f.error if error is None or ok else error,
     )
 
 
-def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make: Making) -> list[Sample]:
-    """Run one step, storing each login as it ends (the ones that ended while it was being stopped too); return
-    them."""
+def explained(f: Finished, address: str, drops: DropLog) -> str | None:
+    """Return a failed login's words with the server's reason when its log names the drop, else None."""
+    if f.error is None:
+        return None
+    named = SOURCE_PORT.search(f.error)
+    if named:
+        drop = drops.claim(named[1], int(named[2]))
+    elif before_banner(f.error):
+        drop = drops.claim(address, None)
+    else:
+        return None
+    return None if drop is None else f"dropped by the server {drop.why}{LOGGED}{drop.line}{SAID}{f.error}"
+
+
+def _step(
+    job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make: Making, to_sample: ToSample = _sample
+) -> list[Sample]:
+    """Run one step (or burst), storing each login as it ends (the ones that ended while it was being stopped too);
+    return them."""
     kept: list[Sample] = []
     out: queue.Queue[Finished] = queue.Queue()
     loop = make(out.put)
@@ -97,7 +127,7 @@ def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make
         while runner.is_alive() or not out.empty():
             with contextlib.suppress(queue.Empty):
                 f = out.get(timeout=0.2)
-                kept.append(_sample(sc, f))
+                kept.append(to_sample(sc, f))
                 rec.sample(kept[-1])
                 done, failed = done + 1, failed + (f.error is not None)
                 job.progress.update(
@@ -107,7 +137,7 @@ def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make
         loop.stop.set()
         runner.join(JOIN_WAIT)
         while not out.empty():
-            kept.append(_sample(sc, out.get_nowait()))
+            kept.append(to_sample(sc, out.get_nowait()))
             rec.sample(kept[-1])
     if failure:
         raise SshbenchError(
@@ -119,11 +149,11 @@ def _step(job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make
     return kept
 
 
-def _generators(job: Job, bench: Bench, where: Endpoint, own: LoadOptions, ssh: str) -> Callable[[Scenario], Making]:
-    """Return, for a step, how its generator is made: one ssh per login, or the Go driver, found (and built) and
-    given this server's address once, before the run is stored; fail saying why it cannot run here."""
+def _go(job: Job, own: LoadOptions) -> Detected | None:
+    """Return the Go generator found (and built) for this run, None for one ssh per login; fail saying why it cannot
+    run here."""
     if own.generator == "openssh":
-        return lambda sc: functools.partial(OpenLoop, functools.partial(_argv, ssh, where, sc, own.sources))
+        return None
     found = detect(client_type("gossh"), lambda text: job.progress.update(text, 0, 1))
     if found.missing:
         raise SshbenchError(
@@ -132,14 +162,35 @@ def _generators(job: Job, bench: Bench, where: Endpoint, own: LoadOptions, ssh: 
             fix="install Go 1.26 or later, or use --generator openssh (one ssh per login)",
             code=ExitCode.MISSING_BINARY,
         )
-    reach = bench.client(where, found, bench.discover(where).server_lists().get("hostkey", ()))
+    return found
+
+
+def _generators(
+    bench: Bench, where: Endpoint, own: LoadOptions, ssh: str, go: Detected | None
+) -> Callable[[Scenario], Making]:
+    """Return, for a step, how its generator is made against this server: one ssh per login, or the Go driver given
+    the server's address once, before the run is stored."""
+    if go is None:
+        return lambda sc: functools.partial(OpenLoop, functools.partial(_argv, ssh, where, sc, own.sources))
+    reach = bench.client(where, go, bench.discover(where).server_lists().get("hostkey", ()))
     if isinstance(reach, str):
         raise SshbenchError(reach, place="--generator go", fix="use --generator openssh", code=ExitCode.USAGE)
     return lambda sc: functools.partial(DriverLoop, reach.argv(sc, "load", str(own.sources)))
 
 
 def _check(opts: LoadOptions, max_time: float | None) -> None:
-    """Refuse a plan whose steps cannot fit the budget, before anything is stored."""
+    """Refuse a plan whose steps cannot fit the budget, or a burst this process cannot open, before anything is
+    stored."""
+    if opts.server_options and not opts.burst:
+        raise SshbenchError(
+            "--server-option compares bursts with and without the options",
+            place="--server-option",
+            fix="add --burst N (connections started at one instant)",
+            code=ExitCode.USAGE,
+        )
+    if opts.burst:
+        _check_burst(opts, max_time)
+        return
     need = len(opts.rates) * (opts.step_time + LOGIN_LIMIT)
     if max_time is not None and len(opts.rates) * opts.step_time > max_time:
         raise SshbenchError(
@@ -152,8 +203,101 @@ def _check(opts: LoadOptions, max_time: float | None) -> None:
         )
 
 
+def _check_burst(opts: LoadOptions, max_time: float | None) -> None:
+    """Refuse a burst larger than the generator's file descriptors allow, or bursts the budget cannot hold."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft != resource.RLIM_INFINITY and opts.burst + FD_MARGIN > soft:
+        raise SshbenchError(
+            f"a burst of {opts.burst} needs {opts.burst} connections open at once and this process may open "
+            f"{soft} files (ulimit -n)",
+            place="--burst",
+            fix=f"use --burst {max(soft - FD_MARGIN, 1)} or less, or raise the limit (ulimit -n "
+            f"{opts.burst + FD_MARGIN})",
+            code=ExitCode.USAGE,
+        )
+    arms = 2 if opts.server_options else 1
+    worst = arms * opts.repeats * (LOGIN_LIMIT + 5)
+    if max_time is not None and worst > max_time:
+        raise SshbenchError(
+            f"{arms * opts.repeats} bursts can take up to {worst:g} s (a burst's last login may take "
+            f"{LOGIN_LIMIT:g} s) and the budget is {max_time:g} s",
+            place="--max-time",
+            fix=f"raise --max-time to {worst:g}s or use fewer --repeats",
+            code=ExitCode.USAGE,
+        )
+
+
+def burst_key(size: int) -> str:
+    """Return a burst setting's `load` field (`burst 60`)."""
+    return f"burst {size}"
+
+
+def _bursts(
+    job: Job, rec: Recording, arms: Sequence[tuple[Endpoint, Scenario, Callable[[Scenario], Making]]], own: LoadOptions
+) -> None:
+    """Run every arm's bursts, interleaved in a fresh random order each round; a burst already stored is kept."""
+    shuffle = random.Random(job.opts.plan.seed)
+    for rnd in range(1, own.repeats + 1):
+        order = list(arms)
+        shuffle.shuffle(order)
+        for where, sc, making in order:
+            if any(burst_of(s) == rnd for s in rec.samples(sc)):
+                continue
+            server = where.server
+            assert server is not None, "bursts run against embedded servers"
+            server.wait_idle()
+            drops = DropLog(server.log)
+            drops.skip()
+            job.progress.update(
+                f"{sc.load}{remedy_text(sc.remedy)}: round {rnd} of {own.repeats}", rnd - 1, own.repeats
+            )
+
+            def to_sample(s: Scenario, f: Finished, rnd: int = rnd, drops: DropLog = drops) -> Sample:
+                """Return a burst's login as a sample, with the server's reason where its log names the drop."""
+                why = explained(f, source(f.index, own.sources), drops)
+                return _sample(s, f, (rnd - 1) * own.burst, rnd, why)
+
+            _step(job, rec, sc, [0.0] * own.burst, making(sc), to_sample)
+
+
+def _run_bursts(job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario) -> int:
+    """Stage the second server a --server-option asks for, then run (or resume) every setting's bursts."""
+    own, ssh = job.opts.own_as(LoadOptions), bench.ssh
+    ends = [where, *([bench.configured(where, own.server_options)] if own.server_options else [])]
+    settings = [None, *([SSHD_REMEDY + ";".join(own.server_options)] if own.server_options else [])]
+    scenarios = [dataclasses.replace(base, load=burst_key(own.burst), remedy=r) for r in settings]
+    arms = [(e, sc, _generators(bench, e, own, ssh, go)) for e, sc in zip(ends, scenarios, strict=True)]
+    rec = job.record(job.opts.target, bench.environment(where, None))
+    with rec.status():
+        rec.register(scenarios)
+        _bursts(job, rec, arms, own)
+    return rec.run_id
+
+
+def _run_steps(job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario) -> int:
+    """Run (or resume) the steps in rising order, up to the first past the SLO."""
+    own = job.opts.own_as(LoadOptions)
+    generator = _generators(bench, where, own, bench.ssh, go)
+    steps = [dataclasses.replace(base, load=step_key(r)) for r in own.rates]
+    rec = job.record(job.opts.target, bench.environment(where, None))
+    with rec.status():
+        rec.register(steps)
+        broken: Step | None = None
+        for rate, sc in zip(own.rates, steps, strict=True):
+            stored = rec.samples(sc)
+            if broken is not None:
+                rec.failed(sc, f"{SKIPPED}not run: {broken.rate:g}/s already broke the SLO")
+                continue
+            if not stored:  # a step an interrupted run began keeps its logins as they are
+                offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
+                stored = tuple(_step(job, rec, sc, offsets, generator(sc)))
+            read = step(StoredScenario(0, 0, sc, None, tuple(stored)), own.step_time)
+            broken = None if within(read, own.slo) else read
+    return rec.run_id
+
+
 def run_load(job: Job) -> int:
-    """Run (or resume) the load steps; return the run id."""
+    """Run (or resume) the load steps or bursts; return the run id."""
     opts = job.opts
     own = opts.own_as(LoadOptions)
     spec = opts.target
@@ -169,22 +313,6 @@ def run_load(job: Job) -> int:
         _check(own, opts.plan.max_time)
     ssh = ssh_client(opts.ssh)
     with job.stage(Staging((spec,), ssh, workdir="sshbench-load-"), opts, job.progress) as bench:
-        where = bench.only
-        generator = _generators(job, bench, where, own, ssh)
-        kex, hostkey = (opts.kex or (None,))[0], (opts.hostkeys or (None,))[0]
-        steps = [Scenario(Kind.LATENCY, kex=kex, hostkey=hostkey, load=step_key(r)) for r in own.rates]
-        rec = job.record(spec, bench.environment(where, None))
-        with rec.status():
-            rec.register(steps)
-            broken: Step | None = None
-            for rate, sc in zip(own.rates, steps, strict=True):
-                stored = rec.samples(sc)
-                if broken is not None:
-                    rec.failed(sc, f"{SKIPPED}not run: {broken.rate:g}/s already broke the SLO")
-                    continue
-                if not stored:  # a step an interrupted run began keeps its logins as they are
-                    offsets = schedule(rate, own.step_time, own.arrivals, step_seed(opts.plan.seed, rate))
-                    stored = tuple(_step(job, rec, sc, offsets, generator(sc)))
-                read = step(StoredScenario(0, 0, sc, None, tuple(stored)), own.step_time)
-                broken = None if within(read, own.slo) else read
-        return rec.run_id
+        base = Scenario(Kind.LATENCY, kex=(opts.kex or (None,))[0], hostkey=(opts.hostkeys or (None,))[0])
+        run = _run_bursts if own.burst else _run_steps
+        return run(job, bench, bench.only, _go(job, own), base)

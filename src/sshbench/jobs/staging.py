@@ -25,6 +25,7 @@ from sshbench import leases
 from sshbench.clients.launch import Detected, Launcher, dbclient_home, dbclient_problem, resolve, verifiable
 from sshbench.discovery import Discovery
 from sshbench.environment import Emulation, Environment, Pinning
+from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.jobs.endpoints import Endpoint, Unavailable, constrain, emulated_link, open_endpoints
 from sshbench.measure import budget
@@ -211,6 +212,22 @@ class Bench:
         constrain(wide, self.opts, self.link)
         target = self.stack.enter_context(wide)
         return Endpoint(f"{endpoint.name} (wider window)", target, wide)
+
+    def configured(self, endpoint: Endpoint, options: tuple[str, ...]) -> Endpoint:
+        """Start a second embedded server like the endpoint's (its limits and link too) with sshd_config options
+        (`KEY=VALUE`); it is stopped with the bench. Fails saying why for a server that takes none."""
+        assert endpoint.server is not None, "only an embedded server is configured"
+        other = registry.configured(endpoint.server.spec, options)
+        if other is None:
+            raise SshbenchError(
+                f"{endpoint.server.product} takes no sshd_config options",
+                place="--server-option",
+                fix="use an embedded OpenSSH (local:openssh or local:sshd=PATH)",
+                code=ExitCode.USAGE,
+            )
+        constrain(other, self.opts, self.link)
+        target = self.stack.enter_context(other)
+        return Endpoint(f"{endpoint.name} with {' '.join(options)}", target, other)
 
     @contextlib.contextmanager
     def tool_dirs(

@@ -22,7 +22,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import ClassVar
@@ -149,6 +149,11 @@ class LocalServer:
         (products.Product.window_option) overrides this."""
         raise NotImplementedError(f"{self.product} has no receive-window option")
 
+    def configure(self, options: Sequence[str]) -> None:
+        """Set server options (`KEY=VALUE`) before it starts; only a type whose product takes them
+        (products.Product.options) overrides this."""
+        raise NotImplementedError(f"{self.product} takes no sshd_config options")
+
     def retry_plainer(self) -> bool:
         """Drop optional settings after a failed start; return False when there is nothing left to drop."""
         return False
@@ -241,10 +246,15 @@ class LocalServer:
         known = [f"[{self.address}]:{self.port} {key}" for key in self.host_public_keys(d)]
         (d / "known_hosts").write_text("\n".join(known) + "\n")
 
+    @property
+    def log(self) -> Path:
+        """Return the file the server's own log (its stdout and stderr) goes to."""
+        assert self.workdir is not None, "the server has not started"
+        return self.workdir / "server.log"
+
     def _launch(self, argv: list[str]) -> str:
         """Start the server and wait for it to listen; return '' on success or the reason it failed."""
-        assert self.workdir is not None
-        log = self.workdir / "server.log"
+        log = self.log
         with open(log, "wb") as sink:
             self.process = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, env=self.environment

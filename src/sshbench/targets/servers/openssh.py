@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 
 from sshbench import kex, products
-from sshbench.errors import SshbenchError
+from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.discover import client_algorithms
 from sshbench.ssh.proc import require_binary, run_quick
 from sshbench.targets.servers.base import HOST_KEY_TYPES, LocalServer
@@ -29,6 +29,7 @@ from sshbench.targets.servers.tools import Tools, generate_keys, public_key
 ALGORITHM_OPTIONS = {"Ciphers": "cipher", "MACs": "mac", "KexAlgorithms": "kex", "HostKeyAlgorithms": "hostkey"}
 HELPERS = {"SshdSessionPath": "sshd-session", "SshdAuthPath": "sshd-auth"}  # OpenSSH 9.8+: connections run in these
 ROLE_TITLES = ("sshd:", "sshd-session:", "sshd-auth:")  # process titles before 9.8, and of its helpers since
+MAX_STARTUPS = "100:30:200"  # embedded: sshbench starts logins in parallel (OpenSSH's default is 10:30:100)
 
 
 def _algorithm_lines(ssh: str) -> list[str]:
@@ -37,13 +38,29 @@ def _algorithm_lines(ssh: str) -> list[str]:
     return [f"{option} {','.join(supported[kind])}" for option, kind in ALGORITHM_OPTIONS.items() if supported[kind]]
 
 
+def with_options(lines: Sequence[str], options: Sequence[str]) -> list[str]:
+    """Return sshd_config lines with each `KEY=VALUE` option in place of the lines of its keyword (sshd takes the first
+    value of most keywords and the last of some, MaxStartups among them: one line each leaves no doubt)."""
+    keys = {o.split("=", 1)[0].lower() for o in options}
+    kept = [line for line in lines if line.split(" ", 1)[0].lower() not in keys]
+    return [*kept, *(o.replace("=", " ", 1) for o in options)]
+
+
 def accepts(sshd: str, config: Path, options: Sequence[str]) -> bool:
     """Return True when `sshd -t` takes the config with these `-o` options (an unknown option or algorithm fails)."""
+    return refusal(sshd, config, options) is None
+
+
+def refusal(sshd: str, config: Path, options: Sequence[str]) -> str | None:
+    """Return what `sshd -t` says when it refuses the config with these `-o` options, None when it takes them."""
     argv = [sshd, "-t", "-f", str(config), *(a for o in options for a in ("-o", o))]
     try:
-        return run_quick(argv, timeout=10).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+        done = run_quick(argv, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode == 0:
+        return None
+    return " / ".join((done.stderr or done.stdout).strip().splitlines()[-2:]) or f"exit status {done.returncode}"
 
 
 def _probed_lines(sshd: str, config: Path) -> list[str]:
@@ -109,6 +126,11 @@ class OpenSSHServer(LocalServer):
         self.version_lines: list[str] = []
         # OpenSSH's session window (CHAN_SES_WINDOW_DEFAULT, 2 MiB); a build given by path (HPN-SSH) may differ
         self.receive_window = products.OPENSSH.window if tools is None else None
+        self.options: tuple[str, ...] = ()  # KEY=VALUE lines of sshd_config that replace the embedded server's own
+
+    def configure(self, options: Sequence[str]) -> None:
+        """Set sshd_config options (`KEY=VALUE`) in place of the embedded server's own lines for those keywords."""
+        self.options = tuple(options)
 
     def prepare(self, workdir: Path) -> None:
         """Generate keys, create the privilege-separation directory, list every algorithm."""
@@ -119,6 +141,14 @@ class OpenSSHServer(LocalServer):
         probe = workdir / "sshd_probe_config"  # for `sshd -t`: what this build accepts
         probe.write_text(f"HostKey {workdir}/host_ed25519\nPidFile {workdir}/probe.pid\n")
         self.version_lines = version_lines(self.tools.sshd, probe)
+        refused = refusal(self.tools.sshd, probe, self.options) if self.options else None
+        if refused is not None:
+            raise SshbenchError(
+                f"{self.tools.sshd} refuses {' '.join(self.options)}: {refused}",
+                place="--server-option",
+                fix="give KEY=VALUE as sshd_config(5) spells it for this OpenSSH, e.g. MaxStartups=10:30:60",
+                code=ExitCode.USAGE,
+            )
         if self.tools.ssh:
             self.algorithms = _algorithm_lines(self.tools.ssh)
             self.found_by = f"its own client ({self.tools.ssh} -Q) supports" if self.by_path else self.found_by
@@ -139,6 +169,8 @@ class OpenSSHServer(LocalServer):
                 else []
             ),
             "UsePAM no, StrictModes no (throw-away server)",
+            f"MaxStartups {MAX_STARTUPS} (OpenSSH's default 10:30:100 would drop sshbench's own parallel logins)",
+            *(f"{o.replace('=', ' ', 1)} (--server-option)" for o in self.options),
             "HOME of sessions: an empty directory (no shell rc files); PermitUserRC no, PermitUserEnvironment no "
             "(nothing of your ~/.ssh runs)",
             *system_startup_files(),
@@ -182,7 +214,7 @@ class OpenSSHServer(LocalServer):
             "AllowTcpForwarding no",
             "AllowAgentForwarding no",
             "PermitTTY no",
-            "MaxStartups 100:30:200",
+            f"MaxStartups {MAX_STARTUPS}",
             "LoginGraceTime 30",
             "LogLevel VERBOSE",
             "Subsystem sftp internal-sftp",  # for scp (SFTP since OpenSSH 9) and sftp in `tools`
@@ -192,7 +224,7 @@ class OpenSSHServer(LocalServer):
             *self.version_lines,
             *self.algorithms,
         ]
-        (d / "sshd_config").write_text("\n".join(server) + "\n")
+        (d / "sshd_config").write_text("\n".join(with_options(server, self.options)) + "\n")
         return [self.tools.sshd, "-D", "-e", "-f", str(d / "sshd_config")]
 
     def role(self, proc: psutil.Process) -> str:

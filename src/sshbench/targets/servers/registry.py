@@ -178,6 +178,17 @@ def widened(spec: str, window: int) -> LocalServer | None:
     return server
 
 
+def configured(spec: str, options: tuple[str, ...]) -> LocalServer | None:
+    """Return a (not yet started) server of a local spec's type with sshd_config options (`KEY=VALUE`), None when the
+    type takes none (only OpenSSH does)."""
+    server_type, path = lookup(spec)
+    if not server_type.caps.options:
+        return None
+    server = server_type.make(spec, path)
+    server.configure(options)
+    return server
+
+
 def capabilities(name: str | None) -> products.Product | None:
     """Return what an embedded server can do, by its name in a target (`openssh`, `sshd=PATH`); None for a host of
     yours (its product is read from its banner where it matters)."""

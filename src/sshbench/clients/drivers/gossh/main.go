@@ -281,16 +281,24 @@ func loginFrom(config *ssh.ClientConfig, address, source string) error {
 		conn.Close()
 		return err
 	}
+	// every failure names its source address and port, as Go's network errors do: the server's log names the same
+	local := conn.LocalAddr().String()
+	from := func(err error) error {
+		if strings.Contains(err.Error(), local+"->") {
+			return err
+		}
+		return fmt.Errorf("%s->%s: %w", local, address, err)
+	}
 	c, chans, reqs, err := ssh.NewClientConn(conn, address, config)
 	if err != nil {
 		conn.Close()
-		return err
+		return from(err)
 	}
 	client := ssh.NewClient(c, chans, reqs)
 	defer client.Close()
 	status, err := run(client, "true", nil, nil)
 	if err != nil {
-		return err
+		return from(err)
 	}
 	if status != 0 {
 		return fmt.Errorf("`true` exited with status %d", status)
