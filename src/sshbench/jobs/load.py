@@ -103,8 +103,22 @@ def explained(f: Finished, address: str, drops: DropLog) -> str | None:
     return None if drop is None else f"dropped by the server {drop.why}{LOGGED}{drop.line}{SAID}{f.error}"
 
 
+def _explaining(where: Endpoint, own: LoadOptions, first: int = 0, burst: int = 0) -> ToSample:
+    """Return how a login of a step or burst about to start is stored: with the server's reason where its log (from
+    this moment on) names the drop."""
+    assert where.server is not None, "load runs against embedded servers"
+    drops = DropLog(where.server.log)
+    drops.skip()
+
+    def to_sample(sc: Scenario, f: Finished) -> Sample:
+        """Return a login as its sample."""
+        return _sample(sc, f, first, burst, explained(f, source(f.index, own.sources), drops))
+
+    return to_sample
+
+
 def _step(
-    job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make: Making, to_sample: ToSample = _sample
+    job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make: Making, to_sample: ToSample
 ) -> list[Sample]:
     """Run one step (or burst), storing each login as it ends (the ones that ended while it was being stopped too);
     return them."""
@@ -243,21 +257,13 @@ def _bursts(
         for where, sc, making in order:
             if any(burst_of(s) == rnd for s in rec.samples(sc)):
                 continue
-            server = where.server
-            assert server is not None, "bursts run against embedded servers"
-            server.wait_idle()
-            drops = DropLog(server.log)
-            drops.skip()
+            assert where.server is not None, "bursts run against embedded servers"
+            where.server.wait_idle()
             job.progress.update(
                 f"{sc.load}{remedy_text(sc.remedy)}: round {rnd} of {own.repeats}", rnd - 1, own.repeats
             )
-
-            def to_sample(s: Scenario, f: Finished, rnd: int = rnd, drops: DropLog = drops) -> Sample:
-                """Return a burst's login as a sample, with the server's reason where its log names the drop."""
-                why = explained(f, source(f.index, own.sources), drops)
-                return _sample(s, f, (rnd - 1) * own.burst, rnd, why)
-
-            _step(job, rec, sc, [0.0] * own.burst, making(sc), to_sample)
+            storing = _explaining(where, own, (rnd - 1) * own.burst, rnd)
+            _step(job, rec, sc, [0.0] * own.burst, making(sc), storing)
 
 
 def _run_bursts(job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario) -> int:
@@ -290,7 +296,7 @@ def _run_steps(job: Job, bench: Bench, where: Endpoint, go: Detected | None, bas
                 continue
             if not stored:  # a step an interrupted run began keeps its logins as they are
                 offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
-                stored = tuple(_step(job, rec, sc, offsets, generator(sc)))
+                stored = tuple(_step(job, rec, sc, offsets, generator(sc), _explaining(where, own)))
             read = step(StoredScenario(0, 0, sc, None, tuple(stored)), own.step_time)
             broken = None if within(read, own.slo) else read
     return rec.run_id
