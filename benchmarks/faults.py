@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/faults.py --trials 100 --seed 1
 
-Each trial draws a command (run, throughput, servers, sweep, tune on loopback and across a link, clients; small
+Each trial draws a command (run, throughput, servers, sweep, tune on loopback and across a link, clients, load's
+steps and bursts; `--commands` narrows the draw; small
 plans against embedded servers; half of them with --emulate no-aesni where the command takes it), a fault and a
 moment (0.3-8 s after start; up to 30 s for tune and clients, whose set-up is longer), then checks:
   - leftovers: every process sshbench started (its process tree, sampled every 20 ms) still running 5 s after
@@ -115,14 +116,38 @@ COMMANDS = {
         "--max-time",
         "90s",
     ],
+    "load": [  # open-loop steps, one ssh per login
+        "load",
+        "--rate",
+        "10,20",
+        "--step-time",
+        "4s",
+        "--generator",
+        "openssh",
+        "--kex",
+        "curve25519-sha256",
+        "--max-time",
+        "90s",
+    ],
+    "load-burst": [  # the Go generator's bursts against two servers, one with a MaxStartups that drops
+        "load",
+        "--burst",
+        "30",
+        "--server-option",
+        "MaxStartups=5:30:30",
+        "--max-time",
+        "300s",
+    ],
 }
 WEIGHT = {"tune-link": 0.4}  # how often a command is drawn against the others (1): a tune-link trial takes minutes
 LATEST = {"tune": 30.0, "tune-link": 30.0, "clients": 30.0}  # latest fault moment (s) where set-up takes longer
-NO_EMULATE = ("tune-link", "clients")  # --emulate would change what they exercise (a window bound, drivers)
+NO_EMULATE = ("tune-link", "clients", "load", "load-burst")  # --emulate would change what they exercise (a window
+# bound, drivers); load does not take it
 CLIENTS = ("ssh", "dbclient")  # client processes by name; the library drivers by their command line
 DRIVERS = ("sshbench.clients.drivers", "sshbench-gossh", "sshbench-russh")
 FAULTS = ("SIGINT", "SIGTERM", "SIGKILL", "kill-server", "kill-client", "cut-connection")
 GRACE = 5.0  # seconds after sshbench exits for what it started to be gone
+FAILED_LOGINS = {"load": (12,)}  # a finished load run whose logins failed (drops are results) exits 12
 
 
 @dataclass
@@ -370,7 +395,7 @@ def _check_commands(trial: Trial, env: dict[str, str], db: Path, taken: set[int]
         timeout=300,
         check=False,
     )
-    if done.returncode not in (0, 9) or "Traceback" in done.stderr:
+    if done.returncode not in (0, 9, *FAILED_LOGINS.get(command, ())) or "Traceback" in done.stderr:
         trial.broken.append(f"--resume exited {done.returncode}: {done.stderr.strip()[-160:]}")
     missing = taken - sample_ids(db)
     trial.lost += len(missing)
@@ -413,15 +438,19 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds one command may take")
     parser.add_argument("--json", type=Path, help="also write every trial's findings to this file")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--commands", help="draw only these commands (comma-separated names of COMMANDS)")
     args = parser.parse_args()
     signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts with SIGINT ignored, and
     # sshbench would inherit that: SIGINT trials would then test nothing
     rng = random.Random(args.seed)
+    drawn = args.commands.split(",") if args.commands else list(COMMANDS)
+    if unknown := [c for c in drawn if c not in COMMANDS]:
+        parser.error(f"unknown commands {unknown}: choose from {', '.join(COMMANDS)}")
     trials: list[Trial] = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="faults-") as tmp:
         for number in range(1, args.trials + 1):
-            command = rng.choices(list(COMMANDS), [WEIGHT.get(c, 1.0) for c in COMMANDS])[0]
+            command = rng.choices(drawn, [WEIGHT.get(c, 1.0) for c in drawn])[0]
             fault = rng.choice(FAULTS)
             moment = round(rng.uniform(0.3, LATEST.get(command, 8.0)), 2)
             trial = Trial(number, command, fault, moment, rng.random() < 0.5 and command not in NO_EMULATE)

@@ -178,7 +178,8 @@ ROWS: dict[RunKind, KindRow] = {
         options="sshbench.joboptions:LoadOptions",
         recommends=False,
         fastest=False,
-        bounds="What bounds a login under load is not judged yet: the steps show latency and failures by cause.",
+        bounds="What bounds a login under load is said with the knee: a limit the server's log named, the server's "
+        "CPU, or the generator.",
         shell_csv=False,
         counts_failures=True,
         failed_in="rows (steps or burst settings)",

@@ -131,3 +131,42 @@ def test_bursts_read_back_per_setting_with_their_causes() -> None:
     assert (b.size, b.bursts, b.logins, b.dropped) == (4, 2, 8, 2)
     assert b.causes == (("dropped by the server past MaxStartups (the server's log)", 2),)
     assert b.served == pytest.approx(0.3) and b.label == "with MaxStartups=1:30:2"
+
+
+def test_a_generator_bound_step_is_marked_and_not_read_as_the_servers() -> None:
+    def made(rate: float, seconds: float, cpu: float) -> Step:
+        """Return a 10 s step of `rate` logins a second, each `seconds` long and `cpu` of the generator's CPU."""
+        s = Scenario(Kind.LATENCY, load=f"{rate:g}/s")
+        logins = [
+            Sample(s, i + 1, False, True, seconds, seconds, client_cpu=cpu, phases=(("intended", i / rate),))
+            for i in range(int(rate * 10))
+        ]
+        return step(StoredScenario(1, 0, s, None, tuple(logins)), 10.0, cpus=1)
+
+    calm, busy = made(20, 0.1, 0.01), made(80, 3.0, 0.0115)  # 20 % and 90 % of one CPU over 10 s (+3 s: 70 %)
+    assert calm.generator_share == pytest.approx(200 * 0.01 / 10.0, rel=0.02) and not calm.generator_bound
+    assert busy.generator_share == pytest.approx(800 * 0.0115 / (9.9875 + 3.0), rel=0.02)
+    hot = made(80, 0.1, 0.011)  # 8.8 CPU seconds over 10.09 s: 87 % of one CPU
+    assert hot.generator_bound and hot.generator_share is not None and hot.generator_share >= 0.85
+    k = knee([calm, hot], 1.0)
+    assert k.rate == 20 and k.broken is None and k.unread == (hot,)
+    assert "80/s not read: the generator used 87 % of its CPU (generator-bound): the knee is at least 20/s" in (
+        k.sentence()
+    )
+
+
+def test_what_bounds_a_step_past_the_slo_is_said_from_its_evidence() -> None:
+    from sshbench.analyse.load import LOGGED, SAID, bounded_by
+
+    s = Scenario(Kind.LATENCY, load="160/s")
+    cpu = (("intended", 0.0), ("server_cpu_from", 100.0), ("server_cpu_to", 109.5))
+    logins = [Sample(s, i + 1, False, True, 2.0, 2.0, phases=cpu) for i in range(10)]
+    dropped = f"dropped by the server past MaxStartups{LOGGED}drop connection #101 ...{SAID}EOF"
+    logins.append(Sample(s, 11, False, False, None, 0.1, phases=cpu, error=dropped))
+    read = step(StoredScenario(1, 0, s, None, tuple(logins)), 10.0, cpus=1, server_cpus=1)
+    assert read.server_cpu == pytest.approx(9.5 / 11) and read.server_share == pytest.approx(9.5 / 10.1, rel=0.01)
+    assert bounded_by(read) == "what bounds it: a limit of the server's (1 dropped by the server past MaxStartups)"
+    busy = step(StoredScenario(1, 0, s, None, tuple(logins[:10])), 10.0, cpus=1, server_cpus=1)
+    assert bounded_by(busy) == "what bounds it: the server's CPU (95 % of what it may use)"
+    idle = step(StoredScenario(1, 0, s, None, tuple(logins[:10])), 10.0, cpus=1, server_cpus=2)
+    assert bounded_by(idle) == "what bounds it is not said: no limit in the server's log, its CPU 48 %"

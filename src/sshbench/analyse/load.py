@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from hdrh.histogram import HdrHistogram
 
 from sshbench.analyse.interop import upper_bound
+from sshbench.environment import Environment
 from sshbench.model import remedy_text
 from sshbench.records import StoredScenario
 from sshbench.samples import Sample
@@ -24,6 +25,7 @@ LOWEST_US, HIGHEST_US, DIGITS = 1, 3_600_000_000, 3  # 1 us .. 1 h, 3 significan
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 SOURCE = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}:\d+->")  # Go's `read tcp 127.0.0.6:40181->127.0.0.1:22`
 LOGGED, SAID = ", said its log: ", "; the client said: "  # how a drop the server's log explains is stored
+FROM_LOG = " (the server's log)"  # how its cause reads
 # a connection closed before (or at) the server's banner, as each generator words it (ssh's last line: `Connection
 # closed by 127.0.0.1 port 2222` or `Connection reset by ...` after `kex_exchange_identification: ...`)
 BEFORE_BANNER = ("kex_exchange_identification", "handshake failed: EOF", "connection reset by", "connection closed by")
@@ -40,7 +42,7 @@ def cause(error: str | None) -> str:
     cause (the stored words are kept as they were)."""
     words = error or "no reason given"
     if LOGGED in words:
-        return f"{words.split(LOGGED, 1)[0]} (the server's log)"
+        return f"{words.split(LOGGED, 1)[0]}{FROM_LOG}"
     return SOURCE.sub("SOURCE->", words)
 
 
@@ -74,10 +76,33 @@ class Step:
     generator_cpu: float | None  # the generator's CPU seconds per login (the ssh client's, from wait4)
     upper: float  # 95 % upper bound of the failure rate
     late: float | None  # the latest a login started after its intended start, seconds (the generator's own lag)
+    generator_share: float | None = None  # of the CPU the generator may use, over the step (None: not known)
+    server_cpu: float | None = None  # the server's CPU seconds per login over the step (its cgroup's; None: unknown)
+    server_share: float | None = None  # of the CPU the server may use, over the step
+
+    @property
+    def generator_bound(self) -> bool:
+        """Return True for a step whose generator used GENERATOR_BOUND of its CPU or more: not the server's."""
+        return self.generator_share is not None and self.generator_share >= GENERATOR_BOUND
 
     def at(self, percentile: float) -> float | None:
         """Return the latency at a percentile, or None without successful logins."""
         return dict(self.percentiles).get(percentile)
+
+
+def generator_cpus(env: Environment) -> int | None:
+    """Return how many CPUs a run's generator could use: one when pinned apart from the server, else the machine's
+    (None: not recorded)."""
+    if env.pinning is not None and env.pinning.client_cpu is not None:
+        return 1
+    return env.cpus
+
+
+def server_cpus(env: Environment) -> int | None:
+    """Return how many CPUs a run's embedded server could use: one when pinned, else the machine's."""
+    if env.pinning is not None and env.pinning.server_cpu is not None:
+        return 1
+    return env.cpus
 
 
 def histogram(seconds: Sequence[float]) -> HdrHistogram:
@@ -88,8 +113,18 @@ def histogram(seconds: Sequence[float]) -> HdrHistogram:
     return h
 
 
-def step(st: StoredScenario, seconds: float) -> Step:
-    """Summarize one step of `seconds` from its stored logins."""
+def server_seconds(logins: Sequence[Sample]) -> float | None:
+    """Return the server's CPU seconds over a step or burst: from its start to the last login's end (None: no cgroup
+    counted it)."""
+    spans = [
+        (p["server_cpu_from"], p["server_cpu_to"]) for p in (dict(s.phases) for s in logins) if "server_cpu_to" in p
+    ]
+    return max(to for _, to in spans) - min(fro for fro, _ in spans) if spans else None
+
+
+def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpus: int | None = None) -> Step:
+    """Summarize one step of `seconds` from its stored logins; `cpus`: how many CPUs the generator may use, and
+    `server_cpus` the server (None: the share is not judged)."""
     logins = [s for s in st.samples if not s.warmup]
     ok = [s for s in logins if s.ok and s.value is not None]
     values = [s.value for s in ok if s.value is not None]
@@ -97,6 +132,8 @@ def step(st: StoredScenario, seconds: float) -> Step:
     ends = [intended(s) + (s.value or 0.0) for s in ok]
     cpu = [s.client_cpu for s in logins if s.client_cpu is not None]
     late = [dict(s.phases).get("late") for s in logins]
+    span = max(seconds, *ends, *(intended(s) + s.wall for s in logins))
+    served = server_seconds(logins)
     return Step(
         rate=rate_of(st.scenario.load),
         logins=len(logins),
@@ -108,10 +145,14 @@ def step(st: StoredScenario, seconds: float) -> Step:
         generator_cpu=statistics.fmean(cpu) if cpu else None,
         upper=upper_bound(len(logins) - len(ok), len(logins)),
         late=max((v for v in late if v is not None), default=None),
+        generator_share=sum(cpu) / (span * cpus) if cpus and cpu else None,
+        server_cpu=served / len(logins) if served is not None and logins else None,
+        server_share=served / (span * server_cpus) if served is not None and server_cpus else None,
     )
 
 
 RARE_FAILURES = 0.001  # a step whose logins fail this often or more is past the knee
+GENERATOR_BOUND = 0.85  # a step whose generator used this share of its CPU or more says nothing of the server
 
 
 def within(s: Step, slo: float) -> bool:
@@ -122,32 +163,56 @@ def within(s: Step, slo: float) -> bool:
 
 @dataclass(frozen=True)
 class Knee:
-    """The highest offered rate of a run's steps that stayed within the SLO (None: none did), and the first that
-    did not (None: none broke it)."""
+    """The highest offered rate of a run's steps that stayed within the SLO (None: none did), the first that did not
+    (None: none broke it), and the steps not read because the generator was the bottleneck."""
 
     rate: float | None
     broken: Step | None
     slo: float
+    unread: tuple[Step, ...] = ()
 
     def sentence(self) -> str:
         """Return the knee in words."""
         slo = f"p99 under {self.slo * 1000:g} ms and under 0.1 % failed"
+        unread = "; ".join(
+            f"{s.rate:g}/s not read: the generator used {(s.generator_share or 0) * 100:.0f} % of its CPU "
+            "(generator-bound)"
+            for s in self.unread
+        )
         if self.broken is None:
             top = f"up to {self.rate:g}/s" if self.rate is not None else "no step"
+            if unread:
+                least = f"at least {self.rate:g}/s" if self.rate is not None else "not known"
+                return f"every step read kept {slo} ({top}); {unread}: the knee is {least}"
             return f"every step kept {slo} ({top}): the knee is higher than the rates tried"
         b, p99 = self.broken, self.broken.at(99.0)
         why = f"p99 {p99 * 1000:.0f} ms" if p99 is not None and p99 > self.slo else f"{b.failures} of {b.logins} failed"
+        tail = f" ({unread})" if unread else ""
         if self.rate is None:
-            return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}"
-        return f"the knee: {self.rate:g}/s kept {slo}; {b.rate:g}/s did not ({why})"
+            return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}{tail}; {bounded_by(b)}"
+        return f"the knee: {self.rate:g}/s kept {slo}; {b.rate:g}/s did not ({why}){tail}; {bounded_by(b)}"
+
+
+def bounded_by(s: Step) -> str:
+    """Return what held a step past the SLO, from its evidence: a limit the server's log named, or its CPU."""
+    logged = [(words, n) for words, n in s.causes if words.endswith(FROM_LOG)]
+    if logged:
+        words, n = logged[0]
+        return f"what bounds it: a limit of the server's ({n} {words.removesuffix(FROM_LOG)})"
+    if s.server_share is not None and s.server_share >= GENERATOR_BOUND:
+        return f"what bounds it: the server's CPU ({s.server_share * 100:.0f} % of what it may use)"
+    share = f"its CPU {s.server_share * 100:.0f} %" if s.server_share is not None else "its CPU not counted"
+    return f"what bounds it is not said: no limit in the server's log, {share}"
 
 
 def knee(steps: Sequence[Step], slo: float) -> Knee:
-    """Return the knee of steps run in rising order: the last step within the SLO before the first that is not."""
+    """Return the knee of steps run in rising order: the last step within the SLO before the first that is not;
+    a generator-bound step is read as neither."""
     ordered = sorted((s for s in steps if s.logins), key=lambda s: s.rate)
-    broken = next((s for s in ordered if not within(s, slo)), None)
-    kept = [s.rate for s in ordered if within(s, slo) and (broken is None or s.rate < broken.rate)]
-    return Knee(kept[-1] if kept else None, broken, slo)
+    read = [s for s in ordered if not s.generator_bound]
+    broken = next((s for s in read if not within(s, slo)), None)
+    kept = [s.rate for s in read if within(s, slo) and (broken is None or s.rate < broken.rate)]
+    return Knee(kept[-1] if kept else None, broken, slo, tuple(s for s in ordered if s.generator_bound))
 
 
 CONFIDENCE = 0.95

@@ -131,6 +131,13 @@ def parse_rates(text: str) -> tuple[float, ...]:
     show_default=True,
     help="Time budget: a plan whose steps cannot fit is refused before anything is stored.",
 )
+@click.option(
+    "--pin/--no-pin",
+    default=True,
+    show_default=True,
+    help="The generator (and sshbench) on one CPU, the server on another, like two hosts; a step where the "
+    "generator used 85 % of the CPU it may is marked generator-bound and not read as the server's.",
+)
 @ssh_option
 @db_option
 @resume_option

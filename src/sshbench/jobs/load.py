@@ -23,7 +23,7 @@ import resource
 import threading
 from collections.abc import Callable, Sequence
 
-from sshbench.analyse.load import LOGGED, SAID, Step, before_banner, burst_of, step, within
+from sshbench.analyse.load import LOGGED, SAID, Step, before_banner, burst_of, generator_cpus, step, within
 from sshbench.arrivals import schedule, step_seed
 from sshbench.clients.launch import Detected, detect
 from sshbench.clients.registry import client_type
@@ -71,10 +71,19 @@ def _argv(ssh: str, where: Endpoint, sc: Scenario, sources: int, i: int) -> list
     return login_argv(ssh, where, sc, source(i, sources))
 
 
-def _sample(sc: Scenario, f: Finished, first: int = 0, burst: int = 0, error: str | None = None) -> Sample:
+def _sample(
+    sc: Scenario,
+    f: Finished,
+    first: int = 0,
+    burst: int = 0,
+    error: str | None = None,
+    server: tuple[float, float] | None = None,
+) -> Sample:
     """Return a finished login as its step's sample (round = its place in the schedule, from 1, after `first` earlier
-    ones; a burst's number as its `burst` phase); `error` replaces the generator's words."""
+    ones; a burst's number as its `burst` phase); `error` replaces the generator's words; `server`: the server's CPU
+    seconds so far when the step began and when the login ended (its cgroup's), as phases."""
     phases = (("intended", f.intended), ("late", f.started - f.intended), *((("burst", burst),) if burst else ()))
+    phases += (("server_cpu_from", server[0]), ("server_cpu_to", server[1])) if server is not None else ()
     ok = f.error is None
     return Sample(
         sc,
@@ -106,13 +115,17 @@ def explained(f: Finished, address: str, drops: DropLog) -> str | None:
 def _explaining(where: Endpoint, own: LoadOptions, first: int = 0, burst: int = 0) -> ToSample:
     """Return how a login of a step or burst about to start is stored: with the server's reason where its log (from
     this moment on) names the drop."""
-    assert where.server is not None, "load runs against embedded servers"
-    drops = DropLog(where.server.log)
+    server = where.server
+    assert server is not None, "load runs against embedded servers"
+    drops = DropLog(server.log)
     drops.skip()
+    began = server.cpu_seconds()
 
     def to_sample(sc: Scenario, f: Finished) -> Sample:
-        """Return a login as its sample."""
-        return _sample(sc, f, first, burst, explained(f, source(f.index, own.sources), drops))
+        """Return a login as its sample, with the server's CPU so far."""
+        now = server.cpu_seconds()
+        cpu = None if began is None or now is None else (began, now)
+        return _sample(sc, f, first, burst, explained(f, source(f.index, own.sources), drops), cpu)
 
     return to_sample
 
@@ -285,21 +298,29 @@ def _run_steps(job: Job, bench: Bench, where: Endpoint, go: Detected | None, bas
     own = job.opts.own_as(LoadOptions)
     generator = _generators(bench, where, own, bench.ssh, go)
     steps = [dataclasses.replace(base, load=step_key(r)) for r in own.rates]
-    rec = job.record(job.opts.target, bench.environment(where, None))
+    env = bench.environment(where, None)
+    rec = job.record(job.opts.target, env)
     with rec.status():
         rec.register(steps)
-        broken: Step | None = None
+        stop: str | None = None
         for rate, sc in zip(own.rates, steps, strict=True):
             stored = rec.samples(sc)
-            if broken is not None:
-                rec.failed(sc, f"{SKIPPED}not run: {broken.rate:g}/s already broke the SLO")
+            if stop is not None:
+                rec.failed(sc, f"{SKIPPED}not run: {stop}")
                 continue
             if not stored:  # a step an interrupted run began keeps its logins as they are
                 offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
                 stored = tuple(_step(job, rec, sc, offsets, generator(sc), _explaining(where, own)))
-            read = step(StoredScenario(0, 0, sc, None, tuple(stored)), own.step_time)
-            broken = None if within(read, own.slo) else read
+            read = step(StoredScenario(0, 0, sc, None, tuple(stored)), own.step_time, generator_cpus(env))
+            stop = _stop(read, own.slo)
     return rec.run_id
+
+
+def _stop(read: Step, slo: float) -> str | None:
+    """Return why no higher step is run after this one (None: go on)."""
+    if read.generator_bound:
+        return f"{read.rate:g}/s was generator-bound"
+    return None if within(read, slo) else f"{read.rate:g}/s already broke the SLO"
 
 
 def run_load(job: Job) -> int:

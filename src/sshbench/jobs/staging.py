@@ -211,6 +211,7 @@ class Bench:
         assert wide is not None, "widened only where can_widen"
         constrain(wide, self.opts, self.link)
         target = self.stack.enter_context(wide)
+        pinning.join(self.pinned, wide)
         return Endpoint(f"{endpoint.name} (wider window)", target, wide)
 
     def configured(self, endpoint: Endpoint, options: tuple[str, ...]) -> Endpoint:
@@ -227,6 +228,7 @@ class Bench:
             )
         constrain(other, self.opts, self.link)
         target = self.stack.enter_context(other)
+        pinning.join(self.pinned, other)
         return Endpoint(f"{endpoint.name} with {' '.join(options)}", target, other)
 
     @contextlib.contextmanager

@@ -5,7 +5,8 @@ not one slow login).
 
 The OpenSSH generator starts one `ssh ... true` per arrival, as cron jobs and CI connect; a launcher thread keeps
 the schedule and a reaper thread waits for the processes (their exit and CPU from wait4), so neither waits on the
-other. Each login ends as a `Finished`: intended start, actual start, end, the ssh client's CPU, and why it failed."""
+other. A login's generator CPU is its ssh's and sshbench's own to start and reap it (the threads' CPU clocks).
+Each login ends as a `Finished`: intended start, actual start, end, the generator's CPU, and why it failed."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ class _Running:
     intended: float
     started: float
     proc: subprocess.Popen[bytes]
+    launch_cpu: float = 0.0  # sshbench's own CPU to start it (the launcher thread's)
     err: bytes = b""
 
 
@@ -88,7 +90,7 @@ class OpenLoop:
 
     def _launch(self, i: int, offset: float, t0: float) -> None:
         """Start login i (a failure to start is a failed login, said as such)."""
-        started = time.monotonic() - t0
+        started, cpu = time.monotonic() - t0, time.thread_time()
         try:
             proc = subprocess.Popen(
                 list(self.argv(i)), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -98,7 +100,7 @@ class OpenLoop:
             return
         assert proc.stderr is not None
         with self.lock:
-            self.running[proc.stderr.fileno()] = _Running(i, offset, started, proc)
+            self.running[proc.stderr.fileno()] = _Running(i, offset, started, proc, time.thread_time() - cpu)
 
     def _reap(self, t0: float) -> None:
         """Wait for logins to end (their stderr closes at exit), reap each with its CPU and hand it over."""
@@ -137,17 +139,18 @@ class OpenLoop:
             self._end(fd, r, now, f"no answer within {LOGIN_LIMIT:g} s of its intended start: stopped by sshbench")
 
     def _end(self, fd: int, r: _Running, ended: float, why: str | None = None) -> None:
-        """Reap a login and hand it over."""
+        """Reap a login and hand it over; its CPU: ssh's (wait4) and sshbench's own to start and reap it."""
+        reaping = time.thread_time()
         with self.lock:
             self.running.pop(fd, None)
         _, status, usage = os.wait4(r.proc.pid, 0)
         r.proc.returncode = code = os.waitstatus_to_exitcode(status)
         if r.proc.stderr is not None:
             r.proc.stderr.close()
-        cpu = usage.ru_utime + usage.ru_stime
         if why is None and code != 0:
             words = ssh_failure_reason(r.err.decode("utf-8", "replace").splitlines())
             why = f"{words} (exit status {code})"
+        cpu = usage.ru_utime + usage.ru_stime + r.launch_cpu + time.thread_time() - reaping
         self.done(Finished(r.index, r.intended, r.started, ended, cpu, why))
 
 

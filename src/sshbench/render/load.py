@@ -9,7 +9,18 @@ from typing import Any
 from rich.console import Console
 
 from sshbench import products
-from sshbench.analyse.load import PERCENTILES, Bursts, Step, before_banner, bursts, fisher, knee, step
+from sshbench.analyse.load import (
+    PERCENTILES,
+    Bursts,
+    Step,
+    before_banner,
+    bursts,
+    fisher,
+    generator_cpus,
+    knee,
+    server_cpus,
+    step,
+)
 from sshbench.arrivals import schedule, step_seed
 from sshbench.joboptions import LoadOptions
 from sshbench.model import SSHD_REMEDY
@@ -31,7 +42,17 @@ GENERATORS = {
 def steps(stored: StoredRun) -> list[Step]:
     """Return the run's steps read back, in order (steps not run left out)."""
     own = stored.run.options.own_as(LoadOptions)
-    return [step(st, own.step_time) for st in stored.scenarios if st.samples or not st.failure]
+    env = stored.run.environment
+    cpus, served = generator_cpus(env), server_cpus(env)
+    return [step(st, own.step_time, cpus, served) for st in stored.scenarios if st.samples or not st.failure]
+
+
+def _share(s: Step) -> str:
+    """Return a step's generator CPU share as a cell, in red when generator-bound."""
+    if s.generator_share is None:
+        return ""
+    text = f"{s.generator_share * 100:.0f}"
+    return f"[red]{text}[/red]" if s.generator_bound else text
 
 
 def _columns(rows: list[Step]) -> list[Column]:
@@ -49,6 +70,14 @@ def _columns(rows: list[Step]) -> list[Column]:
         ),
         Column("max ms", tuple(ms_cell(s.worst) for s in rows), right=True, shed=2),
         Column("gen. CPU ms/login", tuple(ms_cell(s.generator_cpu) for s in rows), right=True, shed=3),
+        Column("gen. CPU %", tuple(_share(s) for s in rows), right=True, shed=3),
+        Column("server CPU ms/login", tuple(ms_cell(s.server_cpu) for s in rows), right=True, shed=3),
+        Column(
+            "server CPU %",
+            tuple("" if s.server_share is None else f"{s.server_share * 100:.0f}" for s in rows),
+            right=True,
+            shed=3,
+        ),
         Column("started late ms", tuple(ms_cell(s.late) for s in rows), right=True, shed=0),
     ]
 
@@ -187,33 +216,38 @@ def print_load_run(console: Console, stored: StoredRun, db: Path, discovery_only
     console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
 
 
+def _bursts_document(stored: StoredRun, own: LoadOptions) -> dict[str, Any]:
+    """Return a burst run's part of the JSON document."""
+    rows = settings(stored)
+    return {
+        "burst": own.burst,
+        "repeats": own.repeats,
+        "generator": own.generator,
+        "sources": own.sources,
+        "settings": [
+            {
+                "server_options": None if b.setting is None else b.setting.removeprefix(SSHD_REMEDY).split(";"),
+                "bursts": b.bursts,
+                "connections": b.logins,
+                "dropped": b.dropped,
+                "dropped_interval": list(b.interval),
+                "all_served_after": b.served,
+                "percentiles": {f"p{p:g}": v for p, v in b.percentiles},
+                "causes": [{"message": m, "count": n} for m, n in b.causes],
+            }
+            for b in rows
+        ],
+        "fisher_p": fisher(rows[1].dropped, rows[1].logins, rows[0].dropped, rows[0].logins)
+        if len(rows) == 2
+        else None,
+    }
+
+
 def load_document(stored: StoredRun) -> dict[str, Any]:
     """Return the steps' (or bursts') part of the JSON document (seconds)."""
     own = stored.run.options.own_as(LoadOptions)
     if own.burst:
-        rows = settings(stored)
-        return {
-            "burst": own.burst,
-            "repeats": own.repeats,
-            "generator": own.generator,
-            "sources": own.sources,
-            "settings": [
-                {
-                    "server_options": None if b.setting is None else b.setting.removeprefix(SSHD_REMEDY).split(";"),
-                    "bursts": b.bursts,
-                    "connections": b.logins,
-                    "dropped": b.dropped,
-                    "dropped_interval": list(b.interval),
-                    "all_served_after": b.served,
-                    "percentiles": {f"p{p:g}": v for p, v in b.percentiles},
-                    "causes": [{"message": m, "count": n} for m, n in b.causes],
-                }
-                for b in rows
-            ],
-            "fisher_p": fisher(rows[1].dropped, rows[1].logins, rows[0].dropped, rows[0].logins)
-            if len(rows) == 2
-            else None,
-        }
+        return _bursts_document(stored, own)
     return {
         "arrivals": own.arrivals,
         "step_time": own.step_time,
@@ -232,6 +266,10 @@ def load_document(stored: StoredRun) -> dict[str, Any]:
                 "generator_cpu_per_login": s.generator_cpu,
                 "failure_rate_upper": s.upper,
                 "started_late_max": s.late,
+                "generator_cpu_share": s.generator_share,
+                "generator_bound": s.generator_bound,
+                "server_cpu_per_login": s.server_cpu,
+                "server_cpu_share": s.server_share,
                 "causes": [{"message": m, "count": n} for m, n in s.causes],
             }
             for s in steps(stored)

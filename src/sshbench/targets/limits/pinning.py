@@ -34,3 +34,11 @@ def apply(want: bool, servers: Sequence[LocalServer]) -> Pinning | None:
             os.sched_setaffinity(proc.pid, {server})
     os.sched_setaffinity(0, {client})
     return Pinning(client_cpu=client, server_cpu=server)
+
+
+def join(pinned: Pinning | None, server: LocalServer) -> None:
+    """Put a server started after the others (a widened or configured one) on the servers' CPU, when they are
+    pinned."""
+    if pinned is not None and pinned.server_cpu is not None:
+        for proc in server.processes():
+            os.sched_setaffinity(proc.pid, {pinned.server_cpu})
