@@ -170,3 +170,8 @@ def test_what_bounds_a_step_past_the_slo_is_said_from_its_evidence() -> None:
     assert bounded_by(busy) == "what bounds it: the server's CPU (95 % of what it may use)"
     idle = step(StoredScenario(1, 0, s, None, tuple(logins[:10])), 10.0, cpus=1, server_cpus=2)
     assert bounded_by(idle) == "what bounds it is not said: no limit in the server's log, its CPU 48 %"
+
+
+def test_a_step_interrupted_before_its_first_login_reads_as_empty() -> None:
+    empty = step(StoredScenario(1, 0, Scenario(Kind.LATENCY, load="20/s"), None, ()), 10.0, cpus=1, server_cpus=1)
+    assert empty.logins == 0 and empty.generator_share is None and empty.server_cpu is None and empty.at(50) is None

@@ -132,7 +132,7 @@ def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpu
     ends = [intended(s) + (s.value or 0.0) for s in ok]
     cpu = [s.client_cpu for s in logins if s.client_cpu is not None]
     late = [dict(s.phases).get("late") for s in logins]
-    span = max(seconds, *ends, *(intended(s) + s.wall for s in logins))
+    span = max([seconds, *ends, *(intended(s) + s.wall for s in logins)])
     served = server_seconds(logins)
     return Step(
         rate=rate_of(st.scenario.load),
