@@ -171,8 +171,9 @@ class Knee:
     slo: float
     unread: tuple[Step, ...] = ()
 
-    def sentence(self) -> str:
-        """Return the knee in words."""
+    def sentence(self, silent: str = "") -> str:
+        """Return the knee in words; `silent`: the limits of this server that log nothing (named where the evidence
+        does not say what bounds a step)."""
         slo = f"p99 under {self.slo * 1000:g} ms and under 0.1 % failed"
         unread = "; ".join(
             f"{s.rate:g}/s not read: the generator used {(s.generator_share or 0) * 100:.0f} % of its CPU "
@@ -189,12 +190,13 @@ class Knee:
         why = f"p99 {p99 * 1000:.0f} ms" if p99 is not None and p99 > self.slo else f"{b.failures} of {b.logins} failed"
         tail = f" ({unread})" if unread else ""
         if self.rate is None:
-            return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}{tail}; {bounded_by(b)}"
-        return f"the knee: {self.rate:g}/s kept {slo}; {b.rate:g}/s did not ({why}){tail}; {bounded_by(b)}"
+            return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}{tail}; {bounded_by(b, silent)}"
+        return f"the knee: {self.rate:g}/s kept {slo}; {b.rate:g}/s did not ({why}){tail}; {bounded_by(b, silent)}"
 
 
-def bounded_by(s: Step) -> str:
-    """Return what held a step past the SLO, from its evidence: a limit the server's log named, or its CPU."""
+def bounded_by(s: Step, silent: str = "") -> str:
+    """Return what held a step past the SLO, from its evidence: a limit the server's log named, or its CPU; else
+    not said, with the limits of the server that log nothing (`silent`)."""
     logged = [(words, n) for words, n in s.causes if words.endswith(FROM_LOG)]
     if logged:
         words, n = logged[0]
@@ -202,7 +204,8 @@ def bounded_by(s: Step) -> str:
     if s.server_share is not None and s.server_share >= GENERATOR_BOUND:
         return f"what bounds it: the server's CPU ({s.server_share * 100:.0f} % of what it may use)"
     share = f"its CPU {s.server_share * 100:.0f} %" if s.server_share is not None else "its CPU not counted"
-    return f"what bounds it is not said: no limit in the server's log, {share}"
+    hint = f" (this server has limits that log nothing: {silent})" if silent else ""
+    return f"what bounds it is not said: no limit in the server's log, {share}{hint}"
 
 
 def knee(steps: Sequence[Step], slo: float) -> Knee:

@@ -109,11 +109,22 @@ def _burst_columns(rows: list[Bursts]) -> list[Column]:
     ]
 
 
+def _product(stored: StoredRun) -> products.Product | None:
+    """Return the product of the run's server, from its banner or its description."""
+    env = stored.run.environment
+    return products.named_in(env.server_banner or "") or products.named_in(env.target or "")
+
+
 def _closers(stored: StoredRun) -> str:
     """Return what in the run's server can close a connection before its banner."""
-    env = stored.run.environment
-    product = products.named_in(env.server_banner or "") or products.named_in(env.target or "")
+    product = _product(stored)
     return product.closers if product is not None and product.closers else "a limit of the server's"
+
+
+def _silent(stored: StoredRun) -> str:
+    """Return the run's server's limits that log nothing (OpenSSH logs its drops: none)."""
+    product = _product(stored)
+    return "" if product is None or product is products.OPENSSH else product.closers
 
 
 def compared(base: Bursts, other: Bursts) -> str:
@@ -197,7 +208,7 @@ def print_load(console: Console, stored: StoredRun) -> None:
             console.print(
                 f"  {st.scenario.load}: {st.failure.removeprefix('skipped: ')}", highlight=False, markup=False
             )
-    console.print(f"  {knee(rows, own.slo).sentence()}", highlight=False, markup=False)
+    console.print(f"  {knee(rows, own.slo).sentence(_silent(stored))}", highlight=False, markup=False)
     clean = [s for s in rows if s.logins and not s.failures]
     if clean:
         console.print(

@@ -9,8 +9,11 @@ processes inherit its affinity when they fork.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
+
+import psutil
 
 from sshbench.environment import Pinning
 from sshbench.targets.servers.base import LocalServer
@@ -30,15 +33,26 @@ def apply(want: bool, servers: Sequence[LocalServer]) -> Pinning | None:
         return Pinning(note="not applied: fewer than 2 CPUs available")
     client, server = cpus[0], cpus[1]
     for s in servers:
-        for proc in s.processes():
-            os.sched_setaffinity(proc.pid, {server})
+        _pin(s, server)
     os.sched_setaffinity(0, {client})
     return Pinning(client_cpu=client, server_cpu=server)
+
+
+def _pin(server: LocalServer, cpu: int) -> None:
+    """Put every thread of the server's processes on one CPU (a thread's affinity is its own: the Go server's
+    runtime threads exist before it is pinned; threads and processes started later inherit it)."""
+    for proc in server.processes():
+        try:
+            tids = [t.id for t in proc.threads()]
+        except psutil.Error:
+            continue
+        for tid in tids:
+            with contextlib.suppress(ProcessLookupError):
+                os.sched_setaffinity(tid, {cpu})
 
 
 def join(pinned: Pinning | None, server: LocalServer) -> None:
     """Put a server started after the others (a widened or configured one) on the servers' CPU, when they are
     pinned."""
     if pinned is not None and pinned.server_cpu is not None:
-        for proc in server.processes():
-            os.sched_setaffinity(proc.pid, {pinned.server_cpu})
+        _pin(server, pinned.server_cpu)
