@@ -114,7 +114,7 @@ def main() -> None:
             )
         argv = [sys.executable, "-m", "sshbench", "latency", "--rounds", "80", "--max-rounds", "80", "--no-race"]
         closed = values(_stall(db, [*argv, "--warmup", "0"]))
-        q = statistics.quantiles(closed, n=100)
+        q = statistics.quantiles(closed, n=100, method="inclusive")
         print(
             f"stall, closed loop (sshbench latency): p50 {q[49] * 1000:.1f}, p99 {q[98] * 1000:.1f}, max "
             f"{max(closed) * 1000:.1f} ms; {slow(closed)}"
