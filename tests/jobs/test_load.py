@@ -8,11 +8,13 @@ import resource
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
-from conftest import CURVE, sshbench
+from conftest import CURVE, sshbench, started, stored_samples
 from sshbench.errors import ExitCode
 
 pytestmark = pytest.mark.integration
@@ -75,6 +77,30 @@ def test_a_burst_past_maxstartups_is_dropped_and_named_from_the_servers_log(
     shown = sshbench(cli_env, "show", "last", "--db", str(db)).stdout
     assert "more dropped (Fisher's exact p = " in shown and "not worth a change" in shown, shown
     assert "\n    MaxStartups 3:30:10\n" in shown and "MaxStartups 100:30:200" in shown
+
+
+def test_a_server_that_dies_mid_step_ends_the_run_incomplete_and_resume_runs_the_rest(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "load.db"
+    args = ["load", "--rate", "10,20", "--step-time", "2s", "--generator", "openssh", "--kex", CURVE, "--db", str(db)]
+    proc = started(cli_env, *args)
+    deadline = time.monotonic() + 60
+    while stored_samples(db) < 5 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    kids = psutil.Process(proc.pid).children(recursive=True)
+    listener = next(p for p in kids if p.name() == "sshd" and p.ppid() == proc.pid)  # not a connection's sshd
+    listener.kill()  # the embedded server this test's sshbench started
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.MEASUREMENT_FAILED, err
+    assert "the embedded OpenSSH server stopped during 10/s (its listener exited); every login is kept" in err
+    kept = stored_samples(db)
+    shown = sshbench(cli_env, "show", "last", "--db", str(db)).stdout
+    assert "10/s: the embedded server's listener exited during 10/s" in shown and "(not read for the knee)" in shown
+    done = sshbench(cli_env, "load", "--resume", "1", "--db", str(db), "--json")
+    steps = json.loads(done.stdout)["load"]["steps"]
+    assert [s["logins"] for s in steps][1] == 40 and stored_samples(db) == kept + 40, done.stderr  # 20/s, fresh server
+    assert steps[1]["failures"] == 0
 
 
 def test_a_burst_larger_than_the_descriptors_allowed_is_refused(cli_env: dict[str, str], tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from sshbench.analyse.interop import upper_bound
 from sshbench.environment import Environment
 from sshbench.model import remedy_text
 from sshbench.records import StoredScenario
-from sshbench.samples import Sample
+from sshbench.samples import SKIPPED, Sample
 
 LOWEST_US, HIGHEST_US, DIGITS = 1, 3_600_000_000, 3  # 1 us .. 1 h, 3 significant digits
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
@@ -79,6 +79,7 @@ class Step:
     generator_share: float | None = None  # of the CPU the generator may use, over the step (None: not known)
     server_cpu: float | None = None  # the server's CPU seconds per login over the step (its cgroup's; None: unknown)
     server_share: float | None = None  # of the CPU the server may use, over the step
+    stopped: str | None = None  # why the step broke off (its server died): not read for the knee
 
     @property
     def generator_bound(self) -> bool:
@@ -148,6 +149,7 @@ def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpu
         generator_share=sum(cpu) / (span * cpus) if cpus and cpu else None,
         server_cpu=served / len(logins) if served is not None and logins else None,
         server_share=served / (span * server_cpus) if served is not None and server_cpus else None,
+        stopped=st.failure if st.failure and not st.failure.startswith(SKIPPED) else None,
     )
 
 
@@ -212,7 +214,7 @@ def knee(steps: Sequence[Step], slo: float) -> Knee:
     """Return the knee of steps run in rising order: the last step within the SLO before the first that is not;
     a generator-bound step is read as neither."""
     ordered = sorted((s for s in steps if s.logins), key=lambda s: s.rate)
-    read = [s for s in ordered if not s.generator_bound]
+    read = [s for s in ordered if not s.generator_bound and s.stopped is None]
     broken = next((s for s in read if not within(s, slo)), None)
     kept = [s.rate for s in read if within(s, slo) and (broken is None or s.rate < broken.rate)]
     return Knee(kept[-1] if kept else None, broken, slo, tuple(s for s in ordered if s.generator_bound))

@@ -23,11 +23,12 @@ import resource
 import threading
 from collections.abc import Callable, Sequence
 
+from sshbench import hints
 from sshbench.analyse.load import LOGGED, SAID, Step, before_banner, burst_of, generator_cpus, step, within
 from sshbench.arrivals import schedule, step_seed
 from sshbench.clients.launch import Detected, detect
 from sshbench.clients.registry import client_type
-from sshbench.errors import ExitCode, SshbenchError
+from sshbench.errors import ExitCode, SshbenchError, Unfinished
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.recording import Job, Recording
@@ -277,6 +278,7 @@ def _bursts(
             )
             storing = _explaining(where, own, (rnd - 1) * own.burst, rnd)
             _step(job, rec, sc, [0.0] * own.burst, making(sc), storing)
+            _alive(rec, where, sc)
 
 
 def _run_bursts(job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario) -> int:
@@ -311,13 +313,35 @@ def _run_steps(job: Job, bench: Bench, where: Endpoint, go: Detected | None, bas
             if not stored:  # a step an interrupted run began keeps its logins as they are
                 offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
                 stored = tuple(_step(job, rec, sc, offsets, generator(sc), _explaining(where, own)))
-            read = step(StoredScenario(0, 0, sc, None, tuple(stored)), own.step_time, generator_cpus(env))
+                _alive(rec, where, sc)
+            before = rec.stored.get(sc.key)  # a step its server died in is marked: not read against the SLO
+            failure = before.failure if before is not None else None
+            read = step(StoredScenario(0, 0, sc, failure, tuple(stored)), own.step_time, generator_cpus(env))
             stop = _stop(read, own.slo)
     return rec.run_id
 
 
+def _alive(rec: Recording, where: Endpoint, sc: Scenario) -> None:
+    """Stop the run, incomplete, when the embedded server's listener died during a step or burst: the logins after
+    that failed for it, not for the load (they are kept, the step marked)."""
+    server = where.server
+    if server is None or server.pid is not None:
+        return
+    what = f"{sc.load}{remedy_text(sc.remedy)}"
+    rec.failed(sc, f"the embedded server's listener exited during {what}: its later logins failed for that")
+    raise Unfinished(
+        rec.run_id,
+        f"the embedded {server.product} server stopped during {what} (its listener exited); every login is kept",
+        place=f"run {rec.run_id}",
+        fix=f"`{hints.sshbench('load', '--resume', str(rec.run_id))}` runs what is left on a fresh server (the step "
+        "the server died in is kept as it is, marked), or start the run again",
+    )
+
+
 def _stop(read: Step, slo: float) -> str | None:
     """Return why no higher step is run after this one (None: go on)."""
+    if read.stopped is not None:
+        return None
     if read.generator_bound:
         return f"{read.rate:g}/s was generator-bound"
     return None if within(read, slo) else f"{read.rate:g}/s already broke the SLO"

@@ -167,6 +167,9 @@ def print_bursts(console: Console, stored: StoredRun) -> None:
                 highlight=False,
                 markup=False,
             )
+    for st in stored.scenarios:
+        if st.failure:
+            console.print(f"  ! {st.failure}", highlight=False, markup=False)
     if len(rows) == 2:
         console.print(compared(rows[0], rows[1]), highlight=False, markup=False)
     console.print(
@@ -193,6 +196,8 @@ def print_load(console: Console, stored: StoredRun) -> None:
     )
     print_fitted(console, title, _columns(rows))
     for s in rows:
+        if s.stopped:
+            console.print(f"  ! {s.rate:g}/s: {s.stopped} (not read for the knee)", highlight=False, markup=False)
         for words, n in s.causes[:3]:
             console.print(f"  ! {s.rate:g}/s: {n} x {words}", highlight=False, markup=False)
         planned = len(schedule(s.rate, own.step_time, own.arrivals, step_seed(stored.run.options.plan.seed, s.rate)))
