@@ -73,6 +73,9 @@ class LoadOptions:
     burst: int = 0  # connections started at one instant, instead of steps (0: steps)
     repeats: int = 5  # bursts per setting
     server_options: tuple[str, ...] = ()  # sshd_config KEY=VALUE of a second embedded server, its bursts compared
+    job: str = "login"  # what each connection does: login (`true`) or exec (bytes up and down)
+    up: int = 0  # exec: bytes sent to the server
+    down: int = 0  # exec: bytes read back
 
 
 DEFAULT_POLICY = "modern"  # the security policy of every command that takes --policy

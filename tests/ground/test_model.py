@@ -153,6 +153,9 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
     "burst",  # `load --burst`'s, since issue 38's second slice
     "repeats",
     "server_options",
+    "job",  # `load --job exec`'s
+    "up",
+    "down",
 ]
 
 

@@ -56,6 +56,22 @@ def test_the_go_generator_starts_every_login_of_a_step_from_one_process(
     assert count == only["logins"]
 
 
+@pytest.mark.parametrize("generator", ["go", "openssh"])
+def test_an_exec_job_sends_and_reads_back_its_bytes_counted(
+    cli_env: dict[str, str], tmp_path: Path, generator: str
+) -> None:
+    db = tmp_path / "load.db"
+    args = ["--job", "exec", "--exec-size", "1K,64K", "--rate", "10", "--step-time", "1s", "--generator", generator]
+    done = sshbench(cli_env, "load", *args, "--kex", CURVE, "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)["load"]
+    (only,) = doc["steps"]
+    assert doc["job"] == "exec" and doc["exec_bytes"] == [1024, 65536] and only["logins"] == 10, doc
+    assert only["failures"] == 0 and only["percentiles"]["p50"] > 0, only
+    shown = sshbench(cli_env, "show", "last", "--db", str(db)).stdout
+    assert "sends 1 KiB to `cat >/dev/null` and reads 64 KiB back" in shown
+
+
 def test_a_burst_past_maxstartups_is_dropped_and_named_from_the_servers_log(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -132,6 +148,7 @@ def test_a_burst_larger_than_the_descriptors_allowed_is_refused(cli_env: dict[st
         (["--burst", "5", "--rate", "10"], "two ways to load"),
         (["--burst", "5", "--server-option", "NoSuchOption=1"], "refuses NoSuchOption=1"),
         (["local:dropbear", "--burst", "5", "--server-option", "MaxStartups=1:30:2"], "takes no sshd_config options"),
+        (["--job", "exec", "--exec-size", "1K"], "bad --exec-size"),
     ],
 )
 def test_bad_input_is_one_line_with_the_fix_and_nothing_stored(

@@ -116,6 +116,21 @@ def parse_rates(text: str) -> tuple[float, ...]:
     "interleaved with the first's and compared on the share dropped (exact intervals); the line to paste is printed "
     "with its measured effect.",
 )
+@click.option(
+    "--job",
+    type=click.Choice(("login", "exec")),
+    default="login",
+    show_default=True,
+    help="What each connection does: login (authenticate, run `true`, close) or exec (send --exec-size's first "
+    "size to the server and read its second back, counted: like a git fetch).",
+)
+@click.option(
+    "--exec-size",
+    default="1K,64K",
+    show_default=True,
+    metavar="UP,DOWN",
+    help="--job exec: bytes sent and bytes read back per connection (0 to 16M each).",
+)
 @click.option("--kex", help="The key exchange every login is pinned to [default: the client's own choice].")
 @click.option("--hostkey", help="The host key algorithm every login is pinned to [default: the client's own choice].")
 @click.option(
@@ -163,6 +178,7 @@ def load_cmd(**kw: Any) -> None:
       sshbench load --rate 10..80 --step-time 10s
       sshbench load local:dropbear --rate 20 --arrivals poisson
       sshbench load --burst 60 --server-option MaxStartups=10:30:60
+      sshbench load --job exec --exec-size 1K,256K --rate 10..40
     """
     import dataclasses
 
@@ -184,7 +200,38 @@ def load_cmd(**kw: Any) -> None:
     execute(dataclasses.replace(opts, own=load_options(own)), given.db, given.as_json)
 
 
-OWN = ("rate", "arrivals", "step_time", "sources", "generator", "slo", "burst", "repeats", "server_options")
+OWN = (
+    "rate",
+    "arrivals",
+    "step_time",
+    "sources",
+    "generator",
+    "slo",
+    "burst",
+    "repeats",
+    "server_options",
+    "job",
+    "exec_size",
+)
+EXEC_MAX = 16 * 2**20
+EXEC_SIZE = re.compile(r"^(\d+)([kKmM]?)$")
+
+
+def parse_exec_size(text: str) -> tuple[int, int]:
+    """Parse --exec-size `UP,DOWN` (bytes, K or M) into two byte counts."""
+    sizes = []
+    for part in text.split(","):
+        m = EXEC_SIZE.match(part.strip())
+        size = int(m[1]) * {"": 1, "k": 2**10, "m": 2**20}[m[2].lower()] if m else -1
+        sizes.append(size)
+    if len(sizes) != 2 or not all(0 <= n <= EXEC_MAX for n in sizes):
+        raise SshbenchError(
+            f"bad --exec-size {text!r}",
+            place="--exec-size",
+            fix="give two sizes, sent and read back, each 0 to 16M: e.g. --exec-size 1K,64K",
+            code=ExitCode.USAGE,
+        )
+    return sizes[0], sizes[1]
 
 
 def load_options(own: dict[str, Any]) -> LoadOptions:
@@ -206,6 +253,8 @@ def load_options(own: dict[str, Any]) -> LoadOptions:
         own["burst"] or 0,
         own["repeats"],
         parse_server_options(own["server_options"]),
+        own["job"],
+        *(parse_exec_size(own["exec_size"]) if own["job"] == "exec" else (0, 0)),
     )
 
 

@@ -34,7 +34,7 @@ from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.interop import LOGIN_LIMIT
-from sshbench.measure.load import DriverLoop, Finished, Generator, OpenLoop
+from sshbench.measure.load import DriverLoop, ExecJob, Finished, Generator, OpenLoop, exec_command
 from sshbench.model import SSHD_REMEDY, Kind, Scenario, is_local, remedy_text
 from sshbench.records import StoredScenario
 from sshbench.samples import SKIPPED, Sample
@@ -60,16 +60,26 @@ def source(i: int, sources: int) -> str:
     return f"127.0.0.{2 + i % sources}"
 
 
-def login_argv(ssh: str, where: Endpoint, sc: Scenario, address: str) -> list[str]:
+def login_argv(ssh: str, where: Endpoint, sc: Scenario, address: str, command: str = "true") -> list[str]:
     """Return one login's ssh command line from a source address, with the step's pinned kex and host key (no -v:
-    the generator's CPU is the client's)."""
+    the generator's CPU is the client's); `command`: a fixed remote command (`true`, or an exec job's)."""
     t = where.target
-    return [ssh, *common_options([]), *t.options, *sc.ssh_options(), "-b", address, t.destination, "true"]
+    return [ssh, *common_options([]), *t.options, *sc.ssh_options(), "-b", address, t.destination, command]
 
 
-def _argv(ssh: str, where: Endpoint, sc: Scenario, sources: int, i: int) -> list[str]:
+def _argv(ssh: str, where: Endpoint, sc: Scenario, own: LoadOptions, i: int) -> list[str]:
     """Return login i's command line (its source address by its place in the schedule)."""
-    return login_argv(ssh, where, sc, source(i, sources))
+    command = exec_command(own.down) if own.job == "exec" else "true"
+    return login_argv(ssh, where, sc, source(i, own.sources), command)
+
+
+def _exec_job(bench: Bench, own: LoadOptions) -> ExecJob | None:
+    """Return an exec job's files for one ssh per login (the bytes up written once), None for a login job."""
+    if own.job != "exec":
+        return None
+    send = bench.workdir / "exec-up"
+    send.write_bytes(bytes(own.up))
+    return ExecJob(send, own.down, bench.workdir)
 
 
 def _sample(
@@ -199,11 +209,13 @@ def _generators(
     """Return, for a step, how its generator is made against this server: one ssh per login, or the Go driver given
     the server's address once, before the run is stored."""
     if go is None:
-        return lambda sc: functools.partial(OpenLoop, functools.partial(_argv, ssh, where, sc, own.sources))
+        job = _exec_job(bench, own)
+        return lambda sc: functools.partial(OpenLoop, functools.partial(_argv, ssh, where, sc, own), job=job)
     reach = bench.client(where, go, bench.discover(where).server_lists().get("hostkey", ()))
     if isinstance(reach, str):
         raise SshbenchError(reach, place="--generator go", fix="use --generator openssh", code=ExitCode.USAGE)
-    return lambda sc: functools.partial(DriverLoop, reach.argv(sc, "load", str(own.sources)))
+    sizes = (str(own.up), str(own.down)) if own.job == "exec" else ()
+    return lambda sc: functools.partial(DriverLoop, reach.argv(sc, "load", str(own.sources), *sizes))
 
 
 def _check(opts: LoadOptions, max_time: float | None) -> None:

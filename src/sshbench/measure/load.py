@@ -10,6 +10,7 @@ Each login ends as a `Finished`: intended start, actual start, end, the generato
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import subprocess
@@ -17,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from sshbench.measure.interop import LOGIN_LIMIT, PREFIX  # a login's limit, the drivers' lines
@@ -62,12 +64,29 @@ class _Running:
     err: bytes = b""
 
 
+def exec_command(down: int) -> str:
+    """Return the remote command of an exec job: read what is sent, then send `down` zero bytes back."""
+    return f"cat >/dev/null && head -c {int(down)} /dev/zero"
+
+
+@dataclass(frozen=True)
+class ExecJob:
+    """An exec job for one ssh per login: stdin from `send` (the bytes up), stdout into `scratch` (one file per
+    login, its size checked against `down`, then removed)."""
+
+    send: Path
+    down: int
+    scratch: Path
+
+
 class OpenLoop:
     """Run one step's arrivals through `argv(i)` (the command line of login i) and hand each login to `done` as it
     ends, from the reaper thread."""
 
-    def __init__(self, argv: Callable[[int], Sequence[str]], done: Callable[[Finished], None]) -> None:
-        self.argv, self.done = argv, done
+    def __init__(
+        self, argv: Callable[[int], Sequence[str]], done: Callable[[Finished], None], job: ExecJob | None = None
+    ) -> None:
+        self.argv, self.done, self.job = argv, done, job
         self.running: dict[int, _Running] = {}  # stderr fd -> login
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -92,9 +111,13 @@ class OpenLoop:
         """Start login i (a failure to start is a failed login, said as such)."""
         started, cpu = time.monotonic() - t0, time.thread_time()
         try:
-            proc = subprocess.Popen(
-                list(self.argv(i)), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-            )
+            with contextlib.ExitStack() as files:
+                up, down = (
+                    (files.enter_context(open(self.job.send, "rb")), files.enter_context(open(self._out(i), "wb")))
+                    if self.job is not None
+                    else (subprocess.DEVNULL, subprocess.DEVNULL)
+                )
+                proc = subprocess.Popen(list(self.argv(i)), stdin=up, stdout=down, stderr=subprocess.PIPE)
         except OSError as exc:
             self.done(Finished(i, offset, started, started, None, f"the generator could not start ssh: {exc}"))
             return
@@ -126,6 +149,11 @@ class OpenLoop:
                     self._end(key.fd, r, time.monotonic() - t0)
                 self._stop_stuck(sel, watched, t0)
 
+    def _out(self, i: int) -> Path:
+        """Return where login i's download goes."""
+        assert self.job is not None
+        return self.job.scratch / f"login-{i}.out"
+
     def _stop_stuck(self, sel: selectors.BaseSelector, watched: set[int], t0: float) -> None:
         """Kill logins past their limit (processes this object started, by their PID) and fail them."""
         now = time.monotonic() - t0
@@ -150,6 +178,12 @@ class OpenLoop:
         if why is None and code != 0:
             words = ssh_failure_reason(r.err.decode("utf-8", "replace").splitlines())
             why = f"{words} (exit status {code})"
+        if self.job is not None:
+            out = self._out(r.index)
+            got = out.stat().st_size if out.exists() else 0
+            out.unlink(missing_ok=True)
+            if why is None and got != self.job.down:
+                why = f"short download: {got} of {self.job.down} bytes"
         cpu = usage.ru_utime + usage.ru_stime + r.launch_cpu + time.thread_time() - reaping
         self.done(Finished(r.index, r.intended, r.started, ended, cpu, why))
 

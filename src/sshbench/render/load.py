@@ -31,12 +31,30 @@ from sshbench.render.layout import Column, ms_cell, print_fitted
 HOW = (
     "  Open loop: each login started at its intended time whatever the others were doing, its latency counted from "
     "that time (a stall shows in every login queued behind it); a login: the client connects, verifies the host key, "
-    "authenticates with a key, runs `true` and closes. Percentiles: an HdrHistogram of the step's successful logins."
+    "authenticates with a key, runs its job and closes. Percentiles: an HdrHistogram of the step's successful logins."
 )
 GENERATORS = {
     "openssh": "one `ssh ... true` per login",
     "go": "every login from one Go x/crypto/ssh process (a goroutine each)",
 }
+
+
+def job_words(own: LoadOptions) -> str:
+    """Return what each connection did, in words."""
+    if own.job != "exec":
+        return "each connection logs in and runs `true`"
+    return (
+        f"each connection sends {_bytes(own.up)} to `cat >/dev/null` and reads {_bytes(own.down)} back from "
+        f"`head -c {own.down} /dev/zero` (counted: a short one fails)"
+    )
+
+
+def _bytes(n: int) -> str:
+    """Return a byte count in words (64 KiB, 1 MiB, 100 bytes)."""
+    for unit, size in (("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
 
 
 def steps(stored: StoredRun) -> list[Step]:
@@ -153,8 +171,8 @@ def print_bursts(console: Console, stored: StoredRun) -> None:
     generator = GENERATORS.get(own.generator, own.generator)
     title = (
         f"Bursts: {own.burst} connections started at one instant, {own.repeats} times per setting (each once the "
-        f"server was idle; settings interleaved), {generator} from {own.sources} loopback source addresses; latency "
-        "from the instant"
+        f"server was idle; settings interleaved), {generator} from {own.sources} loopback source addresses; "
+        f"{job_words(own)}; latency from the instant"
     )
     print_fitted(console, title, _burst_columns(rows))
     for b in rows:
@@ -192,7 +210,7 @@ def print_load(console: Console, stored: StoredRun) -> None:
     title = (
         f"Logins under load: {own.arrivals} arrivals, {own.step_time:g} s per step, {generator} from "
         f"{own.sources} loopback source addresses (127.0.0.2-127.0.0.{1 + own.sources}; per-address limits do not "
-        "stand in for the server's), latency from each login's intended start"
+        f"stand in for the server's); {job_words(own)}; latency from each login's intended start"
     )
     print_fitted(console, title, _columns(rows))
     for s in rows:
@@ -236,6 +254,8 @@ def _bursts_document(stored: StoredRun, own: LoadOptions) -> dict[str, Any]:
     """Return a burst run's part of the JSON document."""
     rows = settings(stored)
     return {
+        "job": own.job,
+        "exec_bytes": [own.up, own.down] if own.job == "exec" else None,
         "burst": own.burst,
         "repeats": own.repeats,
         "generator": own.generator,
@@ -265,6 +285,8 @@ def load_document(stored: StoredRun) -> dict[str, Any]:
     if own.burst:
         return _bursts_document(stored, own)
     return {
+        "job": own.job,
+        "exec_bytes": [own.up, own.down] if own.job == "exec" else None,
         "arrivals": own.arrivals,
         "step_time": own.step_time,
         "generator": own.generator,

@@ -270,8 +270,28 @@ func soak(a args) (int, error) {
 	return 0, lines.Err()
 }
 
-// loginFrom connects from a source address, logs in, runs `true` and closes, all within loginLimit.
-func loginFrom(config *ssh.ClientConfig, address, source string) error {
+// countingWriter counts the bytes written to it.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	w.n += int64(len(b))
+	return len(b), nil
+}
+
+// exec is a login's job: `true`, or (up or down above 0) up bytes sent to `cat >/dev/null` and down bytes read back
+// from `head -c down /dev/zero`, the count checked.
+type exec struct{ up, down int64 }
+
+// command returns the job's remote command (a fixed template of two integers).
+func (j exec) command() string {
+	if j.up == 0 && j.down == 0 {
+		return "true"
+	}
+	return fmt.Sprintf("cat >/dev/null && head -c %d /dev/zero", j.down)
+}
+
+// loginFrom connects from a source address, logs in, runs the job and closes, all within loginLimit.
+func loginFrom(config *ssh.ClientConfig, address, source string, job exec) error {
 	dialer := net.Dialer{Timeout: config.Timeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}}
 	conn, err := dialer.Dial("tcp", address)
 	if err != nil {
@@ -296,14 +316,30 @@ func loginFrom(config *ssh.ClientConfig, address, source string) error {
 	}
 	client := ssh.NewClient(c, chans, reqs)
 	defer client.Close()
-	status, err := run(client, "true", nil, nil)
+	var sent io.Reader
+	if job.command() != "true" {
+		sent = io.LimitReader(zeros{}, job.up)
+	}
+	got := &countingWriter{}
+	status, err := run(client, job.command(), sent, got)
 	if err != nil {
 		return from(err)
 	}
 	if status != 0 {
-		return fmt.Errorf("`true` exited with status %d", status)
+		return fmt.Errorf("`%s` exited with status %d", job.command(), status)
+	}
+	if got.n != job.down {
+		return fmt.Errorf("short download: %d of %d bytes", got.n, job.down)
 	}
 	return nil
+}
+
+// zeros reads as endless zero bytes.
+type zeros struct{}
+
+func (zeros) Read(b []byte) (int, error) {
+	clear(b)
+	return len(b), nil
 }
 
 // cpuSeconds returns this process's user and system CPU so far.
@@ -317,12 +353,18 @@ func cpuSeconds() float64 {
 
 // load is an open-loop generator: it reads the intended start offsets (seconds, one per line) until `go`, then
 // starts login i at its offset from that moment, each in its own goroutine whatever the others are doing, from
-// source address 127.0.0.(2 + i mod operands[0]), and says `load I STARTED ENDED CPU ok` or `... failed TEXT` as
+// source address 127.0.0.(2 + i mod operands[0]), each running `true` or, given operands[1] and [2] (bytes up and
+// down), an exec job, and says `load I STARTED ENDED CPU ok` or `... failed TEXT` as
 // each ends (seconds from `go`; CPU: this process's so far).
 func load(a args) (int, error) {
 	sources := 1
 	if len(a.operands) > 0 {
 		sources, _ = strconv.Atoi(a.operands[0])
+	}
+	var job exec
+	if len(a.operands) > 2 {
+		job.up, _ = strconv.ParseInt(a.operands[1], 10, 64)
+		job.down, _ = strconv.ParseInt(a.operands[2], 10, 64)
 	}
 	config, address, err := clientConfig(a)
 	if err != nil {
@@ -350,7 +392,7 @@ func load(a args) (int, error) {
 		go func(i int) {
 			defer wg.Done()
 			started := time.Since(t0).Seconds()
-			err := loginFrom(config, address, fmt.Sprintf("127.0.0.%d", 2+i%sources))
+			err := loginFrom(config, address, fmt.Sprintf("127.0.0.%d", 2+i%sources), job)
 			ended := time.Since(t0).Seconds()
 			mu.Lock()
 			defer mu.Unlock()
