@@ -161,12 +161,12 @@ def load_cmd(**kw: Any) -> None:
 
     TARGET is an embedded server (local:openssh by default, local:dropbear, local:tinyssh,
     local:gossh or local:sshd=PATH): sshbench never loads a host it did not start. Each
-    arrival is its own `ssh ... true`, started at its intended time whatever the others are
+    arrival is its own connection, started at its intended time whatever the others are
     doing (open loop), and its latency is counted from that time, so a server that stalls
     shows every login queued behind the stall. Per step: offered and achieved rate, p50, p90,
-    p99, p99.9 and max from an HdrHistogram of the stored logins, failures by the client's
-    words with the 95 % bound of the failure rate, and the generator's CPU per login. Every
-    login is stored the moment it ends; Ctrl-C keeps them all.
+    p99, p99.9 and max from an HdrHistogram of the stored logins, failures by cause with the
+    95 % bound of the failure rate, the generator's and the server's CPU per login, and the
+    knee with what bounds it. Every login is stored the moment it ends; Ctrl-C keeps them all.
 
     With --burst N, N connections start at one instant instead, --repeats times; with
     --server-option KEY=VALUE a second embedded OpenSSH with that setting takes every other
