@@ -175,3 +175,12 @@ def test_what_bounds_a_step_past_the_slo_is_said_from_its_evidence() -> None:
 def test_a_step_interrupted_before_its_first_login_reads_as_empty() -> None:
     empty = step(StoredScenario(1, 0, Scenario(Kind.LATENCY, load="20/s"), None, ()), 10.0, cpus=1, server_cpus=1)
     assert empty.logins == 0 and empty.generator_share is None and empty.server_cpu is None and empty.at(50) is None
+
+
+def test_without_a_cgroup_the_server_cpu_is_the_listeners_reaped_and_said_so() -> None:
+    s = Scenario(Kind.LATENCY, load="10/s")
+    marks = (("intended", 0.0), ("reaped_cpu_from", 5.0), ("reaped_cpu_to", 5.2))
+    logins = tuple(Sample(s, i + 1, False, True, 0.1, 0.1, phases=marks) for i in range(10))
+    read = step(StoredScenario(1, 0, s, None, logins), 10.0, cpus=1, server_cpus=1)
+    assert read.server_cpu_by == "reaped" and read.server_cpu == pytest.approx(0.02)
+    assert read.server_share == pytest.approx(0.02)

@@ -80,6 +80,7 @@ class Step:
     server_cpu: float | None = None  # the server's CPU seconds per login over the step (its cgroup's; None: unknown)
     server_share: float | None = None  # of the CPU the server may use, over the step
     stopped: str | None = None  # why the step broke off (its server died): not read for the knee
+    server_cpu_by: str | None = None  # cgroup, or reaped (no cgroup: the listener's and its reaped children's)
 
     @property
     def generator_bound(self) -> bool:
@@ -114,13 +115,15 @@ def histogram(seconds: Sequence[float]) -> HdrHistogram:
     return h
 
 
-def server_seconds(logins: Sequence[Sample]) -> float | None:
-    """Return the server's CPU seconds over a step or burst: from its start to the last login's end (None: no cgroup
-    counted it)."""
-    spans = [
-        (p["server_cpu_from"], p["server_cpu_to"]) for p in (dict(s.phases) for s in logins) if "server_cpu_to" in p
-    ]
-    return max(to for _, to in spans) - min(fro for fro, _ in spans) if spans else None
+def server_seconds(logins: Sequence[Sample]) -> tuple[float, str] | None:
+    """Return the server's CPU seconds over a step or burst, from its start to the last login's end, and how they
+    were counted: `cgroup`, or `reaped` (the listener's and its reaped children's; None: not counted)."""
+    marks = [dict(s.phases) for s in logins]
+    for by, prefix in (("cgroup", "server_cpu"), ("reaped", "reaped_cpu")):
+        spans = [(p[f"{prefix}_from"], p[f"{prefix}_to"]) for p in marks if f"{prefix}_to" in p]
+        if spans:
+            return max(to for _, to in spans) - min(fro for fro, _ in spans), by
+    return None
 
 
 def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpus: int | None = None) -> Step:
@@ -147,8 +150,9 @@ def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpu
         upper=upper_bound(len(logins) - len(ok), len(logins)),
         late=max((v for v in late if v is not None), default=None),
         generator_share=sum(cpu) / (span * cpus) if cpus and cpu else None,
-        server_cpu=served / len(logins) if served is not None and logins else None,
-        server_share=served / (span * server_cpus) if served is not None and server_cpus else None,
+        server_cpu=served[0] / len(logins) if served is not None and logins else None,
+        server_share=served[0] / (span * server_cpus) if served is not None and server_cpus else None,
+        server_cpu_by=served[1] if served is not None else None,
         stopped=st.failure if st.failure and not st.failure.startswith(SKIPPED) else None,
     )
 

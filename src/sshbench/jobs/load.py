@@ -89,12 +89,15 @@ def _sample(
     burst: int = 0,
     error: str | None = None,
     server: tuple[float, float] | None = None,
+    by: str = "cgroup",
 ) -> Sample:
     """Return a finished login as its step's sample (round = its place in the schedule, from 1, after `first` earlier
     ones; a burst's number as its `burst` phase); `error` replaces the generator's words; `server`: the server's CPU
-    seconds so far when the step began and when the login ended (its cgroup's), as phases."""
+    seconds so far when the step began and when the login ended, as phases (`by`: its cgroup's, or without one the
+    listener's and its reaped children's)."""
     phases = (("intended", f.intended), ("late", f.started - f.intended), *((("burst", burst),) if burst else ()))
-    phases += (("server_cpu_from", server[0]), ("server_cpu_to", server[1])) if server is not None else ()
+    prefix = "server_cpu" if by == "cgroup" else "reaped_cpu"  # a cgroup's, or the listener's and its reaped ones'
+    phases += ((f"{prefix}_from", server[0]), (f"{prefix}_to", server[1])) if server is not None else ()
     ok = f.error is None
     return Sample(
         sc,
@@ -130,13 +133,16 @@ def _explaining(where: Endpoint, own: LoadOptions, first: int = 0, burst: int = 
     assert server is not None, "load runs against embedded servers"
     drops = DropLog(server.log)
     drops.skip()
-    began = server.cpu_seconds()
+    meter, by = (
+        (server.cpu_seconds, "cgroup") if server.cpu_seconds() is not None else (server.reaped_cpu_seconds, "reaped")
+    )
+    began = meter()
 
     def to_sample(sc: Scenario, f: Finished) -> Sample:
         """Return a login as its sample, with the server's CPU so far."""
-        now = server.cpu_seconds()
+        now = meter()
         cpu = None if began is None or now is None else (began, now)
-        return _sample(sc, f, first, burst, explained(f, source(f.index, own.sources), drops), cpu)
+        return _sample(sc, f, first, burst, explained(f, source(f.index, own.sources), drops), cpu, by)
 
     return to_sample
 

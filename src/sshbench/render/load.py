@@ -232,6 +232,13 @@ def print_load(console: Console, stored: StoredRun) -> None:
                 f"  {st.scenario.load}: {st.failure.removeprefix('skipped: ')}", highlight=False, markup=False
             )
     console.print(f"  {knee(rows, own.slo).sentence(_silent(stored))}", highlight=False, markup=False)
+    if any(s.server_cpu_by == "reaped" for s in rows):
+        console.print(
+            "  server CPU without a cgroup: the listener's own and its reaped children's (/proc), so a connection "
+            "still open when a step ends is not counted in it",
+            highlight=False,
+            markup=False,
+        )
     clean = [s for s in rows if s.logins and not s.failures]
     if clean:
         console.print(

@@ -337,6 +337,18 @@ class LocalServer:
         except OSError:
             return None
 
+    def reaped_cpu_seconds(self) -> float | None:
+        """Return the CPU seconds of the listener and of every descendant it (or they) reaped so far, from /proc: the
+        server's CPU without a cgroup, short of the connections still open (None once the listener is gone)."""
+        pid = self.pid
+        if pid is None:
+            return None
+        try:
+            t = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            return None
+        return float(t.user + t.system + t.children_user + t.children_system)
+
     def wait_idle(self, timeout: float = IDLE_TIMEOUT, standing: frozenset[int] = frozenset()) -> bool:
         """Wait until no connection is being served but those of the processes in `standing` (a master connection
         that outlives every sample: only the listener is left otherwise); return True if so."""
