@@ -25,7 +25,7 @@ class Product:
     sftp: str | None  # what serves SFTP on an embedded server of it (None: it has no SFTP server)
     logins_per_address: int | None = None  # connections from one address it lets log in at once (None: no limit known)
     closers: str = ""  # what in it can close a new connection before its banner (for a cause seen by a client only)
-    options: bool = False  # an embedded server of it takes sshd_config settings (`-o KEY=VALUE`: --server-option)
+    options: bool = False  # an embedded server of it takes sshd_config settings (`KEY=VALUE`: --server-option)
 
 
 OPENSSH = Product(  # its window: CHAN_SES_WINDOW_DEFAULT

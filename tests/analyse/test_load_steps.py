@@ -184,3 +184,14 @@ def test_without_a_cgroup_the_server_cpu_is_the_listeners_reaped_and_said_so() -
     read = step(StoredScenario(1, 0, s, None, logins), 10.0, cpus=1, server_cpus=1)
     assert read.server_cpu_by == "reaped" and read.server_cpu == pytest.approx(0.02)
     assert read.server_share == pytest.approx(0.02)
+
+
+def test_a_step_its_server_died_in_is_not_read_for_the_knee() -> None:
+    from sshbench.analyse.load import DIED
+
+    s = Scenario(Kind.LATENCY, load="20/s")
+    logins = tuple(Sample(s, i + 1, False, True, 0.1, 0.1, phases=(("intended", i / 20),)) for i in range(40))
+    died = step(StoredScenario(1, 0, s, f"{DIED}the listener exited", logins), 2.0)
+    assert died.stopped == "the listener exited"
+    k = knee([died], 1.0)
+    assert k.rate is None and k.unread == (died,) and "20/s not read: its server died during it" in k.sentence()

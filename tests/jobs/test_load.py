@@ -117,6 +117,7 @@ def test_a_server_that_dies_mid_step_ends_the_run_incomplete_and_resume_runs_the
     steps = json.loads(done.stdout)["load"]["steps"]
     assert [s["logins"] for s in steps][1] == 40 and stored_samples(db) == kept + 40, done.stderr  # 20/s, fresh server
     assert steps[1]["failures"] == 0
+    assert "is incomplete" not in done.stderr, done.stderr  # the marked step does not ask for another --resume
 
 
 def test_a_burst_larger_than_the_descriptors_allowed_is_refused(cli_env: dict[str, str], tmp_path: Path) -> None:

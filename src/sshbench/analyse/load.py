@@ -23,9 +23,11 @@ from sshbench.samples import SKIPPED, Sample
 
 LOWEST_US, HIGHEST_US, DIGITS = 1, 3_600_000_000, 3  # 1 us .. 1 h, 3 significant digits
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
-SOURCE = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}:\d+->")  # Go's `read tcp 127.0.0.6:40181->127.0.0.1:22`
+SOURCE = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3}):(\d+)->")  # Go's `read tcp 127.0.0.6:40181->127.0.0.1:22`
 LOGGED, SAID = ", said its log: ", "; the client said: "  # how a drop the server's log explains is stored
 FROM_LOG = " (the server's log)"  # how its cause reads
+# a step or burst its server died in: kept and marked, no failure of the run once --resume ran the rest
+DIED = f"{SKIPPED}its server died: "
 # a connection closed before (or at) the server's banner, as each generator words it (ssh's last line: `Connection
 # closed by 127.0.0.1 port 2222` or `Connection reset by ...` after `kex_exchange_identification: ...`)
 BEFORE_BANNER = ("kex_exchange_identification", "handshake failed: EOF", "connection reset by", "connection closed by")
@@ -153,7 +155,7 @@ def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpu
         server_cpu=served[0] / len(logins) if served is not None and logins else None,
         server_share=served[0] / (span * server_cpus) if served is not None and server_cpus else None,
         server_cpu_by=served[1] if served is not None else None,
-        stopped=st.failure if st.failure and not st.failure.startswith(SKIPPED) else None,
+        stopped=st.failure.removeprefix(DIED) if st.failure and st.failure.startswith(DIED) else None,
     )
 
 
@@ -181,11 +183,7 @@ class Knee:
         """Return the knee in words; `silent`: the limits of this server that log nothing (named where the evidence
         does not say what bounds a step)."""
         slo = f"p99 under {self.slo * 1000:g} ms and under 0.1 % failed"
-        unread = "; ".join(
-            f"{s.rate:g}/s not read: the generator used {(s.generator_share or 0) * 100:.0f} % of its CPU "
-            "(generator-bound)"
-            for s in self.unread
-        )
+        unread = "; ".join(f"{s.rate:g}/s not read: {why_unread(s)}" for s in self.unread)
         if self.broken is None:
             top = f"up to {self.rate:g}/s" if self.rate is not None else "no step"
             if unread:
@@ -214,14 +212,22 @@ def bounded_by(s: Step, silent: str = "") -> str:
     return f"what bounds it is not said: no limit in the server's log, {share}{hint}"
 
 
+def why_unread(s: Step) -> str:
+    """Return why a step says nothing of the server: its server died during it, or the generator was the bottleneck."""
+    if s.stopped is not None:
+        return "its server died during it"
+    return f"the generator used {(s.generator_share or 0) * 100:.0f} % of its CPU (generator-bound)"
+
+
 def knee(steps: Sequence[Step], slo: float) -> Knee:
     """Return the knee of steps run in rising order: the last step within the SLO before the first that is not;
-    a generator-bound step is read as neither."""
+    a generator-bound step, or one its server died in, is read as neither."""
     ordered = sorted((s for s in steps if s.logins), key=lambda s: s.rate)
-    read = [s for s in ordered if not s.generator_bound and s.stopped is None]
+    unread = tuple(s for s in ordered if s.generator_bound or s.stopped is not None)
+    read = [s for s in ordered if s not in unread]
     broken = next((s for s in read if not within(s, slo)), None)
     kept = [s.rate for s in read if within(s, slo) and (broken is None or s.rate < broken.rate)]
-    return Knee(kept[-1] if kept else None, broken, slo, tuple(s for s in ordered if s.generator_bound))
+    return Knee(kept[-1] if kept else None, broken, slo, unread)
 
 
 CONFIDENCE = 0.95

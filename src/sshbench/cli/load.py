@@ -11,7 +11,7 @@ from sshbench.arrivals import ARRIVALS
 from sshbench.cli.common import execute, resuming
 from sshbench.cli.decorators import db_option, resume_option, ssh_option
 from sshbench.cli.measuring import build_options
-from sshbench.cli.options import parse_duration
+from sshbench.cli.options import byte_count, parse_duration
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
@@ -19,6 +19,20 @@ from sshbench.joboptions import LoadOptions
 MAX_RATE = 2000.0  # logins per second: beyond what one machine's ssh processes can start
 MAX_STEPS = 20
 MAX_BURST = 5000
+EXEC_MAX = 16 * 2**20  # --exec-size: bytes each way at most
+OWN = (  # `load`'s own options, taken out of the shared ones
+    "rate",
+    "arrivals",
+    "step_time",
+    "sources",
+    "generator",
+    "slo",
+    "burst",
+    "repeats",
+    "server_options",
+    "job",
+    "exec_size",
+)
 OPTION = re.compile(r"^[A-Za-z][A-Za-z0-9]{1,40}=[A-Za-z0-9:,._@+/-]{1,400}$")  # sshd_config KEY=VALUE, no spaces
 
 
@@ -200,38 +214,17 @@ def load_cmd(**kw: Any) -> None:
     execute(dataclasses.replace(opts, own=load_options(own)), given.db, given.as_json)
 
 
-OWN = (
-    "rate",
-    "arrivals",
-    "step_time",
-    "sources",
-    "generator",
-    "slo",
-    "burst",
-    "repeats",
-    "server_options",
-    "job",
-    "exec_size",
-)
-EXEC_MAX = 16 * 2**20
-EXEC_SIZE = re.compile(r"^(\d+)([kKmM]?)$")
-
-
 def parse_exec_size(text: str) -> tuple[int, int]:
-    """Parse --exec-size `UP,DOWN` (bytes, K or M) into two byte counts."""
-    sizes = []
-    for part in text.split(","):
-        m = EXEC_SIZE.match(part.strip())
-        size = int(m[1]) * {"": 1, "k": 2**10, "m": 2**20}[m[2].lower()] if m else -1
-        sizes.append(size)
-    if len(sizes) != 2 or not all(0 <= n <= EXEC_MAX for n in sizes):
+    """Parse --exec-size `UP,DOWN` (bytes, with K or M) into two byte counts."""
+    sizes = [byte_count(part) for part in text.split(",")]
+    if len(sizes) != 2 or not all(n is not None and 0 <= n <= EXEC_MAX for n in sizes):
         raise SshbenchError(
             f"bad --exec-size {text!r}",
             place="--exec-size",
             fix="give two sizes, sent and read back, each 0 to 16M: e.g. --exec-size 1K,64K",
             code=ExitCode.USAGE,
         )
-    return sizes[0], sizes[1]
+    return sizes[0] or 0, sizes[1] or 0
 
 
 def load_options(own: dict[str, Any]) -> LoadOptions:

@@ -26,15 +26,20 @@ def client_path(path: str | None) -> str | None:
     return os.path.abspath(path) if path else None
 
 
+def byte_count(value: str) -> int | None:
+    """Return a byte count with optional binary suffix (64K, 512M, 1G, 1GiB) in bytes, None when it is not one."""
+    m = _SIZE.match(value.strip())
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]) if m else None
+
+
 def parse_size(value: str) -> int | None:
     """Parse `auto` or a byte count with optional binary suffix (512M, 1G, 1GiB) into bytes."""
     if value.strip().lower() == "auto":
         return None
-    m = _SIZE.match(value.strip())
+    size = byte_count(value)
     fix = "use `auto` or a size from 1M to 64G, e.g. --size 512M"
-    if not m:
+    if size is None:
         raise _usage("--size", value, fix)
-    size = int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
     if not MIN_SIZE <= size <= MAX_SIZE:
         raise _usage("--size", value, fix)
     return size

@@ -4,7 +4,8 @@ sshbench did not start), each login stored the moment it ends.
 Arrivals come from several loopback source addresses (127.0.0.2 and up, ssh's `-b`), so a per-address limit
 (Dropbear's 5 unauthenticated connections, OpenSSH's PerSourcePenalties) does not stand in for the server's
 capacity. A step's logins are its scenario's samples: the value is the latency from the intended start, the
-phases hold the intended start and how late the generator started it, the client CPU is the ssh process's.
+phases hold the intended start and how late the generator started it (and the server's CPU so far), the client CPU
+is the generator's for that login.
 
 With `--burst N` the steps give way to bursts: N connections started at one instant, `--repeats` times, each once
 the server has no connection left; with `--server-option`, a second embedded OpenSSH with those sshd_config options
@@ -18,13 +19,23 @@ import dataclasses
 import functools
 import queue
 import random
-import re
 import resource
 import threading
 from collections.abc import Callable, Sequence
 
 from sshbench import hints
-from sshbench.analyse.load import LOGGED, SAID, Step, before_banner, burst_of, generator_cpus, step, within
+from sshbench.analyse.load import (
+    DIED,
+    LOGGED,
+    SAID,
+    SOURCE,
+    Step,
+    before_banner,
+    burst_of,
+    generator_cpus,
+    step,
+    within,
+)
 from sshbench.arrivals import schedule, step_seed
 from sshbench.clients.launch import Detected, detect
 from sshbench.clients.registry import client_type
@@ -46,7 +57,6 @@ from sshbench.targets.servers.droplog import DropLog
 JOIN_WAIT = LOGIN_LIMIT + 5.0  # seconds a stopped step waits for its logins in flight
 Making = Callable[[Callable[[Finished], None]], Generator]  # makes a step's generator, given where logins go
 ToSample = Callable[[Scenario, Finished], Sample]  # a finished login as its scenario's sample
-SOURCE_PORT = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3}):(\d+)->")  # the Go generator's words name source and port
 FD_MARGIN = 64  # descriptors the generator's process holds besides its connections
 
 
@@ -78,7 +88,8 @@ def _exec_job(bench: Bench, own: LoadOptions) -> ExecJob | None:
     if own.job != "exec":
         return None
     send = bench.workdir / "exec-up"
-    send.write_bytes(bytes(own.up))
+    if not send.exists():  # one file for every server of the run
+        send.write_bytes(bytes(own.up))
     return ExecJob(send, own.down, bench.workdir)
 
 
@@ -116,7 +127,7 @@ def explained(f: Finished, address: str, drops: DropLog) -> str | None:
     """Return a failed login's words with the server's reason when its log names the drop, else None."""
     if f.error is None:
         return None
-    named = SOURCE_PORT.search(f.error)
+    named = SOURCE.search(f.error)  # the Go generator's words name its source address and port
     if named:
         drop = drops.claim(named[1], int(named[2]))
     elif before_banner(f.error):
@@ -346,7 +357,7 @@ def _alive(rec: Recording, where: Endpoint, sc: Scenario) -> None:
     if server is None or server.pid is not None:
         return
     what = f"{sc.load}{remedy_text(sc.remedy)}"
-    rec.failed(sc, f"the embedded server's listener exited during {what}: its later logins failed for that")
+    rec.failed(sc, f"{DIED}the embedded server's listener exited during {what}: its later logins failed for that")
     raise Unfinished(
         rec.run_id,
         f"the embedded {server.product} server stopped during {what} (its listener exited); every login is kept",

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 from sshbench.measure.interop import LOGIN_LIMIT, PREFIX  # a login's limit, the drivers' lines
 from sshbench.ssh.text import ssh_failure_reason
@@ -111,12 +111,8 @@ class OpenLoop:
         """Start login i (a failure to start is a failed login, said as such)."""
         started, cpu = time.monotonic() - t0, time.thread_time()
         try:
-            with contextlib.ExitStack() as files:
-                up, down = (
-                    (files.enter_context(open(self.job.send, "rb")), files.enter_context(open(self._out(i), "wb")))
-                    if self.job is not None
-                    else (subprocess.DEVNULL, subprocess.DEVNULL)
-                )
+            with contextlib.ExitStack() as files:  # the child keeps its own copies
+                up, down = self._streams(i, files)
                 proc = subprocess.Popen(list(self.argv(i)), stdin=up, stdout=down, stderr=subprocess.PIPE)
         except OSError as exc:
             self.done(Finished(i, offset, started, started, None, f"the generator could not start ssh: {exc}"))
@@ -148,6 +144,12 @@ class OpenLoop:
                     watched.discard(key.fd)
                     self._end(key.fd, r, time.monotonic() - t0)
                 self._stop_stuck(sel, watched, t0)
+
+    def _streams(self, i: int, files: contextlib.ExitStack) -> tuple[IO[bytes] | int, IO[bytes] | int]:
+        """Return login i's stdin and stdout: an exec job's bytes up and a file for its bytes down, else nothing."""
+        if self.job is None:
+            return subprocess.DEVNULL, subprocess.DEVNULL
+        return files.enter_context(open(self.job.send, "rb")), files.enter_context(open(self._out(i), "wb"))
 
     def _out(self, i: int) -> Path:
         """Return where login i's download goes."""

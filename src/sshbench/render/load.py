@@ -10,6 +10,8 @@ from rich.console import Console
 
 from sshbench import products
 from sshbench.analyse.load import (
+    DIED,
+    FROM_LOG,
     PERCENTILES,
     Bursts,
     Step,
@@ -178,7 +180,7 @@ def print_bursts(console: Console, stored: StoredRun) -> None:
     for b in rows:
         for words, n in b.causes[:3]:
             console.print(f"  ! {b.label}: {n} x {words}", highlight=False, markup=False)
-        if any(before_banner(w) and "(the server's log)" not in w for w, _ in b.causes):
+        if any(before_banner(w) and not w.endswith(FROM_LOG) for w, _ in b.causes):
             console.print(
                 f"  {b.label}: closed before the banner, seen from the client only; what can do this here: "
                 f"{_closers(stored)}",
@@ -187,7 +189,7 @@ def print_bursts(console: Console, stored: StoredRun) -> None:
             )
     for st in stored.scenarios:
         if st.failure:
-            console.print(f"  ! {st.failure}", highlight=False, markup=False)
+            console.print(f"  ! {st.failure.removeprefix(DIED)}", highlight=False, markup=False)
     if len(rows) == 2:
         console.print(compared(rows[0], rows[1]), highlight=False, markup=False)
     console.print(

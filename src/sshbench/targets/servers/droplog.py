@@ -46,7 +46,6 @@ class DropLog:
     def __init__(self, path: Path) -> None:
         self.path, self.offset = path, 0
         self.unclaimed: list[Drop] = []
-        self.seen = 0  # drops read so far
 
     def skip(self) -> None:
         """Forget what the log holds so far (what happened before a step or burst)."""
@@ -63,9 +62,7 @@ class DropLog:
             return
         whole = chunk[: chunk.rfind(b"\n") + 1]
         self.offset += len(whole)
-        new = openssh_drops(whole.decode("utf-8", "replace").splitlines())
-        self.unclaimed += new
-        self.seen += len(new)
+        self.unclaimed += openssh_drops(whole.decode("utf-8", "replace").splitlines())
 
     def claim(self, address: str, port: int | None) -> Drop | None:
         """Return (and take) the drop of this source address and port (any port of the address when None)."""
