@@ -86,3 +86,17 @@ def own_crypto() -> str:
 def named_in(text: str) -> Product | None:
     """Return the product a banner or an embedded server's description (`embedded gossh server ...`) names."""
     return from_banner(text) or (GOSSH if "gossh" in text.lower() else None)
+
+
+# A server's processes by role (measure/exits.py tells them apart, analyse/load.py reads them per login)
+LISTENER, CONNECTION, PRE_AUTH, POST_AUTH, COMMAND = "listener", "connection", "pre-auth", "post-auth", "command"
+ROLES = {
+    LISTENER: "the process that accepts connections (the Go server serves every connection inside it)",
+    CONNECTION: "the listener's child per connection (OpenSSH's monitor, which before 10.0 serves a root login's "
+    "session itself; Dropbear's and TinySSH's process per connection, with the server processes it forks)",
+    PRE_AUTH: "OpenSSH's privilege-separated child before authentication (sshd-auth from 10.0)",
+    POST_AUTH: "OpenSSH's child after authentication, which runs the command (before 10.0: not for root logins)",
+    COMMAND: "the login's shell and command",
+}
+LOST = "lost"  # a role phase saying the kernel's records came faster than they were read: the step's roles unread
+ROLE_PHASE = "role_"  # a login's phase: its step's server CPU seconds so far in one role (role_pre-auth)

@@ -4,6 +4,7 @@ refused with nothing stored; never a host sshbench did not start."""
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sqlite3
 import subprocess
@@ -32,6 +33,12 @@ def test_a_step_of_open_loop_logins_is_stored_login_by_login(cli_env: dict[str, 
     p = only["percentiles"]
     assert 0.02 < p["p50"] <= p["p90"] <= p["p99"] <= p["p99.9"] <= only["max"] < 5, only
     assert 7 < only["achieved_rate"] <= 10.5 and 0 < only["generator_cpu_per_login"] < 0.5, only
+    roles = only["server_cpu_per_login_by_role"]
+    if os.geteuid() == 0:  # the kernel's exit records: each role a lower bound of the server's (cgroup) total
+        assert roles["connection"] > 0 and roles["pre-auth"] > 0 and roles["listener"] >= 0, roles
+        assert sum(roles.values()) <= only["server_cpu_per_login"] * 1.05, (roles, only)
+    else:
+        assert roles is None
     with sqlite3.connect(db) as con:
         rows = con.execute("SELECT round, ok, value, phases FROM samples ORDER BY round").fetchall()
         key = con.execute("SELECT key FROM scenarios").fetchone()[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sshbench.analyse.load import cause
-from sshbench.jobs.load import explained
+from sshbench.jobs.loadstore import explained
 from sshbench.measure.load import Finished
 from sshbench.targets.servers.droplog import DropLog
 

@@ -18,6 +18,7 @@ from hdrh.histogram import HdrHistogram
 from sshbench.analyse.interop import upper_bound
 from sshbench.environment import Environment
 from sshbench.model import remedy_text
+from sshbench.products import LOST, ROLE_PHASE, ROLES
 from sshbench.records import StoredScenario
 from sshbench.samples import SKIPPED, Sample
 
@@ -83,6 +84,7 @@ class Step:
     server_share: float | None = None  # of the CPU the server may use, over the step
     stopped: str | None = None  # why the step broke off (its server died): not read for the knee
     server_cpu_by: str | None = None  # cgroup, or reaped (no cgroup: the listener's and its reaped children's)
+    roles: tuple[tuple[str, float], ...] = ()  # the server's CPU seconds per login by process role (root only)
 
     @property
     def generator_bound(self) -> bool:
@@ -128,6 +130,18 @@ def server_seconds(logins: Sequence[Sample]) -> tuple[float, str] | None:
     return None
 
 
+def role_seconds(logins: Sequence[Sample]) -> tuple[tuple[str, float], ...]:
+    """Return the server's CPU seconds over a step by process role, in the roles' order (each login carries each
+    role's total so far; () where none was counted, or some of the kernel's records were lost)."""
+    so_far: dict[str, float] = {}
+    for s in logins:
+        for name, seconds in s.phases:
+            if name.startswith(ROLE_PHASE):
+                role = name.removeprefix(ROLE_PHASE)
+                so_far[role] = max(so_far.get(role, 0.0), seconds)
+    return () if LOST in so_far else tuple((r, so_far[r]) for r in ROLES if r in so_far)
+
+
 def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpus: int | None = None) -> Step:
     """Summarize one step of `seconds` from its stored logins; `cpus`: how many CPUs the generator may use, and
     `server_cpus` the server (None: the share is not judged)."""
@@ -155,6 +169,7 @@ def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpu
         server_cpu=served[0] / len(logins) if served is not None and logins else None,
         server_share=served[0] / (span * server_cpus) if served is not None and server_cpus else None,
         server_cpu_by=served[1] if served is not None else None,
+        roles=tuple((r, v / len(logins)) for r, v in role_seconds(logins)),
         stopped=st.failure.removeprefix(DIED) if st.failure and st.failure.startswith(DIED) else None,
     )
 

@@ -21,16 +21,12 @@ import queue
 import random
 import resource
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from sshbench import hints
 from sshbench.analyse.load import (
     DIED,
-    LOGGED,
-    SAID,
-    SOURCE,
     Step,
-    before_banner,
     burst_of,
     generator_cpus,
     step,
@@ -42,8 +38,10 @@ from sshbench.clients.registry import client_type
 from sshbench.errors import ExitCode, SshbenchError, Unfinished
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
+from sshbench.jobs.loadstore import ToSample, explaining, source
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
+from sshbench.measure.exits import ExitWatch
 from sshbench.measure.interop import LOGIN_LIMIT
 from sshbench.measure.load import DriverLoop, ExecJob, Finished, Generator, OpenLoop, exec_command
 from sshbench.model import SSHD_REMEDY, Kind, Scenario, is_local, remedy_text
@@ -52,22 +50,15 @@ from sshbench.samples import SKIPPED, Sample
 from sshbench.ssh.destination import common_options
 from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
-from sshbench.targets.servers.droplog import DropLog
 
 JOIN_WAIT = LOGIN_LIMIT + 5.0  # seconds a stopped step waits for its logins in flight
 Making = Callable[[Callable[[Finished], None]], Generator]  # makes a step's generator, given where logins go
-ToSample = Callable[[Scenario, Finished], Sample]  # a finished login as its scenario's sample
 FD_MARGIN = 64  # descriptors the generator's process holds besides its connections
 
 
 def step_key(rate: float) -> str:
     """Return a step's `load` field (`20/s`)."""
     return f"{rate:g}/s"
-
-
-def source(i: int, sources: int) -> str:
-    """Return the loopback source address of login i."""
-    return f"127.0.0.{2 + i % sources}"
 
 
 def login_argv(ssh: str, where: Endpoint, sc: Scenario, address: str, command: str = "true") -> list[str]:
@@ -91,71 +82,6 @@ def _exec_job(bench: Bench, own: LoadOptions) -> ExecJob | None:
     if not send.exists():  # one file for every server of the run
         send.write_bytes(bytes(own.up))
     return ExecJob(send, own.down, bench.workdir)
-
-
-def _sample(
-    sc: Scenario,
-    f: Finished,
-    first: int = 0,
-    burst: int = 0,
-    error: str | None = None,
-    server: tuple[float, float] | None = None,
-    by: str = "cgroup",
-) -> Sample:
-    """Return a finished login as its step's sample (round = its place in the schedule, from 1, after `first` earlier
-    ones; a burst's number as its `burst` phase); `error` replaces the generator's words; `server`: the server's CPU
-    seconds so far when the step began and when the login ended, as phases (`by`: its cgroup's, or without one the
-    listener's and its reaped children's)."""
-    phases = (("intended", f.intended), ("late", f.started - f.intended), *((("burst", burst),) if burst else ()))
-    prefix = "server_cpu" if by == "cgroup" else "reaped_cpu"  # a cgroup's, or the listener's and its reaped ones'
-    phases += ((f"{prefix}_from", server[0]), (f"{prefix}_to", server[1])) if server is not None else ()
-    ok = f.error is None
-    return Sample(
-        sc,
-        first + f.index + 1,
-        False,
-        ok=ok,
-        value=f.latency if ok else None,
-        wall=f.ended - f.started,
-        client_cpu=f.cpu,
-        phases=phases,
-        error=f.error if error is None or ok else error,
-    )
-
-
-def explained(f: Finished, address: str, drops: DropLog) -> str | None:
-    """Return a failed login's words with the server's reason when its log names the drop, else None."""
-    if f.error is None:
-        return None
-    named = SOURCE.search(f.error)  # the Go generator's words name its source address and port
-    if named:
-        drop = drops.claim(named[1], int(named[2]))
-    elif before_banner(f.error):
-        drop = drops.claim(address, None)
-    else:
-        return None
-    return None if drop is None else f"dropped by the server {drop.why}{LOGGED}{drop.line}{SAID}{f.error}"
-
-
-def _explaining(where: Endpoint, own: LoadOptions, first: int = 0, burst: int = 0) -> ToSample:
-    """Return how a login of a step or burst about to start is stored: with the server's reason where its log (from
-    this moment on) names the drop."""
-    server = where.server
-    assert server is not None, "load runs against embedded servers"
-    drops = DropLog(server.log)
-    drops.skip()
-    meter, by = (
-        (server.cpu_seconds, "cgroup") if server.cpu_seconds() is not None else (server.reaped_cpu_seconds, "reaped")
-    )
-    began = meter()
-
-    def to_sample(sc: Scenario, f: Finished) -> Sample:
-        """Return a login as its sample, with the server's CPU so far."""
-        now = meter()
-        cpu = None if began is None or now is None else (began, now)
-        return _sample(sc, f, first, burst, explained(f, source(f.index, own.sources), drops), cpu, by)
-
-    return to_sample
 
 
 def _step(
@@ -290,7 +216,11 @@ def burst_key(size: int) -> str:
 
 
 def _bursts(
-    job: Job, rec: Recording, arms: Sequence[tuple[Endpoint, Scenario, Callable[[Scenario], Making]]], own: LoadOptions
+    job: Job,
+    rec: Recording,
+    arms: Sequence[tuple[Endpoint, Scenario, Callable[[Scenario], Making]]],
+    own: LoadOptions,
+    watch: ExitWatch | None,
 ) -> None:
     """Run every arm's bursts, interleaved in a fresh random order each round; a burst already stored is kept."""
     shuffle = random.Random(job.opts.plan.seed)
@@ -305,12 +235,14 @@ def _bursts(
             job.progress.update(
                 f"{sc.load}{remedy_text(sc.remedy)}: round {rnd} of {own.repeats}", rnd - 1, own.repeats
             )
-            storing = _explaining(where, own, (rnd - 1) * own.burst, rnd)
+            storing = explaining(where, own, watch, (rnd - 1) * own.burst, rnd)
             _step(job, rec, sc, [0.0] * own.burst, making(sc), storing)
             _alive(rec, where, sc)
 
 
-def _run_bursts(job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario) -> int:
+def _run_bursts(
+    job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario, watch: ExitWatch | None
+) -> int:
     """Stage the second server a --server-option asks for, then run (or resume) every setting's bursts."""
     own, ssh = job.opts.own_as(LoadOptions), bench.ssh
     ends = [where, *([bench.configured(where, own.server_options)] if own.server_options else [])]
@@ -320,11 +252,13 @@ def _run_bursts(job: Job, bench: Bench, where: Endpoint, go: Detected | None, ba
     rec = job.record(job.opts.target, bench.environment(where, None))
     with rec.status():
         rec.register(scenarios)
-        _bursts(job, rec, arms, own)
+        _bursts(job, rec, arms, own, watch)
     return rec.run_id
 
 
-def _run_steps(job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario) -> int:
+def _run_steps(
+    job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario, watch: ExitWatch | None
+) -> int:
     """Run (or resume) the steps in rising order, up to the first past the SLO."""
     own = job.opts.own_as(LoadOptions)
     generator = _generators(bench, where, own, bench.ssh, go)
@@ -341,7 +275,7 @@ def _run_steps(job: Job, bench: Bench, where: Endpoint, go: Detected | None, bas
                 continue
             if not stored:  # a step an interrupted run began keeps its logins as they are
                 offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
-                stored = tuple(_step(job, rec, sc, offsets, generator(sc), _explaining(where, own)))
+                stored = tuple(_step(job, rec, sc, offsets, generator(sc), explaining(where, own, watch)))
                 _alive(rec, where, sc)
             before = rec.stored.get(sc.key)  # a step its server died in is marked: not read against the SLO
             failure = before.failure if before is not None else None
@@ -392,7 +326,19 @@ def run_load(job: Job) -> int:
     if job.resume is None:
         _check(own, opts.plan.max_time)
     ssh = ssh_client(opts.ssh)
-    with job.stage(Staging((spec,), ssh, workdir="sshbench-load-"), opts, job.progress) as bench:
+    staging = Staging((spec,), ssh, workdir="sshbench-load-")
+    with job.stage(staging, opts, job.progress) as bench, _watching() as watch:
         base = Scenario(Kind.LATENCY, kex=(opts.kex or (None,))[0], hostkey=(opts.hostkeys or (None,))[0])
         run = _run_bursts if own.burst else _run_steps
-        return run(job, bench, bench.only, _go(job, own), base)
+        return run(job, bench, bench.only, _go(job, own), base, watch)
+
+
+@contextlib.contextmanager
+def _watching() -> Iterator[ExitWatch | None]:
+    """Read the kernel's exit records for the run where it allows (root), for the server's CPU by process role."""
+    watch = ExitWatch.open()
+    try:
+        yield None if isinstance(watch, str) else watch
+    finally:
+        if not isinstance(watch, str):
+            watch.close()

@@ -44,6 +44,15 @@ def fmt_bits(bits: float) -> str:
     return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
 
 
+def _server_cpu(kind: str, accounting: str | None, unavailable: str | None) -> str:
+    """Return how the server's CPU was measured, or why it was not (`load` reads /proc without a cgroup)."""
+    if accounting:
+        return accounting
+    if kind == "load":
+        return f"the listener's own and its reaped children's, from /proc (no cgroup: {unavailable})"
+    return f"not measured ({unavailable})"
+
+
 def environment_lines(run: RunRecord) -> list[str]:
     """Return the run header: target, CPU, versions, server settings, pinning, limits, link, ceilings, emulation,
     and the options that shaped the measurement."""
@@ -60,7 +69,7 @@ def environment_lines(run: RunRecord) -> list[str]:
     if embedded and embedded.settings:
         lines.append(f"  server settings: {'; '.join(embedded.settings)}")
     if embedded and (embedded.cpu_accounting or embedded.cpu_unavailable):
-        lines.append(f"  server CPU: {embedded.cpu_accounting or f'not measured ({embedded.cpu_unavailable})'}")
+        lines.append(f"  server CPU: {_server_cpu(run.kind, embedded.cpu_accounting, embedded.cpu_unavailable)}")
     pin = env.pinning
     if pin and pin.client_cpu is not None:
         yours = any(not is_local(s) for s in run.options.servers)  # servers side by side with a host of the user's

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import psutil
 
@@ -337,17 +337,26 @@ class LocalServer:
         except OSError:
             return None
 
-    def reaped_cpu_seconds(self) -> float | None:
-        """Return the CPU seconds of the listener and of every descendant it (or they) reaped so far, from /proc: the
-        server's CPU without a cgroup, short of the connections still open (None once the listener is gone)."""
+    def _listener_times(self) -> Any:
+        """Return the listener's CPU times from /proc (psutil's), or None once it is gone."""
         pid = self.pid
         if pid is None:
             return None
         try:
-            t = psutil.Process(pid).cpu_times()
+            return psutil.Process(pid).cpu_times()
         except psutil.Error:
             return None
-        return float(t.user + t.system + t.children_user + t.children_system)
+
+    def reaped_cpu_seconds(self) -> float | None:
+        """Return the CPU seconds of the listener and of every descendant it (or they) reaped so far, from /proc: the
+        server's CPU without a cgroup, short of the connections still open (None once the listener is gone)."""
+        t = self._listener_times()
+        return None if t is None else float(t.user + t.system + t.children_user + t.children_system)
+
+    def listener_cpu_seconds(self) -> float | None:
+        """Return the listener's own CPU seconds so far, every thread's, without its children's (None: gone)."""
+        t = self._listener_times()
+        return None if t is None else float(t.user + t.system)
 
     def wait_idle(self, timeout: float = IDLE_TIMEOUT, standing: frozenset[int] = frozenset()) -> bool:
         """Wait until no connection is being served but those of the processes in `standing` (a master connection
