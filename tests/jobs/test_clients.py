@@ -31,7 +31,7 @@ NO_CIPHER = {("paramiko", "tinyssh")}  # listed as n/a, not tried
 UNANSWERED = (
     "asyncssh",
     "tinyssh",
-    ("the server did not open the session within 10 s", "the server stopped responding"),
+    ("the server did not open the session within 5 s", "the server stopped responding"),
 )
 
 

@@ -340,12 +340,9 @@ class LocalServer:
     def _listener_times(self) -> Any:
         """Return the listener's CPU times from /proc (psutil's), or None once it is gone."""
         pid = self.pid
-        if pid is None:
-            return None
-        try:
-            return psutil.Process(pid).cpu_times()
-        except psutil.Error:
-            return None
+        with contextlib.suppress(psutil.Error):
+            return None if pid is None else psutil.Process(pid).cpu_times()
+        return None
 
     def reaped_cpu_seconds(self) -> float | None:
         """Return the CPU seconds of the listener and of every descendant it (or they) reaped so far, from /proc: the
