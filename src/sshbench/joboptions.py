@@ -62,7 +62,8 @@ class ClientsOptions:
 @dataclass(frozen=True)
 class LoadOptions:
     """`load`'s own options: the steps' rates, how arrivals are spaced, each step's length, the generator, how many
-    loopback source addresses the arrivals come from, and bursts instead of steps with a setting to compare."""
+    loopback source addresses the arrivals come from, bursts instead of steps with a setting to compare, and the
+    highest rate a host of the user's may be loaded at."""
 
     rates: tuple[float, ...] = ()  # logins per second, one step each
     arrivals: str = "constant"  # constant | poisson
@@ -76,6 +77,7 @@ class LoadOptions:
     job: str = "login"  # what each connection does: login (`true`) or exec (bytes up and down)
     up: int = 0  # exec: bytes sent to the server
     down: int = 0  # exec: bytes read back
+    max_rate: float | None = None  # a host sshbench did not start: the highest rate its owner allows (None: embedded)
 
 
 DEFAULT_POLICY = "modern"  # the security policy of every command that takes --policy

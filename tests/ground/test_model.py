@@ -156,6 +156,7 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
     "job",  # `load --job exec`'s
     "up",
     "down",
+    "max_rate",  # `load HOST --max-rate`'s (issue 39)
 ]
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import CURVE, sshbench, started, stored_samples
+from conftest import CURVE, OPENSSH10_SSHD, remote_config, sshbench, started, stored_samples
 from sshbench.errors import ExitCode
+from sshbench.targets.servers import registry
 
 pytestmark = pytest.mark.integration
 
@@ -149,7 +150,10 @@ def test_a_burst_larger_than_the_descriptors_allowed_is_refused(cli_env: dict[st
         (["--rate", "0"], "bad --rate"),
         (["--rate", "10..5"], "bad --rate"),
         (["--rate", "10,20", "--step-time", "60s", "--max-time", "90s"], "2 steps of 60 s"),
-        (["somehost"], "not a server sshbench starts"),
+        (["somehost"], "--max-rate is missing"),
+        (["somehost", "--max-rate", "4", "--rate", "2,8"], "steps above --max-rate 4: 8"),
+        (["somehost", "--max-rate", "4", "--burst", "5"], "embedded servers only"),
+        (["--max-rate", "4"], "--max-rate is for a host of yours"),
         (["--kex", "curve25519-sha256,sntrup761x25519-sha512"], "one key exchange"),
         (["--burst", "5", "--server-option", "Max Startups=1"], "bad --server-option"),
         (["--server-option", "MaxStartups=1:30:2"], "--server-option compares bursts"),
@@ -169,3 +173,26 @@ def test_bad_input_is_one_line_with_the_fix_and_nothing_stored(
     if db.exists():
         with sqlite3.connect(db) as con:
             assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+@pytest.mark.skipif(not OPENSSH10_SSHD.exists(), reason="OpenSSH 10 (scripts/openssh10) is not installed")
+def test_a_host_of_yours_under_penalties_is_stopped_and_explained(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """An OpenSSH 10 that sshbench did not start (to the command), with its default PerSourcePenalties: a key it
+    does not accept fails 4 logins, then it refuses this address before the banner; load stops there."""
+    server = registry.configured(f"local:sshd={OPENSSH10_SSHD}", ("PerSourcePenalties=yes",))
+    assert server is not None
+    stranger = tmp_path / "stranger"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
+    db = tmp_path / "load.db"
+    with server:
+        config = remote_config(tmp_path, server, stranger, known_hosts=True)
+        args = ["testhost", "--ssh-config", str(config), "--rate", "4,8", "--step-time", "3s", "--db", str(db)]
+        done = sshbench(cli_env, "load", *args, "--max-rate", "8", "--json")
+        log = server.log.read_text() if server.log else ""
+    assert done.returncode == ExitCode.LOGINS_FAILED, done.stderr
+    doc = json.loads(done.stdout)["load"]
+    (first,) = doc["steps"]  # 8/s not run
+    assert doc["max_rate"] == 8 and doc["generator"] == "openssh" and first["offered_rate"] == 4, doc
+    assert "closed before the banner" in first["stopped_early"], first
+    assert "PerSourcePenaltyExemptList 127.0.0.1" in first["stopped_early"], first
+    assert first["logins"] < 12 and "penalty" in log, (first, log[-500:])

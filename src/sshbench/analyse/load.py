@@ -29,6 +29,7 @@ LOGGED, SAID = ", said its log: ", "; the client said: "  # how a drop the serve
 FROM_LOG = " (the server's log)"  # how its cause reads
 # a step or burst its server died in: kept and marked, no failure of the run once --resume ran the rest
 DIED = f"{SKIPPED}its server died: "
+HALTED = f"{SKIPPED}stopped: "  # a step against a host of the user's, stopped at a run of closes before the banner
 # a connection closed before (or at) the server's banner, as each generator words it (ssh's last line: `Connection
 # closed by 127.0.0.1 port 2222` or `Connection reset by ...` after `kex_exchange_identification: ...`)
 BEFORE_BANNER = ("kex_exchange_identification", "handshake failed: EOF", "connection reset by", "connection closed by")
@@ -85,6 +86,7 @@ class Step:
     stopped: str | None = None  # why the step broke off (its server died): not read for the knee
     server_cpu_by: str | None = None  # cgroup, or reaped (no cgroup: the listener's and its reaped children's)
     roles: tuple[tuple[str, float], ...] = ()  # the server's CPU seconds per login by process role (root only)
+    halted: str | None = None  # why a step against a host of the user's was stopped early (closes before the banner)
 
     @property
     def generator_bound(self) -> bool:
@@ -171,6 +173,7 @@ def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpu
         server_cpu_by=served[1] if served is not None else None,
         roles=tuple((r, v / len(logins)) for r, v in role_seconds(logins)),
         stopped=st.failure.removeprefix(DIED) if st.failure and st.failure.startswith(DIED) else None,
+        halted=st.failure.removeprefix(HALTED) if st.failure and st.failure.startswith(HALTED) else None,
     )
 
 
@@ -217,6 +220,8 @@ def bounded_by(s: Step, silent: str = "") -> str:
     """Return what held a step past the SLO, from its evidence: a limit the server's log named, or its CPU; else
     not said, with the limits of the server that log nothing (`silent`)."""
     logged = [(words, n) for words, n in s.causes if words.endswith(FROM_LOG)]
+    if s.halted is not None:
+        return "what bounds it: the host closed connections before the banner (a limit or penalty of the host's)"
     if logged:
         words, n = logged[0]
         return f"what bounds it: a limit of the server's ({n} {words.removesuffix(FROM_LOG)})"

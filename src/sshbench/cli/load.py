@@ -9,12 +9,13 @@ import click
 
 from sshbench.arrivals import ARRIVALS
 from sshbench.cli.common import execute, resuming
-from sshbench.cli.decorators import db_option, resume_option, ssh_option
+from sshbench.cli.decorators import db_option, resume_option, ssh_config_option, ssh_option
 from sshbench.cli.measuring import build_options
 from sshbench.cli.options import byte_count, parse_duration
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
+from sshbench.model import is_local
 
 MAX_RATE = 2000.0  # logins per second: beyond what one machine's ssh processes can start
 MAX_STEPS = 20
@@ -32,6 +33,7 @@ OWN = (  # `load`'s own options, taken out of the shared ones
     "server_options",
     "job",
     "exec_size",
+    "max_rate",
 )
 OPTION = re.compile(r"^[A-Za-z][A-Za-z0-9]{1,40}=[A-Za-z0-9:,._@+/-]{1,400}$")  # sshd_config KEY=VALUE, no spaces
 
@@ -161,12 +163,21 @@ def parse_rates(text: str) -> tuple[float, ...]:
     help="Time budget: a plan whose steps cannot fit is refused before anything is stored.",
 )
 @click.option(
+    "--max-rate",
+    type=float,
+    help="A host of yours (TARGET an ssh_config alias or user@host): the highest rate in logins per second you "
+    "allow on it; without it sshbench does not load a host it did not start. Steps above it are refused; the run "
+    "stops at the first run of connections closed before the banner (the host's limits or penalties), saying what "
+    "can cause them.",
+)
+@click.option(
     "--pin/--no-pin",
     default=True,
     show_default=True,
     help="The generator (and sshbench) on one CPU, the server on another, like two hosts; a step where the "
     "generator used 85 % of the CPU it may is marked generator-bound and not read as the server's.",
 )
+@ssh_config_option
 @ssh_option
 @db_option
 @resume_option
@@ -174,7 +185,8 @@ def load_cmd(**kw: Any) -> None:
     """Logins arriving open-loop at fixed rates: what a server's users feel when many log in at once.
 
     TARGET is an embedded server (local:openssh by default, local:dropbear, local:tinyssh,
-    local:gossh or local:sshd=PATH): sshbench never loads a host it did not start. Each
+    local:gossh or local:sshd=PATH); a host of yours only with --max-rate (one ssh per login
+    through your ssh config, from this machine's address). Each
     arrival is its own connection, started at its intended time whatever the others are
     doing (open loop), and its latency is counted from that time, so a server that stalls
     shows every login queued behind the stall. Per step: offered and achieved rate, p50, p90,
@@ -193,6 +205,7 @@ def load_cmd(**kw: Any) -> None:
       sshbench load local:dropbear --rate 20 --arrivals poisson
       sshbench load --burst 60 --server-option MaxStartups=10:30:60
       sshbench load --job exec --exec-size 1K,256K --rate 10..40
+      sshbench load myhost --rate 1,2,4 --max-rate 4
     """
     import dataclasses
 
@@ -211,7 +224,7 @@ def load_cmd(**kw: Any) -> None:
         )
     given = dataclasses.replace(given, warmup=0, rounds=1, max_rounds=1, race=False)
     opts = build_options(RunKind.LOAD, given, latency=True, throughput=False)
-    execute(dataclasses.replace(opts, own=load_options(own)), given.db, given.as_json)
+    execute(dataclasses.replace(opts, own=load_options(own, is_local(opts.target))), given.db, given.as_json)
 
 
 def parse_exec_size(text: str) -> tuple[int, int]:
@@ -227,13 +240,25 @@ def parse_exec_size(text: str) -> tuple[int, int]:
     return sizes[0] or 0, sizes[1] or 0
 
 
-def load_options(own: dict[str, Any]) -> LoadOptions:
-    """Return `load`'s own options from its command line, checked."""
+def load_options(own: dict[str, Any], embedded: bool = True) -> LoadOptions:
+    """Return `load`'s own options from its command line, checked (a host of the user's: one ssh per login, from
+    this machine's own address)."""
     if own["burst"] and own["rate"]:
         raise SshbenchError(
             "--rate steps and --burst are two ways to load a server",
             place="--rate/--burst",
             fix="give one of them (run the other as a second command)",
+            code=ExitCode.USAGE,
+        )
+    if not embedded:
+        limit = _max_rate(own)
+        rate = own["rate"] or f"{limit / 4:g}..{limit:g}"  # up to the limit, doubling
+        own = own | {"generator": "openssh", "sources": 1, "max_rate": limit, "rate": rate}
+    elif own["max_rate"] is not None:
+        raise SshbenchError(
+            "--max-rate is for a host of yours: an embedded server is sshbench's own to load",
+            place="--max-rate",
+            fix="leave --max-rate out, or name your host as TARGET",
             code=ExitCode.USAGE,
         )
     return LoadOptions(
@@ -248,7 +273,41 @@ def load_options(own: dict[str, Any]) -> LoadOptions:
         parse_server_options(own["server_options"]),
         own["job"],
         *(parse_exec_size(own["exec_size"]) if own["job"] == "exec" else (0, 0)),
+        own["max_rate"],
     )
+
+
+def _max_rate(own: dict[str, Any]) -> float:
+    """Return the --max-rate a host of the user's is loaded under, refusing a run without it, bursts, a setting to
+    try and steps above it (nothing is sent or stored)."""
+    limit = own["max_rate"]
+    if limit is None or not 0 < limit <= MAX_RATE:
+        raise SshbenchError(
+            "sshbench does not load a host it did not start unless told how hard: --max-rate is missing"
+            if limit is None
+            else f"bad --max-rate {limit:g}",
+            place="--max-rate",
+            fix="add --max-rate N, the most logins per second you allow on this host (e.g. --max-rate 5); steps stay "
+            "at or under it",
+            code=ExitCode.USAGE,
+        )
+    if own["burst"] or own["server_options"]:
+        raise SshbenchError(
+            "bursts and --server-option run against embedded servers only",
+            place="--burst",
+            fix="load your host in steps (--rate ... --max-rate ...), or burst an embedded server",
+            code=ExitCode.USAGE,
+        )
+    above = [r for r in parse_rates(own["rate"] or "1") if r > limit]
+    if above:
+        raise SshbenchError(
+            f"--rate {own['rate']} has steps above --max-rate {limit:g}: {', '.join(f'{r:g}' for r in above)}",
+            place="--rate",
+            fix=f"give rates up to {limit:g} (e.g. --rate {limit / 4:g}..{limit:g}), or raise --max-rate if the host's "
+            "owner allows it",
+            code=ExitCode.USAGE,
+        )
+    return float(limit)
 
 
 COMMANDS = (load_cmd,)

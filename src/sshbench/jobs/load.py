@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from sshbench import hints
 from sshbench.analyse.load import (
     DIED,
+    HALTED,
     Step,
     burst_of,
     generator_cpus,
@@ -38,7 +39,7 @@ from sshbench.clients.registry import client_type
 from sshbench.errors import ExitCode, SshbenchError, Unfinished
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
-from sshbench.jobs.loadstore import ToSample, explaining, source
+from sshbench.jobs.loadstore import Closes, ToSample, explaining, own_address, source
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.exits import ExitWatch
@@ -53,6 +54,7 @@ from sshbench.targets.servers import registry
 
 JOIN_WAIT = LOGIN_LIMIT + 5.0  # seconds a stopped step waits for its logins in flight
 Making = Callable[[Callable[[Finished], None]], Generator]  # makes a step's generator, given where logins go
+Halt = Callable[[Sample], str | None]  # why a step stops after this login (None: go on)
 FD_MARGIN = 64  # descriptors the generator's process holds besides its connections
 
 
@@ -61,17 +63,19 @@ def step_key(rate: float) -> str:
     return f"{rate:g}/s"
 
 
-def login_argv(ssh: str, where: Endpoint, sc: Scenario, address: str, command: str = "true") -> list[str]:
-    """Return one login's ssh command line from a source address, with the step's pinned kex and host key (no -v:
-    the generator's CPU is the client's); `command`: a fixed remote command (`true`, or an exec job's)."""
+def login_argv(ssh: str, where: Endpoint, sc: Scenario, address: str | None, command: str = "true") -> list[str]:
+    """Return one login's ssh command line from a source address (None: this machine's own, toward a host of the
+    user's), with the step's pinned kex and host key (no -v: the generator's CPU is the client's); `command`: a
+    fixed remote command (`true`, or an exec job's)."""
     t = where.target
-    return [ssh, *common_options([]), *t.options, *sc.ssh_options(), "-b", address, t.destination, command]
+    bind = ["-b", address] if address is not None else []
+    return [ssh, *common_options([]), *t.options, *sc.ssh_options(), *bind, t.destination, command]
 
 
 def _argv(ssh: str, where: Endpoint, sc: Scenario, own: LoadOptions, i: int) -> list[str]:
     """Return login i's command line (its source address by its place in the schedule)."""
     command = exec_command(own.down) if own.job == "exec" else "true"
-    return login_argv(ssh, where, sc, source(i, own.sources), command)
+    return login_argv(ssh, where, sc, source(i, own.sources) if own.max_rate is None else None, command)
 
 
 def _exec_job(bench: Bench, own: LoadOptions) -> ExecJob | None:
@@ -84,12 +88,43 @@ def _exec_job(bench: Bench, own: LoadOptions) -> ExecJob | None:
     return ExecJob(send, own.down, bench.workdir)
 
 
+class _Keeping:
+    """A step's logins stored as they end, its progress said, and the step stopped (and marked) when `halt` says."""
+
+    def __init__(
+        self, job: Job, rec: Recording, sc: Scenario, total: int, to_sample: ToSample, halt: Halt | None
+    ) -> None:
+        """Keep nothing yet."""
+        self.job, self.rec, self.sc, self.total, self.to_sample, self.halt = job, rec, sc, total, to_sample, halt
+        self.kept: list[Sample] = []
+        self.failed = 0
+
+    def __call__(self, f: Finished, stop: threading.Event) -> None:
+        """Store one login; set `stop` when the step must end here."""
+        self.kept.append(self.to_sample(self.sc, f))
+        self.rec.sample(self.kept[-1])
+        self.failed += not self.kept[-1].ok
+        if self.halt is not None and (why := self.halt(self.kept[-1])) is not None and not stop.is_set():
+            self.rec.failed(self.sc, HALTED + why)
+            stop.set()
+        done, sc = len(self.kept), self.sc
+        self.job.progress.update(
+            f"{sc.load}: {done} of {self.total} logins ended, {self.failed} failed", done, self.total
+        )
+
+
 def _step(
-    job: Job, rec: Recording, sc: Scenario, offsets: Sequence[float], make: Making, to_sample: ToSample
+    job: Job,
+    rec: Recording,
+    sc: Scenario,
+    offsets: Sequence[float],
+    make: Making,
+    to_sample: ToSample,
+    halt: Halt | None = None,
 ) -> list[Sample]:
     """Run one step (or burst), storing each login as it ends (the ones that ended while it was being stopped too);
-    return them."""
-    kept: list[Sample] = []
+    return them. `halt` says when to stop early: the step is marked with why."""
+    keep = _Keeping(job, rec, sc, len(offsets), to_sample, halt)
     out: queue.Queue[Finished] = queue.Queue()
     loop = make(out.put)
     failure: list[BaseException] = []
@@ -103,23 +138,16 @@ def _step(
 
     runner = threading.Thread(target=run, daemon=True, name="load step")
     runner.start()
-    done = failed = 0
     try:
         while runner.is_alive() or not out.empty():
             with contextlib.suppress(queue.Empty):
-                f = out.get(timeout=0.2)
-                kept.append(to_sample(sc, f))
-                rec.sample(kept[-1])
-                done, failed = done + 1, failed + (f.error is not None)
-                job.progress.update(
-                    f"{sc.load}: {done} of {len(offsets)} logins ended, {failed} failed", done, len(offsets)
-                )
+                keep(out.get(timeout=0.2), loop.stop)
     finally:
         loop.stop.set()
         runner.join(JOIN_WAIT)
         while not out.empty():
-            kept.append(to_sample(sc, out.get_nowait()))
-            rec.sample(kept[-1])
+            keep.kept.append(to_sample(sc, out.get_nowait()))
+            rec.sample(keep.kept[-1])
     if failure:
         raise SshbenchError(
             f"the load generator stopped: {failure[0]}",
@@ -127,7 +155,7 @@ def _step(
             fix="see its words; --generator openssh runs one ssh per login instead",
             code=ExitCode.MEASUREMENT_FAILED,
         )
-    return kept
+    return keep.kept
 
 
 def _go(job: Job, own: LoadOptions) -> Detected | None:
@@ -273,14 +301,17 @@ def _run_steps(
             if stop is not None:
                 rec.failed(sc, f"{SKIPPED}not run: {stop}")
                 continue
+            halt = None
             if not stored:  # a step an interrupted run began keeps its logins as they are
                 offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
-                stored = tuple(_step(job, rec, sc, offsets, generator(sc), explaining(where, own, watch)))
+                halt = Closes(own_address(where.target.host, where.target.port)) if where.server is None else None
+                stored = tuple(_step(job, rec, sc, offsets, generator(sc), explaining(where, own, watch), halt))
                 _alive(rec, where, sc)
             before = rec.stored.get(sc.key)  # a step its server died in is marked: not read against the SLO
             failure = before.failure if before is not None else None
+            failure = HALTED + halt.said if halt is not None and halt.said else failure
             read = step(StoredScenario(0, 0, sc, failure, tuple(stored)), own.step_time, generator_cpus(env))
-            stop = _stop(read, own.slo)
+            stop = _stop(read, own.slo, failure)
     return rec.run_id
 
 
@@ -301,8 +332,10 @@ def _alive(rec: Recording, where: Endpoint, sc: Scenario) -> None:
     )
 
 
-def _stop(read: Step, slo: float) -> str | None:
+def _stop(read: Step, slo: float, failure: str | None = None) -> str | None:
     """Return why no higher step is run after this one (None: go on)."""
+    if failure is not None and failure.startswith(HALTED):
+        return f"{read.rate:g}/s was stopped: the host closed connections before the banner"
     if read.stopped is not None:
         return None
     if read.generator_bound:
@@ -315,28 +348,30 @@ def run_load(job: Job) -> int:
     opts = job.opts
     own = opts.own_as(LoadOptions)
     spec = opts.target
-    if not is_local(spec):
+    if not is_local(spec) and own.max_rate is None:  # the CLI refuses it first; a stored run cannot ask for it
         raise SshbenchError(
-            f"{spec} is not a server sshbench starts: load runs against embedded servers only",
+            f"{spec} is not a server sshbench starts and no --max-rate was given",
             place="TARGET",
-            fix="use local:openssh, local:dropbear, local:tinyssh, local:gossh or local:sshd=PATH",
+            fix="add --max-rate N (the most logins per second you allow on it), or use an embedded server",
             code=ExitCode.USAGE,
         )
-    registry.validate(spec)
+    if is_local(spec):
+        registry.validate(spec)
     if job.resume is None:
         _check(own, opts.plan.max_time)
     ssh = ssh_client(opts.ssh)
     staging = Staging((spec,), ssh, workdir="sshbench-load-")
-    with job.stage(staging, opts, job.progress) as bench, _watching() as watch:
+    with job.stage(staging, opts, job.progress) as bench, _watching(is_local(spec)) as watch:
         base = Scenario(Kind.LATENCY, kex=(opts.kex or (None,))[0], hostkey=(opts.hostkeys or (None,))[0])
         run = _run_bursts if own.burst else _run_steps
         return run(job, bench, bench.only, _go(job, own), base, watch)
 
 
 @contextlib.contextmanager
-def _watching() -> Iterator[ExitWatch | None]:
-    """Read the kernel's exit records for the run where it allows (root), for the server's CPU by process role."""
-    watch = ExitWatch.open()
+def _watching(embedded: bool) -> Iterator[ExitWatch | None]:
+    """Read the kernel's exit records for the run where it allows (root), for an embedded server's CPU by process
+    role."""
+    watch = ExitWatch.open() if embedded else "not an embedded server"
     try:
         yield None if isinstance(watch, str) else watch
     finally:

@@ -3,6 +3,7 @@ drop, the server's CPU so far, and that CPU by process role where the kernel's e
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 
 from sshbench.analyse.load import LOGGED, SAID, SOURCE, before_banner
@@ -18,6 +19,7 @@ from sshbench.targets.servers.droplog import DropLog
 
 ToSample = Callable[[Scenario, Finished], Sample]  # a finished login as its scenario's sample
 Phases = tuple[tuple[str, float], ...]
+CLOSES_RUN = 3  # connections in a row closed before the banner that stop a step against a host of the user's
 
 
 def source(i: int, sources: int) -> str:
@@ -90,11 +92,51 @@ def explained(f: Finished, address: str, drops: DropLog) -> str | None:
     return None if drop is None else f"dropped by the server {drop.why}{LOGGED}{drop.line}{SAID}{f.error}"
 
 
+def own_address(host: str, port: int) -> str:
+    """Return this machine's address toward a host (what the host sees logins come from; nothing is sent)."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect((host, port))
+            return str(s.getsockname()[0])
+    except OSError:
+        return "this machine's address"
+
+
+class Closes:
+    """Say when a step against a host of the user's must stop: at the first run of CLOSES_RUN connections closed
+    before the banner (the host's MaxStartups, penalties or a per-address limit: loading on teaches nothing and may
+    lock this machine out for longer)."""
+
+    def __init__(self, address: str) -> None:
+        """Count from nothing; `address`: this machine's, toward the host."""
+        self.address, self.run = address, 0
+        self.said: str | None = None  # why the step stopped, once it did
+
+    def __call__(self, s: Sample) -> str | None:
+        """Return why the step stops after this login, or None."""
+        closed = not s.ok and before_banner(s.error or "")
+        self.run = self.run + 1 if closed else 0
+        if self.run < CLOSES_RUN:
+            return None
+        self.said = (
+            f"{CLOSES_RUN} connections in a row were closed before the banner, so the run stopped. What closes them on "
+            "a host: MaxStartups (OpenSSH drops unauthenticated connections past start:rate:full), PerSourcePenalties "
+            "(OpenSSH 9.8+ refuses an address for a while after failed or unauthenticated connections), a per-address "
+            "limit (Dropbear: 5 unauthenticated connections per address), a firewall's rate limit. To measure past "
+            f"penalties, the host's owner can exempt this machine: `PerSourcePenaltyExemptList {self.address}` in "
+            "its sshd_config"
+        )
+        return self.said
+
+
 def explaining(where: Endpoint, own: LoadOptions, watch: ExitWatch | None, first: int = 0, burst: int = 0) -> ToSample:
     """Return how a login of a step or burst about to start is stored: with the server's reason where its log (from
-    this moment on) names the drop, its CPU so far, and by role when `watch` reads the kernel's exit records."""
+    this moment on) names the drop, its CPU so far, and by role when `watch` reads the kernel's exit records (a
+    host of the user's: the login alone)."""
     server = where.server
-    assert server is not None, "load runs against embedded servers"
+    if server is None:
+        return lambda sc, f: sample(sc, f, first, burst)
     drops = DropLog(server.log)
     drops.skip()
     meter, by = (

@@ -209,15 +209,21 @@ def print_load(console: Console, stored: StoredRun) -> None:
         return
     rows = steps(stored)
     generator = GENERATORS.get(own.generator, own.generator)
+    sources = (
+        f"from {own.sources} loopback source addresses (127.0.0.2-127.0.0.{1 + own.sources}; per-address limits do "
+        "not stand in for the server's)"
+        if own.max_rate is None
+        else f"from this machine's address, to a host of yours at most {own.max_rate:g}/s (--max-rate)"
+    )
     title = (
-        f"Logins under load: {own.arrivals} arrivals, {own.step_time:g} s per step, {generator} from "
-        f"{own.sources} loopback source addresses (127.0.0.2-127.0.0.{1 + own.sources}; per-address limits do not "
-        f"stand in for the server's); {job_words(own)}; latency from each login's intended start"
+        f"Logins under load: {own.arrivals} arrivals, {own.step_time:g} s per step, {generator} {sources}; "
+        f"{job_words(own)}; latency from each login's intended start"
     )
     print_fitted(console, title, _columns(rows))
     for s in rows:
-        if s.stopped:
-            console.print(f"  ! {s.rate:g}/s: {s.stopped} (not read for the knee)", highlight=False, markup=False)
+        if s.stopped or s.halted:
+            said = f"{s.stopped} (not read for the knee)" if s.stopped else s.halted
+            console.print(f"  ! {s.rate:g}/s: {said}", highlight=False, markup=False)
         for words, n in s.causes[:3]:
             console.print(f"  ! {s.rate:g}/s: {n} x {words}", highlight=False, markup=False)
         planned = len(schedule(s.rate, own.step_time, own.arrivals, step_seed(stored.run.options.plan.seed, s.rate)))
@@ -350,6 +356,7 @@ def load_document(stored: StoredRun) -> dict[str, Any]:
         "generator": own.generator,
         "sources": own.sources,
         "slo": own.slo,
+        "max_rate": own.max_rate,
         "knee": knee(steps(stored), own.slo).rate,
         "steps": [
             {
@@ -367,6 +374,7 @@ def load_document(stored: StoredRun) -> dict[str, Any]:
                 "server_cpu_per_login": s.server_cpu,
                 "server_cpu_share": s.server_share,
                 "server_cpu_per_login_by_role": dict(s.roles) or None,
+                "stopped_early": s.halted,
                 "causes": [{"message": m, "count": n} for m, n in s.causes],
             }
             for s in steps(stored)

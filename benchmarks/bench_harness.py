@@ -1,0 +1,114 @@
+"""Benchmark: sshbench's own CPU per throughput sample, by part, against the ssh client's (issue 40).
+
+Run:  .venv/bin/python benchmarks/bench_harness.py [--rounds 7] [--size auto|256M] [--profile FILE]
+
+The embedded default (OpenSSH with its cgroup, as `sshbench throughput` starts it) downloads with
+aes128-gcm; each round takes one sample through each of four samplers, in a fresh random order:
+`timing` (measure.throughput_sample: ssh run and timed, its stderr and I/O counters read), `+ evidence`
+(witnessed: the kernel's TCP state polled by a thread), `+ meters` (metered: the server's cgroup CPU
+before, at login and after the connection's processes end), `+ storage` (the sample written to SQLite
+and committed, as a run stores it). This process's CPU (every thread, getrusage) is read around each
+sample; a part's cost is the median difference between neighbouring samplers, the share is the whole
+sampler's median over the ssh client's median CPU. `--size auto` sizes transfers as `sshbench
+throughput` does (about 0.2 s of transfer, from a calibrating warm-up). `--profile FILE` writes a
+cProfile of the whole sampler's samples (main thread) for `python -m pstats FILE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import random
+import resource
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from sshbench.cli.options import parse_size
+from sshbench.environment import Environment
+from sshbench.joboptions import JobOptions
+from sshbench.measure.costs import metered
+from sshbench.measure.samplers import ThroughputSampler
+from sshbench.measure.witness import witnessed
+from sshbench.model import Direction, Kind, Scenario
+from sshbench.runkinds import ROWS, RunKind
+from sshbench.samples import Sample
+from sshbench.storage.store import Store
+from sshbench.targets.servers import registry
+
+Take = Callable[[Scenario, int, bool], Sample]
+PARTS = ("timing", "+ evidence", "+ meters", "+ storage")
+
+
+def self_cpu() -> float:
+    """Return this process's user + system CPU seconds (every thread)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def stored(take: Take, store: Store, run: int) -> Take:
+    """Return `take` with each sample written to the database as a run stores it."""
+
+    def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        s = take(sc, rnd, warmup)
+        store.add_sample(run, s)
+        return s
+
+    return sample
+
+
+def main() -> None:
+    """Take the samples and print the parts and the share as Markdown."""
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--size", default="auto")
+    p.add_argument("--profile", type=Path)
+    a = p.parse_args()
+    sc = Scenario(Kind.THROUGHPUT, cipher="aes128-gcm@openssh.com", direction=Direction.DOWN)
+    server = registry.make_server("local:openssh")
+    profile = cProfile.Profile(time.thread_time) if a.profile else None  # CPU, not wall
+    with server as target, tempfile.TemporaryDirectory() as tmp:
+        kind = RunKind.THROUGHPUT
+        opts = JobOptions(command=kind, size=parse_size(a.size), sample_seconds=ROWS[kind].sample_seconds)
+        timing = ThroughputSampler("ssh", target, opts, Path(tmp))
+        timing(sc, 0, True)  # the warm-up sizes the samples (--size auto)
+        size = opts.size or timing.sizes[sc.key]
+        evidence = witnessed(timing, target.port, server.pid, True)
+        meters = metered(evidence, server, False)
+        store = Store(Path(tmp) / "runs.db")
+        env = Environment(cpu_model="", cpus=2, cpu_flags={}, kernel="", openssh_client="", openssl="")
+        run = store.add_scenarios(store.create_run(opts, target.spec, env), [sc])[sc.key]
+        takes = dict(zip(PARTS, (timing, evidence, meters, stored(meters, store, run)), strict=True))
+        cpu: dict[str, list[float]] = {k: [] for k in PARTS}
+        client: list[float] = []
+        order = list(PARTS)
+        for rnd in range(1, a.rounds + 1):
+            random.shuffle(order)
+            for part in order:
+                if profile and part == PARTS[-1]:
+                    profile.enable()
+                before = self_cpu()
+                s = takes[part](sc, rnd, False)
+                cpu[part].append(self_cpu() - before)
+                if profile and part == PARTS[-1]:
+                    profile.disable()
+                assert s.ok, s.error
+                if part == PARTS[-1]:
+                    client.append(s.client_cpu or 0.0)
+    if profile and a.profile:
+        profile.dump_stats(a.profile)
+    med = {k: statistics.median(v) for k, v in cpu.items()}
+    whole, ssh = med[PARTS[-1]], statistics.median(client)
+    print(f"{a.rounds} rounds, {size // 2**20} MiB per transfer ({a.size}), aes128-gcm download, embedded OpenSSH\n")
+    print("| part | harness CPU per sample (median) |\n|---|---|")
+    last = 0.0
+    for k in PARTS:
+        print(f"| {k} | {(med[k] - last) * 1000:+.2f} ms (total {med[k] * 1000:.2f} ms) |")
+        last = med[k]
+    print(f"\nssh client CPU per sample (median): {ssh * 1000:.0f} ms; harness share: {whole / ssh:.2%}")
+
+
+if __name__ == "__main__":
+    main()
