@@ -17,8 +17,8 @@ from sshbench.builds import toolchain_command
 from sshbench.errors import ExitCode
 
 pytestmark = pytest.mark.integration
-SIZE = 4 * 2**20
-ARGS = ["clients", "--size", "4M", "--warmup", "0", "--rounds", "1", "--max-rounds", "1", "--no-race", "--json"]
+SIZE = 2 * 2**20  # sizes verified, not rates: libssh's SFTP put moves about 1 MB/s here
+ARGS = ["clients", "--size", "2M", "--warmup", "0", "--rounds", "1", "--max-rounds", "1", "--no-race", "--json"]
 LIBRARIES = {"paramiko": "paramiko", "asyncssh": "asyncssh", "libssh": "pylibsshext", "libssh2": "ssh2"}
 THREE_DOWN = ("--size", "4M", "--warmup", "0", "--rounds", "3", "--max-rounds", "3", "--direction", "down")
 BUILT = {"gossh": "Go", "russh": "Rust"}  # drivers sshbench builds where the toolchain is
@@ -31,7 +31,7 @@ NO_CIPHER = {("paramiko", "tinyssh")}  # listed as n/a, not tried
 UNANSWERED = (
     "asyncssh",
     "tinyssh",
-    ("the server did not open the session within 5 s", "the server stopped responding"),
+    ("the server did not open the session within 3 s", "the server stopped responding"),
 )
 
 
