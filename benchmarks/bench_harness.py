@@ -2,16 +2,16 @@
 
 Run:  .venv/bin/python benchmarks/bench_harness.py [--rounds 7] [--size auto|256M] [--profile FILE]
 
-The embedded default (OpenSSH with its cgroup, as `sshbench throughput` starts it) downloads with
-aes128-gcm; each round takes one sample through each of four samplers, in a fresh random order:
-`timing` (measure.throughput_sample: ssh run and timed, its stderr and I/O counters read), `+ evidence`
-(witnessed: the kernel's TCP state polled by a thread), `+ meters` (metered: the server's cgroup CPU
-before, at login and after the connection's processes end), `+ storage` (the sample written to SQLite
-and committed, as a run stores it). This process's CPU (every thread, getrusage) is read around each
-sample; a part's cost is the median difference between neighbouring samplers, the share is the whole
-sampler's median over the ssh client's median CPU. `--size auto` sizes transfers as `sshbench
-throughput` does (about 0.2 s of transfer, from a calibrating warm-up). `--profile FILE` writes a
-cProfile of the whole sampler's samples (main thread) for `python -m pstats FILE`.
+The embedded default (OpenSSH with its cgroup, as `sshbench throughput` starts it) downloads with aes128-gcm; each
+round takes one sample through each sampler, in a fresh random order: `timing` (measure.throughput_sample: ssh run
+and timed, its stderr and I/O counters read), `+ evidence` (witnessed: the kernel's TCP state polled by a thread),
+`+ meters` (metered: the server's cgroup CPU before, at login and after the connection's processes end), `+ storage`
+(the sample written to SQLite and committed, as a run stores it), and the whole one with the I/O counters read as
+before `dense` probing (at every wake-up, every 10 ms from the start) for the before/after. This process's CPU
+(every thread, getrusage) is read around each sample; a part's cost is the median difference between neighbouring
+samplers, a share the sampler's median over the ssh client's median CPU. `--size auto` sizes transfers as
+`sshbench throughput` does (about 0.2 s, from a calibrating warm-up). `--profile FILE` writes a CPU cProfile of the
+whole sampler's samples (main thread) for `python -m pstats FILE`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from sshbench.cli.options import parse_size
 from sshbench.environment import Environment
 from sshbench.joboptions import JobOptions
+from sshbench.measure import samplers
 from sshbench.measure.costs import metered
 from sshbench.measure.samplers import ThroughputSampler
 from sshbench.measure.witness import witnessed
@@ -40,6 +42,25 @@ from sshbench.targets.servers import registry
 
 Take = Callable[[Scenario, int, bool], Sample]
 PARTS = ("timing", "+ evidence", "+ meters", "+ storage")
+BEFORE = "whole, probes every 10 ms"  # the whole sampler with the I/O counters read at every wake-up, as before
+
+
+def every_wakeup(take: Take) -> Take:
+    """Return `take` with run_timed's probes as they were before `dense` (every wake-up, from the start)."""
+    plain = samplers.run_timed
+
+    def undense(*args: Any, **kw: Any) -> Any:
+        kw.pop("dense", None)
+        return plain(*args, **kw)
+
+    def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        samplers.run_timed = undense
+        try:
+            return take(sc, rnd, warmup)
+        finally:
+            samplers.run_timed = plain
+
+    return sample
 
 
 def self_cpu() -> float:
@@ -80,10 +101,12 @@ def main() -> None:
         store = Store(Path(tmp) / "runs.db")
         env = Environment(cpu_model="", cpus=2, cpu_flags={}, kernel="", openssh_client="", openssl="")
         run = store.add_scenarios(store.create_run(opts, target.spec, env), [sc])[sc.key]
-        takes = dict(zip(PARTS, (timing, evidence, meters, stored(meters, store, run)), strict=True))
-        cpu: dict[str, list[float]] = {k: [] for k in PARTS}
-        client: list[float] = []
-        order = list(PARTS)
+        whole = stored(meters, store, run)
+        takes = dict(zip((*PARTS, BEFORE), (timing, evidence, meters, whole, every_wakeup(whole)), strict=True))
+        cpu: dict[str, list[float]] = {k: [] for k in takes}
+        client: dict[str, list[float]] = {k: [] for k in takes}
+        rates: dict[str, list[float]] = {k: [] for k in takes}
+        order = list(takes)
         for rnd in range(1, a.rounds + 1):
             random.shuffle(order)
             for part in order:
@@ -95,19 +118,23 @@ def main() -> None:
                 if profile and part == PARTS[-1]:
                     profile.disable()
                 assert s.ok, s.error
-                if part == PARTS[-1]:
-                    client.append(s.client_cpu or 0.0)
+                client[part].append(s.client_cpu or 0.0)
+                rates[part].append(s.value or 0.0)
     if profile and a.profile:
         profile.dump_stats(a.profile)
     med = {k: statistics.median(v) for k, v in cpu.items()}
-    whole, ssh = med[PARTS[-1]], statistics.median(client)
+    ssh = {k: statistics.median(v) for k, v in client.items()}
     print(f"{a.rounds} rounds, {size // 2**20} MiB per transfer ({a.size}), aes128-gcm download, embedded OpenSSH\n")
     print("| part | harness CPU per sample (median) |\n|---|---|")
     last = 0.0
     for k in PARTS:
         print(f"| {k} | {(med[k] - last) * 1000:+.2f} ms (total {med[k] * 1000:.2f} ms) |")
         last = med[k]
-    print(f"\nssh client CPU per sample (median): {ssh * 1000:.0f} ms; harness share: {whole / ssh:.2%}")
+    for k in (PARTS[-1], BEFORE):
+        print(
+            f"\n{k}: ssh client CPU per sample (median) {ssh[k] * 1000:.0f} ms; harness {med[k] * 1000:.2f} ms, "
+            f"share {med[k] / ssh[k]:.2%}; rate {statistics.median(rates[k]):.0f} MB/s (median)"
+        )
 
 
 if __name__ == "__main__":

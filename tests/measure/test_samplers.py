@@ -1,6 +1,7 @@
 """The steady rate of a transfer from I/O counter probes (pure), and a remote session's report of itself."""
 
 import dataclasses
+import itertools
 import os
 import socket
 import subprocess
@@ -128,6 +129,24 @@ def test_the_cpu_a_process_spent_before_its_mark_line_is_read_apart() -> None:
     assert done.returncode == 0 and calls == [1]
     assert done.cpu_at_mark is not None and 0.2 * total < done.cpu_at_mark < 0.8 * total
     assert run_timed(["sh", "-c", "echo 'Sending command: x' >&2"]).cpu_at_mark is None  # not asked: not read
+
+
+def test_dense_probes_start_at_the_mark_and_thin_out_once_the_steady_part_is_under_way() -> None:
+    """The I/O counters are read as the mark line arrives (the baseline), every 10 ms until 4 MiB moved, then
+    every SPARSE_PROBE seconds: a wake-up is CPU taken from the measured client (issue 40)."""
+    from sshbench.ssh.proc import SPARSE_PROBE
+
+    writes = "for i in $(seq 30); do head -c 262144 /dev/zero; sleep 0.02; done"  # 256 KiB each 20 ms, 0.6 s or more
+    argv = ["sh", "-c", f"sleep 0.1; echo 'Sending command: x' >&2; {writes}"]
+    done = run_timed(argv, probe=0.01, mark="Sending command:", dense=(2, 4 * 2**20))
+    mark = next(t for t, text in done.lines if "Sending command" in text)
+    assert done.progress[0][0] == mark, (done.progress[0], mark)  # nothing before the mark; the baseline at it
+    base = done.progress[0][2]
+    dense = [p for p in done.progress[1:] if p[2] - base < 4 * 2**20]
+    after = [p for p in done.progress if p[2] - base >= 4 * 2**20]
+    assert len(dense) >= 10, done.progress  # about 16 writes' worth at 10 ms
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(after)][:-1]  # the last: the exit's reading
+    assert gaps and min(gaps) >= SPARSE_PROBE * 0.9, gaps
 
 
 def test_a_transfers_cpu_share_leaves_its_login_out() -> None:

@@ -33,7 +33,14 @@ from sshbench.joboptions import JobOptions
 from sshbench.measure import wire
 from sshbench.measure.scheduler import Sampler
 from sshbench.measure.session import Session, session_report, socket_report, with_session_report
-from sshbench.measure.steady import MB, server_timed_rate, steady_rate, upload_command, upload_count
+from sshbench.measure.steady import (
+    MB,
+    server_timed_rate,
+    steady_rate,
+    steady_threshold,
+    upload_command,
+    upload_count,
+)
 from sshbench.model import Direction, Kind, Scenario, is_local
 from sshbench.payloads import fill, text_block
 from sshbench.samples import Sample, WireCount
@@ -53,6 +60,7 @@ from sshbench.ssh.text import (
 
 COMMAND_MARKER = MARK = "Sending command:"
 PROBE_INTERVAL = 0.01
+DENSE_MARGIN = 2**20  # bytes past the steady threshold still probed densely: the probe after the crossing is dense
 _REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{1,200}$")
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
 RANDOM_BLOCK = 16 * 2**20
@@ -195,19 +203,22 @@ def throughput_sample(
         """Return the remote command as sent."""
         return with_session_report(text) if remote else text
 
+    column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file
+    dense = (column, steady_threshold(size) + DENSE_MARGIN)  # probes dense until the steady part is under way
     if scenario.direction is Direction.DOWN:
         argv = target.argv(ssh, scenario.ssh_options(), command(payload.download_command(size)))
-        done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK)
+        done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK, dense=dense)
     else:
         with open(payload.upload_source(size), "rb") as source:
             argv = target.argv(ssh, scenario.ssh_options(), command(upload_command(size, True)))
-            done = run_timed(argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK)
+            done = run_timed(
+                argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK, dense=dense
+            )
     problem = _transfer_problem(done, scenario.direction, size, scenario.remedy == "compression")
     if problem:
         return failed_sample(scenario, rnd, warmup, done, problem)
     started = first_time(done.lines, COMMAND_MARKER)
     assert started is not None
-    column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file
     rate = server_timed_rate(done.stdout, size) or steady_rate(done.progress, column, size, started, done.ended)
     session = session_report(done.texts) if remote else None
     return Sample(

@@ -6,6 +6,7 @@ Python only reads ssh's short debug lines here; payload bytes never pass through
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import selectors
 import shutil
@@ -18,9 +19,11 @@ from typing import IO
 
 from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.ssh.counters import LineSplitter, cpu_so_far, open_io, read_io
 
 Clock = Callable[[], float]
 STDOUT_CAP = 1 << 16  # upload verification output is one short line; keep at most this much
+SPARSE_PROBE = 0.25  # seconds between I/O counter probes once a `dense` run has what a steady rate needs
 
 
 @dataclass(frozen=True)
@@ -104,26 +107,6 @@ def run_quick(argv: Sequence[str], timeout: float = 30.0) -> subprocess.Complete
     )
 
 
-class _LineSplitter:
-    """Split a byte stream into lines, stamping each with the time its last chunk arrived."""
-
-    def __init__(self) -> None:
-        self.pending = b""
-        self.lines: list[tuple[float, str]] = []
-
-    def feed(self, t: float, chunk: bytes) -> None:
-        """Add a chunk that arrived at time t."""
-        self.pending += chunk
-        *complete, self.pending = self.pending.split(b"\n")
-        self.lines.extend((t, raw.decode("utf-8", "replace").rstrip("\r")) for raw in complete)
-
-    def close(self, t: float) -> None:
-        """Flush a last unterminated line."""
-        if self.pending:
-            self.lines.append((t, self.pending.decode("utf-8", "replace")))
-            self.pending = b""
-
-
 _placers: list[Callable[[int], None]] = []  # each gets the PID of every process `run_timed` starts, at once
 _at_mark: list[Callable[[], None]] = []  # each is called when a `mark` line arrives (once per process)
 
@@ -162,6 +145,7 @@ def run_timed(
     arrived: Callable[[], int] | None = None,
     mark: str | None = None,
     stall: float | None = None,
+    dense: tuple[int, int] | None = None,
 ) -> Finished:
     """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most).
 
@@ -171,6 +155,10 @@ def run_timed(
     holding it arrives, the process's CPU so far is read (`Finished.cpu_at_mark`) and `at_mark` calls are made.
     stall (with probe): stop the process once its I/O counters have not moved for `stall` seconds (a transfer the
     server stopped answering, which would otherwise wait out the whole timeout); `Finished.stalled` says so.
+    dense (with probe and mark): (column, bytes): no probes before the mark (the counters are read as its line
+    arrives), every `probe` seconds until the column (1 rchar, 2 wchar) has moved that many bytes since, then every
+    SPARSE_PROBE seconds: a steady rate needs dense probes only around its threshold, and each wake-up is CPU taken
+    from the measured client.
     """
     started = clock()
     proc = subprocess.Popen(
@@ -183,36 +171,10 @@ def run_timed(
     try:
         for place in _placers:
             place(proc.pid)
-        return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived, mark, stall)
+        return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived, mark, stall, dense)
     except BaseException:
         _kill(proc)
         raise
-
-
-def open_io(pid: int) -> int | None:
-    """Open /proc/PID/io once (reads are repeated with pread); None when it is not readable."""
-    try:
-        return os.open(f"/proc/{pid}/io", os.O_RDONLY)
-    except OSError:
-        return None
-
-
-def cpu_so_far(pid: int) -> float | None:
-    """Return the CPU seconds (user and system) a live process has run so far (/proc/PID/schedstat, ns)."""
-    try:
-        with open(f"/proc/{pid}/schedstat", "rb") as f:
-            return int(f.read().split()[0]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def read_io(fd: int) -> tuple[int, int] | None:
-    """Return (rchar, wchar): bytes the process has read and written so far through any file."""
-    try:
-        fields = os.pread(fd, 512, 0).split()
-        return int(fields[1]), int(fields[3])  # "rchar: N wchar: N ..."
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 class _Watch:
@@ -226,13 +188,16 @@ class _Watch:
         arrived: Callable[[], int] | None,
         mark: str | None = None,
         stall: float | None = None,
+        dense: tuple[int, int] | None = None,
     ) -> None:
         assert proc.stderr is not None
         self.proc, self.clock, self.probe, self.arrived, self.mark = proc, clock, probe, arrived, mark
         self.stall, self.stalled = stall, False
+        self.dense, self.base = dense, 0  # (column, bytes): probes from the mark on, sparse once that many moved
+        self.next_probe = math.inf if dense is not None and mark is not None else 0.0  # 0: at every wake-up
         self.moved: tuple[float, tuple[int, int]] | None = None  # when the counters last changed, and to what
         self.cpu_at_mark: float | None = None
-        self.lines, self.stdout = _LineSplitter(), bytearray()
+        self.lines, self.stdout = LineSplitter(), bytearray()
         self.progress: list[tuple[float, int, int]] = []
         self.ended: float | None = None  # the exit instant, from the pidfd
         self.pidfd = os.pidfd_open(proc.pid)
@@ -252,12 +217,16 @@ class _Watch:
                     _kill(self.proc)
                     break
                 if self.probe is not None and (self.io_fd is not None or self.arrived) and self.ended is None:
-                    self._read_counters()
-                    if self._still():
-                        _kill(self.proc)
-                        self.stalled = True
-                        break
-                    remaining = min(remaining, self.probe)
+                    wait = self.next_probe - self.clock()
+                    if wait <= 0:
+                        self._read_counters()
+                        if self._still():
+                            _kill(self.proc)
+                            self.stalled = True
+                            break
+                        wait = self._gap()
+                        self.next_probe = self.clock() + wait if self.dense is not None else 0.0
+                    remaining = min(remaining, wait)
                 for key, _ in self.sel.select(remaining):
                     self._handle(key.fd, key.data)
         finally:
@@ -265,6 +234,24 @@ class _Watch:
             os.close(self.pidfd)
             if self.io_fd is not None:
                 os.close(self.io_fd)
+
+    def _gap(self) -> float:
+        """Return the seconds to the next probe: `probe`, or SPARSE_PROBE once `dense`'s bytes have moved."""
+        assert self.probe is not None
+        if self.dense is None or not self.progress:
+            return self.probe
+        column, enough = self.dense
+        return SPARSE_PROBE if self.progress[-1][column] - self.base >= enough else self.probe
+
+    def _baseline(self, now: float) -> None:
+        """Read the counters as the mark line arrives (stamped with its time: the last reading before the command),
+        and probe from here on."""
+        counters = read_io(self.io_fd) if self.io_fd is not None else None
+        if self.dense is None or counters is None:
+            return
+        self.progress.append((now, *counters))
+        self.base = counters[self.dense[0] - 1]
+        self.next_probe = now + (self.probe or 0.0)
 
     def _still(self) -> bool:
         """Return True when the counters have not moved for `stall` seconds."""
@@ -304,6 +291,7 @@ class _Watch:
             self.lines.feed(now, chunk)
             if self.mark is not None and any(self.mark in text for _, text in self.lines.lines[seen:]):
                 self.mark, self.cpu_at_mark = None, cpu_so_far(self.proc.pid)
+                self._baseline(now)
                 for call in _at_mark:
                     call()
         elif len(self.stdout) < STDOUT_CAP:
@@ -333,9 +321,10 @@ def _collect(
     arrived: Callable[[], int] | None = None,
     mark: str | None = None,
     stall: float | None = None,
+    dense: tuple[int, int] | None = None,
 ) -> Finished:
     """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
-    watch = _Watch(proc, clock, probe, arrived, mark, stall)
+    watch = _Watch(proc, clock, probe, arrived, mark, stall, dense)
     watch.run(started + timeout)
     cpu_user, cpu_system = _reap(proc)
     end = watch.ended if watch.ended is not None else clock()

@@ -1,0 +1,52 @@
+"""What `run_timed` reads of a running process besides its exit: its stderr as timestamped lines, its CPU so far
+and its I/O counters (/proc)."""
+
+from __future__ import annotations
+
+import os
+
+
+class LineSplitter:
+    """Split a byte stream into lines, stamping each with the time its last chunk arrived."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+        self.lines: list[tuple[float, str]] = []
+
+    def feed(self, t: float, chunk: bytes) -> None:
+        """Add a chunk that arrived at time t."""
+        self.pending += chunk
+        *complete, self.pending = self.pending.split(b"\n")
+        self.lines.extend((t, raw.decode("utf-8", "replace").rstrip("\r")) for raw in complete)
+
+    def close(self, t: float) -> None:
+        """Flush a last unterminated line."""
+        if self.pending:
+            self.lines.append((t, self.pending.decode("utf-8", "replace")))
+            self.pending = b""
+
+
+def open_io(pid: int) -> int | None:
+    """Open /proc/PID/io once (reads are repeated with pread); None when it is not readable."""
+    try:
+        return os.open(f"/proc/{pid}/io", os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def cpu_so_far(pid: int) -> float | None:
+    """Return the CPU seconds (user and system) a live process has run so far (/proc/PID/schedstat, ns)."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def read_io(fd: int) -> tuple[int, int] | None:
+    """Return (rchar, wchar): bytes the process has read and written so far through any file."""
+    try:
+        fields = os.pread(fd, 512, 0).split()
+        return int(fields[1]), int(fields[3])  # "rchar: N wchar: N ..."
+    except (OSError, IndexError, ValueError):
+        return None
