@@ -201,6 +201,25 @@ def print_bursts(console: Console, stored: StoredRun) -> None:
     )
 
 
+def _step_notes(console: Console, rows: list[Step], stored: StoredRun) -> None:
+    """Print what each step says besides its row: why it stopped, its failures by cause, a step cut short."""
+    own = stored.run.options.own_as(LoadOptions)
+    for s in rows:
+        if s.stopped or s.halted:
+            said = f"{s.stopped} (not read for the knee)" if s.stopped else s.halted
+            console.print(f"  ! {s.rate:g}/s: {said}", highlight=False, markup=False)
+        for words, n in s.causes[:3]:
+            console.print(f"  ! {s.rate:g}/s: {n} x {words}", highlight=False, markup=False)
+        planned = len(schedule(s.rate, own.step_time, own.arrivals, step_seed(stored.run.options.plan.seed, s.rate)))
+        if s.logins < planned:
+            console.print(
+                f"  ! {s.rate:g}/s: cut short, {s.logins} of its {planned} logins (the run was stopped in this step; "
+                "its rate and percentiles are of those logins)",
+                highlight=False,
+                markup=False,
+            )
+
+
 def print_load(console: Console, stored: StoredRun) -> None:
     """Print the steps, their failures by cause, and how they were measured."""
     own = stored.run.options.own_as(LoadOptions)
@@ -220,26 +239,15 @@ def print_load(console: Console, stored: StoredRun) -> None:
         f"{job_words(own)}; latency from each login's intended start"
     )
     print_fitted(console, title, _columns(rows))
-    for s in rows:
-        if s.stopped or s.halted:
-            said = f"{s.stopped} (not read for the knee)" if s.stopped else s.halted
-            console.print(f"  ! {s.rate:g}/s: {said}", highlight=False, markup=False)
-        for words, n in s.causes[:3]:
-            console.print(f"  ! {s.rate:g}/s: {n} x {words}", highlight=False, markup=False)
-        planned = len(schedule(s.rate, own.step_time, own.arrivals, step_seed(stored.run.options.plan.seed, s.rate)))
-        if s.logins < planned:
-            console.print(
-                f"  ! {s.rate:g}/s: cut short, {s.logins} of its {planned} logins (the run was stopped in this step; "
-                "its rate and percentiles are of those logins)",
-                highlight=False,
-                markup=False,
-            )
+    _step_notes(console, rows, stored)
     for st in stored.scenarios:
         if st.failure and not st.samples:
             console.print(
                 f"  {st.scenario.load}: {st.failure.removeprefix('skipped: ')}", highlight=False, markup=False
             )
-    console.print(f"  {knee(rows, own.slo).sentence(_silent(stored))}", highlight=False, markup=False)
+    read = knee(rows, own.slo)
+    capped = f"; no step went above --max-rate {own.max_rate:g}/s" if own.max_rate and read.broken is None else ""
+    console.print(f"  {read.sentence(_silent(stored))}{capped}", highlight=False, markup=False)
     print_roles(console, rows)
     clean = [s for s in rows if s.logins and not s.failures]
     if clean:
