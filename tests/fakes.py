@@ -16,7 +16,7 @@ from sshbench.clients.launch import Address, Detected, Launcher
 from sshbench.discovery import Discovery, Negotiated, Profile, ServerOffer
 from sshbench.environment import EmbeddedInfo, Emulation, Environment
 from sshbench.errors import SshbenchError
-from sshbench.joboptions import JobOptions
+from sshbench.joboptions import JobOptions, LoadOptions
 from sshbench.jobs.endpoints import Endpoint, Unavailable, refuse_remote_limits
 from sshbench.jobs.staging import Bench, Stager, Staging
 from sshbench.measure.budget import Probe
@@ -216,7 +216,8 @@ def _add_run(store: Store, env: Environment, rates: dict[str, float], conn: floa
 
 
 def runs_db(path: Path) -> Path:
-    """Write a database with run 1, run 2 (GCM 20 % slower, emulated) and run 3 (a servers run with memory)."""
+    """Write a database with run 1, run 2 (GCM 20 % slower, emulated), run 3 (a servers run with memory) and run 4
+    (a load run: two steps, the second with failures)."""
     store = Store(path)
     _add_run(store, ENVIRONMENT, {GCM: 1000.0, CHACHA: 600.0}, 0.130)
     emulated = dataclasses.replace(ENVIRONMENT, emulation=Emulation("no-aesni", {}, (), ""))
@@ -233,8 +234,39 @@ def runs_db(path: Path) -> Path:
     ]
     store.add_memory(servers, memory)
     store.set_status(servers, RunStatus.COMPLETE)
+    _add_load_run(store)
     store.close()
     return path
+
+
+def _add_load_run(store: Store) -> None:
+    """Store a load run of two 2 s steps: 10/s clean, 20/s with a slow tail and two drops."""
+    opts = JobOptions(command=RunKind.LOAD, own=LoadOptions(rates=(10.0, 20.0), step_time=2.0))
+    run = store.create_run(opts, "local:openssh", ENVIRONMENT)
+    for rate in (10.0, 20.0):
+        sc = Scenario(Kind.LATENCY, load=f"{rate:g}/s")
+        sid = store.add_scenarios(run, [sc])[sc.key]
+        for i in range(int(rate * 2)):
+            at = i / rate
+            dropped = rate == 20.0 and i in (7, 8)
+            latency = 0.080 + (0.4 if rate == 20.0 and i > 30 else 0.0)
+            error = "kex_exchange_identification: Connection closed by remote host" if dropped else None
+            phases = (("intended", at), ("late", 0.001))
+            store.add_sample(
+                sid,
+                Sample(
+                    sc,
+                    i + 1,
+                    False,
+                    not dropped,
+                    None if dropped else latency,
+                    wall=latency,
+                    client_cpu=0.002,
+                    phases=phases,
+                    error=error,
+                ),
+            )
+    store.set_status(run, RunStatus.COMPLETE)
 
 
 # A fake bench (like hyperfine's MockExecutor): `Job(..., stage=fake_stage())` runs a job's whole logic (staging,

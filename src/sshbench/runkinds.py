@@ -76,6 +76,7 @@ class KindRow:
     document: str = ""  # (StoredRun) -> dict: a part of the JSON document of its own, under the kind's name
     figures: str = ""  # (StoredRun, id prefix) -> list[Figure]: report charts of its own
     figures_after: str = ""  # the same, after the sockets over time (what they explain)
+    own_charts_only: bool = False  # its charts replace the shared ones (which would misread its rows)
     claims: str = ""  # (RunRecord, groups) -> list[Claim]: claims of its own, after the shared ones
     claims_title: str = ""  # the report's title for them
     options: str = ""  # "module:Class" of its own options (stored flat with the shared ones)
@@ -175,6 +176,8 @@ ROWS: dict[RunKind, KindRow] = {
         job="sshbench.jobs.load:run_load",
         printer="sshbench.render.load:print_load_run",
         document="sshbench.render.load:load_document",
+        figures="sshbench.render.loadcharts:load_figures",
+        own_charts_only=True,
         options="sshbench.joboptions:LoadOptions",
         recommends=False,
         fastest=False,

@@ -52,6 +52,9 @@ def test_report_has_every_chart_and_no_external_resource(cli_env: dict[str, str]
     servers = _html(cli_env, db, tmp_path, "3")
     for chart in ("run3-throughput", "run3-cpu", "run3-memory"):
         assert f'id="{chart}"' in servers
+    load = _html(cli_env, db, tmp_path, "4")  # its own charts only: its steps are not key exchanges
+    assert 'id="run4-load-percentiles"' in load and 'id="run4-load-outcomes"' in load, load[-2000:]
+    assert 'id="run4-latency"' not in load and "kex_exchange_identification" in load
 
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])
@@ -110,7 +113,7 @@ def _chromium() -> str | None:
 
 @pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (scripts/setup installs it)")
 def test_report_renders_offline_in_headless_chromium(cli_env: dict[str, str], db: Path, tmp_path: Path) -> None:
-    _html(cli_env, db, tmp_path, "1", "2")
+    _html(cli_env, db, tmp_path, "1", "2", "4")  # a load run's charts too
     page = f"file://{tmp_path / 'report.html'}"
     no_network = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--net"]
     browser = [
@@ -128,7 +131,7 @@ def test_report_renders_offline_in_headless_chromium(cli_env: dict[str, str], db
     dom = subprocess.run([*browser, "--dump-dom", page], capture_output=True, text=True, timeout=180, env=env)
     assert dom.returncode == 0, dom.stderr[-2000:]
     charts = re.findall(r'<div class="chart[^"]*" data-spec="([^"]+)"[^>]*>(.*?)</div>\s*</div>', dom.stdout, re.S)
-    assert len(charts) >= 5
+    assert len(charts) >= 7 and {"run4-load-percentiles-spec", "run4-load-outcomes-spec"} <= {n for n, _ in charts}
     blank = [name for name, body in charts if "<svg" not in body or "marks" not in body]
     assert not blank, f"charts did not render: {blank}"
     assert ">chart failed:" not in dom.stdout  # the error text vegaEmbed failures would show

@@ -44,6 +44,8 @@ def run_figures(data: StoredRun) -> list[Figure]:
     """Return every chart that has data in this run (ids prefixed with the run id)."""
     run, stored = data.run, data.scenarios
     prefix = f"run{run.id}-"
+    if run.kind.row.own_charts_only:
+        return list(entry(run.kind.row.figures)(data, prefix))
     ci_target = run.options.plan.ci_target
     lat = [st for st in stored if st.scenario.kind is Kind.LATENCY]
     by_dir = {

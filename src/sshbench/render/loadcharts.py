@@ -1,0 +1,106 @@
+"""A `load` run's report charts: latency percentiles against the offered rate with the SLO, and each step's logins
+served or failed by cause; for bursts, the share dropped per setting with its exact interval."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+
+from sshbench.analyse.load import PERCENTILES
+from sshbench.joboptions import LoadOptions
+from sshbench.records import StoredRun
+from sshbench.render.charts import WIDTH, Figure, _data, _height, _spec
+from sshbench.render.load import settings, steps
+
+SERVED = "served"
+CAUSE_CHARS = 70  # a cause's words in a legend
+
+
+def load_figures(data: StoredRun, prefix: str) -> list[Figure]:
+    """Return a load run's charts (its own: the shared connection-time chart would read its steps as key
+    exchanges)."""
+    own = data.run.options.own_as(LoadOptions)
+    if own.burst:
+        return _burst_figures(data, prefix)
+    rows = [s for s in steps(data) if s.logins]
+    if not rows:
+        return []
+    return [_percentiles(rows, own, prefix), _outcomes(rows, prefix)]
+
+
+def _percentiles(rows: list[Any], own: LoadOptions, prefix: str) -> Figure:
+    """Latency percentiles (from each login's intended start) against the offered rate, with the SLO."""
+    points = [
+        {"offered": s.rate, "percentile": f"p{p:g}", "ms": v * 1000}
+        for s in rows
+        for p, v in s.percentiles
+        if v is not None
+    ]
+    points += [{"offered": s.rate, "percentile": "max", "ms": s.worst * 1000} for s in rows if s.worst is not None]
+    order = [*(f"p{p:g}" for p in PERCENTILES), "max"]
+    x = alt.X("offered:Q", title="offered logins per second", scale=alt.Scale(type="log", nice=False))
+    lines = (
+        alt.Chart(_data(points))
+        .mark_line(point=True)
+        .encode(
+            x=x,
+            y=alt.Y("ms:Q", title="ms from the intended start (log)", scale=alt.Scale(type="log")),
+            color=alt.Color("percentile:N", sort=order, title="percentile"),
+            tooltip=["offered:Q", "percentile:N", alt.Tooltip("ms:Q", format=".1f")],
+        )
+    )
+    slo = (
+        alt.Chart(_data([{"ms": own.slo * 1000, "label": f"SLO {own.slo * 1000:g} ms"}]))
+        .mark_rule(strokeDash=[4, 4])
+        .encode(y="ms:Q", tooltip=["label:N"])
+    )
+    title = "Latency percentiles against the offered rate (dashed: the SLO)"
+    chart = (lines + slo).properties(width=WIDTH, height=260, title=title)
+    return Figure(f"{prefix}load-percentiles", title, _spec(chart))
+
+
+def _outcomes(rows: list[Any], prefix: str) -> Figure:
+    """Each step's logins: served, and failed by cause, stacked."""
+    bars = [{"offered": f"{s.rate:g}/s", "outcome": SERVED, "logins": s.logins - s.failures} for s in rows]
+    bars += [
+        {"offered": f"{s.rate:g}/s", "outcome": words[:CAUSE_CHARS], "logins": n} for s in rows for words, n in s.causes
+    ]
+    chart = (
+        alt.Chart(_data(bars))
+        .mark_bar()
+        .encode(
+            y=alt.Y("offered:N", title=None, sort=[f"{s.rate:g}/s" for s in rows]),
+            x=alt.X("sum(logins):Q", title="logins (failed ones by cause)"),
+            color=alt.Color("outcome:N", title="outcome", legend=alt.Legend(labelLimit=420, orient="bottom")),
+            tooltip=["offered:N", "outcome:N", "logins:Q"],
+        )
+        .properties(width=WIDTH, height=_height(len(rows)), title="Logins per step: served and failed by cause")
+    )
+    return Figure(f"{prefix}load-outcomes", "Logins per step: served and failed by cause", _spec(chart))
+
+
+def _burst_figures(data: StoredRun, prefix: str) -> list[Figure]:
+    """The share of each setting's burst connections dropped, with its exact 95 % interval."""
+    rows = [b for b in settings(data) if b.logins]
+    if not rows:
+        return []
+    values = [
+        {
+            "setting": b.label,
+            "dropped": 100 * b.dropped / b.logins,
+            "low": 100 * b.interval[0],
+            "high": 100 * b.interval[1],
+            "of": f"{b.dropped} of {b.logins}",
+        }
+        for b in rows
+    ]
+    base = alt.Chart(_data(values)).encode(y=alt.Y("setting:N", title=None, sort=None))
+    bars = base.mark_bar().encode(
+        x=alt.X("dropped:Q", title="% of connections dropped (rule: exact 95 % interval)"),
+        tooltip=["setting:N", "of:N", alt.Tooltip("dropped:Q", format=".1f")],
+    )
+    rule = base.mark_rule().encode(x="low:Q", x2="high:Q")
+    title = "Burst connections dropped per setting"
+    chart = (bars + rule).properties(width=WIDTH, height=_height(len(rows)), title=title)
+    return [Figure(f"{prefix}load-bursts", title, _spec(chart))]
