@@ -37,12 +37,12 @@ def test_tinyssh_refused_for_a_normal_user_is_a_usage_error_with_the_sudo_line(m
 
 
 def test_report_last_skips_a_run_another_sshbench_is_still_writing(cli_env: dict[str, str], tmp_path: Path) -> None:
-    db = runs_db(tmp_path / "runs.db")  # runs 1, 2, 3: make 3 a run this (live) process is writing
+    db = runs_db(tmp_path / "runs.db")  # runs 1-4: make 4 a run this (live) process is writing
     with sqlite3.connect(db) as con:
-        con.execute("UPDATE runs SET status='running', owner=? WHERE id=3", (leases.me().text,))
+        con.execute("UPDATE runs SET status='running', owner=? WHERE id=4", (leases.me().text,))
     done = sshbench(cli_env, "report", "--db", str(db), "-o", str(tmp_path / "r.html"))
     assert done.returncode == 0, done.stderr
-    assert f"report of run 2: run 3 (process {os.getpid()}) is still being measured" in done.stderr
+    assert f"report of run 3: run 4 (process {os.getpid()}) is still being measured" in done.stderr
 
 
 def test_a_cpu_with_aes_instructions_is_not_told_that_aes_instructions_would_help() -> None:
