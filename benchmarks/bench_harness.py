@@ -11,7 +11,9 @@ before `dense` probing (at every wake-up, every 10 ms from the start) for the be
 (every thread, getrusage) is read around each sample; a part's cost is the median difference between neighbouring
 samplers, a share the sampler's median over the ssh client's median CPU. `--size auto` sizes transfers as
 `sshbench throughput` does (about 0.2 s, from a calibrating warm-up). `--profile FILE` writes a CPU cProfile of the
-whole sampler's samples (main thread) for `python -m pstats FILE`.
+whole sampler's samples (main thread) for `python -m pstats FILE`. `--wakeups` instead times what `run_timed` costs
+this process (its CPU clock) for /bin/true, for `ssh -v ... true` and for a shell writing 20 lines 5 ms apart
+(15 runs each, medians): the price of a wake-up.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from sshbench.measure.witness import witnessed
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind
 from sshbench.samples import Sample
+from sshbench.ssh.proc import run_timed
 from sshbench.storage.store import Store
 from sshbench.targets.servers import registry
 
@@ -80,13 +83,35 @@ def stored(take: Take, store: Store, run: int) -> Take:
     return sample
 
 
+def wakeups(target: Any) -> None:
+    """Print what run_timed costs this process for a spawn alone, a login's stderr and 20 lines of a shell."""
+    cases = {
+        "/bin/true": ["/bin/true"],
+        "ssh -v ... true": target.argv("ssh", [], "true"),
+        "a shell writing 20 lines, 5 ms apart": ["sh", "-c", "for i in $(seq 20); do echo $i >&2; sleep 0.005; done"],
+    }
+    print("| process run by run_timed | sshbench's CPU (median of 15) | its stderr lines |\n|---|---:|---:|")
+    for name, argv in cases.items():
+        cpu, lines = [], 0
+        for _ in range(15):
+            before = time.thread_time()
+            lines = len(run_timed(argv, timeout=30).lines)
+            cpu.append(time.thread_time() - before)
+        print(f"| {name} | {statistics.median(cpu) * 1000:.2f} ms | {lines} |")
+
+
 def main() -> None:
     """Take the samples and print the parts and the share as Markdown."""
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--size", default="auto")
     p.add_argument("--profile", type=Path)
+    p.add_argument("--wakeups", action="store_true")
     a = p.parse_args()
+    if a.wakeups:
+        with registry.make_server("local:openssh") as target:
+            wakeups(target)
+        return
     sc = Scenario(Kind.THROUGHPUT, cipher="aes128-gcm@openssh.com", direction=Direction.DOWN)
     server = registry.make_server("local:openssh")
     profile = cProfile.Profile(time.thread_time) if a.profile else None  # CPU, not wall

@@ -170,6 +170,10 @@ def test_what_bounds_a_step_past_the_slo_is_said_from_its_evidence() -> None:
     assert bounded_by(busy) == "what bounds it: the server's CPU (95 % of what it may use)"
     idle = step(StoredScenario(1, 0, s, None, tuple(logins[:10])), 10.0, cpus=1, server_cpus=2)
     assert bounded_by(idle) == "what bounds it is not said: no limit in the server's log, its CPU 48 %"
+    closed = Sample(s, 12, False, False, None, 0.1, phases=cpu, error="kex_exchange_identification: Connection reset")
+    host = step(StoredScenario(1, 0, s, None, (*logins[:10], closed)), 10.0)
+    assert bounded_by(host, host=True).startswith("what bounds it is not said: a host of yours, whose log and CPU")
+    assert "PerSourcePenalties" in bounded_by(host, host=True)  # a close before the banner: what does that there
 
 
 def test_a_step_interrupted_before_its_first_login_reads_as_empty() -> None:

@@ -32,6 +32,11 @@ DIED = f"{SKIPPED}its server died: "
 HALTED = f"{SKIPPED}stopped: "  # a step against a host of the user's, stopped at a run of closes before the banner
 # a connection closed before (or at) the server's banner, as each generator words it (ssh's last line: `Connection
 # closed by 127.0.0.1 port 2222` or `Connection reset by ...` after `kex_exchange_identification: ...`)
+HOST_CLOSERS = (  # what closes a connection before its banner on a host of the user's (no log of it is read)
+    "MaxStartups (OpenSSH drops unauthenticated connections past start:rate:full), PerSourcePenalties (OpenSSH 9.8+ "
+    "refuses an address for a while after failed or unauthenticated connections), a per-address limit (Dropbear: 5 "
+    "unauthenticated connections per address), a firewall's rate limit"
+)
 BEFORE_BANNER = ("kex_exchange_identification", "handshake failed: EOF", "connection reset by", "connection closed by")
 
 
@@ -190,16 +195,16 @@ def within(s: Step, slo: float) -> bool:
 @dataclass(frozen=True)
 class Knee:
     """The highest offered rate of a run's steps that stayed within the SLO (None: none did), the first that did not
-    (None: none broke it), and the steps not read because the generator was the bottleneck."""
+    (None: none broke it), and the steps not read (the generator was the bottleneck, or their server died)."""
 
     rate: float | None
     broken: Step | None
     slo: float
     unread: tuple[Step, ...] = ()
 
-    def sentence(self, silent: str = "") -> str:
+    def sentence(self, silent: str = "", host: bool = False) -> str:
         """Return the knee in words; `silent`: the limits of this server that log nothing (named where the evidence
-        does not say what bounds a step)."""
+        does not say what bounds a step); `host`: a host of the user's, whose log and CPU are not read."""
         slo = f"p99 under {self.slo * 1000:g} ms and under 0.1 % failed"
         unread = "; ".join(f"{s.rate:g}/s not read: {why_unread(s)}" for s in self.unread)
         if self.broken is None:
@@ -212,16 +217,22 @@ class Knee:
         why = f"p99 {p99 * 1000:.0f} ms" if p99 is not None and p99 > self.slo else f"{b.failures} of {b.logins} failed"
         tail = f" ({unread})" if unread else ""
         if self.rate is None:
-            return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}{tail}; {bounded_by(b, silent)}"
-        return f"the knee: {self.rate:g}/s kept {slo}; {b.rate:g}/s did not ({why}){tail}; {bounded_by(b, silent)}"
+            return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}{tail}; {bounded_by(b, silent, host)}"
+        bound = bounded_by(b, silent, host)
+        return f"the knee: {self.rate:g}/s kept {slo}; {b.rate:g}/s did not ({why}){tail}; {bound}"
 
 
-def bounded_by(s: Step, silent: str = "") -> str:
+def bounded_by(s: Step, silent: str = "", host: bool = False) -> str:
     """Return what held a step past the SLO, from its evidence: a limit the server's log named, or its CPU; else
-    not said, with the limits of the server that log nothing (`silent`)."""
-    logged = [(words, n) for words, n in s.causes if words.endswith(FROM_LOG)]
+    not said, with the limits of the server that log nothing (`silent`; a host of the user's: what can close
+    connections there)."""
     if s.halted is not None:
         return "what bounds it: the host closed connections before the banner (a limit or penalty of the host's)"
+    if host:
+        closed = any(before_banner(words) for words, _ in s.causes)
+        why = f"; what can close connections before the banner there: {HOST_CLOSERS}" if closed else ""
+        return f"what bounds it is not said: a host of yours, whose log and CPU sshbench does not read{why}"
+    logged = [(words, n) for words, n in s.causes if words.endswith(FROM_LOG)]
     if logged:
         words, n = logged[0]
         return f"what bounds it: a limit of the server's ({n} {words.removesuffix(FROM_LOG)})"

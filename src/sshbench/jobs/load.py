@@ -95,22 +95,27 @@ class _Keeping:
         self, job: Job, rec: Recording, sc: Scenario, total: int, to_sample: ToSample, halt: Halt | None
     ) -> None:
         """Keep nothing yet."""
-        self.job, self.rec, self.sc, self.total, self.to_sample, self.halt = job, rec, sc, total, to_sample, halt
+        self.job, self.rec, self.sc = job, rec, sc
+        self.total = total  # logins the step plans
+        self.to_sample, self.halt = to_sample, halt
         self.kept: list[Sample] = []
         self.failed = 0
 
-    def __call__(self, f: Finished, stop: threading.Event) -> None:
-        """Store one login; set `stop` when the step must end here."""
+    def store(self, f: Finished) -> None:
+        """Store one login as its sample."""
         self.kept.append(self.to_sample(self.sc, f))
         self.rec.sample(self.kept[-1])
         self.failed += not self.kept[-1].ok
+
+    def __call__(self, f: Finished, stop: threading.Event) -> None:
+        """Store one login and say so; set `stop` when the step must end here."""
+        self.store(f)
         if self.halt is not None and (why := self.halt(self.kept[-1])) is not None and not stop.is_set():
             self.rec.failed(self.sc, HALTED + why)
             stop.set()
-        done, sc = len(self.kept), self.sc
-        self.job.progress.update(
-            f"{sc.load}: {done} of {self.total} logins ended, {self.failed} failed", done, self.total
-        )
+        done = len(self.kept)
+        said = f"{self.sc.load}: {done} of {self.total} logins ended, {self.failed} failed"
+        self.job.progress.update(said, done, self.total)
 
 
 def _step(
@@ -146,8 +151,7 @@ def _step(
         loop.stop.set()
         runner.join(JOIN_WAIT)
         while not out.empty():
-            keep.kept.append(to_sample(sc, out.get_nowait()))
-            rec.sample(keep.kept[-1])
+            keep.store(out.get_nowait())
     if failure:
         raise SshbenchError(
             f"the load generator stopped: {failure[0]}",
@@ -309,9 +313,9 @@ def _run_steps(
                 _alive(rec, where, sc)
             before = rec.stored.get(sc.key)  # a step its server died in is marked: not read against the SLO
             failure = before.failure if before is not None else None
-            failure = HALTED + halt.said if halt is not None and halt.said else failure
+            failure = HALTED + halt.said if halt is not None and halt.said else failure  # marked, not yet re-read
             read = step(StoredScenario(0, 0, sc, failure, tuple(stored)), own.step_time, generator_cpus(env))
-            stop = _stop(read, own.slo, failure)
+            stop = _stop(read, own.slo)
     return rec.run_id
 
 
@@ -332,9 +336,9 @@ def _alive(rec: Recording, where: Endpoint, sc: Scenario) -> None:
     )
 
 
-def _stop(read: Step, slo: float, failure: str | None = None) -> str | None:
+def _stop(read: Step, slo: float) -> str | None:
     """Return why no higher step is run after this one (None: go on)."""
-    if failure is not None and failure.startswith(HALTED):
+    if read.halted is not None:
         return f"{read.rate:g}/s was stopped: the host closed connections before the banner"
     if read.stopped is not None:
         return None
@@ -371,9 +375,10 @@ def run_load(job: Job) -> int:
 def _watching(embedded: bool) -> Iterator[ExitWatch | None]:
     """Read the kernel's exit records for the run where it allows (root), for an embedded server's CPU by process
     role."""
-    watch = ExitWatch.open() if embedded else "not an embedded server"
+    opened = ExitWatch.open() if embedded else None
+    watch = opened if isinstance(opened, ExitWatch) else None  # else why not: the table says without root
     try:
-        yield None if isinstance(watch, str) else watch
+        yield watch
     finally:
-        if not isinstance(watch, str):
+        if watch is not None:
             watch.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable
 
-from sshbench.analyse.load import LOGGED, SAID, SOURCE, before_banner
+from sshbench.analyse.load import HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.measure.exits import ExitWatch, Roles
@@ -121,11 +121,8 @@ class Closes:
             return None
         self.said = (
             f"{CLOSES_RUN} connections in a row were closed before the banner, so the run stopped. What closes them on "
-            "a host: MaxStartups (OpenSSH drops unauthenticated connections past start:rate:full), PerSourcePenalties "
-            "(OpenSSH 9.8+ refuses an address for a while after failed or unauthenticated connections), a per-address "
-            "limit (Dropbear: 5 unauthenticated connections per address), a firewall's rate limit. To measure past "
-            f"penalties, the host's owner can exempt this machine: `PerSourcePenaltyExemptList {self.address}` in "
-            "its sshd_config"
+            f"a host: {HOST_CLOSERS}. To measure past penalties, the host's owner can exempt this machine: "
+            f"`PerSourcePenaltyExemptList {self.address}` in its sshd_config"
         )
         return self.said
 

@@ -38,19 +38,19 @@ class Figure:
     spec: dict[str, Any]
 
 
-def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
+def vega_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
     """Return the chart's Vega-Lite spec without the remote $schema URL (the report sets the mode)."""
     spec: dict[str, Any] = chart.to_dict()
     spec.pop("$schema", None)
     return spec
 
 
-def _data(values: Sequence[dict[str, Any]]) -> alt.Data:
+def inline_data(values: Sequence[dict[str, Any]]) -> alt.Data:
     """Return inline chart data."""
     return alt.Data(values=list(values))  # type: ignore[no-untyped-call]
 
 
-def _height(n: int) -> int:
+def bar_height(n: int) -> int:
     """Return a chart height for n bars."""
     return max(60, 18 * n)
 
@@ -59,7 +59,7 @@ def ci_bars(
     data: Sequence[dict[str, Any]], unit: str, title: str, group: str | None = None, sort_desc: bool = True
 ) -> dict[str, Any]:
     """Horizontal bars of medians with 95 % CI rules; `group` colours and offsets bars within a row."""
-    source = _data(data)
+    source = inline_data(data)
     order = sorted(
         dict.fromkeys(d["label"] for d in data), key=lambda lab: -max(d["median"] for d in data if d["label"] == lab)
     )
@@ -83,8 +83,8 @@ def ci_bars(
     positions = {k: v for k, v in enc.items() if k != "color"}
     rules = base.mark_rule(color="#888", strokeWidth=1.5).encode(x="low:Q", x2="high:Q", **positions)
     rows = len(order) * (len({d[group] for d in data}) if group else 1)
-    chart = alt.layer(bars, rules).properties(width=WIDTH, height=_height(rows), title=title)
-    return _spec(chart)
+    chart = alt.layer(bars, rules).properties(width=WIDTH, height=bar_height(rows), title=title)
+    return vega_spec(chart)
 
 
 def _label(sc: Scenario) -> str:
@@ -127,7 +127,7 @@ def efficiency_figures(shares: Mapping[str, Sequence[tuple[str, float]]], prefix
         return []
     title = "Copy tools as a share of plain TCP (socat) over the same link"
     chart = (
-        alt.Chart(_data(data))
+        alt.Chart(inline_data(data))
         .mark_bar()
         .encode(
             y=alt.Y("label:N", title=None, axis=alt.Axis(labelLimit=360)),
@@ -136,9 +136,9 @@ def efficiency_figures(shares: Mapping[str, Sequence[tuple[str, float]]], prefix
             yOffset=alt.YOffset("direction:N"),
             tooltip=["label:N", "direction:N", alt.Tooltip("share:Q", format=".0f")],
         )
-        .properties(width=WIDTH, height=_height(2 * len({d["label"] for d in data})), title=title)
+        .properties(width=WIDTH, height=bar_height(2 * len({d["label"] for d in data})), title=title)
     )
-    return [Figure(f"{prefix}efficiency", title, _spec(chart))]
+    return [Figure(f"{prefix}efficiency", title, vega_spec(chart))]
 
 
 def latency_figures(rows: Sequence[Row], prefix: str) -> list[Figure]:
@@ -160,7 +160,7 @@ def latency_figures(rows: Sequence[Row], prefix: str) -> list[Figure]:
     order = [str(t["label"]) for t in sorted(totals, key=lambda t: float(t["median"]))]
     y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=360))
     stacked = (
-        alt.Chart(_data(phases))
+        alt.Chart(inline_data(phases))
         .mark_bar()
         .encode(
             y=y,
@@ -170,14 +170,14 @@ def latency_figures(rows: Sequence[Row], prefix: str) -> list[Figure]:
             tooltip=["label:N", "phase:N", alt.Tooltip("ms:Q", format=".1f")],
         )
     )
-    rules = alt.Chart(_data(totals)).mark_rule(color="#888", strokeWidth=1.5).encode(y=y, x="low:Q", x2="high:Q")
+    rules = alt.Chart(inline_data(totals)).mark_rule(color="#888", strokeWidth=1.5).encode(y=y, x="low:Q", x2="high:Q")
     title = (
         "Connection time per client, by phase where known"
         if any(r.scenario.client for r in rows)
         else "Connection time per key exchange and host key, by phase"
     )
-    chart = alt.layer(stacked, rules).properties(width=WIDTH, height=_height(len(totals)), title=title)
-    return [Figure(f"{prefix}latency", title, _spec(chart))]
+    chart = alt.layer(stacked, rules).properties(width=WIDTH, height=bar_height(len(totals)), title=title)
+    return [Figure(f"{prefix}latency", title, vega_spec(chart))]
 
 
 def cost_figures(rows_by_direction: Mapping[str, Sequence[Row]], prefix: str) -> list[Figure]:
@@ -206,7 +206,7 @@ def memory_figures(records: Sequence[MemoryRecord], prefix: str) -> list[Figure]
         for m in records
     ]
     chart = (
-        alt.Chart(_data(data))
+        alt.Chart(inline_data(data))
         .mark_bar()
         .encode(
             y=alt.Y("label:N", title=None, sort=None),
@@ -214,9 +214,9 @@ def memory_figures(records: Sequence[MemoryRecord], prefix: str) -> list[Figure]
             color=alt.Color("role:N", title="role"),
             tooltip=["label:N", "role:N", alt.Tooltip("mib:Q", format=".2f")],
         )
-        .properties(width=WIDTH, height=_height(len({d["label"] for d in data})), title="Memory per process role")
+        .properties(width=WIDTH, height=bar_height(len({d["label"] for d in data})), title="Memory per process role")
     )
-    return [Figure(f"{prefix}memory", "Memory per process role", _spec(chart))]
+    return [Figure(f"{prefix}memory", "Memory per process role", vega_spec(chart))]
 
 
 def dimension_figures(dims: Sequence[DimensionRow], prefix: str) -> list[Figure]:
@@ -254,7 +254,7 @@ def compare_figure(changes: Sequence[Change], a: int, b: int) -> list[Figure]:
         return []
     title = f"Run {b} against run {a}: change of the median (%)"
     chart = (
-        alt.Chart(_data(data))
+        alt.Chart(inline_data(data))
         .mark_bar()
         .encode(
             y=alt.Y("label:N", title=None, sort="-x", axis=alt.Axis(labelLimit=360)),
@@ -268,9 +268,9 @@ def compare_figure(changes: Sequence[Change], a: int, b: int) -> list[Figure]:
             ),
             tooltip=["label:N", alt.Tooltip("percent:Q", format="+.1f"), "verdict:N"],
         )
-        .properties(width=WIDTH, height=_height(len(data)), title=title)
+        .properties(width=WIDTH, height=bar_height(len(data)), title=title)
     )
-    return [Figure("compare", title, _spec(chart))]
+    return [Figure("compare", title, vega_spec(chart))]
 
 
 SERIES_MEASURES = (
@@ -292,7 +292,7 @@ def tcp_series_figure(fid: str, title: str, series: Mapping[str, Sequence[float]
     if len(times) < 2 or not data:
         return None
     chart = (
-        alt.Chart(_data(data))
+        alt.Chart(inline_data(data))
         .mark_line(point=True)
         .encode(
             x=alt.X("t:Q", title="seconds into the transfer"),
@@ -304,14 +304,14 @@ def tcp_series_figure(fid: str, title: str, series: Mapping[str, Sequence[float]
         .resolve_scale(y="independent")
         .properties(title=title)
     )
-    return Figure(fid, title, _spec(chart))
+    return Figure(fid, title, vega_spec(chart))
 
 
 def remedy_figure(fid: str, title: str, gains: Sequence[dict[str, Any]]) -> Figure | None:
     """Each remedy's change against the default copy in %, with its 95 % interval, coloured by verdict."""
     if not gains:
         return None
-    source = _data(gains)
+    source = inline_data(gains)
     y = alt.Y("label:N", sort=[g["label"] for g in gains], title=None, axis=alt.Axis(labelLimit=360))
     colour = alt.Color(
         "verdict:N",
@@ -335,5 +335,5 @@ def remedy_figure(fid: str, title: str, gains: Sequence[dict[str, Any]]) -> Figu
         tooltip=tooltip,
     )
     rules = base.mark_rule(color="#555", strokeWidth=1.5).encode(x="low:Q", x2="high:Q", y=y)
-    chart = alt.layer(bars, rules).properties(width=WIDTH, height=_height(len(gains)), title=title)
-    return Figure(fid, title, _spec(chart))
+    chart = alt.layer(bars, rules).properties(width=WIDTH, height=bar_height(len(gains)), title=title)
+    return Figure(fid, title, vega_spec(chart))

@@ -10,6 +10,7 @@ from rich.console import Console
 from sshbench.environment import Environment, LinkInfo
 from sshbench.model import is_local
 from sshbench.records import RunRecord
+from sshbench.runkinds import RunKind
 from sshbench.units import format_value
 
 
@@ -44,11 +45,11 @@ def fmt_bits(bits: float) -> str:
     return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
 
 
-def _server_cpu(kind: str, accounting: str | None, unavailable: str | None) -> str:
+def _server_cpu(kind: RunKind, accounting: str | None, unavailable: str | None) -> str:
     """Return how the server's CPU was measured, or why it was not (`load` reads /proc without a cgroup)."""
     if accounting:
         return accounting
-    if kind == "load":
+    if kind is RunKind.LOAD:
         return f"the listener's own and its reaped children's, from /proc (no cgroup: {unavailable})"
     return f"not measured ({unavailable})"
 

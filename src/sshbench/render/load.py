@@ -29,6 +29,7 @@ from sshbench.model import SSHD_REMEDY
 from sshbench.records import StoredRun
 from sshbench.render.header import print_environment
 from sshbench.render.layout import Column, ms_cell, print_fitted
+from sshbench.render.loadroles import print_roles
 
 HOW = (
     "  Open loop: each login started at its intended time whatever the others were doing, its latency counted from "
@@ -247,8 +248,8 @@ def print_load(console: Console, stored: StoredRun) -> None:
             )
     read = knee(rows, own.slo)
     capped = f"; no step went above --max-rate {own.max_rate:g}/s" if own.max_rate and read.broken is None else ""
-    console.print(f"  {read.sentence(_silent(stored))}{capped}", highlight=False, markup=False)
-    print_roles(console, rows)
+    sentence = read.sentence(_silent(stored), host=own.max_rate is not None)
+    console.print(f"  {sentence}{capped}", highlight=False, markup=False)
     clean = [s for s in rows if s.logins and not s.failures]
     if clean:
         console.print(
@@ -257,62 +258,8 @@ def print_load(console: Console, stored: StoredRun) -> None:
             highlight=False,
             markup=False,
         )
+    print_roles(console, rows)
     console.print(HOW, highlight=False, style="dim", markup=False)
-
-
-def _role_columns(rows: list[Step], roles: list[str]) -> list[Column]:
-    """Return the role table's columns: each role's ms per login, what they sum to and the cgroup's total."""
-    counted = [sum(v for _, v in s.roles) for s in rows]
-    return [
-        Column("offered /s", tuple(f"{s.rate:g}" for s in rows), right=True),
-        *(Column(r, tuple(ms_cell(dict(s.roles).get(r)) for s in rows), right=True) for r in roles),
-        Column("in records", tuple(ms_cell(c) for c in counted), right=True),
-        Column("server", tuple(ms_cell(s.server_cpu) for s in rows), right=True),
-        Column(
-            "in no record",
-            tuple(
-                "" if not s.server_cpu else f"{(s.server_cpu - c) / s.server_cpu * 100:.0f} %"
-                for s, c in zip(rows, counted, strict=True)
-            ),
-            right=True,
-            shed=0,
-        ),
-    ]
-
-
-def print_roles(console: Console, rows: list[Step]) -> None:
-    """Print the server's CPU per login by process role per step, where the kernel's exit records were read; how
-    it was counted without a cgroup."""
-    if any(s.server_cpu_by == "reaped" for s in rows):
-        console.print(
-            "  server CPU without a cgroup: the listener's own and its reaped children's (/proc), so a connection "
-            "still open when a step ends is not counted in it; by process role: not measured (the kernel's "
-            "per-process exit records, taskstats, need root)",
-            highlight=False,
-            markup=False,
-        )
-    rows = [s for s in rows if s.roles]
-    if not rows:
-        return
-    seen = [r for r in products.ROLES if any(dict(s.roles).get(r) for s in rows)]
-    title = (
-        "Server CPU per login by process role, ms, at least: the kernel's record of each process as it ended (the "
-        "listener's own from /proc)"
-    )
-    print_fitted(console, title, _role_columns(rows, seen))
-    for r in seen:
-        console.print(f"  {r}: {products.ROLES[r]}", highlight=False, markup=False, style="dim")
-    idle = [r for r in products.ROLES if r not in seen]
-    if idle:
-        console.print(f"  no CPU in: {', '.join(idle)}", highlight=False, markup=False, style="dim")
-    console.print(
-        "  in no record: the server's total (its cgroup's) less the records. The kernel writes a process's record as "
-        "it begins to exit, holding its CPU up to its last return to the CPU: that last stretch (most of a short "
-        "process's life) and its exit are in the total only, so each role's figure is a lower bound",
-        highlight=False,
-        markup=False,
-        style="dim",
-    )
 
 
 def print_load_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
@@ -322,16 +269,19 @@ def print_load_run(console: Console, stored: StoredRun, db: Path, discovery_only
     console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
 
 
+def _loading(own: LoadOptions) -> dict[str, Any]:
+    """Return how a run's connections were made, as steps and bursts share it in the JSON document."""
+    exec_bytes = [own.up, own.down] if own.job == "exec" else None
+    return {"job": own.job, "exec_bytes": exec_bytes, "generator": own.generator, "sources": own.sources}
+
+
 def _bursts_document(stored: StoredRun, own: LoadOptions) -> dict[str, Any]:
     """Return a burst run's part of the JSON document."""
     rows = settings(stored)
     return {
-        "job": own.job,
-        "exec_bytes": [own.up, own.down] if own.job == "exec" else None,
+        **_loading(own),
         "burst": own.burst,
         "repeats": own.repeats,
-        "generator": own.generator,
-        "sources": own.sources,
         "settings": [
             {
                 "server_options": None if b.setting is None else b.setting.removeprefix(SSHD_REMEDY).split(";"),
@@ -356,16 +306,14 @@ def load_document(stored: StoredRun) -> dict[str, Any]:
     own = stored.run.options.own_as(LoadOptions)
     if own.burst:
         return _bursts_document(stored, own)
+    rows = steps(stored)
     return {
-        "job": own.job,
-        "exec_bytes": [own.up, own.down] if own.job == "exec" else None,
+        **_loading(own),
         "arrivals": own.arrivals,
         "step_time": own.step_time,
-        "generator": own.generator,
-        "sources": own.sources,
         "slo": own.slo,
         "max_rate": own.max_rate,
-        "knee": knee(steps(stored), own.slo).rate,
+        "knee": knee(rows, own.slo).rate,
         "steps": [
             {
                 "offered_rate": s.rate,
@@ -385,6 +333,6 @@ def load_document(stored: StoredRun) -> dict[str, Any]:
                 "stopped_early": s.halted,
                 "causes": [{"message": m, "count": n} for m, n in s.causes],
             }
-            for s in steps(stored)
+            for s in rows
         ],
     }

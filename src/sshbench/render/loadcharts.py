@@ -3,14 +3,12 @@ served or failed by cause; for bursts, the share dropped per setting with its ex
 
 from __future__ import annotations
 
-from typing import Any
-
 import altair as alt
 
-from sshbench.analyse.load import PERCENTILES
+from sshbench.analyse.load import PERCENTILES, Step
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
-from sshbench.render.charts import WIDTH, Figure, _data, _height, _spec
+from sshbench.render.charts import WIDTH, Figure, bar_height, inline_data, vega_spec
 from sshbench.render.load import settings, steps
 
 SERVED = "served"
@@ -29,7 +27,7 @@ def load_figures(data: StoredRun, prefix: str) -> list[Figure]:
     return [_percentiles(rows, own, prefix), _outcomes(rows, prefix)]
 
 
-def _percentiles(rows: list[Any], own: LoadOptions, prefix: str) -> Figure:
+def _percentiles(rows: list[Step], own: LoadOptions, prefix: str) -> Figure:
     """Latency percentiles (from each login's intended start) against the offered rate, with the SLO."""
     points = [
         {"offered": s.rate, "percentile": f"p{p:g}", "ms": v * 1000}
@@ -41,7 +39,7 @@ def _percentiles(rows: list[Any], own: LoadOptions, prefix: str) -> Figure:
     order = [*(f"p{p:g}" for p in PERCENTILES), "max"]
     x = alt.X("offered:Q", title="offered logins per second", scale=alt.Scale(type="log", nice=False))
     lines = (
-        alt.Chart(_data(points))
+        alt.Chart(inline_data(points))
         .mark_line(point=True)
         .encode(
             x=x,
@@ -51,23 +49,23 @@ def _percentiles(rows: list[Any], own: LoadOptions, prefix: str) -> Figure:
         )
     )
     slo = (
-        alt.Chart(_data([{"ms": own.slo * 1000, "label": f"SLO {own.slo * 1000:g} ms"}]))
+        alt.Chart(inline_data([{"ms": own.slo * 1000, "label": f"SLO {own.slo * 1000:g} ms"}]))
         .mark_rule(strokeDash=[4, 4])
         .encode(y="ms:Q", tooltip=["label:N"])
     )
     title = "Latency percentiles against the offered rate (dashed: the SLO)"
     chart = (lines + slo).properties(width=WIDTH, height=260, title=title)
-    return Figure(f"{prefix}load-percentiles", title, _spec(chart))
+    return Figure(f"{prefix}load-percentiles", title, vega_spec(chart))
 
 
-def _outcomes(rows: list[Any], prefix: str) -> Figure:
+def _outcomes(rows: list[Step], prefix: str) -> Figure:
     """Each step's logins: served, and failed by cause, stacked."""
     bars = [{"offered": f"{s.rate:g}/s", "outcome": SERVED, "logins": s.logins - s.failures} for s in rows]
     bars += [
         {"offered": f"{s.rate:g}/s", "outcome": words[:CAUSE_CHARS], "logins": n} for s in rows for words, n in s.causes
     ]
     chart = (
-        alt.Chart(_data(bars))
+        alt.Chart(inline_data(bars))
         .mark_bar()
         .encode(
             y=alt.Y("offered:N", title=None, sort=[f"{s.rate:g}/s" for s in rows]),
@@ -75,9 +73,9 @@ def _outcomes(rows: list[Any], prefix: str) -> Figure:
             color=alt.Color("outcome:N", title="outcome", legend=alt.Legend(labelLimit=420, orient="bottom")),
             tooltip=["offered:N", "outcome:N", "logins:Q"],
         )
-        .properties(width=WIDTH, height=_height(len(rows)), title="Logins per step: served and failed by cause")
+        .properties(width=WIDTH, height=bar_height(len(rows)), title="Logins per step: served and failed by cause")
     )
-    return Figure(f"{prefix}load-outcomes", "Logins per step: served and failed by cause", _spec(chart))
+    return Figure(f"{prefix}load-outcomes", "Logins per step: served and failed by cause", vega_spec(chart))
 
 
 def _burst_figures(data: StoredRun, prefix: str) -> list[Figure]:
@@ -95,12 +93,12 @@ def _burst_figures(data: StoredRun, prefix: str) -> list[Figure]:
         }
         for b in rows
     ]
-    base = alt.Chart(_data(values)).encode(y=alt.Y("setting:N", title=None, sort=None))
+    base = alt.Chart(inline_data(values)).encode(y=alt.Y("setting:N", title=None, sort=None))
     bars = base.mark_bar().encode(
         x=alt.X("dropped:Q", title="% of connections dropped (rule: exact 95 % interval)"),
         tooltip=["setting:N", "of:N", alt.Tooltip("dropped:Q", format=".1f")],
     )
     rule = base.mark_rule().encode(x="low:Q", x2="high:Q")
     title = "Burst connections dropped per setting"
-    chart = (bars + rule).properties(width=WIDTH, height=_height(len(rows)), title=title)
-    return [Figure(f"{prefix}load-bursts", title, _spec(chart))]
+    chart = (bars + rule).properties(width=WIDTH, height=bar_height(len(rows)), title=title)
+    return [Figure(f"{prefix}load-bursts", title, vega_spec(chart))]

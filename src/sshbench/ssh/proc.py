@@ -194,7 +194,7 @@ class _Watch:
         self.proc, self.clock, self.probe, self.arrived, self.mark = proc, clock, probe, arrived, mark
         self.stall, self.stalled = stall, False
         self.dense, self.base = dense, 0  # (column, bytes): probes from the mark on, sparse once that many moved
-        self.next_probe = math.inf if dense is not None and mark is not None else 0.0  # 0: at every wake-up
+        self.next_probe = math.inf if dense is not None and mark is not None else 0.0  # inf: from the mark on
         self.moved: tuple[float, tuple[int, int]] | None = None  # when the counters last changed, and to what
         self.cpu_at_mark: float | None = None
         self.lines, self.stdout = LineSplitter(), bytearray()
@@ -225,7 +225,7 @@ class _Watch:
                             self.stalled = True
                             break
                         wait = self._gap()
-                        self.next_probe = self.clock() + wait if self.dense is not None else 0.0
+                        self.next_probe = self.clock() + wait
                     remaining = min(remaining, wait)
                 for key, _ in self.sel.select(remaining):
                     self._handle(key.fd, key.data)
@@ -246,7 +246,7 @@ class _Watch:
     def _baseline(self, now: float) -> None:
         """Read the counters as the mark line arrives (stamped with its time: the last reading before the command),
         and probe from here on."""
-        counters = read_io(self.io_fd) if self.io_fd is not None else None
+        counters = read_io(self.io_fd) if self.dense is not None and self.io_fd is not None else None
         if self.dense is None or counters is None:
             return
         self.progress.append((now, *counters))
