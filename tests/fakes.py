@@ -269,6 +269,32 @@ def _add_load_run(store: Store) -> None:
     store.set_status(run, RunStatus.COMPLETE)
 
 
+def add_sessions_run(path: Path) -> int:
+    """Store a `load --job session` run of steps 1, 10 and 100 (OpenSSH-like: 1.5 MiB a session and a `cat` of 0.1
+    MiB) in the database at `path`; return its id."""
+    store = Store(path)
+    opts = JobOptions(command=RunKind.LOAD, own=LoadOptions(job="session", generator="go", sessions=(1, 10, 100)))
+    embedded = EmbeddedInfo("openssh", "OpenSSH", (), None, None)
+    run = store.create_run(opts, "local:openssh", dataclasses.replace(ENVIRONMENT, embedded=embedded))
+    memory = [MemoryRecord("openssh", "idle", "listener", 1, 0, 12 << 20, 6 << 20)]
+    for n in (1, 10, 100):
+        sc = Scenario(Kind.LATENCY, load=f"{n} sessions")
+        sid = store.add_scenarios(run, [sc])[sc.key]
+        for i in range(n):
+            store.add_sample(sid, Sample(sc, i + 1, False, True, 0.09, 0.09, client_cpu=0.002))
+        rest = (("held", float(n)), ("rest", 2.0), ("rest_cgroup", 1.0))
+        store.add_sample(sid, Sample(sc, 0, True, True, None, 2.0, phases=rest, server_cpu=0.0004))
+        memory += [
+            MemoryRecord("openssh", sc.load or "", "listener", 1, 0, 12 << 20, 5 << 20),
+            MemoryRecord("openssh", sc.load or "", "session", n, 0, n * (10 << 20), n * (3 << 19)),
+            MemoryRecord("openssh", sc.load or "", "command", n, 0, n * (1 << 20), n * (1 << 17)),
+        ]
+    store.add_memory(run, memory)
+    store.set_status(run, RunStatus.COMPLETE)
+    store.close()
+    return run
+
+
 # A fake bench (like hyperfine's MockExecutor): `Job(..., stage=fake_stage())` runs a job's whole logic (staging,
 # discovery, planning, scheduling, storing) with no servers, no root and no ssh connection.
 CURVE, ED25519, UMAC = "curve25519-sha256", "ssh-ed25519", "umac-64-etm@openssh.com"

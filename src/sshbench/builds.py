@@ -40,7 +40,12 @@ class Toolchain:
 
 TOOLCHAINS = {
     "Go": Toolchain(
-        "Go", "go", ("/usr/local/go/bin", "/usr/lib/go/bin"), ("main.go", "go.mod", "go.sum"), "Go 1.26", "about 20 s"
+        "Go",
+        "go",
+        ("/usr/local/go/bin", "/usr/lib/go/bin"),
+        ("main.go", "go.mod", "go.sum"),
+        "Go 1.26",
+        "about 20 s",
     ),
     "Rust": Toolchain("Rust", "cargo", ("$CARGO_HOME/bin",), ("Cargo.toml", "src/main.rs"), "Rust 1.85", "about 2 min"),
 }
@@ -68,6 +73,12 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sshbench" / "drivers"
 
 
+def source_files(t: Toolchain, src: Path) -> tuple[str, ...]:
+    """Return a program's source files: the toolchain's, and for Go every other .go file of its directory."""
+    more = {p.name for p in src.glob("*.go")} if t.command == "go" else set()
+    return tuple(sorted({*t.sources, *more}))
+
+
 def _digest(src: Path, files: tuple[str, ...], command: str) -> str:
     """Return a hash of the driver's sources and the toolchain's path and time (a new toolchain builds anew)."""
     h = hashlib.sha256(f"{command} {os.stat(command).st_mtime_ns}".encode())
@@ -79,7 +90,7 @@ def _digest(src: Path, files: tuple[str, ...], command: str) -> str:
 def _compile(t: Toolchain, command: str, src: Path, out: Path) -> str | None:
     """Build the driver from a copy of its sources and install it at `out`; return the toolchain's complaint."""
     with leases.private_dir("sshbench-build-") as work:
-        for name in t.sources:
+        for name in source_files(t, src):
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src / name, work / name)
         made = work / "driver" if t.command == "go" else work / "target" / "release" / out.name
@@ -119,7 +130,7 @@ def build(
             f"no {language} toolchain (`{t.command}` on PATH or in {' or '.join(t.dirs)}): install "
             f"{t.minimum} or later; sshbench builds this driver from its sources",
         )
-    out = cache_dir() / f"{name}-{_digest(src, t.sources, command)}" / f"sshbench-{name}"
+    out = cache_dir() / f"{name}-{_digest(src, source_files(t, src), command)}" / f"sshbench-{name}"
     if os.access(out, os.X_OK):
         return Built(str(out))
     if note is not None:

@@ -62,8 +62,8 @@ class ClientsOptions:
 @dataclass(frozen=True)
 class LoadOptions:
     """`load`'s own options: the steps' rates, how arrivals are spaced, each step's length, the generator, how many
-    loopback source addresses the arrivals come from, bursts instead of steps with a setting to compare, and the
-    highest rate a host of the user's may be loaded at."""
+    loopback source addresses the arrivals come from, bursts instead of steps with a setting to compare, the
+    highest rate a host of the user's may be loaded at, and the sessions held instead (`--job session`)."""
 
     rates: tuple[float, ...] = ()  # logins per second, one step each
     arrivals: str = "constant"  # constant | poisson
@@ -78,6 +78,9 @@ class LoadOptions:
     up: int = 0  # exec: bytes sent to the server
     down: int = 0  # exec: bytes read back
     max_rate: float | None = None  # a host sshbench did not start: the highest rate its owner allows (None: embedded)
+    sessions: tuple[int, ...] = ()  # --job session: the numbers of sessions held, one step each
+    start_at: float | None = None  # steps start at agreed instants (Unix seconds) from here, one generator of several
+    generators: int = 1  # the generators whose logins a run holds (`import --merge` of several hosts' runs)
 
 
 DEFAULT_POLICY = "modern"  # the security policy of every command that takes --policy

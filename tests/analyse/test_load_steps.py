@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sshbench.analyse.load import Step, histogram, knee, step
 from sshbench.arrivals import schedule
-from sshbench.cli.load import parse_rates
+from sshbench.cli.loadparse import parse_rates
 from sshbench.errors import SshbenchError
 from sshbench.model import Kind, Scenario
 from sshbench.records import StoredScenario

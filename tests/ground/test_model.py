@@ -157,6 +157,9 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
     "up",
     "down",
     "max_rate",  # `load HOST --max-rate`'s (issue 39)
+    "sessions",  # `load --job session`'s (issue 39)
+    "start_at",  # `load --start-at`'s and a merged run's generators (issue 39)
+    "generators",
 ]
 
 
@@ -170,6 +173,8 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
         JobOptions(RunKind.RUN, own=FleetOptions(inventory="hosts.ini")),  # a fleet's host run carries the fleet's
         JobOptions(RunKind.LOAD, own=LoadOptions((10.0, 20.0), "poisson", 5.0, "openssh", 4, 0.5)),
         JobOptions(RunKind.LOAD, own=LoadOptions((), burst=60, repeats=7, server_options=("MaxStartups=10:30:60",))),
+        JobOptions(RunKind.LOAD, own=LoadOptions((), job="session", sessions=(1, 10, 100))),
+        JobOptions(RunKind.LOAD, own=LoadOptions((10.0,), start_at=1796220000.0, generators=2)),
     ],
 )
 def test_a_commands_own_options_are_stored_flat_where_runs_always_stored_them(opts: JobOptions) -> None:

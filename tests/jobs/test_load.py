@@ -161,6 +161,10 @@ def test_a_burst_larger_than_the_descriptors_allowed_is_refused(cli_env: dict[st
         (["--burst", "5", "--server-option", "NoSuchOption=1"], "refuses NoSuchOption=1"),
         (["local:dropbear", "--burst", "5", "--server-option", "MaxStartups=1:30:2"], "takes no sshd_config options"),
         (["--job", "exec", "--exec-size", "1K"], "bad --exec-size"),
+        (["--job", "session", "--sessions", "10,1"], "bad --sessions"),
+        (["--sessions", "5"], "--sessions is for --job session"),
+        (["--job", "session", "--rate", "10"], "it takes no --rate"),
+        (["somehost", "--job", "session", "--max-rate", "4"], "holds sessions on an embedded server"),
     ],
 )
 def test_bad_input_is_one_line_with_the_fix_and_nothing_stored(

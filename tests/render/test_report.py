@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import sshbench
-from fakes import CHACHA, DISCOVERY, ENVIRONMENT, GCM, runs_db
+from fakes import CHACHA, DISCOVERY, ENVIRONMENT, GCM, add_sessions_run, runs_db
 from sshbench.environment import Emulation
 from sshbench.joboptions import JobOptions
 from sshbench.model import Direction, Kind, Scenario
@@ -113,7 +113,8 @@ def _chromium() -> str | None:
 
 @pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (scripts/setup installs it)")
 def test_report_renders_offline_in_headless_chromium(cli_env: dict[str, str], db: Path, tmp_path: Path) -> None:
-    _html(cli_env, db, tmp_path, "1", "2", "4")  # a load run's charts too
+    sessions = add_sessions_run(db)
+    _html(cli_env, db, tmp_path, "1", "2", "4", str(sessions))  # load runs' charts too: steps and sessions held
     page = f"file://{tmp_path / 'report.html'}"
     no_network = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--net"]
     browser = [
@@ -131,7 +132,8 @@ def test_report_renders_offline_in_headless_chromium(cli_env: dict[str, str], db
     dom = subprocess.run([*browser, "--dump-dom", page], capture_output=True, text=True, timeout=180, env=env)
     assert dom.returncode == 0, dom.stderr[-2000:]
     charts = re.findall(r'<div class="chart[^"]*" data-spec="([^"]+)"[^>]*>(.*?)</div>\s*</div>', dom.stdout, re.S)
-    assert len(charts) >= 7 and {"run4-load-percentiles-spec", "run4-load-outcomes-spec"} <= {n for n, _ in charts}
+    load = {"run4-load-percentiles-spec", "run4-load-outcomes-spec", f"run{sessions}-load-sessions-spec"}
+    assert len(charts) >= 8 and load <= {n for n, _ in charts}
     blank = [name for name, body in charts if "<svg" not in body or "marks" not in body]
     assert not blank, f"charts did not render: {blank}"
     assert ">chart failed:" not in dom.stdout  # the error text vegaEmbed failures would show

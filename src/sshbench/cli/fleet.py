@@ -113,24 +113,48 @@ def fleet_cmd(**kw: Any) -> None:
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--client", metavar="NAME", help="The machine that measured [default: the one the file names].")
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="The files are `sshbench load --start-at` runs of several generator hosts against one target: make them "
+    "one run, each step's logins pooled (its percentiles from the pooled logins, never averaged).",
+)
 @db_option
-def import_cmd(files: tuple[Path, ...], client: str | None, db: Path | None, as_json: bool) -> None:
+def import_cmd(files: tuple[Path, ...], client: str | None, merge: bool, db: Path | None, as_json: bool) -> None:
     """Add runs measured elsewhere (the JSON of `sshbench COMMAND --json`) to this database.
 
     contrib/ansible/sshbench-peers.yml runs sshbench on inventory hosts against their peers and
     fetches these files back. Each becomes a run of its own, with the machine that measured it
     recorded as the client; `history`, `show`, `compare` and `report` then read it like any run.
 
+    With --merge, the runs of `sshbench load --start-at` on several hosts (the playbook's load
+    mode) become one run whose steps hold every host's logins.
+
     \b
     Examples:
       sshbench import results/*.json
       sshbench import web1-db1.json --client web1
+      sshbench import --merge results/*-to-bastion.json
     """
     import json
 
-    from sshbench.jobs.importing import import_document, read_document
+    from sshbench.jobs.importing import import_document, merge_documents, read_document
 
     documents = [read_document(path) for path in files]  # every file is decoded before any is stored
+    if merge:
+        merged = merge_documents(documents)
+        run_id = import_document(open_store(db), merged, None)
+        logins = sum(len(samples) for _, _, samples in merged.scenarios)
+        said = {"files": [str(p) for p in files], "run": run_id, "clients": merged.environment.client_host}
+        if as_json:
+            click.echo(json.dumps({"merged": said | {"logins": logins}}, indent=2))
+        else:
+            out().print(
+                f"merged {len(files)} files as run {run_id}: {merged.options.command} of {merged.target} from "
+                f"{merged.environment.client_host} ({logins} logins, {merged.status})",
+                highlight=False,
+            )
+        return
     store = open_store(db)
     done = []
     for path, document in zip(files, documents, strict=True):

@@ -1,8 +1,8 @@
-"""The `load` command: logins arriving open-loop at fixed rates against an embedded server."""
+"""The `load` command: logins arriving open-loop at fixed rates against an embedded server (its options are read
+in cli/loadparse.py)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import click
@@ -10,17 +10,12 @@ import click
 from sshbench.arrivals import ARRIVALS
 from sshbench.cli.common import execute, resuming
 from sshbench.cli.decorators import db_option, resume_option, ssh_config_option, ssh_option
+from sshbench.cli.loadparse import MAX_BURST, load_options
 from sshbench.cli.measuring import build_options
-from sshbench.cli.options import byte_count, parse_duration
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.joboptions import LoadOptions
 from sshbench.model import is_local
 
-MAX_RATE = 2000.0  # logins per second: beyond what one machine's ssh processes can start
-MAX_STEPS = 20
-MAX_BURST = 5000
-EXEC_MAX = 16 * 2**20  # --exec-size: bytes each way at most
 OWN = (  # `load`'s own options, taken out of the shared ones
     "rate",
     "arrivals",
@@ -34,49 +29,9 @@ OWN = (  # `load`'s own options, taken out of the shared ones
     "job",
     "exec_size",
     "max_rate",
+    "sessions",
+    "start_at",
 )
-OPTION = re.compile(r"^[A-Za-z][A-Za-z0-9]{1,40}=[A-Za-z0-9:,._@+/-]{1,400}$")  # sshd_config KEY=VALUE, no spaces
-
-
-def parse_server_options(given: tuple[str, ...]) -> tuple[str, ...]:
-    """Check each --server-option is one sshd_config KEY=VALUE (no spaces, quotes or shell words)."""
-    for text in given:
-        if not OPTION.match(text):
-            raise SshbenchError(
-                f"bad --server-option {text!r}",
-                place="--server-option",
-                fix="give one sshd_config option as KEY=VALUE without spaces, e.g. MaxStartups=10:30:60 (repeat the "
-                "option for more)",
-                code=ExitCode.USAGE,
-            )
-    return given
-
-
-def parse_rates(text: str) -> tuple[float, ...]:
-    """Parse --rate: `20`, `10,20,40`, or `10..80` (doubling from the first up to the last)."""
-    fix = "give logins per second above 0: 20, 10,20,40, or 10..80 (doubling from 10 up to 80)"
-    try:
-        if ".." in text:
-            low, high = (float(x) for x in text.split("..", 1))
-            if high < low:
-                raise ValueError(text)
-            rates = [low]
-            while low > 0 and rates[-1] * 2 < high and len(rates) < MAX_STEPS:
-                rates.append(rates[-1] * 2)
-            rates += [high] if high > rates[-1] else []
-        else:
-            rates = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise SshbenchError(f"bad --rate {text!r}", place="--rate", fix=fix, code=ExitCode.USAGE) from None
-    if not rates or any(not 0 < r <= MAX_RATE for r in rates) or len(rates) > MAX_STEPS:
-        raise SshbenchError(
-            f"bad --rate {text!r}: each rate must be above 0 and at most {MAX_RATE:g} per second, "
-            f"at most {MAX_STEPS} steps",
-            place="--rate",
-            fix=fix,
-            code=ExitCode.USAGE,
-        )
-    return tuple(rates)
 
 
 @click.command("load")
@@ -134,11 +89,17 @@ def parse_rates(text: str) -> tuple[float, ...]:
 )
 @click.option(
     "--job",
-    type=click.Choice(("login", "exec")),
+    type=click.Choice(("login", "exec", "session")),
     default="login",
     show_default=True,
-    help="What each connection does: login (authenticate, run `true`, close) or exec (send --exec-size's first "
-    "size to the server and read its second back, counted: like a git fetch).",
+    help="What each connection does: login (authenticate, run `true`, close), exec (send --exec-size's first "
+    "size to the server and read its second back, counted: like a git fetch), or session (open a session and hold "
+    "it: --sessions steps, the server's memory per session and CPU at rest).",
+)
+@click.option(
+    "--sessions",
+    help="--job session: the numbers of sessions held, one step each, rising (up to 10000); steps this machine "
+    "cannot hold (open files, processes, memory) are not run, saying why [default: 1,10,100,1000].",
 )
 @click.option(
     "--exec-size",
@@ -171,6 +132,13 @@ def parse_rates(text: str) -> tuple[float, ...]:
     "can cause them.",
 )
 @click.option(
+    "--start-at",
+    metavar="TIME",
+    help="One generator of several (contrib/ansible's load mode): step k starts at TIME + k x (--step-time + 5 s), "
+    "TIME in Unix seconds or ISO 8601 (2026-11-27T15:00:00Z), so that every host's steps run together; every step "
+    "is run (none stops at the SLO); `sshbench import --merge` makes the hosts' runs one.",
+)
+@click.option(
     "--pin/--no-pin",
     default=True,
     show_default=True,
@@ -194,6 +162,10 @@ def load_cmd(**kw: Any) -> None:
     95 % bound of the failure rate, the generator's and the server's CPU per login, and the
     knee with what bounds it. Every login is stored the moment it ends; Ctrl-C keeps them all.
 
+    With --job session, sessions are opened and held instead (--sessions 1,10,100,1000, a
+    step each, 8 at a time, by the Go generator): per step the server's memory per session
+    (PSS, by process role, above the idle server's) and its CPU at rest.
+
     With --burst N, N connections start at one instant instead, --repeats times; with
     --server-option KEY=VALUE a second embedded OpenSSH with that setting takes every other
     burst, and the two are compared. A connection the server dropped is named from the
@@ -205,6 +177,7 @@ def load_cmd(**kw: Any) -> None:
       sshbench load local:dropbear --rate 20 --arrivals poisson
       sshbench load --burst 60 --server-option MaxStartups=10:30:60
       sshbench load --job exec --exec-size 1K,256K --rate 10..40
+      sshbench load local:dropbear --job session --sessions 1,10,100,1000
       sshbench load myhost --rate 1,2,4 --max-rate 4
     """
     import dataclasses
@@ -225,89 +198,6 @@ def load_cmd(**kw: Any) -> None:
     given = dataclasses.replace(given, warmup=0, rounds=1, max_rounds=1, race=False)
     opts = build_options(RunKind.LOAD, given, latency=True, throughput=False)
     execute(dataclasses.replace(opts, own=load_options(own, is_local(opts.target))), given.db, given.as_json)
-
-
-def parse_exec_size(text: str) -> tuple[int, int]:
-    """Parse --exec-size `UP,DOWN` (bytes, with K or M) into two byte counts."""
-    sizes = [byte_count(part) for part in text.split(",")]
-    if len(sizes) != 2 or not all(n is not None and 0 <= n <= EXEC_MAX for n in sizes):
-        raise SshbenchError(
-            f"bad --exec-size {text!r}",
-            place="--exec-size",
-            fix="give two sizes, sent and read back, each 0 to 16M: e.g. --exec-size 1K,64K",
-            code=ExitCode.USAGE,
-        )
-    return sizes[0] or 0, sizes[1] or 0
-
-
-def load_options(own: dict[str, Any], embedded: bool = True) -> LoadOptions:
-    """Return `load`'s own options from its command line, checked (a host of the user's: one ssh per login, from
-    this machine's own address)."""
-    if own["burst"] and own["rate"]:
-        raise SshbenchError(
-            "--rate steps and --burst are two ways to load a server",
-            place="--rate/--burst",
-            fix="give one of them (run the other as a second command)",
-            code=ExitCode.USAGE,
-        )
-    if not embedded:
-        limit = _max_rate(own)
-        rate = own["rate"] or f"{limit / 4:g}..{limit:g}"  # up to the limit, doubling
-        own = own | {"generator": "openssh", "sources": 1, "max_rate": limit, "rate": rate}
-    elif own["max_rate"] is not None:
-        raise SshbenchError(
-            "--max-rate is for a host of yours: an embedded server is sshbench's own to load",
-            place="--max-rate",
-            fix="leave --max-rate out, or name your host as TARGET",
-            code=ExitCode.USAGE,
-        )
-    return LoadOptions(
-        () if own["burst"] else parse_rates(own["rate"] or "10"),
-        own["arrivals"],
-        parse_duration(own["step_time"], "--step-time", "use a positive duration such as 10s or 1m"),
-        own["generator"],
-        own["sources"],
-        parse_duration(own["slo"], "--slo", "use a positive duration such as 500ms or 1s"),
-        own["burst"] or 0,
-        own["repeats"],
-        parse_server_options(own["server_options"]),
-        own["job"],
-        *(parse_exec_size(own["exec_size"]) if own["job"] == "exec" else (0, 0)),
-        own["max_rate"],
-    )
-
-
-def _max_rate(own: dict[str, Any]) -> float:
-    """Return the --max-rate a host of the user's is loaded under, refusing a run without it, bursts, a setting to
-    try and steps above it (nothing is sent or stored)."""
-    limit = own["max_rate"]
-    if limit is None or not 0 < limit <= MAX_RATE:
-        raise SshbenchError(
-            "sshbench does not load a host it did not start unless told how hard: --max-rate is missing"
-            if limit is None
-            else f"bad --max-rate {limit:g}",
-            place="--max-rate",
-            fix="add --max-rate N, the most logins per second you allow on this host (e.g. --max-rate 5); steps stay "
-            "at or under it",
-            code=ExitCode.USAGE,
-        )
-    if own["burst"] or own["server_options"]:
-        raise SshbenchError(
-            "bursts and --server-option run against embedded servers only",
-            place="--burst",
-            fix="load your host in steps (--rate ... --max-rate ...), or burst an embedded server",
-            code=ExitCode.USAGE,
-        )
-    above = [r for r in parse_rates(own["rate"] or "1") if r > limit]
-    if above:
-        raise SshbenchError(
-            f"--rate {own['rate']} has steps above --max-rate {limit:g}: {', '.join(f'{r:g}' for r in above)}",
-            place="--rate",
-            fix=f"give rates up to {limit:g} (e.g. --rate {limit / 4:g}..{limit:g}), or raise --max-rate if the host's "
-            "owner allows it",
-            code=ExitCode.USAGE,
-        )
-    return float(limit)
 
 
 COMMANDS = (load_cmd,)

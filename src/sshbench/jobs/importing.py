@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,9 +13,10 @@ from typing import Any
 from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.joboptions import JobOptions
+from sshbench.joboptions import JobOptions, LoadOptions
 from sshbench.model import Scenario
 from sshbench.records import SCHEMA_VERSION, ServerReport, read_discovery
+from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus, Sample
 from sshbench.storage.store import Store
 
@@ -130,3 +131,70 @@ def _sample(sc: Scenario, raw: Mapping[str, Any]) -> Sample:
     fields: dict[str, Any] = {k: raw.get(k) for k in SAMPLE_FIELDS}
     phases = tuple((str(k), float(v)) for k, v in (raw.get("phases") or {}).items())
     return Sample(scenario=sc, phases=phases, **fields)
+
+
+def _merge_key(doc: Document) -> tuple[Any, ...]:
+    """Return what runs merged as one must share: the command, target, steps, job and agreed start."""
+    own = doc.options.own_as(LoadOptions)
+    return (doc.options.command, doc.target, own.rates, own.step_time, own.job, own.up, own.down, own.start_at)
+
+
+def _refuse_merge(doc: Document, first: Document) -> None:
+    """Fail saying why this document cannot be merged with the first."""
+    own = doc.options.own_as(LoadOptions)
+    if doc.options.command is not RunKind.LOAD or own.burst or own.job == "session":
+        raise _bad(doc.path, "--merge joins `sshbench load` runs of rate steps (not bursts or sessions)")
+    if own.start_at is None:
+        raise _bad(doc.path, "it has no agreed start (--start-at): its steps did not run with the others'")
+    if _merge_key(doc) != _merge_key(first):
+        raise _bad(
+            doc.path,
+            f"its target, steps, job or agreed start differ from {first.path.name}'s: they did not load one "
+            "target together",
+        )
+
+
+def merge_documents(docs: Sequence[Document]) -> Document:
+    """Return the load runs of several generators that started their steps together as one run: each step's logins
+    pooled (renumbered, each with its generator as a phase), its rate the sum of theirs; fail naming a file that
+    does not belong."""
+    first = docs[0]
+    for doc in docs:
+        _refuse_merge(doc, first)
+    own = first.options.own_as(LoadOptions)
+    n = sum(d.options.own_as(LoadOptions).generators for d in docs)
+    merged_own = dataclasses.replace(own, rates=tuple(r * len(docs) for r in own.rates), generators=n)
+    scenarios = []
+    for i, (sc, _, _) in enumerate(first.scenarios):
+        rate = own.rates[i] * len(docs) if i < len(own.rates) else None
+        merged = dataclasses.replace(sc, load=f"{rate:g}/s" if rate is not None else sc.load)
+        pooled: list[Sample] = []
+        failures = []
+        for g, doc in enumerate(docs, start=1):
+            _, failure, samples = doc.scenarios[i]
+            failures += [f"{failure} ({_client(doc)})"] if failure else []
+            pooled += [
+                dataclasses.replace(s, scenario=merged, round=len(pooled) + k + 1, phases=(*s.phases, ("generator", g)))
+                for k, s in enumerate(samples)
+            ]
+        scenarios.append((merged, "; ".join(failures) or None, tuple(pooled)))
+    statuses = {d.status for d in docs}
+    return dataclasses.replace(
+        first,
+        options=dataclasses.replace(first.options, own=merged_own),
+        started_at=min((d.started_at for d in docs if d.started_at), default=None),
+        environment=dataclasses.replace(first.environment, client_host=_clients(docs)),
+        status=RunStatus.COMPLETE if statuses == {RunStatus.COMPLETE} else RunStatus.INCOMPLETE,
+        scenarios=tuple(scenarios),
+    )
+
+
+def _client(doc: Document) -> str:
+    """Return the machine that measured a document."""
+    return doc.environment.client_host or doc.path.stem
+
+
+def _clients(docs: Sequence[Document]) -> str:
+    """Return the machines that measured the documents, each with its file's name where two share a name."""
+    names = [_client(d) for d in docs]
+    return ", ".join(n if names.count(n) == 1 else f"{n} ({d.path.stem})" for n, d in zip(names, docs, strict=True))

@@ -21,11 +21,10 @@ import queue
 import random
 import resource
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 
-from sshbench import hints
 from sshbench.analyse.load import (
-    DIED,
     HALTED,
     Step,
     burst_of,
@@ -36,11 +35,12 @@ from sshbench.analyse.load import (
 from sshbench.arrivals import schedule, step_seed
 from sshbench.clients.launch import Detected, detect
 from sshbench.clients.registry import client_type
-from sshbench.errors import ExitCode, SshbenchError, Unfinished
+from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
-from sshbench.jobs.loadstore import Closes, ToSample, explaining, own_address, source
+from sshbench.jobs.loadstore import Closes, ToSample, alive, explaining, own_address, source
 from sshbench.jobs.recording import Job, Recording
+from sshbench.jobs.sessions import run_sessions
 from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.exits import ExitWatch
 from sshbench.measure.interop import LOGIN_LIMIT
@@ -207,7 +207,8 @@ def _check(opts: LoadOptions, max_time: float | None) -> None:
         _check_burst(opts, max_time)
         return
     need = len(opts.rates) * (opts.step_time + LOGIN_LIMIT)
-    if max_time is not None and len(opts.rates) * opts.step_time > max_time:
+    ahead = max((opts.start_at or 0.0) - time.time(), 0.0)  # the wait for the agreed start counts too
+    if max_time is not None and ahead + len(opts.rates) * opts.step_time > max_time:
         raise SshbenchError(
             f"{len(opts.rates)} steps of {opts.step_time:g} s need {len(opts.rates) * opts.step_time:g} s and more; "
             f"the budget is {max_time:g} s",
@@ -269,7 +270,7 @@ def _bursts(
             )
             storing = explaining(where, own, watch, (rnd - 1) * own.burst, rnd)
             _step(job, rec, sc, [0.0] * own.burst, making(sc), storing)
-            _alive(rec, where, sc)
+            alive(rec, where, sc)
 
 
 def _run_bursts(
@@ -300,47 +301,48 @@ def _run_steps(
     with rec.status():
         rec.register(steps)
         stop: str | None = None
-        for rate, sc in zip(own.rates, steps, strict=True):
+        for i, (rate, sc) in enumerate(zip(own.rates, steps, strict=True)):
             stored = rec.samples(sc)
             if stop is not None:
                 rec.failed(sc, f"{SKIPPED}not run: {stop}")
                 continue
             halt = None
             if not stored:  # a step an interrupted run began keeps its logins as they are
+                _wait_slot(job, own, i, sc)
                 offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
                 halt = Closes(own_address(where.target.host, where.target.port)) if where.server is None else None
                 stored = tuple(_step(job, rec, sc, offsets, generator(sc), explaining(where, own, watch), halt))
-                _alive(rec, where, sc)
+                alive(rec, where, sc)
             before = rec.stored.get(sc.key)  # a step its server died in is marked: not read against the SLO
             failure = before.failure if before is not None else None
             failure = HALTED + halt.said if halt is not None and halt.said else failure  # marked, not yet re-read
             read = step(StoredScenario(0, 0, sc, failure, tuple(stored)), own.step_time, generator_cpus(env))
-            stop = _stop(read, own.slo)
+            stop = _stop(read, own.slo, own.start_at is not None)
     return rec.run_id
 
 
-def _alive(rec: Recording, where: Endpoint, sc: Scenario) -> None:
-    """Stop the run, incomplete, when the embedded server's listener died during a step or burst: the logins after
-    that failed for it, not for the load (they are kept, the step marked)."""
-    server = where.server
-    if server is None or server.pid is not None:
-        return
-    what = f"{sc.load}{remedy_text(sc.remedy)}"
-    rec.failed(sc, f"{DIED}the embedded server's listener exited during {what}: its later logins failed for that")
-    raise Unfinished(
-        rec.run_id,
-        f"the embedded {server.product} server stopped during {what} (its listener exited); every login is kept",
-        place=f"run {rec.run_id}",
-        fix=f"`{hints.sshbench('load', '--resume', str(rec.run_id))}` runs what is left on a fresh server (the step "
-        "the server died in is kept as it is, marked), or start the run again",
-    )
+STEP_GAP = 5.0  # seconds between agreed steps (--start-at): the last logins of one end before the next begins
 
 
-def _stop(read: Step, slo: float) -> str | None:
-    """Return why no higher step is run after this one (None: go on)."""
+def slot(own: LoadOptions, i: int) -> float | None:
+    """Return the Unix instant step i starts at when the steps are agreed with other generators (--start-at)."""
+    return None if own.start_at is None else own.start_at + i * (own.step_time + STEP_GAP)
+
+
+def _wait_slot(job: Job, own: LoadOptions, i: int, sc: Scenario) -> None:
+    """Wait for step i's agreed instant (one generator of several), saying so; a slot already past starts now."""
+    when = slot(own, i)
+    while when is not None and (left := when - time.time()) > 0:
+        job.progress.update(f"{sc.load}: starting with the other generators in {left:.0f} s", 0, 1)
+        time.sleep(min(left, 1.0))
+
+
+def _stop(read: Step, slo: float, agreed: bool = False) -> str | None:
+    """Return why no higher step is run after this one (None: go on); steps agreed with other generators all run
+    (only a host's closes before the banner stop them)."""
     if read.halted is not None:
         return f"{read.rate:g}/s was stopped: the host closed connections before the banner"
-    if read.stopped is not None:
+    if read.stopped is not None or agreed:
         return None
     if read.generator_bound:
         return f"{read.rate:g}/s was generator-bound"
@@ -348,7 +350,8 @@ def _stop(read: Step, slo: float) -> str | None:
 
 
 def run_load(job: Job) -> int:
-    """Run (or resume) the load steps or bursts; return the run id."""
+    """Run (or resume) the load steps, bursts or sessions held; return the run id."""
+
     opts = job.opts
     own = opts.own_as(LoadOptions)
     spec = opts.target
@@ -361,11 +364,13 @@ def run_load(job: Job) -> int:
         )
     if is_local(spec):
         registry.validate(spec)
-    if job.resume is None:
+    if job.resume is None and own.job != "session":
         _check(own, opts.plan.max_time)
     ssh = ssh_client(opts.ssh)
     staging = Staging((spec,), ssh, workdir="sshbench-load-")
     with job.stage(staging, opts, job.progress) as bench, _watching(is_local(spec)) as watch:
+        if own.job == "session":
+            return run_sessions(job, bench, bench.only, _go(job, own))
         base = Scenario(Kind.LATENCY, kex=(opts.kex or (None,))[0], hostkey=(opts.hostkeys or (None,))[0])
         run = _run_bursts if own.burst else _run_steps
         return run(job, bench, bench.only, _go(job, own), base, watch)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable
 
-from sshbench.analyse.load import HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
+from sshbench import hints
+from sshbench.analyse.load import DIED, HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
+from sshbench.errors import Unfinished
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
+from sshbench.jobs.recording import Recording
 from sshbench.measure.exits import ExitWatch, Roles
 from sshbench.measure.load import Finished
-from sshbench.model import Scenario
+from sshbench.model import Scenario, remedy_text
 from sshbench.products import LISTENER, LOST, ROLE_PHASE
 from sshbench.samples import Sample
 from sshbench.targets.servers.base import LocalServer
@@ -151,3 +154,20 @@ def explaining(where: Endpoint, own: LoadOptions, watch: ExitWatch | None, first
         return sample(sc, f, first, burst, error, cpu, by, roles.phases() if roles is not None else ())
 
     return to_sample
+
+
+def alive(rec: Recording, where: Endpoint, sc: Scenario) -> None:
+    """Stop the run, incomplete, when the embedded server's listener died during a step or burst: the logins after
+    that failed for it, not for the load (they are kept, the step marked)."""
+    server = where.server
+    if server is None or server.pid is not None:
+        return
+    what = f"{sc.load}{remedy_text(sc.remedy)}"
+    rec.failed(sc, f"{DIED}the embedded server's listener exited during {what}: its later logins failed for that")
+    raise Unfinished(
+        rec.run_id,
+        f"the embedded {server.product} server stopped during {what} (its listener exited); every login is kept",
+        place=f"run {rec.run_id}",
+        fix=f"`{hints.sshbench('load', '--resume', str(rec.run_id))}` runs what is left on a fresh server (the step "
+        "the server died in is kept as it is, marked), or start the run again",
+    )

@@ -231,6 +231,18 @@ class Bench:
         pinning.join(self.pinned, other)
         return Endpoint(f"{endpoint.name} with {' '.join(options)}", target, other)
 
+    def holding(self, endpoint: Endpoint, connections: int) -> Endpoint:
+        """Return the endpoint, or a second embedded server like it (its limits and link too) that keeps
+        `connections` connections at once where its type's own does not; it is stopped with the bench."""
+        assert endpoint.server is not None, "only an embedded server holds sessions for sshbench"
+        other = registry.holding(endpoint.server.spec, connections)
+        if other is None:
+            return endpoint
+        constrain(other, self.opts, self.link)
+        target = self.stack.enter_context(other)
+        pinning.join(self.pinned, other)
+        return Endpoint(endpoint.name, target, other)
+
     @contextlib.contextmanager
     def tool_dirs(
         self, endpoint: Endpoint, tmpfs: str | None, baselines: bool = True

@@ -30,6 +30,7 @@ from sshbench.records import StoredRun
 from sshbench.render.header import print_environment
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.loadroles import print_roles
+from sshbench.render.sessions import print_sessions, sessions_document
 
 HOW = (
     "  Open loop: each login started at its intended time whatever the others were doing, its latency counted from "
@@ -65,6 +66,7 @@ def steps(stored: StoredRun) -> list[Step]:
     own = stored.run.options.own_as(LoadOptions)
     env = stored.run.environment
     cpus, served = generator_cpus(env), server_cpus(env)
+    cpus = cpus * own.generators if cpus else cpus  # a merged run: every generator host's CPUs (as the first's)
     return [step(st, own.step_time, cpus, served) for st in stored.scenarios if st.samples or not st.failure]
 
 
@@ -224,6 +226,9 @@ def _step_notes(console: Console, rows: list[Step], stored: StoredRun) -> None:
 def print_load(console: Console, stored: StoredRun) -> None:
     """Print the steps, their failures by cause, and how they were measured."""
     own = stored.run.options.own_as(LoadOptions)
+    if own.job == "session":
+        print_sessions(console, stored)
+        return
     if own.burst:
         print_bursts(console, stored)
         return
@@ -235,6 +240,11 @@ def print_load(console: Console, stored: StoredRun) -> None:
         if own.max_rate is None
         else f"from this machine's address, to a host of yours at most {own.max_rate:g}/s (--max-rate)"
     )
+    if own.generators > 1:
+        sources = (
+            f"from {own.generators} generator hosts whose steps started together (--start-at), merged: each step's "
+            f"logins pooled, its rate the sum of theirs (each host at most {own.max_rate or 0:g}/s)"
+        )
     title = (
         f"Logins under load: {own.arrivals} arrivals, {own.step_time:g} s per step, {generator} {sources}; "
         f"{job_words(own)}; latency from each login's intended start"
@@ -272,7 +282,14 @@ def print_load_run(console: Console, stored: StoredRun, db: Path, discovery_only
 def _loading(own: LoadOptions) -> dict[str, Any]:
     """Return how a run's connections were made, as steps and bursts share it in the JSON document."""
     exec_bytes = [own.up, own.down] if own.job == "exec" else None
-    return {"job": own.job, "exec_bytes": exec_bytes, "generator": own.generator, "sources": own.sources}
+    return {
+        "job": own.job,
+        "exec_bytes": exec_bytes,
+        "generator": own.generator,
+        "sources": own.sources,
+        "start_at": own.start_at,
+        "generators": own.generators,
+    }
 
 
 def _bursts_document(stored: StoredRun, own: LoadOptions) -> dict[str, Any]:
@@ -304,6 +321,8 @@ def _bursts_document(stored: StoredRun, own: LoadOptions) -> dict[str, Any]:
 def load_document(stored: StoredRun) -> dict[str, Any]:
     """Return the steps' (or bursts') part of the JSON document (seconds)."""
     own = stored.run.options.own_as(LoadOptions)
+    if own.job == "session":
+        return sessions_document(stored)
     if own.burst:
         return _bursts_document(stored, own)
     rows = steps(stored)

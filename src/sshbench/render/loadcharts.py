@@ -1,11 +1,13 @@
 """A `load` run's report charts: latency percentiles against the offered rate with the SLO, and each step's logins
-served or failed by cause; for bursts, the share dropped per setting with its exact interval."""
+served or failed by cause; for bursts, the share dropped per setting with its exact interval; for sessions held,
+the server's memory per session against how many are held, whole and by process role."""
 
 from __future__ import annotations
 
 import altair as alt
 
 from sshbench.analyse.load import PERCENTILES, Step
+from sshbench.analyse.sessions import held_steps
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
 from sshbench.render.charts import WIDTH, Figure, bar_height, inline_data, vega_spec
@@ -19,6 +21,8 @@ def load_figures(data: StoredRun, prefix: str) -> list[Figure]:
     """Return a load run's charts (its own: the shared connection-time chart would read its steps as key
     exchanges)."""
     own = data.run.options.own_as(LoadOptions)
+    if own.job == "session":
+        return _session_figures(data, prefix)
     if own.burst:
         return _burst_figures(data, prefix)
     rows = [s for s in steps(data) if s.logins]
@@ -102,3 +106,26 @@ def _burst_figures(data: StoredRun, prefix: str) -> list[Figure]:
     title = "Burst connections dropped per setting"
     chart = (bars + rule).properties(width=WIDTH, height=bar_height(len(rows)), title=title)
     return [Figure(f"{prefix}load-bursts", title, vega_spec(chart))]
+
+
+def _session_figures(data: StoredRun, prefix: str) -> list[Figure]:
+    """The server's PSS per session against the sessions held (log), whole and by process role."""
+    rows = [h for h in held_steps(data) if h.per_session is not None and h.held]
+    env = data.run.environment
+    product = env.embedded.product if env.embedded else "the server"
+    points = [{"sessions": h.held, "part": "whole (above idle)", "MiB": (h.per_session or 0) / 2**20} for h in rows]
+    points += [{"sessions": h.held, "part": r.role, "MiB": r.per_session / 2**20} for h in rows for r in h.roles]
+    if not points:
+        return []
+    chart = (
+        alt.Chart(inline_data(points))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("sessions:Q", title="sessions held (log)", scale=alt.Scale(type="log", nice=False)),
+            y=alt.Y("MiB:Q", title="PSS per session, MiB"),
+            color=alt.Color("part:N", title="the server's"),
+            tooltip=["sessions:Q", "part:N", alt.Tooltip("MiB:Q", format=".2f")],
+        )
+    )
+    title = f"{product}: memory per session held (PSS, whole and by process role)"
+    return [Figure(f"{prefix}load-sessions", title, vega_spec(chart.properties(width=WIDTH, height=260, title=title)))]

@@ -24,7 +24,6 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, ClassVar
 
 import psutil
@@ -122,9 +121,7 @@ class LocalServer:
             self.stop()
             raise
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
         self.stop()
 
     # --- what each server type provides -------------------------------------------------------------
@@ -153,6 +150,10 @@ class LocalServer:
         """Set server options (`KEY=VALUE`) before it starts; only a type whose product takes them
         (products.Product.options) overrides this."""
         raise NotImplementedError(f"{self.product} takes no sshd_config options")
+
+    def hold(self, connections: int) -> bool:
+        """Let the server keep `connections` at once (before it starts); False: it does already (not tcpserver)."""
+        return False
 
     def retry_plainer(self) -> bool:
         """Drop optional settings after a failed start; return False when there is nothing left to drop."""

@@ -189,6 +189,14 @@ def configured(spec: str, options: tuple[str, ...]) -> LocalServer | None:
     return server
 
 
+def holding(spec: str, connections: int) -> LocalServer | None:
+    """Return a (not yet started) server of a local spec's type that keeps `connections` connections at once, None
+    when the type's own does (only TinySSH's tcpserver has a limit of its own)."""
+    server_type, path = lookup(spec)
+    server = server_type.make(spec, path)
+    return server if server.hold(connections) else None
+
+
 def capabilities(name: str | None) -> products.Product | None:
     """Return what an embedded server can do, by its name in a target (`openssh`, `sshd=PATH`); None for a host of
     yours (its product is read from its banner where it matters)."""

@@ -34,6 +34,13 @@ class TinySSHServer(HomeServer):
             "host keys: ed25519 only (TinySSH supports no other)",
             self.home_setting,
         )
+        self.at_once: int | None = None  # tcpserver's -c (None: its default, 40)
+
+    def hold(self, connections: int) -> bool:
+        """Raise tcpserver's limit of connections at once (-c, 40 by default) to `connections`."""
+        self.at_once = connections
+        self.settings = (*self.settings, f"tcpserver -c {connections}: up to {connections} connections at once")
+        return True
 
     def make_keys(self, workdir: Path) -> None:
         """Create TinySSH's key directory and a client key."""
@@ -47,4 +54,6 @@ class TinySSHServer(HomeServer):
 
     def command(self, workdir: Path, port: int) -> list[str]:
         """Return tcpserver running tinysshd per connection."""
-        return [self.tcpserver, "-HRDl0", self.address, str(port), self.tinysshd, str(workdir / "tinyssh_keys")]
+        limit = ["-c", str(self.at_once)] if self.at_once else []
+        keys = str(workdir / "tinyssh_keys")
+        return [self.tcpserver, "-HRDl0", *limit, self.address, str(port), self.tinysshd, keys]

@@ -3,7 +3,7 @@
 // `ready`, `authenticated`, `command sent`, `received N`, `copied`, `connection K took S`, `version V`,
 // `ciphers A,B`, `macs A,B`, `kex A,B`, `kex-default A,B`, `error: TEXT`, and in soak mode `login ok S` or
 // `login failed TEXT` per line of stdin (a key exchange to pin, or `-`), and in load mode `load I STARTED ENDED CPU
-// ok|failed TEXT` per login. The exit status is the remote command's, 255 on a failure.
+// ok|failed TEXT` per login, and in hold mode (hold.go) `hold ...`, `held N FAILED` and `closed N`. The exit status is the remote command's, 255 on a failure.
 package main
 
 import (
@@ -73,7 +73,7 @@ func parse() args {
 	_ = fs.Parse(os.Args[1:])
 	rest := fs.Args()
 	if len(rest) == 0 {
-		say("error: no mode given (exec, connect, get, put, version, soak or load)")
+		say("error: no mode given (exec, connect, get, put, version, soak, load or hold)")
 		os.Exit(failed)
 	}
 	a.mode, a.operands = rest[0], rest[1:]
@@ -473,6 +473,8 @@ func work(a args) (int, error) {
 		return soak(a)
 	case "load":
 		return load(a)
+	case "hold":
+		return hold(a)
 	case "exec", "get", "put":
 	default:
 		return failed, fmt.Errorf("unknown mode %q", a.mode)

@@ -1,0 +1,201 @@
+"""The `load --job session` job: sessions opened and held by the thousand against an embedded server, step by step
+(1, 10, 100, 1000), and the server read at rest with each step's sessions open: its memory per process role (PSS)
+and its CPU over a quiet window.
+
+Every opened session is stored as its step's sample the moment the driver says it is open (the time to open it, the
+driver's CPU for it, or why it failed); at rest, the server's memory snapshot is stored per role (state `N sessions`,
+`idle` before the first) and the CPU as the step's rest sample (round 0, a warm-up: no latency statistic reads it;
+phases `held`, `rest` and `rest_cgroup` or `rest_processes`). Steps that cannot fit this machine (open files,
+processes, memory) are not run and say why; the soft limits are raised to the hard ones first, for every process
+the run starts."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import resource
+from collections.abc import Sequence
+
+import psutil
+
+from sshbench.analyse.sessions import IDLE
+from sshbench.clients.launch import Detected
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.joboptions import LoadOptions
+from sshbench.jobs.endpoints import Endpoint
+from sshbench.jobs.loadstore import alive
+from sshbench.jobs.recording import Job, Recording
+from sshbench.jobs.staging import Bench
+from sshbench.measure.load import Finished
+from sshbench.measure.memory import snapshot
+from sshbench.measure.sessions import AT_ONCE, Holder, Rest, at_rest, holding
+from sshbench.model import Kind, Scenario
+from sshbench.records import MemoryRecord
+from sshbench.samples import SKIPPED, Sample
+
+FD_MARGIN = 64  # open files a process holds besides its sessions'
+FILES_PER_SESSION = {"gossh": 4, "tinyssh": 1}  # in the busiest process: the Go server's socket and its command's
+# three pipes; tcpserver holds none of its connections (a process each); the driver holds one socket each
+PROCESSES_PER_SESSION = 4  # at most (OpenSSH: monitor, session, command, and sshd-auth while it logs in)
+MEMORY_SHARE = 0.8  # of the memory available: what a step's sessions may take
+
+
+def session_key(n: int) -> str:
+    """Return a step's `load` field (`100 sessions`)."""
+    return f"{n} sessions"
+
+
+def raise_limits() -> dict[str, tuple[int, int]]:
+    """Raise this process's soft limits of open files and processes to the hard ones (every process the run
+    starts inherits them); return each as (soft before, now)."""
+    out = {}
+    for name, which in (("files", resource.RLIMIT_NOFILE), ("processes", resource.RLIMIT_NPROC)):
+        soft, hard = resource.getrlimit(which)
+        if soft != hard:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(which, (hard, hard))
+        out[name] = (soft, resource.getrlimit(which)[0])
+    return out
+
+
+def _finite(limit: int) -> bool:
+    """Return True for a limit that is not unlimited."""
+    return limit != resource.RLIM_INFINITY
+
+
+def too_many(n: int, server: str, root: bool) -> str | None:
+    """Return why n sessions cannot be held here under the open-file and process limits (None: they fit)."""
+    files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    need = max(FILES_PER_SESSION.get(server, 1), 1) * n + FD_MARGIN
+    if _finite(files) and need > files:
+        largest = (files - FD_MARGIN) // max(FILES_PER_SESSION.get(server, 1), 1)
+        who = "the Go server holds a socket and three pipes per session" if server == "gossh" else "the driver holds "
+        who += "" if server == "gossh" else "a socket per session"
+        return (
+            f"needs about {need} open files in one process ({who}) and this machine allows {files} (ulimit -Hn); "
+            f"the largest that fits is {largest} (raise the hard limit as root: ulimit -Hn, or LimitNOFILE)"
+        )
+    procs = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    if not root and _finite(procs):
+        mine = sum(1 for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == os.getuid())
+        if PROCESSES_PER_SESSION * n + mine > procs:
+            largest = max((procs - mine) // PROCESSES_PER_SESSION, 0)
+            return (
+                f"needs up to {PROCESSES_PER_SESSION * n} more processes and this user may have {procs} ({mine} "
+                f"running; ulimit -u); the largest that fits is {largest}"
+            )
+    return None
+
+
+def too_big(n: int, memory: Sequence[MemoryRecord], held: int) -> str | None:
+    """Return why n sessions would not fit the memory available, from the last step's size per session (None:
+    they fit, or nothing is known yet)."""
+    if held <= 0:
+        return None
+    idle = sum(m.pss or m.rss for m in memory if m.state == IDLE)
+    last = [m for m in memory if m.state == session_key(held)]
+    if not last:
+        return None
+    each = max(sum(m.pss or m.rss for m in last) - idle, 0) / held
+    available = psutil.virtual_memory().available
+    if each * (n - held) <= available * MEMORY_SHARE:
+        return None
+    return (
+        f"would take about {each * n / 2**30:.1f} GiB ({each / 2**20:.2f} MiB each at {held}) and "
+        f"{available / 2**30:.1f} GiB is available"
+    )
+
+
+def _sample(sc: Scenario, f: Finished) -> Sample:
+    """Return an opened session as its step's sample (value: seconds to open it)."""
+    ok, took = f.error is None, f.ended - f.started
+    return Sample(
+        sc,
+        f.index + 1,
+        False,
+        ok,
+        took if ok else None,
+        took,
+        client_cpu=f.cpu,
+        phases=(("started", f.started),),
+        error=f.error,
+    )
+
+
+def rest_sample(sc: Scenario, rest: Rest, limits: dict[str, tuple[int, int]]) -> Sample:
+    """Return a step's reading at rest as its rest sample, with the soft limits the run raised (`files_from`,
+    `files`: before and as the run had them)."""
+    phases: tuple[tuple[str, float], ...] = (("held", rest.held), ("rest", rest.seconds), (f"rest_{rest.by}", 1.0))
+    for name, (before, now) in limits.items():
+        phases += ((f"{name}_from", before), (name, now))
+    return Sample(sc, 0, True, True, None, rest.seconds, phases=phases, server_cpu=rest.cpu)
+
+
+def _step(
+    job: Job, rec: Recording, where: Endpoint, holder: Holder, sc: Scenario, limits: dict[str, tuple[int, int]]
+) -> int:
+    """Open sessions until n are held (each stored as it opens), read the server at rest, store it; return how many
+    are held."""
+    assert where.server is not None
+    opened, failed = [0], [0]
+
+    def done(f: Finished) -> None:
+        """Store one attempt and say how far the step is."""
+        rec.sample(_sample(sc, f))
+        opened[0] += f.error is None
+        failed[0] += f.error is not None
+        job.progress.update(f"{sc.load}: {holder.held + opened[0]} held, {failed[0]} failed", opened[0], n)
+
+    n = int((sc.load or "0").split()[0])
+    held = holder.grow(n, done)
+    job.progress.update(f"{sc.load}: {held} held; reading the server at rest", n, n)
+    rec.store.add_memory(rec.run_id, snapshot(where.server, sc.load or ""))
+    rec.sample(rest_sample(sc, at_rest(where.server, held), limits))
+    return held
+
+
+def run_sessions(job: Job, bench: Bench, where: Endpoint, go: Detected | None) -> int:
+    """Run (or resume) the steps of sessions held, in rising order; return the run id."""
+    own = job.opts.own_as(LoadOptions)
+    if go is None or where.server is None:
+        raise SshbenchError(
+            "--job session holds its sessions in the Go generator against an embedded server",
+            place="--job session",
+            fix="leave --generator at go and TARGET at an embedded server (local:openssh, local:dropbear, ...)",
+            code=ExitCode.USAGE,
+        )
+    limits = raise_limits()
+    where = bench.holding(where, max(own.sessions) + AT_ONCE)
+    assert where.server is not None
+    reach = bench.client(where, go, bench.discover(where).server_lists().get("hostkey", ()))
+    if isinstance(reach, str):
+        raise SshbenchError(reach, place="--job session", fix="see its words", code=ExitCode.USAGE)
+    rec = job.record(job.opts.target, bench.environment(where, None))
+    base = Scenario(Kind.LATENCY, kex=(job.opts.kex or (None,))[0], hostkey=(job.opts.hostkeys or (None,))[0])
+    steps = [dataclasses.replace(base, load=session_key(n)) for n in own.sessions]
+    with rec.status():
+        rec.register(steps)
+        memory = rec.store.memory(rec.run_id)
+        if not any(m.state == IDLE for m in memory):
+            where.server.wait_idle()
+            rec.store.add_memory(rec.run_id, snapshot(where.server, IDLE))
+        root = os.geteuid() == 0
+        with holding(reach.argv(steps[0], "hold", str(own.sources), str(AT_ONCE))) as holder:
+            held, stop = 0, None
+            for n, sc in zip(own.sessions, steps, strict=True):
+                if rec.samples(sc):
+                    held = n  # a step an interrupted run stored is kept as it is; its sessions are opened again
+                    continue
+                if holder.held < held:
+                    holder.grow(held, lambda f: None)
+                why = stop or too_many(n, where.server.name, root) or too_big(n, rec.store.memory(rec.run_id), held)
+                if why is not None:
+                    rec.failed(sc, f"{SKIPPED}not run: {n} sessions {why}" if stop is None else f"{SKIPPED}{why}")
+                    stop = stop or f"not run: {sc.load} did not fit"
+                    continue
+                held = _step(job, rec, where, holder, sc, limits)
+                alive(rec, where, sc)
+                if held < n:
+                    stop = f"not run: {n - held} of the sessions of {sc.load} could not be opened"
+    return rec.run_id
