@@ -109,7 +109,7 @@ def test_the_playbooks_load_mode_starts_two_hosts_together_and_merges_their_logi
         "sshbench_command": "load",
         "sshbench_load_target": "testhost",
         "sshbench_load_args": load,
-        "sshbench_start_delay": 8,
+        "sshbench_start_delay": 4,
         "sshbench_results": str(results),
     }
     done = subprocess.run(

@@ -12,44 +12,44 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sshbench
-
 pytestmark = pytest.mark.integration
 
 
-def test_tinyssh_holds_more_sessions_than_tcpservers_default_limit(cli_env: dict[str, str], tmp_path: Path) -> None:
-    """45 sessions: past tcpserver's default of 40 connections at once, which the job raises."""
-    db = tmp_path / "sessions.db"
-    done = sshbench(
-        cli_env, "load", "local:tinyssh", "--job", "session", "--sessions", "1,45", "--db", str(db), "--json"
-    )
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
-    one, many = doc["load"]["held"]
-    assert (one["held"], many["held"], many["opened"], many["failed"]) == (1, 45, 44, 0), many
-    assert many["processes_by_role"] == {"session": 45, "command": 45}, many  # tinysshd and `cat` per session
-    assert 0 < many["pss_per_session"] < 8 * 2**20 and many["rss_per_session"] > many["pss_per_session"], many
-    assert 0 < many["open_p50"] <= many["open_p99"] < 5 and many["server_cpu_share_at_rest"] < 0.05, many
-    assert "tcpserver -c 53" in " ".join(doc["run"]["environment"]["server_settings"])
-    with sqlite3.connect(db) as con:
-        states = {r[0] for r in con.execute("SELECT state FROM memory")}
-        rounds = [r[0] for r in con.execute("SELECT round FROM samples WHERE warmup = 0 ORDER BY round")]
-    assert states == {"idle", "1 sessions", "45 sessions"} and rounds == list(range(1, 46))
-
-
-def test_a_step_past_the_open_file_limit_is_not_run_and_says_the_largest_that_fits(
+def test_tinyssh_holds_past_tcpservers_default_limit_and_a_step_past_the_open_files_is_not_run(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
+    """45 sessions: past tcpserver's default of 40 connections at once, which the job raises; under a hard limit of
+    120 open files, 80 sessions (144 files for the driver) are not run and the largest that fits is said."""
     db = tmp_path / "sessions.db"
 
     def few_files() -> None:
         """Allow the CLI and what it starts 120 open files, hard."""
         resource.setrlimit(resource.RLIMIT_NOFILE, (120, 120))
 
-    argv = [sys.executable, "-m", "sshbench", "load", "--job", "session", "--sessions", "2,80", "--db", str(db)]
-    done = subprocess.run(argv, env=cli_env, capture_output=True, text=True, timeout=120, preexec_fn=few_files)
+    argv = [sys.executable, "-m", "sshbench", "load", "local:tinyssh", "--job", "session", "--sessions", "1,45,80"]
+    done = subprocess.run(
+        [*argv, "--db", str(db), "--json"],
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=few_files,
+    )
     assert done.returncode == 0, done.stderr
-    words = " ".join(done.stdout.split())
-    assert "80 sessions: not run: 80 sessions needs about 144 open files" in words, words
-    assert "allows 120 (ulimit -Hn); the largest that fits is 56" in words, words
-    assert "held 2 sessions in" in words, words
+    doc = json.loads(done.stdout)
+    one, many, past = doc["load"]["held"]
+    assert (one["held"], many["held"], many["opened"], many["failed"]) == (1, 45, 44, 0), many
+    assert many["processes_by_role"] == {"session": 45, "command": 45}, many  # tinysshd and `cat` per session
+    assert 0 < many["pss_per_session"] < 8 * 2**20 and many["rss_per_session"] > many["pss_per_session"], many
+    assert 0 < many["open_p50"] <= many["open_p99"] < 5 and many["server_cpu_share_at_rest"] < 0.05, many
+    assert "tcpserver -c 88" in " ".join(doc["run"]["environment"]["server_settings"])
+    assert past["held"] is None and past["not_run"].startswith("skipped: not run: they need about 144 open files")
+    assert "allows 120 (ulimit -Hn); the largest that fits is 56" in past["not_run"], past
+    with sqlite3.connect(db) as con:
+        states = {r[0] for r in con.execute("SELECT state FROM memory")}
+        rounds = [r[0] for r in con.execute("SELECT round FROM samples WHERE warmup = 0 ORDER BY round")]
+    assert states == {"idle", "1 sessions", "45 sessions"} and rounds == list(range(1, 46))
+    shown = subprocess.run([*argv[:3], "show", "--db", str(db)], env=cli_env, capture_output=True, text=True)
+    words = " ".join(shown.stdout.split())
+    assert "80 sessions: not run: they need about 144 open files" in words, words
+    assert "TinySSH held 45 sessions in" in words, words

@@ -64,28 +64,38 @@ def _finite(limit: int) -> bool:
     return limit != resource.RLIM_INFINITY
 
 
-def too_many(n: int, server: str, root: bool) -> str | None:
-    """Return why n sessions cannot be held here under the open-file and process limits (None: they fit)."""
-    files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    need = max(FILES_PER_SESSION.get(server, 1), 1) * n + FD_MARGIN
-    if _finite(files) and need > files:
-        largest = (files - FD_MARGIN) // max(FILES_PER_SESSION.get(server, 1), 1)
-        who = "the Go server holds a socket and three pipes per session" if server == "gossh" else "the driver holds "
-        who += "" if server == "gossh" else "a socket per session"
-        return (
-            f"needs about {need} open files in one process ({who}) and this machine allows {files} (ulimit -Hn); "
-            f"the largest that fits is {largest} (raise the hard limit as root: ulimit -Hn, or LimitNOFILE)"
-        )
+def _files(n: int, server: str) -> str | None:
+    """Return why n sessions need more open files than one process may have here (None: they fit)."""
+    files, each = resource.getrlimit(resource.RLIMIT_NOFILE)[0], FILES_PER_SESSION.get(server, 1)
+    need = each * n + FD_MARGIN
+    if not _finite(files) or need <= files:
+        return None
+    who = "the Go server holds a socket and three pipes per session" if each > 1 else "the driver holds a socket each"
+    return (
+        f"they need about {need} open files in one process ({who}) and this machine allows {files} (ulimit -Hn); "
+        f"the largest that fits is {(files - FD_MARGIN) // each} (raise the hard limit as root: ulimit -Hn, or "
+        "LimitNOFILE)"
+    )
+
+
+def _processes(n: int) -> str | None:
+    """Return why n sessions need more processes than this user may have (None: they fit)."""
     procs = resource.getrlimit(resource.RLIMIT_NPROC)[0]
-    if not root and _finite(procs):
-        mine = sum(1 for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == os.getuid())
-        if PROCESSES_PER_SESSION * n + mine > procs:
-            largest = max((procs - mine) // PROCESSES_PER_SESSION, 0)
-            return (
-                f"needs up to {PROCESSES_PER_SESSION * n} more processes and this user may have {procs} ({mine} "
-                f"running; ulimit -u); the largest that fits is {largest}"
-            )
-    return None
+    if not _finite(procs):
+        return None
+    mine = sum(1 for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == os.getuid())
+    if PROCESSES_PER_SESSION * n + mine <= procs:
+        return None
+    return (
+        f"they need up to {PROCESSES_PER_SESSION * n} more processes and this user may have {procs} ({mine} running; "
+        f"ulimit -u); the largest that fits is {max((procs - mine) // PROCESSES_PER_SESSION, 0)}"
+    )
+
+
+def too_many(n: int, server: str, root: bool) -> str | None:
+    """Return why n sessions cannot be held here under the open-file and process limits (None: they fit; root's
+    processes are not counted against a limit)."""
+    return _files(n, server) or (None if root else _processes(n))
 
 
 def too_big(n: int, memory: Sequence[MemoryRecord], held: int) -> str | None:
@@ -102,7 +112,7 @@ def too_big(n: int, memory: Sequence[MemoryRecord], held: int) -> str | None:
     if each * (n - held) <= available * MEMORY_SHARE:
         return None
     return (
-        f"would take about {each * n / 2**30:.1f} GiB ({each / 2**20:.2f} MiB each at {held}) and "
+        f"they would take about {each * n / 2**30:.1f} GiB ({each / 2**20:.2f} MiB each at {held}) and "
         f"{available / 2**30:.1f} GiB is available"
     )
 
@@ -191,7 +201,7 @@ def run_sessions(job: Job, bench: Bench, where: Endpoint, go: Detected | None) -
                     holder.grow(held, lambda f: None)
                 why = stop or too_many(n, where.server.name, root) or too_big(n, rec.store.memory(rec.run_id), held)
                 if why is not None:
-                    rec.failed(sc, f"{SKIPPED}not run: {n} sessions {why}" if stop is None else f"{SKIPPED}{why}")
+                    rec.failed(sc, f"{SKIPPED}not run: {why}" if stop is None else f"{SKIPPED}{why}")
                     stop = stop or f"not run: {sc.load} did not fit"
                     continue
                 held = _step(job, rec, where, holder, sc, limits)
