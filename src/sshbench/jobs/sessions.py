@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import psutil
 
 from sshbench.analyse.sessions import IDLE
-from sshbench.clients.launch import Detected
+from sshbench.clients.launch import Detected, Launcher
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
@@ -117,12 +117,12 @@ def too_big(n: int, memory: Sequence[MemoryRecord], held: int) -> str | None:
     )
 
 
-def _sample(sc: Scenario, f: Finished) -> Sample:
-    """Return an opened session as its step's sample (value: seconds to open it)."""
+def _sample(sc: Scenario, f: Finished, rnd: int) -> Sample:
+    """Return an opened session as its step's sample number `rnd` (value: seconds to open it)."""
     ok, took = f.error is None, f.ended - f.started
     return Sample(
         sc,
-        f.index + 1,
+        rnd,
         False,
         ok,
         took if ok else None,
@@ -145,19 +145,20 @@ def rest_sample(sc: Scenario, rest: Rest, limits: dict[str, tuple[int, int]]) ->
 def _step(
     job: Job, rec: Recording, where: Endpoint, holder: Holder, sc: Scenario, limits: dict[str, tuple[int, int]]
 ) -> int:
-    """Open sessions until n are held (each stored as it opens), read the server at rest, store it; return how many
-    are held."""
+    """Open sessions until the step's number are held (each stored as it opens, after what an interrupted attempt
+    stored), read the server at rest, store it; return how many are held."""
     assert where.server is not None
+    n = int((sc.load or "0").split()[0])
+    first = max((s.round for s in rec.samples(sc)), default=0)
     opened, failed = [0], [0]
 
     def done(f: Finished) -> None:
         """Store one attempt and say how far the step is."""
-        rec.sample(_sample(sc, f))
+        rec.sample(_sample(sc, f, first + opened[0] + failed[0] + 1))
         opened[0] += f.error is None
         failed[0] += f.error is not None
         job.progress.update(f"{sc.load}: {holder.held + opened[0]} held, {failed[0]} failed", opened[0], n)
 
-    n = int((sc.load or "0").split()[0])
     held = holder.grow(n, done)
     job.progress.update(f"{sc.load}: {held} held; reading the server at rest", n, n)
     rec.store.add_memory(rec.run_id, snapshot(where.server, sc.load or ""))
@@ -165,9 +166,9 @@ def _step(
     return held
 
 
-def run_sessions(job: Job, bench: Bench, where: Endpoint, go: Detected | None) -> int:
-    """Run (or resume) the steps of sessions held, in rising order; return the run id."""
-    own = job.opts.own_as(LoadOptions)
+def _reach(bench: Bench, where: Endpoint, go: Detected | None, top: int) -> tuple[Endpoint, Launcher]:
+    """Return the server that holds `top` sessions (a second one where its type limits them) and how the Go driver
+    reaches it; refuse what cannot hold sessions."""
     if go is None or where.server is None:
         raise SshbenchError(
             "--job session holds its sessions in the Go generator against an embedded server",
@@ -175,37 +176,51 @@ def run_sessions(job: Job, bench: Bench, where: Endpoint, go: Detected | None) -
             fix="leave --generator at go and TARGET at an embedded server (local:openssh, local:dropbear, ...)",
             code=ExitCode.USAGE,
         )
-    limits = raise_limits()
-    where = bench.holding(where, max(own.sessions) + AT_ONCE)
-    assert where.server is not None
+    where = bench.holding(where, top + AT_ONCE)
     reach = bench.client(where, go, bench.discover(where).server_lists().get("hostkey", ()))
     if isinstance(reach, str):
         raise SshbenchError(reach, place="--job session", fix="see its words", code=ExitCode.USAGE)
+    return where, reach
+
+
+def _steps(
+    job: Job, rec: Recording, where: Endpoint, holder: Holder, steps: list[Scenario], limits: dict[str, tuple[int, int]]
+) -> None:
+    """Run the steps not yet read at rest, in rising order, each from the sessions the ones before it hold."""
+    assert where.server is not None
+    own, root = job.opts.own_as(LoadOptions), os.geteuid() == 0
+    held, stop = 0, None
+    for n, sc in zip(own.sessions, steps, strict=True):
+        if any(s.warmup for s in rec.samples(sc)):
+            held = n  # read at rest before an interruption: kept; its sessions are opened again, unstored
+            continue
+        if holder.held < held:
+            holder.grow(held, lambda f: None)
+        why = stop or too_many(n, where.server.name, root) or too_big(n, rec.store.memory(rec.run_id), held)
+        if why is not None:
+            rec.failed(sc, f"{SKIPPED}not run: {why}" if stop is None else f"{SKIPPED}{why}")
+            stop = stop or f"not run: {sc.load} did not fit"
+            continue
+        held = _step(job, rec, where, holder, sc, limits)
+        alive(rec, where, sc)
+        if held < n:
+            stop = f"not run: {n - held} of the sessions of {sc.load} could not be opened"
+
+
+def run_sessions(job: Job, bench: Bench, where: Endpoint, go: Detected | None) -> int:
+    """Run (or resume) the steps of sessions held, in rising order; return the run id."""
+    own = job.opts.own_as(LoadOptions)
+    limits = raise_limits()
+    where, reach = _reach(bench, where, go, max(own.sessions))
+    assert where.server is not None
     rec = job.record(job.opts.target, bench.environment(where, None))
     base = Scenario(Kind.LATENCY, kex=(job.opts.kex or (None,))[0], hostkey=(job.opts.hostkeys or (None,))[0])
     steps = [dataclasses.replace(base, load=session_key(n)) for n in own.sessions]
     with rec.status():
         rec.register(steps)
-        memory = rec.store.memory(rec.run_id)
-        if not any(m.state == IDLE for m in memory):
+        if not any(m.state == IDLE for m in rec.store.memory(rec.run_id)):
             where.server.wait_idle()
             rec.store.add_memory(rec.run_id, snapshot(where.server, IDLE))
-        root = os.geteuid() == 0
         with holding(reach.argv(steps[0], "hold", str(own.sources), str(AT_ONCE))) as holder:
-            held, stop = 0, None
-            for n, sc in zip(own.sessions, steps, strict=True):
-                if rec.samples(sc):
-                    held = n  # a step an interrupted run stored is kept as it is; its sessions are opened again
-                    continue
-                if holder.held < held:
-                    holder.grow(held, lambda f: None)
-                why = stop or too_many(n, where.server.name, root) or too_big(n, rec.store.memory(rec.run_id), held)
-                if why is not None:
-                    rec.failed(sc, f"{SKIPPED}not run: {why}" if stop is None else f"{SKIPPED}{why}")
-                    stop = stop or f"not run: {sc.load} did not fit"
-                    continue
-                held = _step(job, rec, where, holder, sc, limits)
-                alive(rec, where, sc)
-                if held < n:
-                    stop = f"not run: {n - held} of the sessions of {sc.load} could not be opened"
+            _steps(job, rec, where, holder, steps, limits)
     return rec.run_id

@@ -45,6 +45,7 @@ class Holder:
         self.said: list[str] = []
         self.files: tuple[int, int] | None = None
         self.held, self.cpu = 0, 0.0
+        self.growing = False  # sessions are being opened (stopped at once by close)
         first = self._line()
         if first is not None and first.startswith(FILES_LINE):
             soft, hard = first.removeprefix(FILES_LINE).split()[:2]
@@ -69,9 +70,10 @@ class Holder:
             self.proc.stdin.flush()
         except OSError:
             raise RuntimeError(self._why_gone()) from None
+        self.growing = True
         while (line := self._line()) is not None:
             if line.startswith(HELD_LINE):
-                self.held = int(line.removeprefix(HELD_LINE).split()[0])
+                self.held, self.growing = int(line.removeprefix(HELD_LINE).split()[0]), False
                 return self.held
             if line.startswith(HOLD_LINE):
                 done(self._parsed(line))
@@ -92,7 +94,9 @@ class Holder:
 
     def close(self) -> None:
         """End every session (their stdin closed, then their connections) and the driver (by its PID, if it does not
-        end within CLOSE_WAIT)."""
+        end within CLOSE_WAIT); a driver still opening sessions (interrupted) is stopped at once, which closes them."""
+        if self.growing:
+            self.proc.terminate()
         with contextlib.suppress(OSError):
             if self.proc.stdin is not None:
                 self.proc.stdin.close()

@@ -17,7 +17,7 @@ HOW = (
     "lasts with nothing sent; they are opened 8 at a time (so that MaxStartups and per-address limits are not what "
     "is measured) and read once all are open. Memory: PSS, which splits a shared page between the processes mapping "
     "it (so one more session costs its PSS), above the idle server's; RSS counts shared pages in full. CPU at rest: "
-    "the server's over 2 s with every session open."
+    "the server's over 2 s with every session open (its cgroup's; without root, its live processes' own)."
 )
 
 
@@ -69,7 +69,8 @@ def sentence(rows: list[Held], product: str) -> str:
     top = done[-1]
     assert top.per_session is not None and top.held is not None
     roles = ", ".join(f"{r.role} {r.per_session / 2**20:.2f}" for r in sorted(top.roles, key=lambda r: -r.per_session))
-    cpu = "" if top.cpu_share is None else f"; at rest the server used {top.cpu_share * 100:.2f} % of a CPU"
+    how = " (its processes' own, from /proc: no cgroup)" if top.cpu_by == "processes" else ""
+    cpu = "" if top.cpu_share is None else f"; at rest the server used {top.cpu_share * 100:.2f} % of a CPU{how}"
     pss = top.pss or 0
     whole = f"{pss / 2**30:.2f} GiB" if pss >= 2**30 else f"{pss / 2**20:.0f} MiB"
     rest = (top.per_session - sum(r.per_session for r in top.roles)) / 2**20
