@@ -66,3 +66,17 @@ def test_a_step_that_would_not_fit_the_memory_available_is_said_before_it_is_tri
     assert too_big(1000, memory, 100) is None  # 2 GiB here is far under this machine's memory
     why = too_big(10**8, memory, 100)
     assert why is not None and "1.94 MiB each at 100" in why and "available" in why
+
+
+def test_the_server_is_named_by_its_banner_with_its_product_where_the_banner_does_not_say_it() -> None:
+    from sshbench.analyse.sessions import server_label
+    from sshbench.environment import EmbeddedInfo, Environment
+
+    def env(product: str, banner: str | None) -> Environment:
+        """Return an environment of an embedded server with this product and banner."""
+        return Environment(server_banner=banner, embedded=EmbeddedInfo("x", product, (), None, None))
+
+    assert server_label(env("OpenSSH", "SSH-2.0-OpenSSH_10.0p2 Debian-7")) == "OpenSSH_10.0p2"
+    assert server_label(env("Go x/crypto/ssh", "SSH-2.0-Go")) == "Go x/crypto/ssh (Go)"
+    assert server_label(env("TinySSH", "SSH-2.0-tinysshd_20230101")) == "tinysshd_20230101"
+    assert server_label(env("Dropbear", None)) == "Dropbear"

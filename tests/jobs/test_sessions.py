@@ -52,4 +52,4 @@ def test_tinyssh_holds_past_tcpservers_default_limit_and_a_step_past_the_open_fi
     shown = subprocess.run([*argv[:3], "show", "--db", str(db)], env=cli_env, capture_output=True, text=True)
     words = " ".join(shown.stdout.split())
     assert "80 sessions: not run: they need about 144 open files" in words, words
-    assert "TinySSH held 45 sessions in" in words, words
+    assert "held 45 sessions in" in words and "MiB a session above the idle server" in words, words

@@ -113,8 +113,8 @@ def _chromium() -> str | None:
 
 @pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (scripts/setup installs it)")
 def test_report_renders_offline_in_headless_chromium(cli_env: dict[str, str], db: Path, tmp_path: Path) -> None:
-    sessions = add_sessions_run(db)
-    _html(cli_env, db, tmp_path, "1", "2", "4", str(sessions))  # load runs' charts too: steps and sessions held
+    sessions, again = add_sessions_run(db), add_sessions_run(db)  # two servers' sessions: one chart across them too
+    _html(cli_env, db, tmp_path, "1", "2", "4", str(sessions), str(again))  # load runs' charts: steps, sessions
     page = f"file://{tmp_path / 'report.html'}"
     no_network = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--net"]
     browser = [
@@ -133,6 +133,7 @@ def test_report_renders_offline_in_headless_chromium(cli_env: dict[str, str], db
     assert dom.returncode == 0, dom.stderr[-2000:]
     charts = re.findall(r'<div class="chart[^"]*" data-spec="([^"]+)"[^>]*>(.*?)</div>\s*</div>', dom.stdout, re.S)
     load = {"run4-load-percentiles-spec", "run4-load-outcomes-spec", f"run{sessions}-load-sessions-spec"}
+    load |= {"across-load-sessions-spec"}
     assert len(charts) >= 8 and load <= {n for n, _ in charts}
     blank = [name for name, body in charts if "<svg" not in body or "marks" not in body]
     assert not blank, f"charts did not render: {blank}"

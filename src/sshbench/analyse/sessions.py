@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sshbench.analyse.load import cause, histogram
+from sshbench.environment import Environment
 from sshbench.records import MemoryRecord, StoredRun, StoredScenario
 
 IDLE = "idle"  # the state of the memory snapshot taken before the first session
@@ -107,3 +108,13 @@ def held_steps(stored: StoredRun) -> list[Held]:
 def idle_pss(stored: StoredRun) -> int | None:
     """Return the idle server's PSS, bytes."""
     return _sum([m for m in stored.memory if m.state == IDLE and m.role != "client"], "pss")
+
+
+def server_label(env: Environment) -> str:
+    """Return the server as its banner names it (`OpenSSH_10.0p2`; `Go x/crypto/ssh (Go)` where the banner does not
+    name the product), else its product."""
+    product = env.embedded.product if env.embedded else "the server"
+    software = env.server_banner.removeprefix("SSH-2.0-").split()[0] if env.server_banner else ""
+    if not software:
+        return product
+    return software if software.lower().startswith(product.lower()[:5]) else f"{product} ({software})"

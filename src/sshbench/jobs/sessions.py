@@ -21,6 +21,7 @@ import psutil
 
 from sshbench.analyse.sessions import IDLE
 from sshbench.clients.launch import Detected, Launcher
+from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
@@ -166,7 +167,7 @@ def _step(
     return held
 
 
-def _reach(bench: Bench, where: Endpoint, go: Detected | None, top: int) -> tuple[Endpoint, Launcher]:
+def _reach(bench: Bench, where: Endpoint, go: Detected | None, top: int) -> tuple[Endpoint, Launcher, Discovery]:
     """Return the server that holds `top` sessions (a second one where its type limits them) and how the Go driver
     reaches it; refuse what cannot hold sessions."""
     if go is None or where.server is None:
@@ -177,10 +178,11 @@ def _reach(bench: Bench, where: Endpoint, go: Detected | None, top: int) -> tupl
             code=ExitCode.USAGE,
         )
     where = bench.holding(where, top + AT_ONCE)
-    reach = bench.client(where, go, bench.discover(where).server_lists().get("hostkey", ()))
+    found = bench.discover(where)
+    reach = bench.client(where, go, found.server_lists().get("hostkey", ()))
     if isinstance(reach, str):
         raise SshbenchError(reach, place="--job session", fix="see its words", code=ExitCode.USAGE)
-    return where, reach
+    return where, reach, found
 
 
 def _steps(
@@ -211,9 +213,9 @@ def run_sessions(job: Job, bench: Bench, where: Endpoint, go: Detected | None) -
     """Run (or resume) the steps of sessions held, in rising order; return the run id."""
     own = job.opts.own_as(LoadOptions)
     limits = raise_limits()
-    where, reach = _reach(bench, where, go, max(own.sessions))
+    where, reach, found = _reach(bench, where, go, max(own.sessions))
     assert where.server is not None
-    rec = job.record(job.opts.target, bench.environment(where, None))
+    rec = job.record(job.opts.target, bench.environment(where, found))
     base = Scenario(Kind.LATENCY, kex=(job.opts.kex or (None,))[0], hostkey=(job.opts.hostkeys or (None,))[0])
     steps = [dataclasses.replace(base, load=session_key(n)) for n in own.sessions]
     with rec.status():

@@ -4,10 +4,12 @@ the server's memory per session against how many are held, whole and by process 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import altair as alt
 
 from sshbench.analyse.load import PERCENTILES, Step
-from sshbench.analyse.sessions import held_steps
+from sshbench.analyse.sessions import held_steps, server_label
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
 from sshbench.render.charts import WIDTH, Figure, bar_height, inline_data, vega_spec
@@ -111,8 +113,7 @@ def _burst_figures(data: StoredRun, prefix: str) -> list[Figure]:
 def _session_figures(data: StoredRun, prefix: str) -> list[Figure]:
     """The server's PSS per session against the sessions held (log), whole and by process role."""
     rows = [h for h in held_steps(data) if h.per_session is not None and h.held]
-    env = data.run.environment
-    product = env.embedded.product if env.embedded else "the server"
+    product = server_label(data.run.environment)
     points = [{"sessions": h.held, "part": "whole (above idle)", "MiB": (h.per_session or 0) / 2**20} for h in rows]
     points += [{"sessions": h.held, "part": r.role, "MiB": r.per_session / 2**20} for h in rows for r in h.roles]
     if not points:
@@ -129,3 +130,32 @@ def _session_figures(data: StoredRun, prefix: str) -> list[Figure]:
     )
     title = f"{product}: memory per session held (PSS, whole and by process role)"
     return [Figure(f"{prefix}load-sessions", title, vega_spec(chart.properties(width=WIDTH, height=260, title=title)))]
+
+
+def sessions_across(runs: Sequence[StoredRun]) -> list[Figure]:
+    """Return, for two or more session runs in one report, PSS per session against the sessions held, a line per
+    run's server (named by its product and run)."""
+    points = []
+    for data in runs:
+        if data.run.options.own_as(LoadOptions).job != "session":
+            continue
+        name = f"{server_label(data.run.environment)} (run {data.run.id})"
+        points += [
+            {"sessions": h.held, "server": name, "MiB": (h.per_session or 0) / 2**20}
+            for h in held_steps(data)
+            if h.per_session is not None and h.held
+        ]
+    if len({p["server"] for p in points}) < 2:
+        return []
+    chart = (
+        alt.Chart(inline_data(points))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("sessions:Q", title="sessions held (log)", scale=alt.Scale(type="log", nice=False)),
+            y=alt.Y("MiB:Q", title="PSS per session above idle, MiB"),
+            color=alt.Color("server:N", title="server"),
+            tooltip=["server:N", "sessions:Q", alt.Tooltip("MiB:Q", format=".2f")],
+        )
+    )
+    title = "Memory per session held, server by server (PSS above the idle server's)"
+    return [Figure("across-load-sessions", title, vega_spec(chart.properties(width=WIDTH, height=260, title=title)))]

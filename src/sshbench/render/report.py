@@ -36,6 +36,7 @@ from sshbench.render.compare import explanation, ratio_cell, summary_cell
 from sshbench.render.console import policy_of, row_notes
 from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
 from sshbench.render.header import environment_lines, options_line
+from sshbench.render.loadcharts import sessions_across
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
 from sshbench.runkinds import entry
 
@@ -335,12 +336,15 @@ def render_html(runs: Sequence[StoredRun]) -> str:
     comparison = _comparison(runs[0], runs[1]) if len(runs) == 2 else None
     if comparison:
         every += comparison["figures"]
+    across = sessions_across(runs)
+    every += across
     return template.render(
         title=", ".join(f"run {d.run.id} ({d.run.kind})" for d in runs),
         generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         runs=sections,
         comparison=comparison,
+        across=across,
         all_figures=[{"id": f.id, "json": _inline_json(json.dumps(f.spec))} for f in every],
         bundle=_inline_js(javascript_bundle()),
     )
@@ -351,7 +355,7 @@ def all_figures(runs: Sequence[StoredRun]) -> list[Figure]:
     figures = [f for data in runs for f in run_figures(data)]
     if len(runs) == 2:
         figures += _comparison(runs[0], runs[1])["figures"]
-    return figures
+    return figures + sessions_across(runs)
 
 
 def write_images(figures: Sequence[Figure], outdir: Path, fmt: str) -> list[Path]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from sshbench.analyse.sessions import Held, held_steps, idle_pss
+from sshbench.analyse.sessions import Held, held_steps, idle_pss, server_label
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
 from sshbench.render.layout import Column, ms_cell, print_fitted
@@ -87,7 +87,7 @@ def print_sessions(console: Console, stored: StoredRun) -> None:
     """Print the steps of sessions held, the memory per session by role, why steps were not run, and how."""
     rows = held_steps(stored)
     run = [h for h in rows if h.not_run is None]
-    product = stored.run.environment.embedded.product if stored.run.environment.embedded else "the server"
+    product = server_label(stored.run.environment)
     idle = idle_pss(stored)
     title = (
         f"Sessions held on {product}: opened 8 at a time by one Go x/crypto/ssh process; the idle server's PSS "
