@@ -7,7 +7,8 @@ round takes one sample through each sampler, in a fresh random order: `timing` (
 and timed, its stderr and I/O counters read), `+ evidence` (witnessed: the kernel's TCP state polled by a thread),
 `+ meters` (metered: the server's cgroup CPU before, at login and after the connection's processes end), `+ storage`
 (the sample written to SQLite and committed, as a run stores it), and the whole one with the I/O counters read as
-before `dense` probing (at every wake-up, every 10 ms from the start) for the before/after. This process's CPU
+before `dense` probing (at every wake-up, every 10 ms from the start) and the evidence read as before the borrowed
+socket (sock_diag polled from the start, `dumping`) for the before/after. This process's CPU
 (every thread, getrusage) is read around each sample; a part's cost is the median difference between neighbouring
 samplers, a share the sampler's median over the ssh client's median CPU. `--size auto` sizes transfers as
 `sshbench throughput` does (about 0.2 s, from a calibrating warm-up). `--profile FILE` writes a CPU cProfile of the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import random
 import resource
 import statistics
@@ -35,7 +37,8 @@ from sshbench.joboptions import JobOptions
 from sshbench.measure import samplers
 from sshbench.measure.costs import metered
 from sshbench.measure.samplers import ThroughputSampler
-from sshbench.measure.witness import witnessed
+from sshbench.measure.tcpinfo import Watcher
+from sshbench.measure.witness import netns_of, our_processes, witnessed
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind
 from sshbench.samples import Sample
@@ -45,7 +48,7 @@ from sshbench.targets.servers import registry
 
 Take = Callable[[Scenario, int, bool], Sample]
 PARTS = ("timing", "+ evidence", "+ meters", "+ storage")
-BEFORE = "whole, probes every 10 ms"  # the whole sampler with the I/O counters read at every wake-up, as before
+BEFORE = "whole, as before"  # sock_diag dumps polled from the start and the I/O counters read at every wake-up
 
 
 def every_wakeup(take: Take) -> Take:
@@ -62,6 +65,19 @@ def every_wakeup(take: Take) -> Take:
             return take(sc, rnd, warmup)
         finally:
             samplers.run_timed = plain
+
+    return sample
+
+
+def dumping(take: Take, port: int, server_pid: int | None) -> Take:
+    """Return `take` with the kernel's evidence read as before the borrowed socket: a watcher polling sock_diag from
+    the sample's start (dumps until the socket moves bytes, then by its sockid), nothing read at the exit."""
+
+    def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
+        watcher = Watcher(port, our_processes, netns_of(server_pid), True)
+        with watcher:
+            taken = take(sc, rnd, warmup)
+        return dataclasses.replace(taken, tcp={**(taken.tcp or {}), **watcher.evidence()})
 
     return sample
 
@@ -127,7 +143,8 @@ def main() -> None:
         env = Environment(cpu_model="", cpus=2, cpu_flags={}, kernel="", openssh_client="", openssl="")
         run = store.add_scenarios(store.create_run(opts, target.spec, env), [sc])[sc.key]
         whole = stored(meters, store, run)
-        takes = dict(zip((*PARTS, BEFORE), (timing, evidence, meters, whole, every_wakeup(whole)), strict=True))
+        before = every_wakeup(stored(metered(dumping(timing, target.port, server.pid), server, False), store, run))
+        takes = dict(zip((*PARTS, BEFORE), (timing, evidence, meters, whole, before), strict=True))
         cpu: dict[str, list[float]] = {k: [] for k in takes}
         client: dict[str, list[float]] = {k: [] for k in takes}
         rates: dict[str, list[float]] = {k: [] for k in takes}

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sshbench.measure.tcpinfo import Reading, Series
+from sshbench.measure.tcpseries import Reading, Series
 
 SESSION_MARK = "sshbench-session:"
 SS_MARK = "sshbench-ss:"

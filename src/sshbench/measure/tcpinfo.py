@@ -17,14 +17,14 @@ from __future__ import annotations
 import ctypes
 import os
 import socket
-import statistics
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from sshbench.measure.grab import Borrowed, borrow
+from sshbench.measure.tcpseries import Reading, Series
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -32,14 +32,17 @@ NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 INET_DIAG_INFO, INET_DIAG_CONG = 2, 4
 TCP_ESTABLISHED = 1
+CLOSING_STATES = sum(1 << state for state in (1, 4, 5, 8, 9, 11))  # established, FIN_WAIT1/2, CLOSE_WAIT, LAST_ACK,
+# CLOSING: every state whose socket still has its tcp_info (not TIME_WAIT)
 CLONE_NEWNET = 0x40000000
 _HEADER = struct.Struct("=IHHII")
 _REQUEST = struct.Struct("=BBBxI HH16s16sI8s")  # inet_diag_req_v2 with its inet_diag_sockid (ports big-endian)
 _MSG = struct.Struct("=BBBB HH16s16sI8s IIIII")  # inet_diag_msg
 _SOCKID_END = 4 + struct.calcsize("=HH16s16sI8s")  # the inet_diag_sockid inside inet_diag_msg
 POLL_SECONDS = 0.1
+GO_LIMIT = 60.0  # seconds polls wait for an adopted process's login to end before they begin anyway
+BORROW_TRIES = 3  # polls that look for the adopted process's socket before the watcher dumps instead
 FAMILIES: tuple[int, ...] = (socket.AF_INET, socket.AF_INET6)
-SERIES_POINTS = 60  # readings kept per socket and sample for the report's time series
 
 # struct tcp_info: (name, offset, format). Times in microseconds, rates in bytes per second.
 _FIELDS = (
@@ -63,26 +66,15 @@ _FIELDS = (
 )
 
 
-@dataclass(frozen=True)
-class Reading:
-    """One socket's TCP state at one instant: its ports, inode, congestion control and tcp_info fields."""
-
-    local_port: int
-    peer_port: int
-    inode: int
-    cc: str
-    info: Mapping[str, int]
-    family: int = 0  # with `sockid`, what asks the kernel for this one socket again (0: not from sock_diag)
-    sockid: bytes = b""  # struct inet_diag_sockid as the kernel sent it (ports, addresses, interface, cookie)
+_UNPACK = tuple((name, offset, struct.Struct("=" + fmt)) for name, offset, fmt in _FIELDS)  # compiled once
 
 
 def _tcp_info(data: bytes) -> dict[str, int]:
     """Return the tcp_info fields this kernel's structure holds (older kernels send a shorter one)."""
     out = {}
-    for name, offset, fmt in _FIELDS:
-        size = struct.calcsize(fmt)
-        if len(data) >= offset + size:
-            (value,) = struct.unpack_from("=" + fmt, data, offset)
+    for name, offset, unpack in _UNPACK:
+        if len(data) >= offset + unpack.size:
+            (value,) = unpack.unpack_from(data, offset)
             out[name] = value & 1 if name == "app_limited" else value  # the first bit of that byte
     return out
 
@@ -141,14 +133,14 @@ def request(family: int = socket.AF_INET) -> bytes:
     return _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + body
 
 
-def request_one(family: int, sockid: bytes) -> bytes:
+def request_one(family: int, sockid: bytes, states: int = 1 << TCP_ESTABLISHED) -> bytes:
     """Return the netlink request for one socket, named by the sockid the kernel sent with it (no dump)."""
     head = struct.pack(
         "=BBBxI",
         family,
         socket.IPPROTO_TCP,
         (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1)),
-        1 << TCP_ESTABLISHED,
+        states,
     )
     body = head + sockid
     return _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 1, 0) + body
@@ -163,6 +155,17 @@ def read_one(sock: socket.socket, known: Reading) -> Reading | None:
         return None  # ENOENT: closed since
     same = [r for r in found if r.inode == known.inode and r.info]  # not a closed one's TIME_WAIT remains
     return same[0] if same else None
+
+
+def read_tuple(sock: socket.socket, family: int, sockid: bytes) -> Reading | None:
+    """Return the socket with this four-tuple (an inet_diag_sockid without a cookie), or None: established or
+    closing (the server's end as the client exits: it has sent its last bytes and its FIN)."""
+    sock.send(request_one(family, sockid, CLOSING_STATES))
+    try:
+        found, _ = parse(sock.recv(1 << 16))
+    except OSError:
+        return None  # ENOENT: not there (closed)
+    return next((r for r in found if r.info), None)
 
 
 def read(sock: socket.socket, port: int | None = None, families: tuple[int, ...] = FAMILIES) -> list[Reading]:
@@ -212,9 +215,15 @@ def buffers() -> dict[str, str]:
     out = {}
     for name in ("tcp_rmem", "tcp_wmem"):
         try:
-            out[name] = " ".join(Path(f"/proc/sys/net/ipv4/{name}").read_text().split())
+            fd = os.open(f"/proc/sys/net/ipv4/{name}", os.O_RDONLY)
         except OSError:
             continue
+        try:
+            out[name] = " ".join(os.read(fd, 256).decode().split())
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
     return out
 
 
@@ -232,91 +241,6 @@ def socket_inodes(pids: Iterator[int]) -> set[int]:
     return out
 
 
-@dataclass
-class Series:
-    """One socket's readings over a sample (mutable, private to the watcher)."""
-
-    first: Reading
-    last: Reading
-    rtt_us: list[int] = field(default_factory=list)
-    cwnd: list[int] = field(default_factory=list)
-    delivery: list[int] = field(default_factory=list)
-    snd_wnd: list[int] = field(default_factory=list)
-    app_limited: int = 0
-    moving: int = 0  # polls during which bytes moved since the previous one
-    polls: int = 0
-    moved: bool = False  # bytes moved at the last poll
-    started: float = field(default_factory=time.monotonic)
-    points: list[tuple[float, int, int, int]] = field(default_factory=list)  # (s, delivery B/s, rtt us, cwnd)
-
-    def add(self, r: Reading) -> None:
-        """Add one reading (the app-limited flag and the delivery rate count only while bytes move)."""
-        info, before = r.info, self.last.info
-        moved = info.get("bytes_acked", 0) + info.get("bytes_received", 0) > before.get("bytes_acked", 0) + before.get(
-            "bytes_received", 0
-        )
-        self.last, self.polls, self.moved = r, self.polls + 1, moved
-        self.rtt_us.append(info.get("rtt_us", 0))
-        self.cwnd.append(info.get("snd_cwnd", 0))
-        self.snd_wnd.append(info.get("snd_wnd", 0))
-        self.points.append(
-            (
-                time.monotonic() - self.started,
-                info.get("delivery_rate", 0),
-                info.get("rtt_us", 0),
-                info.get("snd_cwnd", 0),
-            )
-        )
-        if moved:
-            self.moving += 1
-            self.delivery.append(info.get("delivery_rate", 0))
-            self.app_limited += info.get("app_limited", 0)
-
-    def summary(self) -> dict[str, Any]:
-        """Return the compact summary a sample stores: medians over the polls, totals over the sample."""
-        a, b = self.first.info, self.last.info
-
-        def delta(key: str) -> int:
-            """Return how much a cumulative counter grew during the sample."""
-            return max(b.get(key, 0) - a.get(key, 0), 0)
-
-        busy = delta("busy_us")
-        return {
-            "cc": self.last.cc,
-            "polls": self.polls,
-            "rtt_ms": statistics.median(self.rtt_us) / 1e3,
-            "min_rtt_ms": b.get("min_rtt_us", 0) / 1e3,
-            "cwnd_segments": statistics.median(self.cwnd),
-            "mss_bytes": b.get("snd_mss", 0),
-            "delivery_MBps": statistics.median(self.delivery) / 1e6 if self.delivery else 0.0,
-            "delivery_max_MBps": max(self.delivery) / 1e6 if self.delivery else 0.0,
-            "app_limited_share": self.app_limited / self.moving if self.moving else None,
-            "moving_polls": self.moving,
-            "busy_ms": busy / 1e3,
-            "rwnd_limited_share": delta("rwnd_limited_us") / busy if busy else None,
-            "sndbuf_limited_share": delta("sndbuf_limited_us") / busy if busy else None,
-            "retransmits": delta("total_retrans"),
-            "peer_window_bytes": statistics.median(self.snd_wnd),
-            "receive_space_bytes": b.get("rcv_space", 0),
-            "rcv_rtt_ms": b.get("rcv_rtt_us", 0) / 1e3,
-            "bytes_acked": delta("bytes_acked"),
-            "bytes_received": delta("bytes_received"),
-            "series": self.series(),
-        }
-
-    def series(self) -> dict[str, list[float]]:
-        """Return the readings over time for the report (at most SERIES_POINTS, evenly picked): seconds since the
-        first reading, delivery rate MB/s, smoothed RTT ms, cwnd segments."""
-        step = max(1, -(-len(self.points) // SERIES_POINTS))
-        picked = self.points[::step]
-        return {
-            "t_s": [round(p[0], 3) for p in picked],
-            "delivery_MBps": [round(p[1] / 1e6, 3) for p in picked],
-            "rtt_ms": [round(p[2] / 1e3, 3) for p in picked],
-            "cwnd_segments": [p[3] for p in picked],
-        }
-
-
 class Watcher:
     """Poll our sockets to one server port while a sample runs: the client's (peer port = the port) in this
     namespace, the server's (local port = the port) in the server's namespace when it is ours."""
@@ -328,6 +252,7 @@ class Watcher:
         server_netns: str | None = None,
         server_local: bool = False,
         interval: float = POLL_SECONDS,
+        adopting: bool = False,
     ) -> None:
         self.port, self.ours, self.interval = port, ours, interval
         self.sockets = {"client": diag_socket()}
@@ -339,8 +264,16 @@ class Watcher:
         self.inodes: set[int] = set()
         self.families = FAMILIES  # narrowed to the transfer's family once its socket is found
         self.stop = threading.Event()
+        self.go = threading.Event()  # polls begin (set at the mark of an adopted process, else at its start)
+        if not adopting:
+            self.go.set()
         self.thread = threading.Thread(target=self._run, name="sshbench-tcpinfo", daemon=True)
         self.seconds = 0.0  # CPU seconds this watcher spent (its own cost, measured)
+        self.cc = ""  # the borrowed socket's congestion control
+        self.pid: int | None = None  # the ssh client `run_timed` started: its socket is borrowed, no dump needed
+        self.borrowed: Borrowed | None = None
+        self.tries = BORROW_TRIES  # polls left to find the adopted process's socket before dumping instead
+        self.lock = threading.Lock()  # the polls' thread and the exit's reading share the series
 
     def __enter__(self) -> Watcher:
         self.thread.start()  # the first poll one interval in: the sample's connection does not exist before it starts
@@ -348,18 +281,84 @@ class Watcher:
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
+        self.go.set()
         self.thread.join()
         for sock in {id(s): s for s in self.sockets.values()}.values():
             sock.close()
 
     def _run(self) -> None:
-        """Poll until stopped."""
+        """Poll until stopped, from the login's end when it is said (else from the start)."""
+        self.go.wait(GO_LIMIT)
+        if not self.stop.is_set():
+            self.poll()  # the transfer's first reading, as it begins
         while not self.stop.wait(self.interval):
             self.poll()
+
+    def adopt(self, pid: int, marked: bool = False) -> None:
+        """Watch this process's own socket to the port (the ssh client `run_timed` has just started); `marked`: its
+        login's end will be said (`begin`), and polls wait for it (nothing moves before)."""
+        if self.pid is None:
+            self.pid = pid
+            if not marked:
+                self.go.set()
+
+    def begin(self) -> None:
+        """Start polling: the login is done and the transfer's command sent."""
+        self.go.set()
+
+    def ended(self, pid: int) -> None:
+        """Read the borrowed socket's both ends a last time as its process exits, then let the copy go (the
+        connection closes now, as it would have without it)."""
+        if pid != self.pid or self.borrowed is None:
+            return
+        start = time.thread_time()
+        with self.lock:
+            self._server_end(self.borrowed)
+            self._client_end(self.borrowed.close())
+        self.seconds += time.thread_time() - start
+
+    def _client_end(self, data: bytes | None) -> None:
+        """Add a reading of the borrowed client socket to the client's series."""
+        if data is None:
+            return
+        r = Reading(0, self.port, 0, self.cc, _tcp_info(data))
+        known = self.series.get("client")
+        self.series["client"] = known if known is not None else Series(r, r)
+        self.series["client"].add(r)
+
+    def _server_end(self, borrowed: Borrowed) -> None:
+        """Add a reading of the server's end of the borrowed connection (by its four-tuple, no dump)."""
+        if not self.server_local:
+            return
+        try:
+            r = read_tuple(self.sockets["server"], borrowed.family, borrowed.peer_sockid())
+        except OSError:
+            return
+        if r is not None:
+            known = self.series.get("server")
+            self.series["server"] = known if known is not None else Series(r, r)
+            self.series["server"].add(r)
+
+    def _poll_borrowed(self) -> bool:
+        """Read the adopted process's socket, borrowing it first; return False when there is none to read."""
+        if self.borrowed is None and self.pid is not None and self.tries > 0:
+            self.tries -= 1
+            self.borrowed = borrow(self.pid, self.port)
+            if self.borrowed is not None:
+                self.cc = self.borrowed.congestion()
+        if self.borrowed is None:
+            return False
+        with self.lock:
+            self._server_end(self.borrowed)
+            self._client_end(self.borrowed.info())
+        return True
 
     def poll(self) -> None:
         """Read both namespaces once and add the readings of our sockets to their side's series."""
         start = time.thread_time()
+        if self._poll_borrowed():
+            self.seconds += time.thread_time() - start
+            return
         try:
             seen: dict[int, list[Reading]] = {}  # one dump per namespace, both sides read from it
             for side, sock in self.sockets.items():

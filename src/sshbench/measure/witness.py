@@ -14,6 +14,7 @@ from sshbench.measure.scheduler import Sampler
 from sshbench.measure.tcpinfo import Watcher
 from sshbench.model import Kind, Scenario
 from sshbench.samples import Sample
+from sshbench.ssh.proc import at_exit, at_mark, spawned
 
 
 def our_processes() -> Iterator[int]:
@@ -45,10 +46,10 @@ def witnessed(take: Sampler, port: int, server_pid: int | None, server_local: bo
         if warmup or sc.kind is Kind.LATENCY or not sys.platform.startswith("linux"):
             return take(sc, rnd, warmup)
         try:
-            watcher = Watcher(port, our_processes, netns_of(server_pid), server_local)
+            watcher = Watcher(port, our_processes, netns_of(server_pid), server_local, adopting=True)
         except OSError:
             return take(sc, rnd, warmup)
-        with watcher:
+        with watcher, spawned(watcher.adopt), at_mark(watcher.begin), at_exit(watcher.ended):
             taken = take(sc, rnd, warmup)
         evidence = watcher.evidence()
         return dataclasses.replace(taken, tcp={**(taken.tcp or {}), **evidence}) if len(evidence) > 1 else taken

@@ -109,6 +109,29 @@ def run_quick(argv: Sequence[str], timeout: float = 30.0) -> subprocess.Complete
 
 _placers: list[Callable[[int], None]] = []  # each gets the PID of every process `run_timed` starts, at once
 _at_mark: list[Callable[[], None]] = []  # each is called when a `mark` line arrives (once per process)
+_at_exit: list[Callable[[int], None]] = []  # each gets the PID of a process `run_timed` runs as its exit is seen
+_spawned: list[Callable[[int, bool], None]] = []  # each gets a started process's PID and whether a mark will come
+
+
+@contextlib.contextmanager
+def spawned(call: Callable[[int, bool], None]) -> Iterator[None]:
+    """Tell `call` of every process `run_timed` starts in the block: its PID, and whether `at_mark` calls will say
+    when its login is done (a `mark` was given)."""
+    _spawned.append(call)
+    try:
+        yield
+    finally:
+        _spawned.remove(call)
+
+
+@contextlib.contextmanager
+def at_exit(call: Callable[[int], None]) -> Iterator[None]:
+    """Call `call` with a process's PID in the block the moment `run_timed` sees it exit (before it is reaped)."""
+    _at_exit.append(call)
+    try:
+        yield
+    finally:
+        _at_exit.remove(call)
 
 
 @contextlib.contextmanager
@@ -171,6 +194,8 @@ def run_timed(
     try:
         for place in _placers:
             place(proc.pid)
+        for tell in _spawned:
+            tell(proc.pid, mark is not None)
         return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived, mark, stall, dense)
     except BaseException:
         _kill(proc)
@@ -279,6 +304,8 @@ class _Watch:
         if what == "exit":
             self.ended = now
             self.sel.unregister(self.pidfd)
+            for ended in _at_exit:
+                ended(self.proc.pid)
             counters = read_io(self.io_fd) if self.io_fd is not None else None  # an exited process's are readable
             if counters is not None:  # until it is reaped: its totals (a last probe at `ended` times nothing)
                 self.progress.append((now, *counters))

@@ -1,0 +1,128 @@
+"""A transfer's client socket borrowed from the ssh process itself (pidfd_getfd, Linux 5.6+): its TCP state is then
+one getsockopt away (TCP_INFO, a few microseconds) instead of a sock_diag dump of every socket of the namespace
+(milliseconds on a machine whose connection table is large: a dump walks every bucket), and its final state is
+read the moment ssh exits, before the copy is closed. The server's end of the same connection is asked for by its
+four-tuple (one sock_diag message, no dump). Where the kernel refuses (an older kernel, ptrace rules) nothing is
+borrowed and the watcher dumps as before. docs/BENCHMARKS.md has the costs (benchmarks/bench_harness.py)."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import socket
+import struct
+import threading
+
+SYS_PIDFD_GETFD = 438  # the same number on every architecture (the generic syscall table)
+TCP_INFO_BYTES = 256
+NO_COOKIE = b"\xff" * 8  # INET_DIAG_NOCOOKIE: the kernel finds the socket by its addresses and ports alone
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    """Return the C library, errors kept in errno (loaded once)."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
+class Borrowed:
+    """A process's TCP socket to one port, borrowed: read it, then close it when the process has exited."""
+
+    def __init__(self, sock: socket.socket, family: int) -> None:
+        self.sock, self.family = sock, family
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def info(self) -> bytes | None:
+        """Return the socket's struct tcp_info now (None once closed)."""
+        with self.lock:
+            if self.closed:
+                return None
+            try:
+                return self.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_BYTES)
+            except OSError:
+                return None
+
+    def congestion(self) -> str:
+        """Return the socket's congestion control's name ('' when unreadable)."""
+        try:
+            name = self.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+        except OSError:
+            return ""
+        return name.split(b"\0", 1)[0].decode(errors="replace")
+
+    def close(self) -> bytes | None:
+        """Read the socket a last time and close this copy (the process's own is gone: the connection ends)."""
+        last = self.info()
+        with self.lock:
+            if not self.closed:
+                self.closed = True
+                self.sock.close()
+        return last
+
+    def peer_sockid(self) -> bytes:
+        """Return the inet_diag_sockid of the other end of this connection (its ports and addresses swapped)."""
+        local, peer = self.sock.getsockname(), self.sock.getpeername()
+        return (
+            struct.pack("!HH", peer[1], local[1])
+            + _address(self.family, peer[0])
+            + _address(self.family, local[0])
+            + struct.pack("=I", 0)
+            + NO_COOKIE
+        )
+
+    def sockid(self) -> bytes:
+        """Return this end's inet_diag_sockid."""
+        local, peer = self.sock.getsockname(), self.sock.getpeername()
+        return (
+            struct.pack("!HH", local[1], peer[1])
+            + _address(self.family, local[0])
+            + _address(self.family, peer[0])
+            + struct.pack("=I", 0)
+            + NO_COOKIE
+        )
+
+
+def _address(family: int, text: str) -> bytes:
+    """Return an address as the 16 bytes of an inet_diag_sockid (IPv4 in the first four)."""
+    packed = socket.inet_pton(family, text)
+    return packed.ljust(16, b"\0")
+
+
+def borrow(pid: int, port: int) -> Borrowed | None:
+    """Return a copy of the TCP socket of process `pid` whose peer port is `port`, or None (no such socket yet, the
+    process gone, or the kernel refuses: then the caller reads sock_diag instead)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    try:
+        for name in fds:
+            try:
+                if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:"):
+                    continue
+            except OSError:
+                continue
+            found = _take(pidfd, int(name), port)
+            if found is not None:
+                return found
+    finally:
+        os.close(pidfd)
+    return None
+
+
+def _take(pidfd: int, target: int, port: int) -> Borrowed | None:
+    """Return the process's descriptor `target` as a Borrowed when it is a TCP socket to `port`, else None."""
+    fd = _libc().syscall(SYS_PIDFD_GETFD, pidfd, target, 0)
+    if fd < 0:
+        return None
+    sock = socket.socket(fileno=fd)
+    try:
+        tcp = sock.type == socket.SOCK_STREAM and sock.family in (socket.AF_INET, socket.AF_INET6)
+        if tcp and sock.getpeername()[1] == port:
+            return Borrowed(sock, sock.family)
+    except OSError:
+        pass
+    sock.close()
+    return None
