@@ -1,6 +1,7 @@
-"""Benchmark: what one reading of a transfer's socket costs in CPU (issue 24): a sock_diag dump of the namespace,
-a read of one socket by its sockid, the scan of our processes' sockets that tells ours apart, and spawning `ss -tin`
-(what a remote session does, and what the reader replaces here).
+"""Benchmark: what one reading of a transfer's socket costs in CPU (issues 24 and 40): a sock_diag dump of the
+namespace, a read of one socket by its sockid or by its four-tuple, the scan of our processes' sockets that tells
+ours apart, borrowing a child's socket (pidfd_getfd) and reading TCP_INFO on the copy, and spawning `ss -tin` (what a
+remote session does, and what the reader replaces here).
 
 Run:  .venv/bin/python benchmarks/bench_tcpinfo_reads.py [--reads 500]
 
@@ -14,10 +15,12 @@ import argparse
 import os
 import socket
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
-from sshbench.measure import tcpinfo, witness
+from sshbench.measure import grab, tcpinfo, witness
 
 
 def batch(reads: int, once: Callable[[], object]) -> float:
@@ -49,10 +52,19 @@ def main() -> None:
         port = server.getsockname()[1]
         diag = tcpinfo.diag_socket()
         (known,) = [r for r in tcpinfo.read(diag, port) if r.peer_port == port]
+        hold = f"import socket, time; s = socket.create_connection(('127.0.0.1', {port})); time.sleep(600)"
+        child = subprocess.Popen([sys.executable, "-c", hold])
+        server.accept()
+        time.sleep(0.5)
+        borrowed = grab.borrow(child.pid, port)
+        assert borrowed is not None, "the kernel refused pidfd_getfd"
         rows = {
             "sock_diag dump (both address families)": lambda: tcpinfo.read(diag, port),
             "one socket by its sockid": lambda: tcpinfo.read_one(diag, known),
+            "one socket by its four-tuple": lambda: tcpinfo.read_tuple(diag, borrowed.family, borrowed.sockid()),
             "scan of our processes' sockets": lambda: tcpinfo.socket_inodes(witness.our_processes()),
+            "borrowing a child's socket (pidfd_getfd), once a sample": lambda: _borrow_once(child.pid, port),
+            "TCP_INFO on the borrowed copy, parsed": lambda: tcpinfo._tcp_info(borrowed.info() or b""),
         }
         print("| reading | CPU ms per reading (median of 5 batches) |")
         print("|---|---:|")
@@ -62,6 +74,16 @@ def main() -> None:
         print(f"| spawning `ss -tinH` | {statistics.median(spawned):.3f} |")
         accepted.close()
         diag.close()
+        borrowed.close()
+        child.kill()
+        child.wait()
+
+
+def _borrow_once(pid: int, port: int) -> None:
+    """Borrow a process's socket to the port and let it go."""
+    found = grab.borrow(pid, port)
+    if found is not None:
+        found.close()
 
 
 if __name__ == "__main__":
