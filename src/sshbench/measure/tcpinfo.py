@@ -9,8 +9,8 @@ of the user's, a socket is ours when a process sshbench started holds its inode.
 read through a socket made there by a thread that entered it. Linux only; elsewhere nothing is read.
 
 `Watcher` polls a few times per second in a thread and keeps, per socket, the first and last reading and the values
-a summary needs; `Evidence.summary()` is what a sample stores (units in the keys).
-"""
+a summary needs (`Series.summary()`); told the ssh client (`adopt`), it borrows that socket (grab.py) instead of
+dumping, from the login's end (`begin`) to a last reading as ssh exits (`ended`)."""
 
 from __future__ import annotations
 
@@ -243,7 +243,8 @@ def socket_inodes(pids: Iterator[int]) -> set[int]:
 
 class Watcher:
     """Poll our sockets to one server port while a sample runs: the client's (peer port = the port) in this
-    namespace, the server's (local port = the port) in the server's namespace when it is ours."""
+    namespace, the server's (local port = the port) in the server's namespace when it is ours; an adopted client's
+    own socket borrowed instead of dumps (`adopting`: polls wait for its login's end)."""
 
     def __init__(
         self,
