@@ -21,9 +21,11 @@ ROOT = Path(__file__).parent.parent.parent
 PLAYBOOK = ROOT / "contrib" / "ansible" / "sshbench-peers.yml"
 
 
-def _ansible_env(cli_env: dict[str, str], tmp_path: Path, bin_dir: Path) -> dict[str, str]:
-    """Return the playbook's environment: the hosts' sshbench data apart from the test's, ansible's files here."""
-    return {
+def _play(cli_env: dict[str, str], tmp_path: Path, inventory: Path, extra: dict[str, object]) -> None:
+    """Run the playbook on the inventory with these variables, the hosts' sshbench data apart from the test's and
+    ansible's files in the test's directory; it must succeed."""
+    bin_dir = Path(sys.executable).parent
+    env = {
         **cli_env,
         "LC_ALL": "C.UTF-8",
         "ANSIBLE_NOCOLOR": "1",
@@ -34,6 +36,15 @@ def _ansible_env(cli_env: dict[str, str], tmp_path: Path, bin_dir: Path) -> dict
         "ANSIBLE_LOCAL_TMP": str(tmp_path / "ansible" / "tmp"),
         "ANSIBLE_REMOTE_TMP": str(tmp_path / "ansible" / "remote"),
     }
+    done = subprocess.run(
+        [str(bin_dir / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), "-e", json.dumps(extra)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
 def test_playbook_runs_sshbench_on_the_host_and_import_round_trips_its_json(
@@ -58,15 +69,7 @@ def test_playbook_runs_sshbench_on_the_host_and_import_round_trips_its_json(
         ],
         "sshbench_results": str(results),
     }
-    done = subprocess.run(
-        [str(bin_dir / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), "-e", json.dumps(extra)],
-        env=_ansible_env(cli_env, tmp_path, bin_dir),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    _play(cli_env, tmp_path, inventory, extra)
     fetched = results / "box1-to-local.json"
     assert fetched.exists(), sorted(p.name for p in results.rglob("*"))
     original = json.loads(fetched.read_text())
@@ -112,15 +115,7 @@ def test_the_playbooks_load_mode_starts_two_hosts_together_and_merges_their_logi
         "sshbench_start_delay": 4,
         "sshbench_results": str(results),
     }
-    done = subprocess.run(
-        [str(bin_dir / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), "-e", json.dumps(extra)],
-        env=_ansible_env(cli_env, tmp_path, bin_dir),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    _play(cli_env, tmp_path, inventory, extra)
     files = [results / f"box{i}-to-testhost.json" for i in (1, 2)]
     docs = [json.loads(f.read_text()) for f in files]
     starts = {d["run"]["options"]["start_at"] for d in docs}

@@ -16,7 +16,7 @@ from sshbench.measure.steady import MB, steady_rate
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import RunKind
 from sshbench.samples import Sample
-from sshbench.ssh.proc import run_timed
+from sshbench.ssh.proc import at_exit, run_timed
 
 
 def test_steady_rate_skips_the_start_of_the_stream() -> None:
@@ -205,3 +205,14 @@ def test_a_process_whose_counters_stop_moving_is_stopped_at_the_stall_limit_not_
     busy = "import time\nfor _ in range(30):\n    open('/dev/null', 'w').write('x' * 4096); time.sleep(0.05)"
     done = run_timed([sys.executable, "-c", busy], timeout=20, probe=0.01, stall=0.5)
     assert done.returncode == 0 and done.stalled is None and not done.timed_out and done.wall > 1.4
+
+
+def test_the_exit_calls_are_made_once_for_a_process_that_exits_and_for_one_killed_at_its_deadline() -> None:
+    """A watcher borrows the ssh client's socket and lets it go when told the process is gone: it must be told for
+    a process killed at its deadline too, or the copy would keep the connection open."""
+    told: list[int] = []
+    with at_exit(told.append):
+        quick = run_timed(["true"])
+        killed = run_timed(["sleep", "30"], timeout=0.3)
+    assert quick.returncode == 0 and killed.timed_out
+    assert len(told) == 2 and told[0] != told[1]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sshbench.measure import tcpinfo, witness
+from sshbench.measure import grab, tcpinfo, witness
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/ns/net"), reason="Linux only")
 
@@ -58,7 +58,7 @@ def test_an_error_reply_is_raised_and_a_short_tcp_info_is_read_as_far_as_it_goes
 
 def test_our_sockets_are_found_by_inode() -> None:
     with socket.socket() as mine:
-        assert os.fstat(mine.fileno()).st_ino in tcpinfo.socket_inodes(iter([os.getpid()]))
+        assert os.fstat(mine.fileno()).st_ino in grab.socket_inodes(iter([os.getpid()]))
     assert witness.netns_of(os.getpid()) is None  # our own namespace: read here
 
 

@@ -3,7 +3,8 @@ one getsockopt away (TCP_INFO, a few microseconds) instead of a sock_diag dump o
 (milliseconds on a machine whose connection table is large: a dump walks every bucket), and its final state is
 read the moment ssh exits, before the copy is closed. The server's end of the same connection is asked for by its
 four-tuple (one sock_diag message, no dump). Where the kernel refuses (an older kernel, ptrace rules) nothing is
-borrowed and the watcher dumps as before. docs/BENCHMARKS.md has the costs (benchmarks/bench_harness.py)."""
+borrowed and the watcher dumps as before. docs/BENCHMARKS.md has the costs (benchmarks/bench_tcpinfo_reads.py, per
+reading; benchmarks/bench_harness.py, per sample)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ import os
 import socket
 import struct
 import threading
+from collections.abc import Iterator
 
 SYS_PIDFD_GETFD = 438  # the same number on every architecture (the generic syscall table)
 TCP_INFO_BYTES = 256
-NO_COOKIE = b"\xff" * 8  # INET_DIAG_NOCOOKIE: the kernel finds the socket by its addresses and ports alone
+# interface 0 and INET_DIAG_NOCOOKIE: the kernel finds the socket by its addresses and ports alone
+TAIL = struct.pack("=I", 0) + b"\xff" * 8
 
 
 @functools.cache
@@ -28,8 +31,8 @@ def _libc() -> ctypes.CDLL:
 class Borrowed:
     """A process's TCP socket to one port, borrowed: read it, then close it when the process has exited."""
 
-    def __init__(self, sock: socket.socket, family: int) -> None:
-        self.sock, self.family = sock, family
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
         self.lock = threading.Lock()
         self.closed = False
 
@@ -60,27 +63,13 @@ class Borrowed:
                 self.sock.close()
         return last
 
-    def peer_sockid(self) -> bytes:
-        """Return the inet_diag_sockid of the other end of this connection (its ports and addresses swapped)."""
-        local, peer = self.sock.getsockname(), self.sock.getpeername()
-        return (
-            struct.pack("!HH", peer[1], local[1])
-            + _address(self.family, peer[0])
-            + _address(self.family, local[0])
-            + struct.pack("=I", 0)
-            + NO_COOKIE
-        )
-
-    def sockid(self) -> bytes:
-        """Return this end's inet_diag_sockid."""
-        local, peer = self.sock.getsockname(), self.sock.getpeername()
-        return (
-            struct.pack("!HH", local[1], peer[1])
-            + _address(self.family, local[0])
-            + _address(self.family, peer[0])
-            + struct.pack("=I", 0)
-            + NO_COOKIE
-        )
+    def sockid(self, peer: bool = False) -> bytes:
+        """Return the inet_diag_sockid of this end of the connection, or of its other end (ports and addresses
+        swapped)."""
+        ends = [self.sock.getsockname(), self.sock.getpeername()]
+        near, far = reversed(ends) if peer else ends
+        family = self.sock.family
+        return struct.pack("!HH", near[1], far[1]) + _address(family, near[0]) + _address(family, far[0]) + TAIL
 
 
 def _address(family: int, text: str) -> bytes:
@@ -121,8 +110,22 @@ def _take(pidfd: int, target: int, port: int) -> Borrowed | None:
     try:
         tcp = sock.type == socket.SOCK_STREAM and sock.family in (socket.AF_INET, socket.AF_INET6)
         if tcp and sock.getpeername()[1] == port:
-            return Borrowed(sock, sock.family)
+            return Borrowed(sock)
     except OSError:
         pass
     sock.close()
     return None
+
+
+def socket_inodes(pids: Iterator[int]) -> set[int]:
+    """Return the inodes of the sockets these processes hold (unreadable processes are skipped)."""
+    out: set[int] = set()
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    out.add(int(target[8:-1]))
+        except OSError:
+            continue
+    return out

@@ -17,7 +17,7 @@ from sshbench.measure.costs import ServerView
 from sshbench.measure.interop import PREFIX
 from sshbench.measure.load import Finished
 
-HOLD_LINE, HELD_LINE, FILES_LINE = f"{PREFIX} hold ", f"{PREFIX} held ", f"{PREFIX} files "
+HOLD_LINE, HELD_LINE = f"{PREFIX} hold ", f"{PREFIX} held "
 AT_ONCE = 8  # sessions opened at a time: under OpenSSH's MaxStartups and Dropbear's unauthenticated limits
 REST = 2.0  # seconds the server's CPU is read with every session held and nothing sent
 SETTLE = 0.5  # seconds after the last session opened before the server is read
@@ -38,18 +38,13 @@ class Holder:
     """The Go driver in hold mode: `grow(n)` opens sessions until n are held; `close()` ends them all."""
 
     def __init__(self, argv: Sequence[str]) -> None:
-        """Start the driver (it opens nothing until asked) and read the open files it may have."""
+        """Start the driver (it opens nothing until asked)."""
         self.proc = subprocess.Popen(
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         self.said: list[str] = []
-        self.files: tuple[int, int] | None = None
         self.held, self.cpu = 0, 0.0
         self.growing = False  # sessions are being opened (stopped at once by close)
-        first = self._line()
-        if first is not None and first.startswith(FILES_LINE):
-            soft, hard = first.removeprefix(FILES_LINE).split()[:2]
-            self.files = (int(soft), int(hard))
 
     def _line(self) -> str | None:
         """Return the driver's next line (None at its end), keeping its last words."""
@@ -58,7 +53,7 @@ class Holder:
         if not raw:
             return None
         line = raw.decode("utf-8", "replace").strip()
-        if not line.startswith((HOLD_LINE, HELD_LINE, FILES_LINE)):
+        if not line.startswith((HOLD_LINE, HELD_LINE)):
             self.said = [*self.said[-3:], line.removeprefix(f"{PREFIX} ")]
         return line
 

@@ -9,8 +9,11 @@ of the user's, a socket is ours when a process sshbench started holds its inode.
 read through a socket made there by a thread that entered it. Linux only; elsewhere nothing is read.
 
 `Watcher` polls a few times per second in a thread and keeps, per socket, the first and last reading and the values
-a summary needs (`Series.summary()`); told the ssh client (`adopt`), it borrows that socket (grab.py) instead of
-dumping, from the login's end (`begin`) to a last reading as ssh exits (`ended`)."""
+a summary needs; `Series.summary()` is what a sample stores (units in the keys). Told the ssh client a sample
+starts (`adopt`), it dumps nothing: it borrows the client's socket (grab.py) and asks for the server's end by the
+connection's four-tuple, from the login's end (`begin`) to a last reading as ssh exits (`ended`): a dump walks the
+kernel's whole connection table, milliseconds on a large machine.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sshbench.measure.grab import Borrowed, borrow
+from sshbench.measure.grab import Borrowed, borrow, socket_inodes
 from sshbench.measure.tcpseries import Reading, Series
 
 NETLINK_SOCK_DIAG = 4
@@ -227,20 +230,6 @@ def buffers() -> dict[str, str]:
     return out
 
 
-def socket_inodes(pids: Iterator[int]) -> set[int]:
-    """Return the inodes of the sockets these processes hold (unreadable processes are skipped)."""
-    out: set[int] = set()
-    for pid in pids:
-        try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if target.startswith("socket:["):
-                    out.add(int(target[8:-1]))
-        except OSError:
-            continue
-    return out
-
-
 class Watcher:
     """Poll our sockets to one server port while a sample runs: the client's (peer port = the port) in this
     namespace, the server's (local port = the port) in the server's namespace when it is ours; an adopted client's
@@ -284,6 +273,8 @@ class Watcher:
         self.stop.set()
         self.go.set()
         self.thread.join()
+        if self.borrowed is not None:
+            self.borrowed.close()  # its process's exit was never seen: the copy must not keep the connection open
         for sock in {id(s): s for s in self.sockets.values()}.values():
             sock.close()
 
@@ -322,23 +313,24 @@ class Watcher:
         """Add a reading of the borrowed client socket to the client's series."""
         if data is None:
             return
-        r = Reading(0, self.port, 0, self.cc, _tcp_info(data))
-        known = self.series.get("client")
-        self.series["client"] = known if known is not None else Series(r, r)
-        self.series["client"].add(r)
+        self._add("client", Reading(0, self.port, 0, self.cc, _tcp_info(data)))
 
     def _server_end(self, borrowed: Borrowed) -> None:
         """Add a reading of the server's end of the borrowed connection (by its four-tuple, no dump)."""
         if not self.server_local:
             return
         try:
-            r = read_tuple(self.sockets["server"], borrowed.family, borrowed.peer_sockid())
+            r = read_tuple(self.sockets["server"], borrowed.sock.family, borrowed.sockid(peer=True))
         except OSError:
             return
         if r is not None:
-            known = self.series.get("server")
-            self.series["server"] = known if known is not None else Series(r, r)
-            self.series["server"].add(r)
+            self._add("server", r)
+
+    def _add(self, side: str, r: Reading) -> None:
+        """Add a reading to a side's series (begun by it when there is none)."""
+        if side not in self.series:
+            self.series[side] = Series(r, r)
+        self.series[side].add(r)
 
     def _poll_borrowed(self) -> bool:
         """Read the adopted process's socket, borrowing it first; return False when there is none to read."""

@@ -5,11 +5,12 @@ the server's memory per session against how many are held, whole and by process 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 
 from sshbench.analyse.load import PERCENTILES, Step
-from sshbench.analyse.sessions import held_steps, server_label
+from sshbench.analyse.sessions import Held, held_steps, server_label
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
 from sshbench.render.charts import WIDTH, Figure, bar_height, inline_data, vega_spec
@@ -110,52 +111,52 @@ def _burst_figures(data: StoredRun, prefix: str) -> list[Figure]:
     return [Figure(f"{prefix}load-bursts", title, vega_spec(chart))]
 
 
-def _session_figures(data: StoredRun, prefix: str) -> list[Figure]:
-    """The server's PSS per session against the sessions held (log), whole and by process role."""
-    rows = [h for h in held_steps(data) if h.per_session is not None and h.held]
-    product = server_label(data.run.environment)
-    points = [{"sessions": h.held, "part": "whole (above idle)", "MiB": (h.per_session or 0) / 2**20} for h in rows]
-    points += [{"sessions": h.held, "part": r.role, "MiB": r.per_session / 2**20} for h in rows for r in h.roles]
-    if not points:
-        return []
+def _per_session(points: list[dict[str, Any]], line: str, legend: str, name: str, title: str) -> Figure:
+    """Return PSS per session (`MiB`) against the sessions held (`sessions`, log), a line per `line` field."""
     chart = (
         alt.Chart(inline_data(points))
         .mark_line(point=True)
         .encode(
             x=alt.X("sessions:Q", title="sessions held (log)", scale=alt.Scale(type="log", nice=False)),
-            y=alt.Y("MiB:Q", title="PSS per session, MiB"),
-            color=alt.Color("part:N", title="the server's"),
-            tooltip=["sessions:Q", "part:N", alt.Tooltip("MiB:Q", format=".2f")],
+            y=alt.Y("MiB:Q", title="PSS per session above the idle server, MiB"),
+            color=alt.Color(f"{line}:N", title=legend),
+            tooltip=[f"{line}:N", "sessions:Q", alt.Tooltip("MiB:Q", format=".2f")],
         )
     )
-    title = f"{product}: memory per session held (PSS, whole and by process role)"
-    return [Figure(f"{prefix}load-sessions", title, vega_spec(chart.properties(width=WIDTH, height=260, title=title)))]
+    return Figure(name, title, vega_spec(chart.properties(width=WIDTH, height=260, title=title)))
+
+
+def _held(data: StoredRun) -> list[Held]:
+    """Return a session run's steps read at rest."""
+    return [h for h in held_steps(data) if h.per_session is not None and h.held]
+
+
+def _mib(h: Held) -> float:
+    """Return a step's PSS per session in MiB."""
+    return (h.per_session or 0) / 2**20
+
+
+def _session_figures(data: StoredRun, prefix: str) -> list[Figure]:
+    """The server's PSS per session against the sessions held (log), whole and by process role."""
+    rows = _held(data)
+    points = [{"sessions": h.held, "part": "whole", "MiB": _mib(h)} for h in rows]
+    points += [{"sessions": h.held, "part": r.role, "MiB": r.per_session / 2**20} for h in rows for r in h.roles]
+    if not points:
+        return []
+    title = f"{server_label(data.run.environment)}: memory per session held (PSS, whole and by process role)"
+    return [_per_session(points, "part", "the server's", f"{prefix}load-sessions", title)]
 
 
 def sessions_across(runs: Sequence[StoredRun]) -> list[Figure]:
     """Return, for two or more session runs in one report, PSS per session against the sessions held, a line per
-    run's server (named by its product and run)."""
-    points = []
-    for data in runs:
-        if data.run.options.own_as(LoadOptions).job != "session":
-            continue
-        name = f"{server_label(data.run.environment)} (run {data.run.id})"
-        points += [
-            {"sessions": h.held, "server": name, "MiB": (h.per_session or 0) / 2**20}
-            for h in held_steps(data)
-            if h.per_session is not None and h.held
-        ]
+    run's server (named by its banner and run)."""
+    points = [
+        {"sessions": h.held, "server": f"{server_label(d.run.environment)} (run {d.run.id})", "MiB": _mib(h)}
+        for d in runs
+        if d.run.options.own_as(LoadOptions).job == "session"
+        for h in _held(d)
+    ]
     if len({p["server"] for p in points}) < 2:
         return []
-    chart = (
-        alt.Chart(inline_data(points))
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("sessions:Q", title="sessions held (log)", scale=alt.Scale(type="log", nice=False)),
-            y=alt.Y("MiB:Q", title="PSS per session above idle, MiB"),
-            color=alt.Color("server:N", title="server"),
-            tooltip=["server:N", "sessions:Q", alt.Tooltip("MiB:Q", format=".2f")],
-        )
-    )
     title = "Memory per session held, server by server (PSS above the idle server's)"
-    return [Figure("across-load-sessions", title, vega_spec(chart.properties(width=WIDTH, height=260, title=title)))]
+    return [_per_session(points, "server", "server", "across-load-sessions", title)]

@@ -15,13 +15,14 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TypeVar
 
 from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.counters import LineSplitter, cpu_so_far, open_io, read_io
 
 Clock = Callable[[], float]
+Hook = TypeVar("Hook")  # one of the calls `run_timed` makes (at a start, a mark, an exit)
 STDOUT_CAP = 1 << 16  # upload verification output is one short line; keep at most this much
 SPARSE_PROBE = 0.25  # seconds between I/O counter probes once a `dense` run has what a steady rate needs
 
@@ -114,46 +115,37 @@ _spawned: list[Callable[[int, bool], None]] = []  # each gets a started process'
 
 
 @contextlib.contextmanager
-def spawned(call: Callable[[int, bool], None]) -> Iterator[None]:
+def _hooked(hooks: list[Hook], call: Hook) -> Iterator[None]:
+    """Keep `call` among `hooks` for the block."""
+    hooks.append(call)
+    try:
+        yield
+    finally:
+        hooks.remove(call)
+
+
+def spawned(call: Callable[[int, bool], None]) -> contextlib.AbstractContextManager[None]:
     """Tell `call` of every process `run_timed` starts in the block: its PID, and whether `at_mark` calls will say
     when its login is done (a `mark` was given)."""
-    _spawned.append(call)
-    try:
-        yield
-    finally:
-        _spawned.remove(call)
+    return _hooked(_spawned, call)
 
 
-@contextlib.contextmanager
-def at_exit(call: Callable[[int], None]) -> Iterator[None]:
-    """Call `call` with a process's PID in the block the moment `run_timed` sees it exit (before it is reaped)."""
-    _at_exit.append(call)
-    try:
-        yield
-    finally:
-        _at_exit.remove(call)
+def at_exit(call: Callable[[int], None]) -> contextlib.AbstractContextManager[None]:
+    """Call `call` with the PID of every process `run_timed` runs in the block once it is gone: as its exit is seen
+    (before it is reaped), or when it was killed (a deadline, a stall, an interruption)."""
+    return _hooked(_at_exit, call)
 
 
-@contextlib.contextmanager
-def at_mark(call: Callable[[], None]) -> Iterator[None]:
+def at_mark(call: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
     """Call `call` in the block whenever a process `run_timed` runs prints its `mark` line (e.g. to read a server's
     CPU counter at the moment a login is done and its command sent)."""
-    _at_mark.append(call)
-    try:
-        yield
-    finally:
-        _at_mark.remove(call)
+    return _hooked(_at_mark, call)
 
 
-@contextlib.contextmanager
-def placing(place: Callable[[int], None]) -> Iterator[None]:
+def placing(place: Callable[[int], None]) -> contextlib.AbstractContextManager[None]:
     """Hand every process `run_timed` starts in the block to `place` right after it starts (e.g. into a CPU-quota
     cgroup: its exec is the only work done outside it)."""
-    _placers.append(place)
-    try:
-        yield
-    finally:
-        _placers.remove(place)
+    return _hooked(_placers, place)
 
 
 def run_timed(
@@ -225,6 +217,7 @@ class _Watch:
         self.lines, self.stdout = LineSplitter(), bytearray()
         self.progress: list[tuple[float, int, int]] = []
         self.ended: float | None = None  # the exit instant, from the pidfd
+        self.told_gone = False  # the `at_exit` calls were made
         self.pidfd = os.pidfd_open(proc.pid)
         self.io_fd = open_io(proc.pid) if probe is not None and arrived is None else None
         self.sel = selectors.DefaultSelector()
@@ -255,10 +248,18 @@ class _Watch:
                 for key, _ in self.sel.select(remaining):
                     self._handle(key.fd, key.data)
         finally:
+            self._gone()  # killed, or interrupted: the process is gone (or going) all the same
             self.sel.close()
             os.close(self.pidfd)
             if self.io_fd is not None:
                 os.close(self.io_fd)
+
+    def _gone(self) -> None:
+        """Tell the `at_exit` calls, once, that the process is gone."""
+        if not self.told_gone:
+            self.told_gone = True
+            for ended in _at_exit:
+                ended(self.proc.pid)
 
     def _gap(self) -> float:
         """Return the seconds to the next probe: `probe`, or SPARSE_PROBE once `dense`'s bytes have moved."""
@@ -304,8 +305,7 @@ class _Watch:
         if what == "exit":
             self.ended = now
             self.sel.unregister(self.pidfd)
-            for ended in _at_exit:
-                ended(self.proc.pid)
+            self._gone()
             counters = read_io(self.io_fd) if self.io_fd is not None else None  # an exited process's are readable
             if counters is not None:  # until it is reaped: its totals (a last probe at `ended` times nothing)
                 self.progress.append((now, *counters))

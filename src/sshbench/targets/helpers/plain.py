@@ -19,7 +19,8 @@ from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary
 from sshbench.targets.helpers import processes
 from sshbench.targets.link.netns import EmulatedLink
-from sshbench.targets.servers.base import LocalServer, free_port
+from sshbench.targets.servers.base import LocalServer
+from sshbench.targets.servers.ports import free_port
 
 MODULE = "sshbench"
 

@@ -18,12 +18,12 @@ import contextlib
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any, ClassVar
 
 import psutil
@@ -34,6 +34,7 @@ from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.destination import Target
 from sshbench.ssh.proc import require_binary
 from sshbench.targets.limits import cgroups
+from sshbench.targets.servers.ports import free_port, listens
 from sshbench.targets.servers.tools import Tools
 
 HOST_KEY_TYPES = ("ed25519", "ecdsa", "rsa")
@@ -41,40 +42,6 @@ ALIAS = "sshbench-local"
 START_TIMEOUT = 10.0
 IDLE_TIMEOUT = 3.0
 Wrapper = Callable[[list[str]], list[str]]  # turns a server command line into the one that runs it
-
-
-def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that was free a moment ago (chosen by the kernel)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def listens(pid: int, port: int) -> bool:
-    """Return True when process `pid` holds a TCP socket listening on `port` (read in that process's own network
-    namespace, /proc/PID/net/tcp: an emulated link's servers are not in sshbench's)."""
-    try:
-        inodes = {
-            link[8:-1]
-            for fd in os.listdir(f"/proc/{pid}/fd")
-            if (link := _readlink(f"/proc/{pid}/fd/{fd}")).startswith("socket:[")
-        }
-        lines = Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]
-    except OSError:
-        return False
-    for line in lines:
-        fields = line.split()
-        if fields[3] == "0A" and int(fields[1].rpartition(":")[2], 16) == port and fields[9] in inodes:
-            return True
-    return False
-
-
-def _readlink(path: str) -> str:
-    """Return a symlink's target, or '' when it is gone."""
-    try:
-        return os.readlink(path)
-    except OSError:
-        return ""
 
 
 def dies_with_parent(argv: list[str]) -> list[str]:
@@ -121,7 +88,9 @@ class LocalServer:
             self.stop()
             raise
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     # --- what each server type provides -------------------------------------------------------------
@@ -152,7 +121,8 @@ class LocalServer:
         raise NotImplementedError(f"{self.product} takes no sshd_config options")
 
     def hold(self, connections: int) -> bool:
-        """Let the server keep `connections` at once (before it starts); False: it does already (not tcpserver)."""
+        """Let the server keep `connections` connections at once (set before it starts); return False when it does
+        already (only a type with a limit of its own, TinySSH's tcpserver, overrides this)."""
         return False
 
     def retry_plainer(self) -> bool:

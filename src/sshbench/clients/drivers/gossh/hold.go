@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -58,21 +57,11 @@ func openHeld(config *ssh.ClientConfig, address, source string) (*held, error) {
 	return &held{client, stdin}, nil
 }
 
-// fileLimit returns this process's soft and hard limits of open files (the Go runtime raised the soft one to the
-// hard one at start).
-func fileLimit() (uint64, uint64) {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 0, 0
-	}
-	return lim.Cur, lim.Max
-}
-
 // hold opens sessions and keeps them open: each line of stdin is a count N, and sessions running `cat` are opened
 // until N are held, at most operands[1] at a time, from source addresses 127.0.0.(2 + i mod operands[0]); each says
 // `hold I STARTED ENDED CPU ok|failed TEXT` (seconds from its line; CPU: this process's so far) and the line ends
 // with `held N FAILED`. At the end of stdin every session's stdin is closed, then its connection, and it says
-// `closed N`. It says `files SOFT HARD` first: the open files it may have.
+// `closed N`.
 func hold(a args) (int, error) {
 	sources, parallel := 1, 8
 	if len(a.operands) > 0 {
@@ -85,8 +74,6 @@ func hold(a args) (int, error) {
 	if err != nil {
 		return failed, err
 	}
-	soft, hard := fileLimit()
-	say("files %d %d", soft, hard)
 	var sessions []*held
 	var mu sync.Mutex
 	next := 0 // the index of the next session to open, over the whole run
