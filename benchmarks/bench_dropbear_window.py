@@ -16,8 +16,9 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from sshbench.cli.options import parse_size
-from sshbench.measure.samplers import Payload, throughput_sample
+from sshbench.measure.samplers import throughput_sample
 from sshbench.model import Direction, Kind, Scenario
+from sshbench.payloads import Payload
 from sshbench.targets.servers.dropbear import DROPBEAR_WINDOW, DropbearServer
 
 DEFAULT_WINDOW = 24576

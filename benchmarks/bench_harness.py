@@ -42,31 +42,62 @@ from sshbench.measure.witness import netns_of, our_processes, witnessed
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind
 from sshbench.samples import Sample
+from sshbench.ssh import destination
+from sshbench.ssh.hooks import at_exit
 from sshbench.ssh.proc import run_timed
 from sshbench.storage.store import Store
 from sshbench.targets.servers import registry
 
 Take = Callable[[Scenario, int, bool], Sample]
 PARTS = ("timing", "+ evidence", "+ meters", "+ storage")
-BEFORE = "whole, as before"  # sock_diag dumps polled from the start and the I/O counters read at every wake-up
+BEFORE = "whole, as before"  # ssh -v, sock_diag dumps polled from the start, the I/O counters read at every wake-up
 
 
-def every_wakeup(take: Take) -> Take:
-    """Return `take` with run_timed's probes as they were before `dense` (every wake-up, from the start)."""
-    plain = samplers.run_timed
-
-    def undense(*args: Any, **kw: Any) -> Any:
-        kw.pop("dense", None)
-        return plain(*args, **kw)
+def as_before(take: Take) -> Take:
+    """Return `take` as before issue 40: run_timed's probes at every wake-up from the start (no `dense`), and ssh -v
+    logging every line (no MARKS_ONLY)."""
 
     def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
-        samplers.run_timed = undense
+        plain, knows = samplers.run_timed, destination.knows_log_verbose  # as they are now (During's, perhaps)
+
+        def undense(*args: Any, **kw: Any) -> Any:
+            kw.pop("dense", None)
+            return plain(*args, **kw)
+
+        samplers.run_timed, destination.knows_log_verbose = undense, lambda ssh: False  # type: ignore[assignment]
         try:
             return take(sc, rnd, warmup)
         finally:
-            samplers.run_timed = plain
+            samplers.run_timed, destination.knows_log_verbose = plain, knows  # type: ignore[assignment]
 
     return sample
+
+
+class During:
+    """This process's CPU from run_timed's start to the moment the process's exit is seen, summed over a sample."""
+
+    def __init__(self) -> None:
+        self.spent, self.since = 0.0, 0.0
+        self.plain = samplers.run_timed
+
+    def started(self, *args: Any, **kw: Any) -> Any:
+        """Run run_timed, its start read first."""
+        self.since = self_cpu()
+        return self.plain(*args, **kw)
+
+    def ended(self, pid: int) -> None:
+        """Add the CPU since the start (called first of the `at_exit` calls: the exit's readings are after)."""
+        self.spent += self_cpu() - self.since
+
+    def take(self, take: Take, sc: Scenario, rnd: int) -> tuple[Sample, float]:
+        """Take one sample and return it with its CPU during the transfer."""
+        self.spent = 0.0
+        samplers.run_timed = self.started
+        try:
+            with at_exit(self.ended):
+                return take(sc, rnd, False), self.spent
+        finally:
+            samplers.run_timed = self.plain
 
 
 def dumping(take: Take, port: int, server_pid: int | None) -> Take:
@@ -143,9 +174,11 @@ def main() -> None:
         env = Environment(cpu_model="", cpus=2, cpu_flags={}, kernel="", openssh_client="", openssl="")
         run = store.add_scenarios(store.create_run(opts, target.spec, env), [sc])[sc.key]
         whole = stored(meters, store, run)
-        before = every_wakeup(stored(metered(dumping(timing, target.port, server.pid), server, False), store, run))
+        before = as_before(stored(metered(dumping(timing, target.port, server.pid), server, False), store, run))
         takes = dict(zip((*PARTS, BEFORE), (timing, evidence, meters, whole, before), strict=True))
         cpu: dict[str, list[float]] = {k: [] for k in takes}
+        during: dict[str, list[float]] = {k: [] for k in takes}
+        window = During()
         client: dict[str, list[float]] = {k: [] for k in takes}
         rates: dict[str, list[float]] = {k: [] for k in takes}
         order = list(takes)
@@ -155,8 +188,9 @@ def main() -> None:
                 if profile and part == PARTS[-1]:
                     profile.enable()
                 before = self_cpu()
-                s = takes[part](sc, rnd, False)
+                s, spent = window.take(takes[part], sc, rnd)
                 cpu[part].append(self_cpu() - before)
+                during[part].append(spent)
                 if profile and part == PARTS[-1]:
                     profile.disable()
                 assert s.ok, s.error
@@ -164,18 +198,35 @@ def main() -> None:
                 rates[part].append(s.value or 0.0)
     if profile and a.profile:
         profile.dump_stats(a.profile)
+    report(a, size, cpu, during, client, rates)
+
+
+def report(
+    a: argparse.Namespace,
+    size: int,
+    cpu: dict[str, list[float]],
+    during: dict[str, list[float]],
+    client: dict[str, list[float]],
+    rates: dict[str, list[float]],
+) -> None:
+    """Print the parts and the shares as Markdown."""
     med = {k: statistics.median(v) for k, v in cpu.items()}
+    mid = {k: statistics.median(v) for k, v in during.items()}
     ssh = {k: statistics.median(v) for k, v in client.items()}
     print(f"{a.rounds} rounds, {size // 2**20} MiB per transfer ({a.size}), aes128-gcm download, embedded OpenSSH\n")
-    print("| part | harness CPU per sample (median) |\n|---|---|")
-    last = 0.0
+    print("| part | whole sample (median) | during the transfer (median) |\n|---|---:|---:|")
+    last, last_mid = 0.0, 0.0
     for k in PARTS:
-        print(f"| {k} | {(med[k] - last) * 1000:+.2f} ms (total {med[k] * 1000:.2f} ms) |")
-        last = med[k]
+        print(
+            f"| {k} | {(med[k] - last) * 1000:+.2f} ms (total {med[k] * 1000:.2f}) | "
+            f"{(mid[k] - last_mid) * 1000:+.2f} ms (total {mid[k] * 1000:.2f}) |"
+        )
+        last, last_mid = med[k], mid[k]
     for k in (PARTS[-1], BEFORE):
         print(
-            f"\n{k}: ssh client CPU per sample (median) {ssh[k] * 1000:.0f} ms; harness {med[k] * 1000:.2f} ms, "
-            f"share {med[k] / ssh[k]:.2%}; rate {statistics.median(rates[k]):.0f} MB/s (median)"
+            f"\n{k}: ssh client CPU per sample (median) {ssh[k] * 1000:.0f} ms; harness {med[k] * 1000:.2f} ms "
+            f"whole, share {med[k] / ssh[k]:.2%}; {mid[k] * 1000:.2f} ms during the transfer, share "
+            f"{mid[k] / ssh[k]:.2%}; rate {statistics.median(rates[k]):.0f} MB/s (median)"
         )
 
 

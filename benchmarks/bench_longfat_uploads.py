@@ -19,8 +19,9 @@ import threading
 import time
 from pathlib import Path
 
-from sshbench.measure.samplers import Payload, throughput_sample
+from sshbench.measure.samplers import throughput_sample
 from sshbench.model import Direction, Kind, Scenario
+from sshbench.payloads import Payload
 from sshbench.samples import Sample
 from sshbench.ssh.destination import Target
 from sshbench.targets.link import linkcheck, links

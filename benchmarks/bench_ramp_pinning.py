@@ -17,9 +17,10 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from sshbench.measure.samplers import Payload, throughput_sample
+from sshbench.measure.samplers import throughput_sample
 from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
+from sshbench.payloads import Payload
 from sshbench.ssh.proc import run_timed
 from sshbench.ssh.text import first_time
 from sshbench.targets.servers.registry import make_server

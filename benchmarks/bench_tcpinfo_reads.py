@@ -58,10 +58,11 @@ def main() -> None:
         time.sleep(0.5)
         borrowed = grab.borrow(child.pid, port)
         assert borrowed is not None, "the kernel refused pidfd_getfd"
+        asked = tcpinfo.tuple_request(borrowed.sock.family, borrowed.sockid())
         rows = {
             "sock_diag dump (both address families)": lambda: tcpinfo.read(diag, port),
             "one socket by its sockid": lambda: tcpinfo.read_one(diag, known),
-            "one socket by its four-tuple": lambda: tcpinfo.read_tuple(diag, borrowed.sock.family, borrowed.sockid()),
+            "one socket by its four-tuple": lambda: tcpinfo.read_tuple(diag, asked),
             "scan of our processes' sockets": lambda: grab.socket_inodes(witness.our_processes()),
             "borrowing a child's socket (pidfd_getfd), once a sample": lambda: _borrow_once(child.pid, port),
             "TCP_INFO on the borrowed copy, parsed": lambda: tcpinfo._tcp_info(borrowed.info() or b""),

@@ -24,9 +24,10 @@ from pathlib import Path
 
 from sshbench.cli.options import parse_size
 from sshbench.joboptions import JobOptions
-from sshbench.measure.samplers import Payload, ThroughputSampler, latency_sample, throughput_sample
+from sshbench.measure.samplers import ThroughputSampler, latency_sample, throughput_sample
 from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
+from sshbench.payloads import Payload
 from sshbench.runkinds import ROWS, RunKind
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
 from sshbench.targets.servers.openssh import OpenSSHServer

@@ -3,7 +3,9 @@ before the sample and after it, made every `tune` sample wait the whole idle tim
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sshbench.measure.costs import metered
@@ -24,6 +26,7 @@ class _Server:
     name: str = "fake"
     pid: int | None = 1
     standing_given: list[frozenset[int]] = field(default_factory=list)
+    group: None = None  # no cgroup: LocalServer.wait_idle reads the processes
 
     def processes(self) -> list[_Proc]:
         return [_Proc(1), _Proc(42)]
@@ -31,11 +34,17 @@ class _Server:
     def connection_processes(self) -> list[_Proc]:
         return [_Proc(42)]
 
+    def connection_pids(self) -> frozenset[int]:
+        return frozenset({42})
+
     def role(self, proc: object) -> str:
         return "session"
 
     def cpu_seconds(self) -> float | None:
         return 1.0
+
+    def cpu_counter(self) -> contextlib.AbstractContextManager[Callable[[], float | None]]:
+        return contextlib.nullcontext(self.cpu_seconds)
 
     def wait_idle(self, timeout: float = 3.0, standing: frozenset[int] = frozenset()) -> bool:
         self.standing_given.append(standing)

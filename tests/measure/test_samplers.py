@@ -16,7 +16,8 @@ from sshbench.measure.steady import MB, steady_rate
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import RunKind
 from sshbench.samples import Sample
-from sshbench.ssh.proc import at_exit, run_timed
+from sshbench.ssh.hooks import at_exit
+from sshbench.ssh.proc import run_timed
 
 
 def test_steady_rate_skips_the_start_of_the_stream() -> None:
@@ -119,7 +120,8 @@ def test_a_remote_session_reports_its_own_socket_as_ss_sees_it_while_the_command
 
 
 def test_the_cpu_a_process_spent_before_its_mark_line_is_read_apart() -> None:
-    from sshbench.ssh.proc import at_mark, run_timed
+    from sshbench.ssh.hooks import at_mark
+    from sshbench.ssh.proc import run_timed
 
     spin = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"  # CPU before and after the mark
     calls: list[int] = []
@@ -134,11 +136,11 @@ def test_the_cpu_a_process_spent_before_its_mark_line_is_read_apart() -> None:
 def test_dense_probes_start_at_the_mark_and_thin_out_once_the_steady_part_is_under_way() -> None:
     """The I/O counters are read as the mark line arrives (the baseline), every 10 ms until 4 MiB moved, then
     every SPARSE_PROBE seconds: a wake-up is CPU taken from the measured client (issue 40)."""
-    from sshbench.ssh.proc import SPARSE_PROBE
+    from sshbench.ssh.proc import SPARSE_PROBE, Dense
 
     writes = "for i in $(seq 30); do head -c 262144 /dev/zero; sleep 0.02; done"  # 256 KiB each 20 ms, 0.6 s or more
     argv = ["sh", "-c", f"sleep 0.1; echo 'Sending command: x' >&2; {writes}"]
-    done = run_timed(argv, probe=0.01, mark="Sending command:", dense=(2, 4 * 2**20))
+    done = run_timed(argv, probe=0.01, mark="Sending command:", dense=Dense(2, 4 * 2**20))
     mark = next(t for t, text in done.lines if "Sending command" in text)
     assert done.progress[0][0] == mark, (done.progress[0], mark)  # nothing before the mark; the baseline at it
     base = done.progress[0][2]

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
-from sshbench.measure.samplers import Payload, calibration_size, latency_sample, throughput_sample
+from sshbench.measure.samplers import calibration_size, latency_sample, throughput_sample
 from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
+from sshbench.payloads import Payload
 from sshbench.ssh.destination import Target
 from sshbench.stats import MIN_RANKED
 

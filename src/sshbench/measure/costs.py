@@ -10,9 +10,11 @@ peaks of the server's per-connection processes (not the listener).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
+from collections.abc import Callable
 from typing import Protocol
 
 import psutil
@@ -20,7 +22,7 @@ import psutil
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import Scenario
 from sshbench.samples import Sample
-from sshbench.ssh.proc import at_mark
+from sshbench.ssh.hooks import at_mark
 
 
 class ServerView(Protocol):
@@ -38,6 +40,9 @@ class ServerView(Protocol):
     def connection_processes(self) -> list[psutil.Process]:
         """Return the processes serving connections (everything but the listener)."""
 
+    def connection_pids(self) -> frozenset[int]:
+        """Return the PIDs of the processes serving connections (cheaper than `connection_processes`)."""
+
     def serving_processes(self) -> list[psutil.Process]:
         """Return the processes whose memory serves connections (the listener too where it serves them itself)."""
 
@@ -50,38 +55,47 @@ class ServerView(Protocol):
     def wait_idle(self, timeout: float = ..., standing: frozenset[int] = ...) -> bool:
         """Wait until no connection is being served but those of the processes in `standing`; return True if so."""
 
+    def cpu_counter(self) -> contextlib.AbstractContextManager[Callable[[], float | None]]:
+        """Return a block in which a reader of `cpu_seconds` is cheap (its counter kept open)."""
+
 
 def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sampler:
     """Add peak client/server RSS (when watching memory) and the embedded server's CPU seconds to each sample."""
 
     def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take one sample between two readings of the server's CPU counter (and a third when the login is done)."""
-        before = server.cpu_seconds() if server else None
-        standing = frozenset(p.pid for p in server.connection_processes()) if server else frozenset()
-        watcher = PeakWatcher(server)
-        logged_in: list[float | None] = []
-        with at_mark(lambda: logged_in.append(server.cpu_seconds() if server else None)):
-            if watch_memory:
-                with watcher:
-                    taken = take(sc, rnd, warmup)
-            else:
-                taken = take(sc, rnd, warmup)
+        watcher = PeakWatcher(server) if watch_memory else None
         if server is None:
-            return dataclasses.replace(taken, client_rss=watcher.client_peak)
-        server.wait_idle(standing=standing)  # the sample's last processes exit: their CPU is counted too (a master
-        # connection's session, there before the sample, stays)
-        after = server.cpu_seconds()
-        cpu = None if before is None or after is None else after - before
+            taken = _watched(take, sc, rnd, warmup, watcher)
+            return dataclasses.replace(taken, client_rss=watcher.client_peak if watcher else None)
+        with server.cpu_counter() as cpu:
+            before = cpu()
+            standing = server.connection_pids()
+            logged_in: list[float | None] = []
+            with at_mark(lambda: logged_in.append(cpu())):
+                taken = _watched(take, sc, rnd, warmup, watcher)
+            server.wait_idle(standing=standing)  # the sample's last processes exit: their CPU is counted too (a
+            # master connection's session, there before the sample, stays)
+            after = cpu()
+        cpu_used = None if before is None or after is None else after - before
         setup = None if before is None or len(logged_in) != 1 or logged_in[0] is None else logged_in[0] - before
         return dataclasses.replace(
             taken,
-            server_cpu=cpu,
-            client_rss=watcher.client_peak,
-            server_rss=watcher.server_peak,
+            server_cpu=cpu_used,
+            client_rss=watcher.client_peak if watcher else None,
+            server_rss=watcher.server_peak if watcher else None,
             server_cpu_setup=setup,
         )
 
     return sample
+
+
+def _watched(take: Sampler, sc: Scenario, rnd: int, warmup: bool, watcher: PeakWatcher | None) -> Sample:
+    """Take the sample, its peak memory watched when there is a watcher."""
+    if watcher is None:
+        return take(sc, rnd, warmup)
+    with watcher:
+        return take(sc, rnd, warmup)
 
 
 def peak_rss(pid: int, field: bytes = b"VmHWM:") -> int | None:

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
 import socket
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +35,16 @@ from sshbench.measure.steady import (
     MB,
     server_timed_rate,
     steady_rate,
+    steady_start,
     steady_threshold,
     upload_command,
     upload_count,
 )
 from sshbench.model import Direction, Kind, Scenario, is_local
-from sshbench.payloads import fill, text_block
+from sshbench.payloads import Payload
 from sshbench.samples import Sample, WireCount
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
-from sshbench.ssh.proc import Finished, run_timed
+from sshbench.ssh.proc import SPARSE_PROBE, Dense, Finished, run_timed
 from sshbench.ssh.scratch import remote_scratch
 from sshbench.ssh.text import (
     HOST_KEY_FAILED,
@@ -61,49 +60,13 @@ from sshbench.ssh.text import (
 COMMAND_MARKER = MARK = "Sending command:"
 PROBE_INTERVAL = 0.01
 DENSE_MARGIN = 2**20  # bytes past the steady threshold still probed densely: the probe after the crossing is dense
-_REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{1,200}$")
+EARLY = 0.7  # dense probes begin at this share of the time the scenario's last transfer of the size took to cross
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
 RANDOM_BLOCK = 16 * 2**20
 STAGED_BLOCK = 4 * 2**20  # on a remote host: still 128 times zlib's 32 KiB window, so repeating it compresses no better
 MIN_SIZE, MAX_SIZE = 4 * 2**20, 8 * 2**30
 RTT_ROUNDS = 20  # a remote sample lasts at least this many round trips
 CONNECT_PROBE = 5.0  # seconds for one TCP connect when timing a remote host's round trip
-
-
-@dataclass(frozen=True)
-class Payload:
-    """Where transfer bytes come from: zeros, or a random or text file (with its copy on the server)."""
-
-    kind: str  # "zero", "random" or "text"
-    local_dir: Path
-    remote_file: str | None = None  # random payload staged on the server
-
-    def download_command(self, size: int) -> str:
-        """Return the fixed remote command that writes `size` payload bytes to stdout."""
-        if self.kind == "zero" or self.remote_file is None:
-            return f"head -c {int(size)} /dev/zero"
-        if not _REMOTE_PATH.match(self.remote_file):
-            raise ValueError(f"unsafe remote path {self.remote_file!r}")
-        return f"while cat {self.remote_file}; do :; done | head -c {int(size)}"
-
-    def upload_source(self, size: int) -> Path:
-        """Return a local file of exactly `size` bytes (sparse zeros, or random data)."""
-        path = self.local_dir / f"payload-{self.kind}-{size}"
-        if not path.exists() or path.stat().st_size != size:
-            with open(path, "wb") as f:
-                if self.kind == "zero":
-                    f.truncate(size)
-                else:
-                    fill(f.fileno(), size, text_block(min(size, 16 << 20)) if self.kind == "text" else None)
-            _read_through(path)
-        return path
-
-
-def _read_through(path: Path) -> None:
-    """Read a new payload file once, before timing, so the first sample does not pay to fill the page cache."""
-    with open(path, "rb", buffering=0) as f:
-        while f.read(1 << 20):
-            pass
 
 
 def calibration_size(opts: JobOptions) -> int:
@@ -192,9 +155,18 @@ def latency_sampler(ssh: str, target: Target, tally: Path | None = None) -> Samp
 
 
 def throughput_sample(
-    ssh: str, target: Target, scenario: Scenario, size: int, payload: Payload, rnd: int, warmup: bool
+    ssh: str,
+    target: Target,
+    scenario: Scenario,
+    size: int,
+    payload: Payload,
+    rnd: int,
+    warmup: bool,
+    first_probe: float = 0.0,
 ) -> Sample:
-    """Transfer `size` bytes one way, verify the count, and return MB/s without the handshake."""
+    """Transfer `size` bytes one way, verify the count, and return MB/s without the handshake. The client's I/O
+    counters are probed densely from `first_probe` seconds after the command until the steady part is under way
+    (an upload to an embedded server, which times itself, only sparsely); phase `ramp` is when that part began."""
     assert scenario.kind is Kind.THROUGHPUT
     timeout = 30 + size / (2 * MB)  # generous: 2 MB/s is far below any cipher here
     remote = not target.embedded  # a remote server reports its own session's CPU and memory over the login
@@ -204,23 +176,35 @@ def throughput_sample(
         return with_session_report(text) if remote else text
 
     column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file
-    dense = (column, steady_threshold(size) + DENSE_MARGIN)  # probes dense until the steady part is under way
+    if scenario.direction is Direction.UP and target.embedded:  # the server's own clock times the steady part
+        dense = Dense(column, 0, SPARSE_PROBE)
+    else:
+        dense = Dense(column, steady_threshold(size) + DENSE_MARGIN, first_probe)
     if scenario.direction is Direction.DOWN:
-        argv = target.argv(ssh, scenario.ssh_options(), command(payload.download_command(size)))
+        argv = target.argv(ssh, scenario.ssh_options(), command(payload.download_command(size)), marks_only=True)
         done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK, dense=dense)
     else:
         with open(payload.upload_source(size), "rb") as source:
-            argv = target.argv(ssh, scenario.ssh_options(), command(upload_command(size, True)))
+            argv = target.argv(ssh, scenario.ssh_options(), command(upload_command(size, True)), marks_only=True)
             done = run_timed(
                 argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK, dense=dense
             )
     problem = _transfer_problem(done, scenario.direction, size, scenario.remedy == "compression")
     if problem:
         return failed_sample(scenario, rnd, warmup, done, problem)
+    return _transferred(done, scenario, size, rnd, warmup, remote)
+
+
+def _transferred(done: Finished, scenario: Scenario, size: int, rnd: int, warmup: bool, remote: bool) -> Sample:
+    """Return the sample of a transfer that moved its whole payload."""
     started = first_time(done.lines, COMMAND_MARKER)
     assert started is not None
-    rate = server_timed_rate(done.stdout, size) or steady_rate(done.progress, column, size, started, done.ended)
+    column = 2 if scenario.direction is Direction.DOWN else 1
+    timed = server_timed_rate(done.stdout, size)
+    crossed = None if timed else steady_start(done.progress, column, size, started, done.ended)
+    rate = timed or steady_rate(done.progress, column, size, started, done.ended)
     session = session_report(done.texts) if remote else None
+    ramp = (("ramp", crossed - started),) if crossed is not None else ()
     return Sample(
         scenario,
         rnd,
@@ -232,7 +216,7 @@ def throughput_sample(
         client_cpu=done.cpu_user + done.cpu_system,
         client_system=done.cpu_system,
         client_cpu_setup=done.cpu_at_mark,
-        phases=(("login", started - done.started),),  # spawn -> command sent: when client_cpu_setup was spent
+        phases=(("login", started - done.started), *ramp),  # spawn -> command sent: when client_cpu_setup was spent
         server_cpu=session.cpu if session else None,
         server_rss=session.rss if session else None,
         tcp=_remote_evidence(session, socket_report(done.texts), done.wall) if remote else None,
@@ -267,13 +251,12 @@ def _transfer_problem(done: Finished, direction: Direction | None, size: int, co
             shown = done.stdout.decode(errors="replace").strip()[:80] if counted is None else counted
             return f"short transfer: the server counted {shown or 'nothing'} of {size} bytes"
         return None
-    if compressed:
+    moved = None if compressed else parse_transferred(done.texts)  # ssh -v's count of the bytes on the wire
+    if moved is None:  # compressed (fewer bytes cross the wire), or logged without it (MARKS_ONLY): what it wrote
         written = done.progress[-1][2] - done.progress[0][2] if len(done.progress) >= 2 else 0
         return None if written >= size else f"short transfer: the client wrote {written} of {size} bytes"
-    moved = parse_transferred(done.texts)
-    if moved is None or moved[1] < size:
-        got = "unknown" if moved is None else str(moved[1])
-        return f"short transfer: received {got} bytes on the wire for a {size}-byte payload"
+    if moved[1] < size:
+        return f"short transfer: received {moved[1]} bytes on the wire for a {size}-byte payload"
     return None
 
 
@@ -293,6 +276,7 @@ class ThroughputSampler:
             self.payload = dataclasses.replace(self.payload, remote_file=remote)
         self.sizes: dict[str, int] = {}
         self.rtt: float | None = None
+        self.ramps: dict[str, tuple[int, float]] = {}  # scenario -> (size, seconds its last transfer's ramp took)
 
     def prime(self, sc: Scenario, samples: Sequence[Sample]) -> None:
         """Reuse the size chosen by an interrupted run."""
@@ -333,8 +317,16 @@ class ThroughputSampler:
         return sample
 
     def transfer(self, sc: Scenario, size: int, rnd: int, warmup: bool) -> Sample:
-        """Take one transfer of `size` bytes with ssh (`sshbench clients` gives other clients their own)."""
-        return throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup)
+        """Take one transfer of `size` bytes with ssh (`sshbench clients` gives other clients their own), its dense
+        probes from a little before the last transfer of that size crossed into its steady part (each probe is a
+        wake-up of sshbench on a core the measured pair needs)."""
+        last = self.ramps.get(sc.key)
+        first = EARLY * last[1] if last is not None and last[0] == size else 0.0
+        sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup, first)
+        ramp = dict(sample.phases).get("ramp")
+        if sample.ok and ramp is not None:
+            self.ramps[sc.key] = (size, ramp)
+        return sample
 
     def _calibrate(self, sc: Scenario, rnd: int) -> Sample:
         """Take the warm-up that sizes a scenario's samples: from `calibration_size`, 8 times larger while a transfer

@@ -52,7 +52,17 @@ def server_timed_rate(stdout: bytes, size: int) -> float | None:
 def steady_rate(
     progress: Sequence[tuple[float, int, int]], column: int, size: int, command_at: float, end: float
 ) -> float | None:
-    """Return MB/s over the payload after its start (see STEADY_*), from I/O counter probes (None if unknown).
+    """Return MB/s over the payload after its start (see STEADY_*), from I/O counter probes (None if unknown)."""
+    crossed = steady_start(progress, column, size, command_at, end)
+    if crossed is None or end - crossed <= 0:
+        return None
+    return (size - steady_threshold(size)) / (end - crossed) / MB
+
+
+def steady_start(
+    progress: Sequence[tuple[float, int, int]], column: int, size: int, command_at: float, end: float
+) -> float | None:
+    """Return the instant the payload's untimed start had passed, from I/O counter probes (None if unknown).
 
     The counter's value at the last probe before the command was sent is its baseline (handshake,
     config files, log lines); the payload is assumed complete at process exit. The time the first
@@ -67,8 +77,5 @@ def steady_rate(
     threshold = steady_threshold(size)
     for (t0, b0), (t1, b1) in itertools.pairwise(points):
         if b1 >= threshold > b0 or (b1 >= threshold and b0 >= threshold):
-            crossed = t0 if b0 >= threshold else t0 + (threshold - b0) / (b1 - b0) * (t1 - t0)
-            if end - crossed <= 0:
-                return None
-            return (size - threshold) / (end - crossed) / MB
+            return t0 if b0 >= threshold else t0 + (threshold - b0) / (b1 - b0) * (t1 - t0)
     return None

@@ -8,11 +8,13 @@ spawning `ss`). Every connection to an embedded server's port is ours (sshbench 
 of the user's, a socket is ours when a process sshbench started holds its inode. An emulated link's namespace is
 read through a socket made there by a thread that entered it. Linux only; elsewhere nothing is read.
 
-`Watcher` polls a few times per second in a thread and keeps, per socket, the first and last reading and the values
-a summary needs; `Series.summary()` is what a sample stores (units in the keys). Told the ssh client a sample
-starts (`adopt`), it dumps nothing: it borrows the client's socket (grab.py) and asks for the server's end by the
-connection's four-tuple, from the login's end (`begin`) to a last reading as ssh exits (`ended`): a dump walks the
-kernel's whole connection table, milliseconds on a large machine.
+`Watcher` reads a few times per second (from `run_timed`'s wake-ups, or in a thread) and keeps, per socket, the
+first and last reading and the values a summary needs; `Series.summary()` is what a sample stores (units in the
+keys). Told the ssh client a sample starts (`adopt`), it dumps nothing and starts no thread: it borrows the
+client's socket (grab.py) and asks for the server's end by the connection's four-tuple, read from `run_timed`'s
+own wake-ups (`tick`, from the login's end) to a last reading as ssh exits (`ended`): a dump walks the kernel's
+whole connection table, milliseconds on a large machine, and a thread's wake-ups are CPU taken from the measured
+pair.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from sshbench.measure.grab import Borrowed, borrow, socket_inodes
 from sshbench.measure.tcpseries import Reading, Series
+from sshbench.ssh.proc import SPARSE_PROBE
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -42,8 +45,9 @@ _HEADER = struct.Struct("=IHHII")
 _REQUEST = struct.Struct("=BBBxI HH16s16sI8s")  # inet_diag_req_v2 with its inet_diag_sockid (ports big-endian)
 _MSG = struct.Struct("=BBBB HH16s16sI8s IIIII")  # inet_diag_msg
 _SOCKID_END = 4 + struct.calcsize("=HH16s16sI8s")  # the inet_diag_sockid inside inet_diag_msg
-POLL_SECONDS = 0.1
-GO_LIMIT = 60.0  # seconds polls wait for an adopted process's login to end before they begin anyway
+_ATTRIBUTE = struct.Struct("=HH")  # a netlink attribute's length and type
+POLL_SECONDS = 0.1  # between a dumping thread's polls
+TICK_SECONDS = SPARSE_PROBE  # between readings of a borrowed socket: those of run_timed's probes, sharing wake-ups
 BORROW_TRIES = 3  # polls that look for the adopted process's socket before the watcher dumps instead
 FAMILIES: tuple[int, ...] = (socket.AF_INET, socket.AF_INET6)
 
@@ -72,13 +76,30 @@ _FIELDS = (
 _UNPACK = tuple((name, offset, struct.Struct("=" + fmt)) for name, offset, fmt in _FIELDS)  # compiled once
 
 
-def _tcp_info(data: bytes) -> dict[str, int]:
+def _whole_format() -> struct.Struct:
+    """Return one struct for every field at its offset (pad bytes between): one call unpacks a whole tcp_info."""
+    out, at = "=", 0
+    for _, offset, fmt in _FIELDS:
+        out += f"{offset - at}x{fmt}" if offset > at else fmt
+        at = offset + struct.calcsize("=" + fmt)
+    return struct.Struct(out)
+
+
+_WHOLE = _whole_format()
+_NAMES = tuple(name for name, _, _ in _FIELDS)
+
+
+def _tcp_info(data: bytes | memoryview) -> dict[str, int]:
     """Return the tcp_info fields this kernel's structure holds (older kernels send a shorter one)."""
+    if len(data) >= _WHOLE.size:
+        out = dict(zip(_NAMES, _WHOLE.unpack_from(data), strict=True))
+        out["app_limited"] &= 1  # the first bit of that byte
+        return out
     out = {}
     for name, offset, unpack in _UNPACK:
         if len(data) >= offset + unpack.size:
             (value,) = unpack.unpack_from(data, offset)
-            out[name] = value & 1 if name == "app_limited" else value  # the first bit of that byte
+            out[name] = value & 1 if name == "app_limited" else value
     return out
 
 
@@ -86,7 +107,7 @@ def parse(buffer: bytes, port: int | None = None) -> tuple[list[Reading], bool]:
     """Return the sockets in one netlink reply buffer (only those with `port` at either end, when given: the
     others' tcp_info is not decoded), and whether the dump is done."""
     readings: list[Reading] = []
-    offset = 0
+    view, offset = memoryview(buffer), 0
     while offset + _HEADER.size <= len(buffer):
         length, kind, _, _, _ = _HEADER.unpack_from(buffer, offset)
         if length < _HEADER.size:
@@ -96,27 +117,30 @@ def parse(buffer: bytes, port: int | None = None) -> tuple[list[Reading], bool]:
         if kind == NLMSG_ERROR:
             (errno,) = struct.unpack_from("=i", buffer, offset + _HEADER.size)
             raise OSError(-errno, "sock_diag request refused")
-        body = buffer[offset + _HEADER.size : offset + length]
-        fields = _MSG.unpack_from(body)
-        sockid = body[4:_SOCKID_END]
-        sport, dport, inode = socket.ntohs(fields[4]), socket.ntohs(fields[5]), fields[14]
-        if port is not None and port not in (sport, dport):
-            offset += (length + 3) & ~3
-            continue
-        info, cc, pos = {}, "", _MSG.size
-        while pos + 4 <= len(body):
-            alen, atype = struct.unpack_from("=HH", body, pos)
-            if alen < 4:
-                break
-            payload = body[pos + 4 : pos + alen]
-            if atype == INET_DIAG_INFO:
-                info = _tcp_info(payload)
-            elif atype == INET_DIAG_CONG:
-                cc = payload.split(b"\0", 1)[0].decode(errors="replace")
-            pos += (alen + 3) & ~3
-        readings.append(Reading(sport, dport, inode, cc, info, fields[0], sockid))
+        reading = _message(view[offset + _HEADER.size : offset + length], port)
+        if reading is not None:
+            readings.append(reading)
         offset += (length + 3) & ~3
     return readings, False
+
+
+def _message(body: memoryview, port: int | None) -> Reading | None:
+    """Return the socket one inet_diag_msg describes, or None when `port` is at neither end."""
+    fields = _MSG.unpack_from(body)
+    sport, dport, inode = socket.ntohs(fields[4]), socket.ntohs(fields[5]), fields[14]
+    if port is not None and port not in (sport, dport):
+        return None
+    info, cc, pos = {}, "", _MSG.size
+    while pos + 4 <= len(body):
+        alen, atype = _ATTRIBUTE.unpack_from(body, pos)
+        if alen < 4:
+            break
+        if atype == INET_DIAG_INFO:
+            info = _tcp_info(body[pos + 4 : pos + alen])
+        elif atype == INET_DIAG_CONG:
+            cc = bytes(body[pos + 4 : pos + alen]).split(b"\0", 1)[0].decode(errors="replace")
+        pos += (alen + 3) & ~3
+    return Reading(sport, dport, inode, cc, info, fields[0], bytes(body[4:_SOCKID_END]))
 
 
 def request(family: int = socket.AF_INET) -> bytes:
@@ -160,15 +184,21 @@ def read_one(sock: socket.socket, known: Reading) -> Reading | None:
     return same[0] if same else None
 
 
-def read_tuple(sock: socket.socket, family: int, sockid: bytes) -> Reading | None:
-    """Return the socket with this four-tuple (an inet_diag_sockid without a cookie), or None: established or
-    closing (the server's end as the client exits: it has sent its last bytes and its FIN)."""
-    sock.send(request_one(family, sockid, CLOSING_STATES))
+def read_tuple(sock: socket.socket, asked: bytes) -> Reading | None:
+    """Return the socket `asked` names by its four-tuple (`tuple_request`), or None: established or closing (the
+    server's end as the client exits: it has sent its last bytes and its FIN)."""
+    sock.send(asked)
     try:
         found, _ = parse(sock.recv(1 << 16))
     except OSError:
         return None  # ENOENT: not there (closed)
     return next((r for r in found if r.info), None)
+
+
+def tuple_request(family: int, sockid: bytes) -> bytes:
+    """Return the request for the socket with this four-tuple (an inet_diag_sockid without a cookie), established
+    or closing."""
+    return request_one(family, sockid, CLOSING_STATES)
 
 
 def read(sock: socket.socket, port: int | None = None, families: tuple[int, ...] = FAMILIES) -> list[Reading]:
@@ -232,8 +262,9 @@ def buffers() -> dict[str, str]:
 
 class Watcher:
     """Poll our sockets to one server port while a sample runs: the client's (peer port = the port) in this
-    namespace, the server's (local port = the port) in the server's namespace when it is ours; an adopted client's
-    own socket borrowed instead of dumps (`adopting`: polls wait for its login's end)."""
+    namespace, the server's (local port = the port) in the server's namespace when it is ours. `adopting`: the ssh
+    client `run_timed` starts is told (`adopt`) and its own socket borrowed, read from `run_timed`'s wake-ups
+    (`tick`: no thread) from its login's end; a thread dumps only where there is nothing to borrow."""
 
     def __init__(
         self,
@@ -244,7 +275,7 @@ class Watcher:
         interval: float = POLL_SECONDS,
         adopting: bool = False,
     ) -> None:
-        self.port, self.ours, self.interval = port, ours, interval
+        self.port, self.ours, self.interval, self.adopting = port, ours, interval, adopting
         self.sockets = {"client": diag_socket()}
         self.server_local = server_local  # an embedded server: its session's socket is read too
         self.server_netns = server_netns
@@ -254,49 +285,61 @@ class Watcher:
         self.inodes: set[int] = set()
         self.families = FAMILIES  # narrowed to the transfer's family once its socket is found
         self.stop = threading.Event()
-        self.go = threading.Event()  # polls begin (set at the mark of an adopted process, else at its start)
-        if not adopting:
-            self.go.set()
         self.thread = threading.Thread(target=self._run, name="sshbench-tcpinfo", daemon=True)
         self.seconds = 0.0  # CPU seconds this watcher spent (its own cost, measured)
         self.cc = ""  # the borrowed socket's congestion control
         self.pid: int | None = None  # the ssh client `run_timed` started: its socket is borrowed, no dump needed
         self.borrowed: Borrowed | None = None
-        self.tries = BORROW_TRIES  # polls left to find the adopted process's socket before dumping instead
+        self.asked = b""  # the request for the borrowed connection's server end, by its four-tuple
+        self.tries = BORROW_TRIES  # readings left to find the adopted process's socket before dumping instead
         self.lock = threading.Lock()  # the polls' thread and the exit's reading share the series
 
     def __enter__(self) -> Watcher:
-        self.thread.start()  # the first poll one interval in: the sample's connection does not exist before it starts
+        if not self.adopting:
+            self._start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        self.go.set()
-        self.thread.join()
+        if self.thread.ident is not None:
+            self.thread.join()
         if self.borrowed is not None:
             self.borrowed.close()  # its process's exit was never seen: the copy must not keep the connection open
         for sock in {id(s): s for s in self.sockets.values()}.values():
             sock.close()
 
+    def _start(self) -> None:
+        """Start the polling thread (once)."""
+        if self.thread.ident is None and not self.stop.is_set():
+            self.thread.start()
+
     def _run(self) -> None:
-        """Poll until stopped, from the login's end when it is said (else from the start)."""
-        self.go.wait(GO_LIMIT)
-        if not self.stop.is_set():
-            self.poll()  # the transfer's first reading, as it begins
+        """Poll until stopped: at once, then every interval."""
+        self.poll()
         while not self.stop.wait(self.interval):
             self.poll()
 
     def adopt(self, pid: int, marked: bool = False) -> None:
         """Watch this process's own socket to the port (the ssh client `run_timed` has just started); `marked`: its
-        login's end will be said (`begin`), and polls wait for it (nothing moves before)."""
+        login's end will be said, and `tick` reads from there (nothing moves before); else the thread polls now."""
         if self.pid is None:
             self.pid = pid
             if not marked:
-                self.go.set()
+                self._start()
 
-    def begin(self) -> None:
-        """Start polling: the login is done and the transfer's command sent."""
-        self.go.set()
+    def tick(self) -> float | None:
+        """Read the adopted process's socket now (`run_timed` calls at its login's end, as its steady part begins,
+        and then as asked) and return the seconds to the next reading; None once the thread polls instead (nothing
+        to borrow: it dumps)."""
+        if self.thread.ident is not None or self.stop.is_set():
+            return None
+        start = time.thread_time()
+        read = self._poll_borrowed()
+        self.seconds += time.thread_time() - start
+        if read or self.tries > 0:
+            return TICK_SECONDS
+        self._start()
+        return None
 
     def ended(self, pid: int) -> None:
         """Read the borrowed socket's both ends a last time as its process exits, then let the copy go (the
@@ -305,7 +348,7 @@ class Watcher:
             return
         start = time.thread_time()
         with self.lock:
-            self._server_end(self.borrowed)
+            self._server_end()
             self._client_end(self.borrowed.close())
         self.seconds += time.thread_time() - start
 
@@ -315,12 +358,12 @@ class Watcher:
             return
         self._add("client", Reading(0, self.port, 0, self.cc, _tcp_info(data)))
 
-    def _server_end(self, borrowed: Borrowed) -> None:
+    def _server_end(self) -> None:
         """Add a reading of the server's end of the borrowed connection (by its four-tuple, no dump)."""
         if not self.server_local:
             return
         try:
-            r = read_tuple(self.sockets["server"], borrowed.sock.family, borrowed.sockid(peer=True))
+            r = read_tuple(self.sockets["server"], self.asked)
         except OSError:
             return
         if r is not None:
@@ -339,10 +382,11 @@ class Watcher:
             self.borrowed = borrow(self.pid, self.port)
             if self.borrowed is not None:
                 self.cc = self.borrowed.congestion()
+                self.asked = tuple_request(self.borrowed.sock.family, self.borrowed.sockid(peer=True))
         if self.borrowed is None:
             return False
         with self.lock:
-            self._server_end(self.borrowed)
+            self._server_end()
             self._client_end(self.borrowed.info())
         return True
 

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from sshbench.joboptions import JobOptions
-from sshbench.measure.samplers import MIN_SIZE, Payload, calibration_size, failed_sample, measured_sample
+from sshbench.measure.samplers import MIN_SIZE, calibration_size, failed_sample, measured_sample
 from sshbench.measure.steady import steady_rate
 from sshbench.model import LEGACY_SCP, PLAIN_TOOLS, SOCAT_BLOCK, Direction, Kind, Scenario
+from sshbench.payloads import Payload
 from sshbench.samples import Sample
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
 from sshbench.ssh.proc import Finished, run_timed

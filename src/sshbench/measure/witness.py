@@ -14,7 +14,7 @@ from sshbench.measure.scheduler import Sampler
 from sshbench.measure.tcpinfo import Watcher
 from sshbench.model import Kind, Scenario
 from sshbench.samples import Sample
-from sshbench.ssh.proc import at_exit, at_mark, spawned
+from sshbench.ssh.hooks import at_exit, spawned, ticking
 
 
 def our_processes() -> Iterator[int]:
@@ -49,7 +49,7 @@ def witnessed(take: Sampler, port: int, server_pid: int | None, server_local: bo
             watcher = Watcher(port, our_processes, netns_of(server_pid), server_local, adopting=True)
         except OSError:
             return take(sc, rnd, warmup)
-        with watcher, spawned(watcher.adopt), at_mark(watcher.begin), at_exit(watcher.ended):
+        with watcher, spawned(watcher.adopt), ticking(watcher.tick), at_exit(watcher.ended):
             taken = take(sc, rnd, warmup)
         evidence = watcher.evidence()
         return dataclasses.replace(taken, tcp={**(taken.tcp or {}), **evidence}) if len(evidence) > 1 else taken

@@ -26,19 +26,22 @@ class LineSplitter:
             self.pending = b""
 
 
-def open_io(pid: int) -> int | None:
-    """Open /proc/PID/io once (reads are repeated with pread); None when it is not readable."""
+def open_io(pid: int, name: str = "io") -> int | None:
+    """Open /proc/PID/io (or another of its files, such as schedstat) once: reads are repeated with pread, and an
+    open costs a path walk through /proc, many times a read; None when it is not readable."""
     try:
-        return os.open(f"/proc/{pid}/io", os.O_RDONLY)
+        return os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
     except OSError:
         return None
 
 
-def cpu_so_far(pid: int) -> float | None:
-    """Return the CPU seconds (user and system) a live process has run so far (/proc/PID/schedstat, ns)."""
+def cpu_so_far(fd: int | None) -> float | None:
+    """Return the CPU seconds (user and system) a live process has run so far, from its /proc/PID/schedstat opened
+    with `open_io` (ns)."""
+    if fd is None:
+        return None
     try:
-        with open(f"/proc/{pid}/schedstat", "rb") as f:
-            return int(f.read().split()[0]) / 1e9
+        return int(os.pread(fd, 128, 0).split()[0]) / 1e9
     except (OSError, IndexError, ValueError):
         return None
 

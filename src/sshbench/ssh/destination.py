@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,6 +46,10 @@ def common_options(extra: Sequence[str]) -> list[str]:
     return out
 
 
+# A transfer's log: ssh -v prints about 54 lines during a login, each a wake-up of sshbench on a core the measured
+# pair needs; a transfer needs only the line saying its command was sent (forced from its one function by
+# LogVerbose) and ssh's own messages and errors (INFO, its default). docs/BENCHMARKS.md has the cost.
+MARKS_ONLY = ("-o", "LogLevel=INFO", "-o", "LogVerbose=*:client_session2_setup():*")
 LOGIN_TIMEOUT = 30.0  # seconds for a whole connection running `true`: past this the server is stuck, not slow
 CONNECT_TIMEOUT = 10  # seconds for TCP connect and the banner (remote targets without their own ConnectTimeout)
 _DESTINATION = re.compile(r"^[A-Za-z0-9_.%+\[\]:@-]{1,255}$")
@@ -64,9 +70,11 @@ class Target:
     user: str = ""
     server: str = ""  # embedded server name (openssh, dropbear, tinyssh, sshd=PATH)
 
-    def argv(self, ssh: str, extra: Sequence[str], command: str) -> list[str]:
-        """Return the ssh command line for one connection running a fixed remote command."""
-        return [ssh, "-v", *common_options(extra), *self.options, *extra, self.destination, command]
+    def argv(self, ssh: str, extra: Sequence[str], command: str, marks_only: bool = False) -> list[str]:
+        """Return the ssh command line for one connection running a fixed remote command, logging as `-v` does, or
+        (`marks_only`, where the client knows LogVerbose) only the lines a transfer reads."""
+        log = MARKS_ONLY if marks_only and knows_log_verbose(ssh) else ("-v",)
+        return [ssh, *log, *common_options(extra), *self.options, *extra, self.destination, command]
 
     def ssh_hint(self) -> str:
         """Return the plain ssh command a user can run to see why this target cannot be reached (with the -F and the
@@ -80,6 +88,16 @@ class Target:
         """Return where this target is, for messages."""
         kind = f"embedded {self.server or 'openssh'} server" if self.embedded else "remote host"
         return f"{kind} {self.host}:{self.port}"
+
+
+@functools.cache
+def knows_log_verbose(ssh: str) -> bool:
+    """Return True when this ssh client takes MARKS_ONLY (asked once: `ssh -G` parses them without connecting)."""
+    try:
+        done = run_quick([ssh, "-F", "/dev/null", *MARKS_ONLY, "-G", "sshbench-probe"], timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def _without_timeout(options: Sequence[str]) -> list[str]:

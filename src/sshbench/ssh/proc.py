@@ -8,21 +8,21 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import selectors
+import select
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import IO, TypeVar
+from typing import IO
 
 from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.ssh import hooks
 from sshbench.ssh.counters import LineSplitter, cpu_so_far, open_io, read_io
 
 Clock = Callable[[], float]
-Hook = TypeVar("Hook")  # one of the calls `run_timed` makes (at a start, a mark, an exit)
 STDOUT_CAP = 1 << 16  # upload verification output is one short line; keep at most this much
 SPARSE_PROBE = 0.25  # seconds between I/O counter probes once a `dense` run has what a steady rate needs
 
@@ -53,6 +53,17 @@ class Finished:
     def texts(self) -> list[str]:
         """Return the stderr lines without their timestamps."""
         return [text for _, text in self.lines]
+
+
+@dataclass(frozen=True)
+class Dense:
+    """Where a transfer's I/O counters are probed densely: from `after` seconds past the mark (the baseline is read
+    at the mark itself), every `probe` seconds until `column` (1 rchar, 2 wchar) has moved `nbytes` since, then
+    every SPARSE_PROBE seconds."""
+
+    column: int
+    nbytes: int
+    after: float = 0.0
 
 
 def require_binary(name: str, package: str) -> str:
@@ -108,46 +119,6 @@ def run_quick(argv: Sequence[str], timeout: float = 30.0) -> subprocess.Complete
     )
 
 
-_placers: list[Callable[[int], None]] = []  # each gets the PID of every process `run_timed` starts, at once
-_at_mark: list[Callable[[], None]] = []  # each is called when a `mark` line arrives (once per process)
-_at_exit: list[Callable[[int], None]] = []  # each gets the PID of a process `run_timed` runs as its exit is seen
-_spawned: list[Callable[[int, bool], None]] = []  # each gets a started process's PID and whether a mark will come
-
-
-@contextlib.contextmanager
-def _hooked(hooks: list[Hook], call: Hook) -> Iterator[None]:
-    """Keep `call` among `hooks` for the block."""
-    hooks.append(call)
-    try:
-        yield
-    finally:
-        hooks.remove(call)
-
-
-def spawned(call: Callable[[int, bool], None]) -> contextlib.AbstractContextManager[None]:
-    """Tell `call` of every process `run_timed` starts in the block: its PID, and whether `at_mark` calls will say
-    when its login is done (a `mark` was given)."""
-    return _hooked(_spawned, call)
-
-
-def at_exit(call: Callable[[int], None]) -> contextlib.AbstractContextManager[None]:
-    """Call `call` with the PID of every process `run_timed` runs in the block once it is gone: as its exit is seen
-    (before it is reaped), or when it was killed (a deadline, a stall, an interruption)."""
-    return _hooked(_at_exit, call)
-
-
-def at_mark(call: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
-    """Call `call` in the block whenever a process `run_timed` runs prints its `mark` line (e.g. to read a server's
-    CPU counter at the moment a login is done and its command sent)."""
-    return _hooked(_at_mark, call)
-
-
-def placing(place: Callable[[int], None]) -> contextlib.AbstractContextManager[None]:
-    """Hand every process `run_timed` starts in the block to `place` right after it starts (e.g. into a CPU-quota
-    cgroup: its exec is the only work done outside it)."""
-    return _hooked(_placers, place)
-
-
 def run_timed(
     argv: Sequence[str],
     *,
@@ -160,7 +131,7 @@ def run_timed(
     arrived: Callable[[], int] | None = None,
     mark: str | None = None,
     stall: float | None = None,
-    dense: tuple[int, int] | None = None,
+    dense: Dense | None = None,
 ) -> Finished:
     """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most).
 
@@ -170,10 +141,9 @@ def run_timed(
     holding it arrives, the process's CPU so far is read (`Finished.cpu_at_mark`) and `at_mark` calls are made.
     stall (with probe): stop the process once its I/O counters have not moved for `stall` seconds (a transfer the
     server stopped answering, which would otherwise wait out the whole timeout); `Finished.stalled` says so.
-    dense (with probe and mark): (column, bytes): no probes before the mark (the counters are read as its line
-    arrives), every `probe` seconds until the column (1 rchar, 2 wchar) has moved that many bytes since, then every
-    SPARSE_PROBE seconds: a steady rate needs dense probes only around its threshold, and each wake-up is CPU taken
-    from the measured client.
+    dense (with probe and mark): no probes before the mark (the counters are read as its line arrives), then as
+    `Dense` says: a steady rate needs dense probes only around its threshold, and each wake-up is CPU taken from the
+    measured client.
     """
     started = clock()
     proc = subprocess.Popen(
@@ -184,9 +154,9 @@ def run_timed(
         env=env,
     )
     try:
-        for place in _placers:
+        for place in hooks.placers:
             place(proc.pid)
-        for tell in _spawned:
+        for tell in hooks.starts:
             tell(proc.pid, mark is not None)
         return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived, mark, stall, dense)
     except BaseException:
@@ -205,60 +175,87 @@ class _Watch:
         arrived: Callable[[], int] | None,
         mark: str | None = None,
         stall: float | None = None,
-        dense: tuple[int, int] | None = None,
+        dense: Dense | None = None,
     ) -> None:
         assert proc.stderr is not None
         self.proc, self.clock, self.probe, self.arrived, self.mark = proc, clock, probe, arrived, mark
         self.stall, self.stalled = stall, False
-        self.dense, self.base = dense, 0  # (column, bytes): probes from the mark on, sparse once that many moved
+        self.dense, self.base = dense, 0  # probes from the mark on, sparse once enough moved since the `base`
         self.next_probe = math.inf if dense is not None and mark is not None else 0.0  # inf: from the mark on
+        self.sparse = False  # a `dense` run's probes have what the steady rate needs: they may ride on a tick
         self.moved: tuple[float, tuple[int, int]] | None = None  # when the counters last changed, and to what
         self.cpu_at_mark: float | None = None
         self.lines, self.stdout = LineSplitter(), bytearray()
         self.progress: list[tuple[float, int, int]] = []
         self.ended: float | None = None  # the exit instant, from the pidfd
         self.told_gone = False  # the `at_exit` calls were made
+        self.ticks: dict[hooks.Tick, tuple[float, float]] = {}  # each `ticking` call's next instant and how early
+        # it may be made (half its interval), from the mark on
         self.pidfd = os.pidfd_open(proc.pid)
         self.io_fd = open_io(proc.pid) if probe is not None and arrived is None else None
-        self.sel = selectors.DefaultSelector()
-        self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, "err")
+        self.sched_fd = open_io(proc.pid, "schedstat") if mark is not None else None  # read at the mark
+        self.probing = probe is not None and (self.io_fd is not None or arrived is not None)
+        self.poller = select.epoll()
+        self.fds = {proc.stderr.fileno(): "err", self.pidfd: "exit"}
         if proc.stdout is not None:
-            self.sel.register(proc.stdout.fileno(), selectors.EVENT_READ, "out")
-        self.sel.register(self.pidfd, selectors.EVENT_READ, "exit")
+            self.fds[proc.stdout.fileno()] = "out"
+        for fd in self.fds:
+            self.poller.register(fd, select.EPOLLIN)
 
     def run(self, deadline: float) -> None:
         """Read until the process has exited and closed its pipes, or kill it at the deadline."""
         try:
-            while len(self.sel.get_map()) > 0:
-                remaining = deadline - self.clock()
-                if remaining <= 0:
+            while self.fds:
+                now = self.clock()
+                if now >= deadline:
                     _kill(self.proc)
                     break
-                if self.probe is not None and (self.io_fd is not None or self.arrived) and self.ended is None:
-                    wait = self.next_probe - self.clock()
-                    if wait <= 0:
-                        self._read_counters()
-                        if self._still():
-                            _kill(self.proc)
-                            self.stalled = True
-                            break
-                        wait = self._gap()
-                        self.next_probe = self.clock() + wait
-                    remaining = min(remaining, wait)
-                for key, _ in self.sel.select(remaining):
-                    self._handle(key.fd, key.data)
+                wake = self._due(now) if self.ended is None and "err" in self.fds.values() else math.inf
+                if self.stalled:
+                    _kill(self.proc)
+                    break
+                for fd, _ in self.poller.poll(max(min(wake, deadline) - now, 0.0)):
+                    self._handle(fd, self.fds[fd])
         finally:
             self._gone()  # killed, or interrupted: the process is gone (or going) all the same
-            self.sel.close()
-            os.close(self.pidfd)
-            if self.io_fd is not None:
-                os.close(self.io_fd)
+            self.poller.close()
+            for held in (self.pidfd, self.io_fd, self.sched_fd):
+                if held is not None:
+                    os.close(held)
+
+    def _due(self, now: float) -> float:
+        """Take the probe and the ticks that are due, those that may ride on this wake-up early too (a tick, and a
+        sparse probe, up to half their interval: the loop is awake now); return the instant the next one is. The
+        probe that finds the steady part under way is a tick's too: a reading as that part begins. None are taken
+        once stderr is closed: the process is exiting, and its exit is read (`at_exit`, the last counters)."""
+        early = SPARSE_PROBE / 2 if self.sparse else 0.0
+        if self.probing and now >= self.next_probe - early:
+            was_sparse = self.sparse
+            self._read_counters()
+            self.stalled = self._still()
+            self.next_probe = now + self._gap()
+            if self.sparse and not was_sparse:
+                self.ticks = {call: (now, 0.0) for call in self.ticks}
+        if self.ticks:
+            self._tick(now)
+        return min([self.next_probe if self.probing else math.inf, *(due for due, _ in self.ticks.values())])
+
+    def _tick(self, now: float) -> None:
+        """Make the `ticking` calls that are due (or within half their interval of it) and keep when each wants the
+        next."""
+        for call, (due, early) in list(self.ticks.items()):
+            if now >= due - early:
+                wait = call()
+                if wait is None:
+                    del self.ticks[call]
+                else:
+                    self.ticks[call] = (now + wait, wait / 2)
 
     def _gone(self) -> None:
         """Tell the `at_exit` calls, once, that the process is gone."""
         if not self.told_gone:
             self.told_gone = True
-            for ended in _at_exit:
+            for ended in hooks.exits:
                 ended(self.proc.pid)
 
     def _gap(self) -> float:
@@ -266,8 +263,8 @@ class _Watch:
         assert self.probe is not None
         if self.dense is None or not self.progress:
             return self.probe
-        column, enough = self.dense
-        return SPARSE_PROBE if self.progress[-1][column] - self.base >= enough else self.probe
+        self.sparse = self.progress[-1][self.dense.column] - self.base >= self.dense.nbytes
+        return SPARSE_PROBE if self.sparse else self.probe
 
     def _baseline(self, now: float) -> None:
         """Read the counters as the mark line arrives (stamped with its time: the last reading before the command),
@@ -276,8 +273,8 @@ class _Watch:
         if self.dense is None or counters is None:
             return
         self.progress.append((now, *counters))
-        self.base = counters[self.dense[0] - 1]
-        self.next_probe = now + (self.probe or 0.0)
+        self.base = counters[self.dense.column - 1]
+        self.next_probe = now + max(self.dense.after, self.probe or 0.0)
 
     def _still(self) -> bool:
         """Return True when the counters have not moved for `stall` seconds."""
@@ -304,7 +301,7 @@ class _Watch:
         now = self.clock()
         if what == "exit":
             self.ended = now
-            self.sel.unregister(self.pidfd)
+            self._drop(fd)
             self._gone()
             counters = read_io(self.io_fd) if self.io_fd is not None else None  # an exited process's are readable
             if counters is not None:  # until it is reaped: its totals (a last probe at `ended` times nothing)
@@ -312,17 +309,28 @@ class _Watch:
             return
         chunk = os.read(fd, 65536)
         if not chunk:
-            self.sel.unregister(fd)
+            self._drop(fd)
         elif what == "err":
             seen = len(self.lines.lines)
             self.lines.feed(now, chunk)
             if self.mark is not None and any(self.mark in text for _, text in self.lines.lines[seen:]):
-                self.mark, self.cpu_at_mark = None, cpu_so_far(self.proc.pid)
-                self._baseline(now)
-                for call in _at_mark:
-                    call()
+                self._marked(now)
         elif len(self.stdout) < STDOUT_CAP:
             self.stdout += chunk
+
+    def _drop(self, fd: int) -> None:
+        """Stop waiting on a descriptor (a pipe at its end, the pidfd at the exit)."""
+        self.poller.unregister(fd)
+        del self.fds[fd]
+
+    def _marked(self, now: float) -> None:
+        """The login is done: read the process's CPU and counters, make the `at_mark` calls, start the ticks."""
+        self.mark, self.cpu_at_mark = None, cpu_so_far(self.sched_fd)
+        self._baseline(now)
+        for call in hooks.marks:
+            call()
+        self.ticks = {call: (now, 0.0) for call in hooks.ticks}
+        self._tick(now)
 
 
 def _reap(proc: subprocess.Popen[bytes]) -> tuple[float, float]:
@@ -348,7 +356,7 @@ def _collect(
     arrived: Callable[[], int] | None = None,
     mark: str | None = None,
     stall: float | None = None,
-    dense: tuple[int, int] | None = None,
+    dense: Dense | None = None,
 ) -> Finished:
     """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
     watch = _Watch(proc, clock, probe, arrived, mark, stall, dense)

@@ -16,7 +16,8 @@ import shlex
 import shutil
 from collections.abc import Callable, Iterable
 
-from sshbench.ssh.proc import placing, run_timed
+from sshbench.ssh.hooks import placing
+from sshbench.ssh.proc import run_timed
 from sshbench.targets.servers.base import LocalServer
 
 EVP = {

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import select
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from sshbench import leases
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.ssh.proc import placing
+from sshbench.ssh.hooks import placing
 
 ENV = "SSHBENCH_CGROUP"
 RMDIR_TIMEOUT = 3.0
@@ -51,13 +52,59 @@ class CpuGroup:
 
     def cpu_seconds(self) -> float:
         """Return user + system CPU seconds used by the group's processes since it was created."""
-        if self.version == "v2":
-            for line in (self.path / "cpu.stat").read_text().splitlines():
-                name, _, value = line.partition(" ")
-                if name == "usage_usec":
-                    return int(value) / 1e6
-            raise OSError(f"no usage_usec in {self.path / 'cpu.stat'}")
-        return int((self.path / "cpuacct.usage").read_text()) / 1e9
+        fd = os.open(self.path / self.cpu_file, os.O_RDONLY)
+        try:
+            return self.cpu_from(os.read(fd, 4096))
+        finally:
+            os.close(fd)
+
+    @property
+    def cpu_file(self) -> str:
+        """Return the name of the group's CPU counter: cpu.stat (v2) or cpuacct.usage (v1)."""
+        return "cpu.stat" if self.version == "v2" else "cpuacct.usage"
+
+    def cpu_from(self, data: bytes) -> float:
+        """Return the CPU seconds the counter's text says."""
+        if self.version != "v2":
+            return int(data) / 1e9
+        for line in data.split(b"\n"):
+            name, _, value = line.partition(b" ")
+            if name == b"usage_usec":
+                return int(value) / 1e6
+        raise OSError(f"no usage_usec in {self.path / 'cpu.stat'}")
+
+    @contextlib.contextmanager
+    def counter(self) -> Iterator[Callable[[], float | None]]:
+        """Yield a reader of `cpu_seconds` (None when unreadable) that keeps the counter's file open for the block:
+        each reading is one pread, where an open walks the cgroup filesystem (a sample reads it three times)."""
+        try:
+            fd = os.open(self.path / self.cpu_file, os.O_RDONLY)
+        except OSError:
+            yield lambda: None  # the group is gone: nothing to count, as cpu_seconds would say
+            return
+
+        def read() -> float | None:
+            """Return the group's CPU seconds now."""
+            try:
+                return self.cpu_from(os.pread(fd, 4096, 0))
+            except (OSError, ValueError):
+                return None
+
+        try:
+            yield read
+        finally:
+            os.close(fd)
+
+    def wait_left(self, keep: frozenset[int], deadline: float) -> bool:
+        """Wait until the group holds no process but those in `keep` (one that has exited is gone, though it may be
+        listed until reaped), on their pidfds: a wake-up as they exit, no polling. Return True if so by `deadline`
+        (time.monotonic)."""
+        gone: set[int] = set()
+        while left := set(self.pids()) - keep - gone:
+            if time.monotonic() >= deadline:
+                return False
+            gone |= _exits(left, deadline)
+        return True
 
     def remove(self) -> None:
         """Remove the (empty) group; retry briefly while exiting processes leave it."""
@@ -72,6 +119,29 @@ class CpuGroup:
                 if time.monotonic() > deadline:
                     return  # left behind empty-ish; the kernel frees it once its last zombie is reaped
                 time.sleep(0.05)
+
+
+def _exits(pids: set[int], deadline: float) -> set[int]:
+    """Wait until each of these processes has exited, or `deadline` (time.monotonic); return those that did."""
+    done, fds = set(), {}
+    for pid in pids:
+        try:
+            fds[os.pidfd_open(pid)] = pid
+        except OSError:
+            done.add(pid)  # reaped already
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    try:
+        while fds and (wait := deadline - time.monotonic()) > 0:
+            for fd, _ in poller.poll(wait * 1000):
+                poller.unregister(fd)
+                done.add(fds.pop(fd))
+                os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return done
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:

@@ -292,6 +292,13 @@ class LocalServer:
         """Return the processes serving connections (everything but the listener and helper listeners)."""
         return [p for p in self.processes() if p.pid != self.pid and p.pid not in self.helpers]
 
+    def connection_pids(self) -> frozenset[int]:
+        """Return the PIDs of `connection_processes`: from the cgroup's list alone where there is one (no /proc
+        read for each: a sample asks before it starts)."""
+        if self.group is None:
+            return frozenset(p.pid for p in self.connection_processes())
+        return frozenset(self.group.pids()) - self.helpers - {self.pid}
+
     def serving_processes(self) -> list[psutil.Process]:
         """Return the processes whose memory serves connections: the connection processes, and the listener of a
         server that serves connections inside it."""
@@ -328,13 +335,21 @@ class LocalServer:
 
     def wait_idle(self, timeout: float = IDLE_TIMEOUT, standing: frozenset[int] = frozenset()) -> bool:
         """Wait until no connection is being served but those of the processes in `standing` (a master connection
-        that outlives every sample: only the listener is left otherwise); return True if so."""
+        that outlives every sample: only the listener is left otherwise); return True if so. With a cgroup, on
+        the processes' pidfds (a wake-up as they exit); without one, from /proc every 10 ms."""
         deadline = time.monotonic() + timeout
+        if self.group is not None:
+            keep = frozenset(standing | self.helpers | ({self.pid} if self.pid is not None else set()))
+            return self.group.wait_left(keep, deadline)
         while time.monotonic() < deadline:
             if not [p for p in self.connection_processes() if p.pid not in standing]:
                 return True
             time.sleep(0.01)
         return False
+
+    def cpu_counter(self) -> contextlib.AbstractContextManager[Callable[[], float | None]]:
+        """Return a block in which a reader of `cpu_seconds` keeps the counter's file open (one pread a reading)."""
+        return self.group.counter() if self.group is not None else contextlib.nullcontext(self.cpu_seconds)
 
     def _stop_processes(self) -> None:
         """Terminate the listener and every process it spawned, by PID, then reap the listener."""
