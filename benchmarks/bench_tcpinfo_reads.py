@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from sshbench.measure import grab, tcpinfo, witness
+from sshbench.measure import grab, sockdiag, witness
 
 
 def batch(reads: int, once: Callable[[], object]) -> float:
@@ -50,22 +50,22 @@ def main() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server, socket.create_connection(server.getsockname()):
         accepted, _ = server.accept()
         port = server.getsockname()[1]
-        diag = tcpinfo.diag_socket()
-        (known,) = [r for r in tcpinfo.read(diag, port) if r.peer_port == port]
+        diag = sockdiag.diag_socket()
+        (known,) = [r for r in sockdiag.read(diag, port) if r.peer_port == port]
         hold = f"import socket, time; s = socket.create_connection(('127.0.0.1', {port})); time.sleep(600)"
         child = subprocess.Popen([sys.executable, "-c", hold])
         server.accept()
         time.sleep(0.5)
         borrowed = grab.borrow(child.pid, port)
         assert borrowed is not None, "the kernel refused pidfd_getfd"
-        asked = tcpinfo.tuple_request(borrowed.sock.family, borrowed.sockid())
+        asked = sockdiag.tuple_request(borrowed.sock.family, borrowed.sockid())
         rows = {
-            "sock_diag dump (both address families)": lambda: tcpinfo.read(diag, port),
-            "one socket by its sockid": lambda: tcpinfo.read_one(diag, known),
-            "one socket by its four-tuple": lambda: tcpinfo.read_tuple(diag, asked),
+            "sock_diag dump (both address families)": lambda: sockdiag.read(diag, port),
+            "one socket by its sockid": lambda: sockdiag.read_one(diag, known),
+            "one socket by its four-tuple": lambda: sockdiag.read_tuple(diag, asked),
             "scan of our processes' sockets": lambda: grab.socket_inodes(witness.our_processes()),
             "borrowing a child's socket (pidfd_getfd), once a sample": lambda: _borrow_once(child.pid, port),
-            "TCP_INFO on the borrowed copy, parsed": lambda: tcpinfo._tcp_info(borrowed.info() or b""),
+            "TCP_INFO on the borrowed copy, parsed": lambda: sockdiag.tcp_info(borrowed.info() or b""),
         }
         print("| reading | CPU ms per reading (median of 5 batches) |")
         print("|---|---:|")

@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -218,3 +219,33 @@ def test_the_exit_calls_are_made_once_for_a_process_that_exits_and_for_one_kille
         killed = run_timed(["sleep", "30"], timeout=0.3)
     assert quick.returncode == 0 and killed.timed_out
     assert len(told) == 2 and told[0] != told[1]
+
+
+def test_ticks_ride_on_run_timed_wake_ups_from_the_mark_until_stderr_closes() -> None:
+    """A watcher's readings come from run_timed's own wake-ups (no thread): at the mark, as the steady part begins
+    (the probe that finds it under way), then as asked, riding on a probe within half their interval, and none
+    once stderr is closed (issue 40). Dense probes begin `after` seconds past the mark."""
+    from sshbench.ssh.hooks import ticking
+    from sshbench.ssh.proc import SPARSE_PROBE, Dense
+
+    writes = "for i in $(seq 40); do head -c 131072 /dev/zero; sleep 0.02; done"  # 128 KiB each 20 ms, 0.8 s or more
+    argv = ["sh", "-c", f"sleep 0.05; echo 'Sending command: x' >&2; {writes}; exec 2>&-; sleep 0.3"]
+    ticks: list[float] = []
+
+    def tick() -> float:
+        ticks.append(time.perf_counter())
+        return SPARSE_PROBE
+
+    with ticking(tick):
+        done = run_timed(argv, probe=0.01, mark="Sending command:", dense=Dense(2, 2**20, after=0.05))
+    mark = next(t for t, text in done.lines if "Sending command" in text)
+    first_probe = done.progress[1][0]
+    assert first_probe - mark >= 0.05 * 0.9, (mark, done.progress[:3])
+    assert abs(ticks[0] - mark) < 0.005, (ticks, mark)  # at the mark
+    steady = next(p[0] for p in done.progress if p[2] - done.progress[0][2] >= 2**20)
+    at_steady = [i for i, t in enumerate(ticks) if abs(t - steady) < 0.005]
+    assert at_steady, (ticks, steady)  # as the steady part begins
+    gaps = [b - a for a, b in itertools.pairwise(ticks[at_steady[0] :])]  # then as asked, riding up to half early
+    assert gaps and min(gaps) >= SPARSE_PROBE / 2 * 0.9, gaps
+    closed = done.lines[-1][0] if done.lines else mark
+    assert ticks[-1] <= done.ended - 0.25, (ticks[-1], done.ended, closed)  # none in the last 0.3 s: stderr closed

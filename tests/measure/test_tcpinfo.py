@@ -8,10 +8,11 @@ import struct
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from sshbench.measure import grab, tcpinfo, witness
+from sshbench.measure import grab, sockdiag, tcpinfo, witness
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/ns/net"), reason="Linux only")
 
@@ -50,10 +51,10 @@ def test_a_slow_reader_shows_as_the_receivers_window_on_the_senders_socket() -> 
 
 
 def test_an_error_reply_is_raised_and_a_short_tcp_info_is_read_as_far_as_it_goes() -> None:
-    error = struct.pack("=IHHII", 36, tcpinfo.NLMSG_ERROR, 0, 1, 0) + struct.pack("=i", -13) + bytes(16)
+    error = struct.pack("=IHHII", 36, sockdiag.NLMSG_ERROR, 0, 1, 0) + struct.pack("=i", -13) + bytes(16)
     with pytest.raises(OSError):
-        tcpinfo.parse(error)
-    assert tcpinfo._tcp_info(bytes(100)) == {k: 0 for k, off, f in tcpinfo._FIELDS if off + struct.calcsize(f) <= 100}
+        sockdiag.parse(error)
+    assert sockdiag.tcp_info(bytes(100)) == {k: 0 for k, off, f in sockdiag._FIELDS if off + struct.calcsize(f) <= 100}
 
 
 def test_our_sockets_are_found_by_inode() -> None:
@@ -83,3 +84,34 @@ def test_connections_to_our_own_servers_port_are_ours_without_a_scan() -> None:
     found = watcher.evidence()
     assert found["client"]["polls"] >= 2 and scans == []
     assert watcher.families in ((socket.AF_INET,),)  # narrowed to the connection's family once found
+
+
+@pytest.mark.integration
+def test_a_transfers_evidence_and_peaks_are_read_from_run_timeds_wake_ups_with_no_thread(tmp_path: Path) -> None:
+    """As `sshbench throughput` wraps its sampler: the kernel's evidence (the borrowed socket, the server's end by
+    its four-tuple) and the memory peaks are read at the login's end, as the steady part begins and as ssh exits,
+    from run_timed's own wake-ups: no thread runs beside the transfer (issue 40: each wake-up is CPU taken from
+    the measured pair), and the evidence still covers the whole payload."""
+    from sshbench.joboptions import JobOptions
+    from sshbench.measure.costs import metered
+    from sshbench.measure.samplers import ThroughputSampler
+    from sshbench.model import Direction, Kind, Scenario
+    from sshbench.runkinds import RunKind
+    from sshbench.ssh.hooks import ticking
+    from sshbench.targets.servers import registry
+
+    server = registry.make_server("local:openssh")
+    threads: list[str] = []
+    size = 32 * 2**20
+    with server as target:
+        sampler = ThroughputSampler("ssh", target, JobOptions(command=RunKind.THROUGHPUT, size=size), tmp_path)
+        take = witness.witnessed(metered(sampler, server, True), target.port, server.pid, True)
+        sc = Scenario(Kind.THROUGHPUT, cipher="aes128-gcm@openssh.com", direction=Direction.DOWN)
+        with ticking(lambda: threads.extend(t.name for t in threading.enumerate()) or None):
+            s = take(sc, 1, False)
+    assert s.ok and s.tcp is not None, s.error
+    assert not [t for t in threads if t.startswith(("sshbench-tcpinfo", "sshbench-rss"))], threads
+    client, sent = s.tcp["client"], s.tcp["server"]
+    assert client["polls"] >= 3 and sent["polls"] >= 3, (client["polls"], sent["polls"])  # mark, steady, exit
+    assert sent["bytes_acked"] >= size and client["bytes_received"] >= size  # the whole transfer, both ends
+    assert s.client_rss and s.server_rss and s.client_rss > 2**20, (s.client_rss, s.server_rss)

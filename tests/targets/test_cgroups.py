@@ -33,6 +33,9 @@ def test_server_cpu_is_counted_by_cgroup(version: str, monkeypatch: pytest.Monke
         assert server.wait_idle()
         used = server.cpu_seconds()
         assert before is not None and used is not None and used - before > 0.01
+        with server.cpu_counter() as cpu:  # held open for a sample: one pread a reading, the same count
+            again = cpu()
+            assert again is not None and 0 <= again - used < 0.01 and server.connection_pids() == frozenset()
     assert not path.exists()
 
 

@@ -4,8 +4,8 @@ Measuring sees an embedded server only through `ServerView` (its processes, thei
 so nothing here depends on how servers are started. `metered` wraps any sampler: server CPU is the
 server's cgroup reading after the connection's processes have exited minus the reading before (and what of it
 was spent before the login's command was sent, read when ssh says it sent it: `server_cpu_setup`); during
-transfers a light watcher reads, every 100 ms, the peak RSS (VmHWM) of the ssh client and the summed
-peaks of the server's per-connection processes (not the listener).
+transfers a light watcher reads, at `run_timed`'s own wake-ups, the peak RSS (VmHWM) of the ssh client and the
+summed peaks of the server's per-connection processes (not the listener).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import psutil
 from sshbench.measure.scheduler import Sampler
 from sshbench.model import Scenario
 from sshbench.samples import Sample
-from sshbench.ssh.hooks import at_mark
+from sshbench.ssh.hooks import at_mark, spawned, ticking
+from sshbench.ssh.proc import SPARSE_PROBE
 
 
 class ServerView(Protocol):
@@ -43,8 +44,9 @@ class ServerView(Protocol):
     def connection_pids(self) -> frozenset[int]:
         """Return the PIDs of the processes serving connections (cheaper than `connection_processes`)."""
 
-    def serving_processes(self) -> list[psutil.Process]:
-        """Return the processes whose memory serves connections (the listener too where it serves them itself)."""
+    def serving_pids(self) -> frozenset[int]:
+        """Return the PIDs of the processes whose memory serves connections (the listener too where it serves them
+        itself)."""
 
     def role(self, proc: psutil.Process) -> str:
         """Return the role of one of the server's processes (listener, session, command...)."""
@@ -94,7 +96,7 @@ def _watched(take: Sampler, sc: Scenario, rnd: int, warmup: bool, watcher: PeakW
     """Take the sample, its peak memory watched when there is a watcher."""
     if watcher is None:
         return take(sc, rnd, warmup)
-    with watcher:
+    with watcher, spawned(watcher.adopt), ticking(watcher.tick):
         return take(sc, rnd, warmup)
 
 
@@ -122,7 +124,10 @@ def _own_children() -> list[int]:
 
 
 class PeakWatcher:
-    """Poll, in a thread, the peak RSS (VmHWM) of the ssh client and of the server's connection processes.
+    """Read the peak RSS (VmHWM) of the ssh client and of the server's connection processes: at `run_timed`'s own
+    wake-ups once the client it started (`adopt`) has logged in (`tick`: at the login's end, as the steady part
+    begins, then with its sparse probes), or in a thread every `interval` for a process whose login's end is not
+    said. A high-water mark only rises, so a later reading loses nothing but what the last moments add.
 
     The client's figure cannot come from wait4's ru_maxrss: a child forked from this Python process
     inherits the parent's high-water mark across exec. VmHWM belongs to the client's own address space.
@@ -132,19 +137,35 @@ class PeakWatcher:
         self.server, self.interval = server, interval
         self.client_peak: int | None = None
         self.server_peak: int | None = None
+        self.pid: int | None = None  # the client `run_timed` started
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sshbench-rss", daemon=True)
 
+    def adopt(self, pid: int, marked: bool = False) -> None:
+        """Watch this client (the first process `run_timed` starts); `marked`: its login's end will be said and
+        `tick` reads from there, else the thread polls from now."""
+        if self.pid is None:
+            self.pid = pid
+            if not marked:
+                self._thread.start()
+
+    def tick(self) -> float | None:
+        """Read the peaks now and return the seconds to the next reading (None while the thread polls instead)."""
+        if self._thread.ident is not None or self._stop.is_set():
+            return None
+        self._poll()
+        return SPARSE_PROBE
+
     def _poll(self) -> None:
         """Read the peaks once."""
-        for pid in _own_children():
+        for pid in [self.pid] if self.pid is not None else _own_children():
             peak = peak_rss(pid)
             if peak is not None:
                 self.client_peak = max(self.client_peak or 0, peak)
         if self.server is not None:
             listener = self.server.pid  # its peak is its lifetime's: the size it has while this sample runs
-            procs = self.server.serving_processes()
-            peaks = [peak_rss(p.pid, b"VmRSS:" if p.pid == listener else b"VmHWM:") for p in procs]
+            pids = self.server.serving_pids()
+            peaks = [peak_rss(pid, b"VmRSS:" if pid == listener else b"VmHWM:") for pid in pids]
             known = [p for p in peaks if p is not None]
             if known:
                 self.server_peak = max(self.server_peak or 0, sum(known))
@@ -155,9 +176,9 @@ class PeakWatcher:
             self._poll()
 
     def __enter__(self) -> PeakWatcher:
-        self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join(timeout=5)
+        if self._thread.ident is not None:
+            self._thread.join(timeout=5)

@@ -114,7 +114,11 @@ def _take(pidfd: int, target: int, port: int) -> Borrowed | None:
     fd = _libc().syscall(SYS_PIDFD_GETFD, pidfd, target, 0)
     if fd < 0:
         return None
-    sock = socket.socket(fileno=fd)
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:  # not a socket (a client whose descriptor 3 is a file or a pipe)
+        os.close(fd)
+        return None
     try:
         tcp = sock.type == socket.SOCK_STREAM and sock.family in (socket.AF_INET, socket.AF_INET6)
         if tcp and sock.getpeername()[1] == port:

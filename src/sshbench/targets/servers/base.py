@@ -299,12 +299,14 @@ class LocalServer:
             return frozenset(p.pid for p in self.connection_processes())
         return frozenset(self.group.pids()) - self.helpers - {self.pid}
 
-    def serving_processes(self) -> list[psutil.Process]:
-        """Return the processes whose memory serves connections: the connection processes, and the listener of a
-        server that serves connections inside it."""
+    def serving_pids(self) -> frozenset[int]:
+        """Return the PIDs of the processes whose memory serves connections: the connection processes, and the
+        listener of a server that serves connections inside it (from the cgroup's list alone where there is one)."""
         if not self.serves_in_listener:
-            return self.connection_processes()
-        return [p for p in self.processes() if p.pid not in self.helpers]
+            return self.connection_pids()
+        if self.group is None:
+            return frozenset(p.pid for p in self.processes() if p.pid not in self.helpers)
+        return frozenset(self.group.pids()) - self.helpers
 
     def cpu_seconds(self) -> float | None:
         """Return CPU seconds used by every server process so far (None without a cgroup)."""
