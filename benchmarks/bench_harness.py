@@ -3,25 +3,25 @@
 Run:  .venv/bin/python benchmarks/bench_harness.py [--rounds 7] [--size auto|256M] [--profile FILE]
 
 The embedded default (OpenSSH with its cgroup, as `sshbench throughput` starts it) downloads with aes128-gcm; each
-round takes one sample through each sampler, in a fresh random order: `timing` (measure.throughput_sample: ssh run
-and timed, its stderr and I/O counters read), `+ evidence` (witnessed: the kernel's TCP state polled by a thread),
-`+ meters` (metered: the server's cgroup CPU before, at login and after the connection's processes end), `+ storage`
-(the sample written to SQLite and committed, as a run stores it), and the whole one with the I/O counters read as
-before `dense` probing (at every wake-up, every 10 ms from the start) and the evidence read as before the borrowed
-socket (sock_diag polled from the start, `dumping`) for the before/after. This process's CPU
-(every thread, getrusage) is read around each sample; a part's cost is the median difference between neighbouring
-samplers, a share the sampler's median over the ssh client's median CPU. `--size auto` sizes transfers as
-`sshbench throughput` does (about 0.2 s, from a calibrating warm-up). `--profile FILE` writes a CPU cProfile of the
-whole sampler's samples (main thread) for `python -m pstats FILE`. `--wakeups` instead times what `run_timed` costs
-this process (its CPU clock) for /bin/true, for `ssh -v ... true` and for a shell writing 20 lines 5 ms apart
-(15 runs each, medians): the price of a wake-up.
+round takes one sample through each sampler, in a fresh random order, each wrapped as jobs/staging.py wraps a
+run's: `timing` (measure.throughput_sample: ssh run and timed, its stderr and I/O counters read), `+ evidence`
+(witnessed: the kernel's TCP state of the borrowed socket read at run_timed's wake-ups), `+ meters` (metered inside
+it: the server's cgroup CPU before, at login and after the connection's processes end, and the memory peaks), `+
+storage` (the sample written to SQLite and committed, as a run stores it). This process's CPU (every thread,
+getrusage) is read around each sample (`whole`) and from run_timed's start to the moment ssh's exit is seen
+(`during`: what competes with the measured client and server); a part's cost is the median difference between
+neighbouring samplers, a share the sampler's median over the ssh client's median CPU. The package before a change
+against the one after: bench_vs_bare.py --against. `--size auto` sizes transfers as `sshbench throughput` does
+(about 0.2 s, from a calibrating warm-up). `--profile FILE` writes a CPU cProfile of the whole sampler's samples
+(main thread) for `python -m pstats FILE`. `--wakeups` instead times what `run_timed` costs this process (its CPU
+clock) for /bin/true, for `ssh -v ... true` and for a shell writing 20 lines 5 ms apart (15 runs each, medians):
+the price of a wake-up.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
-import dataclasses
 import random
 import resource
 import statistics
@@ -37,12 +37,10 @@ from sshbench.joboptions import JobOptions
 from sshbench.measure import samplers
 from sshbench.measure.costs import metered
 from sshbench.measure.samplers import ThroughputSampler
-from sshbench.measure.tcpinfo import Watcher
-from sshbench.measure.witness import netns_of, our_processes, witnessed
+from sshbench.measure.witness import witnessed
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind
 from sshbench.samples import Sample
-from sshbench.ssh import destination
 from sshbench.ssh.hooks import at_exit
 from sshbench.ssh.proc import run_timed
 from sshbench.storage.store import Store
@@ -50,27 +48,6 @@ from sshbench.targets.servers import registry
 
 Take = Callable[[Scenario, int, bool], Sample]
 PARTS = ("timing", "+ evidence", "+ meters", "+ storage")
-BEFORE = "whole, as before"  # ssh -v, sock_diag dumps polled from the start, the I/O counters read at every wake-up
-
-
-def as_before(take: Take) -> Take:
-    """Return `take` as before issue 40: run_timed's probes at every wake-up from the start (no `dense`), and ssh -v
-    logging every line (no MARKS_ONLY)."""
-
-    def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
-        plain, knows = samplers.run_timed, destination.knows_log_verbose  # as they are now (During's, perhaps)
-
-        def undense(*args: Any, **kw: Any) -> Any:
-            kw.pop("dense", None)
-            return plain(*args, **kw)
-
-        samplers.run_timed, destination.knows_log_verbose = undense, lambda ssh: False  # type: ignore[assignment]
-        try:
-            return take(sc, rnd, warmup)
-        finally:
-            samplers.run_timed, destination.knows_log_verbose = plain, knows  # type: ignore[assignment]
-
-    return sample
 
 
 class During:
@@ -98,19 +75,6 @@ class During:
                 return take(sc, rnd, False), self.spent
         finally:
             samplers.run_timed = self.plain
-
-
-def dumping(take: Take, port: int, server_pid: int | None) -> Take:
-    """Return `take` with the kernel's evidence read as before the borrowed socket: a watcher polling sock_diag from
-    the sample's start (dumps until the socket moves bytes, then by its sockid), nothing read at the exit."""
-
-    def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
-        watcher = Watcher(port, our_processes, netns_of(server_pid), True)
-        with watcher:
-            taken = take(sc, rnd, warmup)
-        return dataclasses.replace(taken, tcp={**(taken.tcp or {}), **watcher.evidence()})
-
-    return sample
 
 
 def self_cpu() -> float:
@@ -169,13 +133,12 @@ def main() -> None:
         timing(sc, 0, True)  # the warm-up sizes the samples (--size auto)
         size = opts.size or timing.sizes[sc.key]
         evidence = witnessed(timing, target.port, server.pid, True)
-        meters = metered(evidence, server, False)
+        meters = witnessed(metered(timing, server, True), target.port, server.pid, True)
         store = Store(Path(tmp) / "runs.db")
         env = Environment(cpu_model="", cpus=2, cpu_flags={}, kernel="", openssh_client="", openssl="")
         run = store.add_scenarios(store.create_run(opts, target.spec, env), [sc])[sc.key]
         whole = stored(meters, store, run)
-        before = as_before(stored(metered(dumping(timing, target.port, server.pid), server, False), store, run))
-        takes = dict(zip((*PARTS, BEFORE), (timing, evidence, meters, whole, before), strict=True))
+        takes = dict(zip(PARTS, (timing, evidence, meters, whole), strict=True))
         cpu: dict[str, list[float]] = {k: [] for k in takes}
         during: dict[str, list[float]] = {k: [] for k in takes}
         window = During()
@@ -222,7 +185,7 @@ def report(
             f"{(mid[k] - last_mid) * 1000:+.2f} ms (total {mid[k] * 1000:.2f}) |"
         )
         last, last_mid = med[k], mid[k]
-    for k in (PARTS[-1], BEFORE):
+    for k in PARTS[-1:]:
         print(
             f"\n{k}: ssh client CPU per sample (median) {ssh[k] * 1000:.0f} ms; harness {med[k] * 1000:.2f} ms "
             f"whole, share {med[k] / ssh[k]:.2%}; {mid[k] * 1000:.2f} ms during the transfer, share "

@@ -104,13 +104,23 @@ def peak_rss(pid: int, field: bytes = b"VmHWM:") -> int | None:
     """Return a process's peak resident set size so far (VmHWM, bytes; `field` VmRSS: its size now), or None if it is
     gone."""
     try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(field):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
+        fd = os.open(f"/proc/{pid}/status", os.O_RDONLY)
+    except OSError:
         return None
-    return None
+    try:
+        return _field(fd, field)
+    finally:
+        os.close(fd)
+
+
+def _field(fd: int, field: bytes) -> int | None:
+    """Return a size field of an open /proc/PID/status in bytes (None once the process is gone, or a zombie's)."""
+    try:
+        data = os.pread(fd, 8192, 0)
+        at = data.index(field) + len(field)
+        return int(data[at : data.index(b"\n", at)].split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _own_children() -> list[int]:
@@ -138,6 +148,8 @@ class PeakWatcher:
         self.client_peak: int | None = None
         self.server_peak: int | None = None
         self.pid: int | None = None  # the client `run_timed` started
+        self.files: dict[int, int] = {}  # PID -> its /proc/PID/status, held open for the sample
+        self.ticked = False  # the first tick (the login's end) was made
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sshbench-rss", daemon=True)
 
@@ -150,22 +162,37 @@ class PeakWatcher:
                 self._thread.start()
 
     def tick(self) -> float | None:
-        """Read the peaks now and return the seconds to the next reading (None while the thread polls instead)."""
+        """Read the peaks now and return the seconds to the next reading (None while the thread polls instead): at
+        the login's end the client's alone (a high-water mark: the server's, read later, hold what came before;
+        they are gone when the client exits)."""
         if self._thread.ident is not None or self._stop.is_set():
             return None
-        self._poll()
+        if self.ticked:
+            self._poll()
+        elif self.pid is not None:
+            self.client_peak = self._peak(self.pid)
+        self.ticked = True
         return SPARSE_PROBE
 
+    def _peak(self, pid: int, field: bytes = b"VmHWM:") -> int | None:
+        """Return a process's size field, its status file opened once and kept for the sample's other readings."""
+        fd = self.files.get(pid)
+        if fd is None:
+            try:
+                fd = self.files[pid] = os.open(f"/proc/{pid}/status", os.O_RDONLY)
+            except OSError:
+                return None
+        return _field(fd, field)
+
     def _poll(self) -> None:
-        """Read the peaks once."""
+        """Read the peaks once (the listener's size now, where it serves: its peak is its lifetime's)."""
         for pid in [self.pid] if self.pid is not None else _own_children():
-            peak = peak_rss(pid)
+            peak = self._peak(pid)
             if peak is not None:
                 self.client_peak = max(self.client_peak or 0, peak)
         if self.server is not None:
-            listener = self.server.pid  # its peak is its lifetime's: the size it has while this sample runs
-            pids = self.server.serving_pids()
-            peaks = [peak_rss(pid, b"VmRSS:" if pid == listener else b"VmHWM:") for pid in pids]
+            listener = self.server.pid
+            peaks = [self._peak(pid, b"VmRSS:" if pid == listener else b"VmHWM:") for pid in self.server.serving_pids()]
             known = [p for p in peaks if p is not None]
             if known:
                 self.server_peak = max(self.server_peak or 0, sum(known))
@@ -182,3 +209,5 @@ class PeakWatcher:
         self._stop.set()
         if self._thread.ident is not None:
             self._thread.join(timeout=5)
+        for fd in self.files.values():
+            os.close(fd)

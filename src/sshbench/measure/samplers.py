@@ -43,7 +43,7 @@ from sshbench.measure.steady import (
 from sshbench.model import Direction, Kind, Scenario, is_local
 from sshbench.payloads import Payload
 from sshbench.samples import Sample, WireCount
-from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
+from sshbench.ssh.destination import LOGIN_TIMEOUT, SENT, Target, transfer_mark
 from sshbench.ssh.proc import SPARSE_PROBE, Dense, Finished, run_timed
 from sshbench.ssh.scratch import remote_scratch
 from sshbench.ssh.text import (
@@ -57,9 +57,9 @@ from sshbench.ssh.text import (
     ssh_failure_reason,
 )
 
-COMMAND_MARKER = MARK = "Sending command:"
+COMMAND_MARKER = SENT
 PROBE_INTERVAL = 0.01
-DENSE_MARGIN = 2**20  # bytes past the steady threshold still probed densely: the probe after the crossing is dense
+DENSE_MARGIN = 2**16  # bytes past the steady threshold still probed densely: the probe after the crossing is dense
 EARLY = 0.7  # dense probes begin at this share of the time the scenario's last transfer of the size took to cross
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
 RANDOM_BLOCK = 16 * 2**20
@@ -182,12 +182,13 @@ def throughput_sample(
         dense = Dense(column, steady_threshold(size) + DENSE_MARGIN, first_probe)
     if scenario.direction is Direction.DOWN:
         argv = target.argv(ssh, scenario.ssh_options(), command(payload.download_command(size)), marks_only=True)
-        done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK, dense=dense)
+        done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=transfer_mark(ssh), dense=dense)
     else:
         with open(payload.upload_source(size), "rb") as source:
             argv = target.argv(ssh, scenario.ssh_options(), command(upload_command(size, True)), marks_only=True)
+            mark = transfer_mark(ssh)
             done = run_timed(
-                argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL, mark=MARK, dense=dense
+                argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL, mark=mark, dense=dense
             )
     problem = _transfer_problem(done, scenario.direction, size, scenario.remedy == "compression")
     if problem:
@@ -197,7 +198,7 @@ def throughput_sample(
 
 def _transferred(done: Finished, scenario: Scenario, size: int, rnd: int, warmup: bool, remote: bool) -> Sample:
     """Return the sample of a transfer that moved its whole payload."""
-    started = first_time(done.lines, COMMAND_MARKER)
+    started = done.marked or first_time(done.lines, COMMAND_MARKER)  # the login's end, as the mark said it
     assert started is not None
     column = 2 if scenario.direction is Direction.DOWN else 1
     timed = server_timed_rate(done.stdout, size)

@@ -125,6 +125,7 @@ class Watcher:
         start = time.thread_time()
         with self.lock:
             self._server_end()
+            self.cc = self.borrowed.congestion()  # read once, after the transfer: the series' last reading has it
             self._client_end(self.borrowed.close())
         self.seconds += time.thread_time() - start
 
@@ -157,7 +158,6 @@ class Watcher:
             self.tries -= 1
             self.borrowed = borrow(self.pid, self.port)
             if self.borrowed is not None:
-                self.cc = self.borrowed.congestion()
                 self.asked = tuple_request(self.borrowed.sock.family, self.borrowed.sockid(peer=True))
         if self.borrowed is None:
             return False

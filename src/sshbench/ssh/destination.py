@@ -50,6 +50,8 @@ def common_options(extra: Sequence[str]) -> list[str]:
 # pair needs; a transfer needs only the line saying its command was sent (forced from its one function by
 # LogVerbose) and ssh's own messages and errors (INFO, its default). docs/BENCHMARKS.md has the cost.
 MARKS_ONLY = ("-o", "LogLevel=INFO", "-o", "LogVerbose=*:client_session2_setup():*")
+SENT = "Sending command:"  # ssh -v's line as the command goes out
+SETUP = "client_session2_setup()"  # the tag of both lines MARKS_ONLY prints there (`id 0`, then SENT), µs apart
 LOGIN_TIMEOUT = 30.0  # seconds for a whole connection running `true`: past this the server is stuck, not slow
 CONNECT_TIMEOUT = 10  # seconds for TCP connect and the banner (remote targets without their own ConnectTimeout)
 _DESTINATION = re.compile(r"^[A-Za-z0-9_.%+\[\]:@-]{1,255}$")
@@ -98,6 +100,12 @@ def knows_log_verbose(ssh: str) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
+
+
+def transfer_mark(ssh: str) -> str:
+    """Return the text that marks a transfer's login as done in the log `Target.argv(marks_only=True)` asks of this
+    client: the first of its two forced lines (the second then waits in the pipe, not for a wake-up of its own)."""
+    return SETUP if knows_log_verbose(ssh) else SENT
 
 
 def _without_timeout(options: Sequence[str]) -> list[str]:

@@ -43,6 +43,7 @@ class Finished:
     progress: tuple[tuple[float, int, int], ...] = ()  # (time, bytes read, bytes written) from /proc/PID/io
     stalled: float | None = None  # stopped after this many seconds in which its I/O counters did not move
     cpu_at_mark: float | None = None  # CPU seconds the process had used when its `mark` line arrived
+    marked: float | None = None  # when its `mark` line arrived
 
     @property
     def wall(self) -> float:
@@ -185,6 +186,7 @@ class _Watch:
         self.sparse = False  # a `dense` run's probes have what the steady rate needs: they may ride on a tick
         self.moved: tuple[float, tuple[int, int]] | None = None  # when the counters last changed, and to what
         self.cpu_at_mark: float | None = None
+        self.marked: float | None = None
         self.lines, self.stdout = LineSplitter(), bytearray()
         self.progress: list[tuple[float, int, int]] = []
         self.ended: float | None = None  # the exit instant, from the pidfd
@@ -325,7 +327,7 @@ class _Watch:
 
     def _marked(self, now: float) -> None:
         """The login is done: read the process's CPU and counters, make the `at_mark` calls, start the ticks."""
-        self.mark, self.cpu_at_mark = None, cpu_so_far(self.sched_fd)
+        self.mark, self.cpu_at_mark, self.marked = None, cpu_so_far(self.sched_fd), now
         self._baseline(now)
         for call in hooks.marks:
             call()
@@ -376,6 +378,7 @@ def _collect(
         timed_out=watch.ended is None,
         progress=tuple(watch.progress),
         cpu_at_mark=watch.cpu_at_mark,
+        marked=watch.marked,
         stalled=watch.stall if watch.stalled else None,
     )
 

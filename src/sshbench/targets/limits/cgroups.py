@@ -45,9 +45,17 @@ class CpuGroup:
     def pids(self) -> list[int]:
         """Return the processes currently in the group."""
         try:
-            text = (self.path / "cgroup.procs").read_text()
+            fd = os.open(self.path / "cgroup.procs", os.O_RDONLY)
         except OSError:
             return []
+        text = b""
+        try:
+            while chunk := os.read(fd, 1 << 16):  # a thousand sessions' PIDs may take more than one read
+                text += chunk
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
         return [int(p) for p in text.split()]
 
     def cpu_seconds(self) -> float:
