@@ -42,7 +42,7 @@ from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind
 from sshbench.samples import Sample
 from sshbench.ssh.hooks import at_exit
-from sshbench.ssh.proc import run_timed
+from sshbench.ssh.proc import run_timed, ssh_client
 from sshbench.storage.store import Store
 from sshbench.targets.servers import registry
 
@@ -98,7 +98,7 @@ def wakeups(target: Any) -> None:
     """Print what run_timed costs this process for a spawn alone, a login's stderr and 20 lines of a shell."""
     cases = {
         "/bin/true": ["/bin/true"],
-        "ssh -v ... true": target.argv("ssh", [], "true"),
+        "ssh -v ... true": target.argv(ssh_client(), [], "true"),
         "a shell writing 20 lines, 5 ms apart": ["sh", "-c", "for i in $(seq 20); do echo $i >&2; sleep 0.005; done"],
     }
     print("| process run by run_timed | sshbench's CPU (median of 15) | its stderr lines |\n|---|---:|---:|")
@@ -129,7 +129,7 @@ def main() -> None:
     with server as target, tempfile.TemporaryDirectory() as tmp:
         kind = RunKind.THROUGHPUT
         opts = JobOptions(command=kind, size=parse_size(a.size), sample_seconds=ROWS[kind].sample_seconds)
-        timing = ThroughputSampler("ssh", target, opts, Path(tmp))
+        timing = ThroughputSampler(ssh_client(), target, opts, Path(tmp))
         timing(sc, 0, True)  # the warm-up sizes the samples (--size auto)
         size = opts.size or timing.sizes[sc.key]
         evidence = witnessed(timing, target.port, server.pid, True)

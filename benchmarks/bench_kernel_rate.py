@@ -39,6 +39,7 @@ from sshbench.measure.witness import witnessed
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind
 from sshbench.ssh.hooks import spawned
+from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 
 POLL = 0.005  # seconds between the checker's readings
@@ -119,7 +120,7 @@ def main() -> None:
     with server as target, tempfile.TemporaryDirectory() as tmp:
         kind = RunKind.THROUGHPUT
         opts = JobOptions(command=kind, size=parse_size(a.size), sample_seconds=ROWS[kind].sample_seconds)
-        plain = ThroughputSampler("ssh", target, opts, Path(tmp))
+        plain = ThroughputSampler(ssh_client(), target, opts, Path(tmp))
         take = witnessed(metered(plain, server, True), target.port, server.pid, True)
         argv = [sys.executable, __file__, "--checker", str(target.port)]
         check = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

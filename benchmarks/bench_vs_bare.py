@@ -42,6 +42,7 @@ from sshbench.measure.witness import witnessed
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
+from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 
 try:  # the hooks moved to their own module with issue 40: --against runs this script on the package before it
@@ -115,7 +116,7 @@ class Side:
         kind = RunKind.THROUGHPUT
         opts = JobOptions(command=kind, size=size, sample_seconds=ROWS[kind].sample_seconds)
         self.scs = [Scenario(Kind.THROUGHPUT, cipher=c, mac=m, direction=Direction.DOWN) for c, m in CONFIGS]
-        self.plain = {sc.key: ThroughputSampler("ssh", self.target, opts, workdir) for sc in self.scs}
+        self.plain = {sc.key: ThroughputSampler(ssh_client(), self.target, opts, workdir) for sc in self.scs}
         self.takes = {
             sc.key: witnessed(metered(self.plain[sc.key], server, True), self.target.port, server.pid, True)
             for sc in self.scs
@@ -210,7 +211,7 @@ def latency(target: Target, rounds: int, workdir: Path) -> str:
     command = " ".join(bare_argv(target, sc, "true"))
     for block in range(rounds):
         for i in range(10):
-            s = latency_sample("ssh", target, sc, i, False)
+            s = latency_sample(ssh_client(), target, sc, i, False)
             assert s.ok and s.value is not None, s.error
             ours.append(s.value)
         out = workdir / f"hf{block}.json"

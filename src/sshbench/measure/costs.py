@@ -151,7 +151,7 @@ class PeakWatcher:
         self.files: dict[int, int] = {}  # PID -> its /proc/PID/status, held open for the sample
         self.ticked = False  # the first tick (the login's end) was made
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sshbench-rss", daemon=True)
+        self._thread: threading.Thread | None = None  # made only for a client whose login's end is not said
 
     def adopt(self, pid: int, marked: bool = False) -> None:
         """Watch this client (the first process `run_timed` starts); `marked`: its login's end will be said and
@@ -159,13 +159,14 @@ class PeakWatcher:
         if self.pid is None:
             self.pid = pid
             if not marked:
+                self._thread = threading.Thread(target=self._run, name="sshbench-rss", daemon=True)
                 self._thread.start()
 
     def tick(self) -> float | None:
         """Read the peaks now and return the seconds to the next reading (None while the thread polls instead): at
         the login's end the client's alone (a high-water mark: the server's, read later, hold what came before;
         they are gone when the client exits)."""
-        if self._thread.ident is not None or self._stop.is_set():
+        if self._thread is not None or self._stop.is_set():
             return None
         if self.ticked:
             self._poll()
@@ -207,7 +208,7 @@ class PeakWatcher:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        if self._thread.ident is not None:
+        if self._thread is not None:
             self._thread.join(timeout=5)
         for fd in self.files.values():
             os.close(fd)

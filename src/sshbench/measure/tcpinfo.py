@@ -61,7 +61,7 @@ class Watcher:
         self.inodes: set[int] = set()
         self.families = FAMILIES  # narrowed to the transfer's family once its socket is found
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="sshbench-tcpinfo", daemon=True)
+        self.thread: threading.Thread | None = None  # made only where it polls (dumps): most samples need none
         self.seconds = 0.0  # CPU seconds this watcher spent (its own cost, measured)
         self.cc = ""  # the borrowed socket's congestion control
         self.pid: int | None = None  # the ssh client `run_timed` started: its socket is borrowed, no dump needed
@@ -77,7 +77,7 @@ class Watcher:
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        if self.thread.ident is not None:
+        if self.thread is not None:
             self.thread.join()
         if self.borrowed is not None:
             self.borrowed.close()  # its process's exit was never seen: the copy must not keep the connection open
@@ -86,7 +86,8 @@ class Watcher:
 
     def _start(self) -> None:
         """Start the polling thread (once)."""
-        if self.thread.ident is None and not self.stop.is_set():
+        if self.thread is None and not self.stop.is_set():
+            self.thread = threading.Thread(target=self._run, name="sshbench-tcpinfo", daemon=True)
             self.thread.start()
 
     def _run(self) -> None:
@@ -107,7 +108,7 @@ class Watcher:
         """Read the adopted process's socket now (`run_timed` calls at its login's end, as its steady part begins,
         and then as asked) and return the seconds to the next reading; None once the thread polls instead (nothing
         to borrow: it dumps)."""
-        if self.thread.ident is not None or self.stop.is_set():
+        if self.thread is not None or self.stop.is_set():
             return None
         start = time.thread_time()
         read = self._poll_borrowed()

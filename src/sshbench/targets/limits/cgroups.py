@@ -45,7 +45,7 @@ class CpuGroup:
     def pids(self) -> list[int]:
         """Return the processes currently in the group."""
         try:
-            fd = os.open(self.path / "cgroup.procs", os.O_RDONLY)
+            fd = os.open(f"{self.path}/cgroup.procs", os.O_RDONLY)
         except OSError:
             return []
         text = b""
