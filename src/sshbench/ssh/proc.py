@@ -21,7 +21,6 @@ from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh import hooks
 from sshbench.ssh.counters import LineSplitter, cpu_so_far, open_io, read_io
-from sshbench.ssh.spawn import Child, spawn
 
 Clock = Callable[[], float]
 STDOUT_CAP = 1 << 16  # upload verification output is one short line; keep at most this much
@@ -148,7 +147,13 @@ def run_timed(
     measured client.
     """
     started = clock()
-    proc = spawn(argv, stdin, capture_stdout, env)
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=stdin,
+        stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
         for place in hooks.placers:
             place(proc.pid)
@@ -165,7 +170,7 @@ class _Watch:
 
     def __init__(
         self,
-        proc: Child,
+        proc: subprocess.Popen[bytes],
         clock: Clock,
         probe: float | None,
         arrived: Callable[[], int] | None,
@@ -173,6 +178,7 @@ class _Watch:
         stall: float | None = None,
         dense: Dense | None = None,
     ) -> None:
+        assert proc.stderr is not None
         self.proc, self.clock, self.probe, self.arrived, self.mark = proc, clock, probe, arrived, mark
         self.stall, self.stalled = stall, False
         self.dense, self.base = dense, 0  # probes from the mark on, sparse once enough moved since the `base`
@@ -192,9 +198,9 @@ class _Watch:
         self.sched_fd = open_io(proc.pid, "schedstat") if mark is not None else None  # read at the mark
         self.probing = probe is not None and (self.io_fd is not None or arrived is not None)
         self.poller = select.epoll()
-        self.fds = {proc.stderr: "err", self.pidfd: "exit"}
+        self.fds = {proc.stderr.fileno(): "err", self.pidfd: "exit"}
         if proc.stdout is not None:
-            self.fds[proc.stdout] = "out"
+            self.fds[proc.stdout.fileno()] = "out"
         for fd in self.fds:
             self.poller.register(fd, select.EPOLLIN)
 
@@ -329,19 +335,21 @@ class _Watch:
         self._tick(now)
 
 
-def _reap(proc: Child) -> tuple[float, float]:
+def _reap(proc: subprocess.Popen[bytes]) -> tuple[float, float]:
     """Wait for the process and return its (user, system) CPU seconds (0, 0 if it was already reaped)."""
     cpu_user = cpu_system = 0.0
     if proc.returncode is None:
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         cpu_user, cpu_system = usage.ru_utime, usage.ru_stime
-    proc.close()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
     return cpu_user, cpu_system
 
 
 def _collect(
-    proc: Child,
+    proc: subprocess.Popen[bytes],
     argv: tuple[str, ...],
     started: float,
     timeout: float,
@@ -358,7 +366,6 @@ def _collect(
     cpu_user, cpu_system = _reap(proc)
     end = watch.ended if watch.ended is not None else clock()
     watch.lines.close(end)
-    assert proc.returncode is not None  # reaped
     return Finished(
         argv=argv,
         returncode=proc.returncode,
@@ -376,7 +383,7 @@ def _collect(
     )
 
 
-def _kill(proc: Child) -> None:
+def _kill(proc: subprocess.Popen[bytes]) -> None:
     """Stop a process we started, by PID, and reap it."""
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError):
@@ -384,4 +391,6 @@ def _kill(proc: Child) -> None:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(proc.pid, 0)
         proc.returncode = -signal.SIGKILL
-    proc.close()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
