@@ -38,9 +38,13 @@ from sshbench.measure.steady import MB, steady_threshold
 from sshbench.measure.witness import witnessed
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind
-from sshbench.ssh.hooks import spawned
 from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
+
+try:  # the hooks moved to their own module with issue 40: PYTHONPATH=OTHER/src runs this on the package before it
+    from sshbench.ssh.hooks import spawned
+except ImportError:
+    from sshbench.ssh.proc import spawned  # type: ignore[attr-defined,no-redef]
 
 POLL = 0.005  # seconds between the checker's readings
 

@@ -181,6 +181,7 @@ class _Warm(ThroughputSampler):
     def __init__(self, rtt: float, rates: list[float]) -> None:
         self.opts = JobOptions(command=RunKind.THROUGHPUT, target="backup", sample_seconds=0.2)
         self.rtt, self.sizes, self.rates, self.sizes_sent = rtt, {}, rates, []
+        self.ssh, self.target, self.payload, self.ramps = "ssh", None, None, {}  # type: ignore[assignment]
 
     def transfer(self, sc: Scenario, size: int, rnd: int, warmup: bool) -> Sample:
         """Return a sample of `size` bytes at the next rate."""
@@ -249,3 +250,27 @@ def test_ticks_ride_on_run_timed_wake_ups_from_the_mark_until_stderr_closes() ->
     assert gaps and min(gaps) >= SPARSE_PROBE / 2 * 0.9, gaps
     closed = done.lines[-1][0] if done.lines else mark
     assert ticks[-1] <= done.ended - 0.25, (ticks[-1], done.ended, closed)  # none in the last 0.3 s: stderr closed
+
+
+def test_dense_probes_begin_a_little_before_the_quickest_ramp_of_the_same_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each probe is a wake-up taken from the measured pair: a row's transfers of one size begin theirs at 0.7 of
+    the quickest time one of them took to reach its steady part (a stalled one moves it no later); a new size
+    starts from the mark again (issue 40)."""
+    from sshbench.measure import samplers
+
+    firsts: list[float] = []
+    ramps = iter([0.050, 0.090, 0.040, 0.060, 0.030])
+
+    def transfer(
+        ssh: str, target: object, sc: Scenario, size: int, payload: object, rnd: int, warm: bool, first: float
+    ) -> Sample:
+        firsts.append(first)
+        return Sample(sc, rnd, warm, ok=True, value=400.0, wall=0.3, nbytes=size, phases=(("ramp", next(ramps)),))
+
+    monkeypatch.setattr(samplers, "throughput_sample", transfer)
+    sampler = _Warm(0.0, [])
+    sc = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN)
+    for size in (64, 64, 64, 64):
+        ThroughputSampler.transfer(sampler, sc, size * 2**20, 1, False)
+    ThroughputSampler.transfer(sampler, sc, 128 * 2**20, 1, False)
+    assert firsts == pytest.approx([0.0, 0.035, 0.035, 0.028, 0.0])

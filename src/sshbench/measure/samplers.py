@@ -60,7 +60,7 @@ from sshbench.ssh.text import (
 COMMAND_MARKER = SENT
 PROBE_INTERVAL = 0.01
 DENSE_MARGIN = 2**16  # bytes past the steady threshold still probed densely: the probe after the crossing is dense
-EARLY = 0.7  # dense probes begin at this share of the time the scenario's last transfer of the size took to cross
+EARLY = 0.7  # dense probes begin at this share of the quickest time a transfer of the scenario and size took to cross
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
 RANDOM_BLOCK = 16 * 2**20
 STAGED_BLOCK = 4 * 2**20  # on a remote host: still 128 times zlib's 32 KiB window, so repeating it compresses no better
@@ -277,7 +277,7 @@ class ThroughputSampler:
             self.payload = dataclasses.replace(self.payload, remote_file=remote)
         self.sizes: dict[str, int] = {}
         self.rtt: float | None = None
-        self.ramps: dict[str, tuple[int, float]] = {}  # scenario -> (size, seconds its last transfer's ramp took)
+        self.ramps: dict[str, tuple[int, float]] = {}  # scenario -> (size, seconds its quickest ramp took)
 
     def prime(self, sc: Scenario, samples: Sequence[Sample]) -> None:
         """Reuse the size chosen by an interrupted run."""
@@ -319,14 +319,14 @@ class ThroughputSampler:
 
     def transfer(self, sc: Scenario, size: int, rnd: int, warmup: bool) -> Sample:
         """Take one transfer of `size` bytes with ssh (`sshbench clients` gives other clients their own), its dense
-        probes from a little before the last transfer of that size crossed into its steady part (each probe is a
-        wake-up of sshbench on a core the measured pair needs)."""
-        last = self.ramps.get(sc.key)
-        first = EARLY * last[1] if last is not None and last[0] == size else 0.0
+        probes from a little before the quickest transfer of that size crossed into its steady part (each probe is
+        a wake-up of sshbench on a core the measured pair needs)."""
+        known = self.ramps.get(sc.key)
+        first = EARLY * known[1] if known is not None and known[0] == size else 0.0
         sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup, first)
         ramp = dict(sample.phases).get("ramp")
-        if sample.ok and ramp is not None:
-            self.ramps[sc.key] = (size, ramp)
+        if sample.ok and ramp is not None:  # the quickest ramp of this size: one that stalled waits for no other
+            self.ramps[sc.key] = (size, min(ramp, known[1]) if known is not None and known[0] == size else ramp)
         return sample
 
     def _calibrate(self, sc: Scenario, rnd: int) -> Sample:
