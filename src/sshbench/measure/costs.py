@@ -149,7 +149,6 @@ class PeakWatcher:
         self.server_peak: int | None = None
         self.pid: int | None = None  # the client `run_timed` started
         self.files: dict[int, int] = {}  # PID -> its /proc/PID/status, held open for the sample
-        self.ticked = False  # the first tick (the login's end) was made
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None  # made only for a client whose login's end is not said
 
@@ -163,16 +162,12 @@ class PeakWatcher:
                 self._thread.start()
 
     def tick(self) -> float | None:
-        """Read the peaks now and return the seconds to the next reading (None while the thread polls instead): at
-        the login's end the client's alone (a high-water mark: the server's, read later, hold what came before;
-        they are gone when the client exits)."""
+        """Read the peaks now and return the seconds to the next reading (None while the thread polls instead): from
+        the login's end on (a transfer may end before any other wake-up, and the server's processes are gone as
+        the client exits)."""
         if self._thread is not None or self._stop.is_set():
             return None
-        if self.ticked:
-            self._poll()
-        elif self.pid is not None:
-            self.client_peak = self._peak(self.pid)
-        self.ticked = True
+        self._poll()
         return SPARSE_PROBE
 
     def _peak(self, pid: int, field: bytes = b"VmHWM:") -> int | None:

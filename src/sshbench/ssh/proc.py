@@ -144,7 +144,7 @@ def run_timed(
     server stopped answering, which would otherwise wait out the whole timeout); `Finished.stalled` says so.
     dense (with probe and mark): no probes before the mark (the counters are read as its line arrives), then as
     `Dense` says: a steady rate needs dense probes only around its threshold, and each wake-up is CPU taken from the
-    measured client.
+    measured client. `ssh/hooks.ticking` calls ride on these wake-ups from the mark until stderr closes.
     """
     started = clock()
     proc = subprocess.Popen(
