@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import random
-import resource
 import statistics
 import tempfile
 import time
@@ -31,56 +30,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_vs_bare import During  # run as a script: this directory is on the path
+
 from sshbench.cli.options import parse_size
 from sshbench.environment import Environment
 from sshbench.joboptions import JobOptions
-from sshbench.measure import samplers
 from sshbench.measure.costs import metered
 from sshbench.measure.samplers import ThroughputSampler
 from sshbench.measure.witness import witnessed
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind
 from sshbench.samples import Sample
-from sshbench.ssh.hooks import at_exit
 from sshbench.ssh.proc import run_timed, ssh_client
 from sshbench.storage.store import Store
 from sshbench.targets.servers import registry
 
 Take = Callable[[Scenario, int, bool], Sample]
 PARTS = ("timing", "+ evidence", "+ meters", "+ storage")
-
-
-class During:
-    """This process's CPU from run_timed's start to the moment the process's exit is seen, summed over a sample."""
-
-    def __init__(self) -> None:
-        self.spent, self.since = 0.0, 0.0
-        self.plain = samplers.run_timed
-
-    def started(self, *args: Any, **kw: Any) -> Any:
-        """Run run_timed, its start read first."""
-        self.since = self_cpu()
-        return self.plain(*args, **kw)
-
-    def ended(self, pid: int) -> None:
-        """Add the CPU since the start (called first of the `at_exit` calls: the exit's readings are after)."""
-        self.spent += self_cpu() - self.since
-
-    def take(self, take: Take, sc: Scenario, rnd: int) -> tuple[Sample, float]:
-        """Take one sample and return it with its CPU during the transfer."""
-        self.spent = 0.0
-        samplers.run_timed = self.started
-        try:
-            with at_exit(self.ended):
-                return take(sc, rnd, False), self.spent
-        finally:
-            samplers.run_timed = self.plain
-
-
-def self_cpu() -> float:
-    """Return this process's user + system CPU seconds (every thread)."""
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
 
 
 def stored(take: Take, store: Store, run: int) -> Take:
@@ -150,9 +116,8 @@ def main() -> None:
             for part in order:
                 if profile and part == PARTS[-1]:
                     profile.enable()
-                before = self_cpu()
-                s, spent = window.take(takes[part], sc, rnd)
-                cpu[part].append(self_cpu() - before)
+                s, whole_cpu, spent = window.take(takes[part], sc, rnd)
+                cpu[part].append(whole_cpu)
                 during[part].append(spent)
                 if profile and part == PARTS[-1]:
                     profile.disable()

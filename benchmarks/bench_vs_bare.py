@@ -93,14 +93,14 @@ class During:
         """Add the CPU since the start (the first `at_exit` call: the exit's readings come after)."""
         self.spent += self_cpu() - self.since
 
-    def take(self, take: Take, sc: Scenario) -> tuple[Any, float, float]:
+    def take(self, take: Take, sc: Scenario, rnd: int = 1) -> tuple[Any, float, float]:
         """Take one sample; return it with this process's CPU over all of it and during the transfer."""
         self.spent = 0.0
         samplers.run_timed = self.started
         before = self_cpu()
         try:
             with at_exit(self.ended):
-                s = take(sc, 1, False)
+                s = take(sc, rnd, False)
         finally:
             samplers.run_timed = self.plain
         return s, self_cpu() - before, self.spent
