@@ -107,13 +107,13 @@ class Watcher:
     def tick(self) -> float | None:
         """Read the adopted process's socket now (`run_timed` calls at its login's end, as its steady part begins,
         and then as asked) and return the seconds to the next reading; None once the thread polls instead (nothing
-        to borrow: it dumps)."""
+        to borrow at the login's end, when its socket is there: a copy's ssh is scp's child, so it dumps at once)."""
         if self.thread is not None or self.stop.is_set():
             return None
         start = time.thread_time()
         read = self._poll_borrowed()
         self.seconds += time.thread_time() - start
-        if read or self.tries > 0:
+        if read:
             return TICK_SECONDS
         self._start()
         return None
