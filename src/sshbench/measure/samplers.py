@@ -44,7 +44,7 @@ from sshbench.model import Direction, Kind, Scenario, is_local
 from sshbench.payloads import Payload
 from sshbench.samples import Sample, WireCount
 from sshbench.ssh.destination import LOGIN_TIMEOUT, SENT, Target, transfer_mark
-from sshbench.ssh.proc import SPARSE_PROBE, Dense, Finished, run_timed
+from sshbench.ssh.proc import Dense, Finished, run_timed
 from sshbench.ssh.scratch import remote_scratch
 from sshbench.ssh.text import (
     HOST_KEY_FAILED,
@@ -166,7 +166,7 @@ def throughput_sample(
 ) -> Sample:
     """Transfer `size` bytes one way, verify the count, and return MB/s without the handshake. The client's I/O
     counters are probed densely from `first_probe` seconds after the command until the steady part is under way
-    (an upload to an embedded server, which times itself, only sparsely); phase `ramp` is when that part began."""
+    (the ticks riding on them read mid-transfer there); phase `ramp` is when that part began by those counters."""
     assert scenario.kind is Kind.THROUGHPUT
     timeout = 30 + size / (2 * MB)  # generous: 2 MB/s is far below any cipher here
     remote = not target.embedded  # a remote server reports its own session's CPU and memory over the login
@@ -176,10 +176,9 @@ def throughput_sample(
         return with_session_report(text) if remote else text
 
     column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file
-    if scenario.direction is Direction.UP and target.embedded:  # the server's own clock times the steady part
-        dense = Dense(column, 0, SPARSE_PROBE)
-    else:
-        dense = Dense(column, steady_threshold(size) + DENSE_MARGIN, first_probe)
+    # dense until the steady part is under way: its probe is the one the kernel's evidence and the memory peaks
+    # are read at mid-transfer (an upload the server times itself needs it for that alone)
+    dense = Dense(column, steady_threshold(size) + DENSE_MARGIN, first_probe)
     if scenario.direction is Direction.DOWN:
         argv = target.argv(ssh, scenario.ssh_options(), command(payload.download_command(size)), marks_only=True)
         done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=transfer_mark(ssh), dense=dense)
@@ -202,7 +201,7 @@ def _transferred(done: Finished, scenario: Scenario, size: int, rnd: int, warmup
     assert started is not None
     column = 2 if scenario.direction is Direction.DOWN else 1
     timed = server_timed_rate(done.stdout, size)
-    crossed = None if timed else steady_start(done.progress, column, size, started, done.ended)
+    crossed = steady_start(done.progress, column, size, started, done.ended)  # where the next sample's probes aim
     rate = timed or steady_rate(done.progress, column, size, started, done.ended)
     session = session_report(done.texts) if remote else None
     ramp = (("ramp", crossed - started),) if crossed is not None else ()
