@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib.util
 import random
 import statistics
 import tempfile
@@ -29,8 +30,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from bench_vs_bare import During  # run as a script: this directory is on the path
 
 from sshbench.cli.options import parse_size
 from sshbench.environment import Environment
@@ -47,6 +46,16 @@ from sshbench.targets.servers import registry
 
 Take = Callable[[Scenario, int, bool], Sample]
 PARTS = ("timing", "+ evidence", "+ meters", "+ storage")
+
+
+def beside(name: str) -> Any:
+    """Return the benchmark module `name` from this file's directory (bench_vs_bare's `During` is the one CPU window
+    both use; benchmarks are run as files, not as a package)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def stored(take: Take, store: Store, run: int) -> Take:
@@ -107,7 +116,7 @@ def main() -> None:
         takes = dict(zip(PARTS, (timing, evidence, meters, whole), strict=True))
         cpu: dict[str, list[float]] = {k: [] for k in takes}
         during: dict[str, list[float]] = {k: [] for k in takes}
-        window = During()
+        window = beside("bench_vs_bare").During()
         client: dict[str, list[float]] = {k: [] for k in takes}
         rates: dict[str, list[float]] = {k: [] for k in takes}
         order = list(takes)
