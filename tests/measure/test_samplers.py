@@ -252,6 +252,26 @@ def test_ticks_ride_on_run_timed_wake_ups_from_the_mark_until_stderr_closes() ->
     assert ticks[-1] <= done.ended - 0.25, (ticks[-1], done.ended, closed)  # none in the last 0.3 s: stderr closed
 
 
+def test_a_transfer_long_enough_ticks_from_its_steady_part_not_its_mark() -> None:
+    """Where dense probes begin late (a known ramp), the watchers' readings begin at the probe that finds the steady
+    part under way, told first (`at_steady`): no reading at the mark, whose wake-up then does no more than time the
+    login's end (issue 40)."""
+    from sshbench.ssh.hooks import at_steady, ticking
+    from sshbench.ssh.proc import SPARSE_PROBE, Dense
+
+    writes = "for i in $(seq 30); do head -c 131072 /dev/zero; sleep 0.02; done"
+    argv = ["sh", "-c", f"sleep 0.05; echo 'Sending command: x' >&2; {writes}; exec 2>&-; sleep 0.2"]
+    calls: list[tuple[str, float]] = []
+    told = at_steady(lambda: calls.append(("steady", time.perf_counter())))
+    with told, ticking(lambda: calls.append(("tick", time.perf_counter())) or SPARSE_PROBE):
+        done = run_timed(argv, probe=0.01, mark="Sending command:", dense=Dense(2, 2**20, 0.05, True))
+    mark = next(t for t, text in done.lines if "Sending command" in text)
+    steady = next(p[0] for p in done.progress if p[2] - done.progress[0][2] >= 2**20)
+    assert calls[0][0] == "steady" and calls[1][0] == "tick", calls  # told first, then read
+    assert calls[0][1] > mark + 0.05 and abs(calls[1][1] - steady) < 0.005, (calls[:2], mark, steady)
+    assert [name for name, _ in calls].count("steady") == 1
+
+
 def test_dense_probes_begin_a_little_before_the_quickest_ramp_of_the_same_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each probe is a wake-up taken from the measured pair: a row's transfers of one size begin theirs at 0.7 of
     the quickest time one of them took to reach its steady part (a stalled one moves it no later); a new size

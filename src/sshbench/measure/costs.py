@@ -62,34 +62,48 @@ class ServerView(Protocol):
 
 
 def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sampler:
-    """Add peak client/server RSS (when watching memory) and the embedded server's CPU seconds to each sample."""
+    """Add the embedded server's CPU seconds to each sample and, when watching memory, the peak client/server RSS
+    to a row's first measured sample that reads both (and to warm-ups): a high-water mark is the same from one
+    transfer of a row to the next, and each reading is taken from the measured pair (issue 40)."""
+    peaked: set[str] = set()  # the scenarios a measured sample has read both peaks of
 
     def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take one sample between two readings of the server's CPU counter (and a third when the login is done)."""
-        watcher = PeakWatcher(server) if watch_memory else None
-        if server is None:
-            taken = _watched(take, sc, rnd, warmup, watcher)
-            return dataclasses.replace(taken, client_rss=watcher.client_peak if watcher else None)
-        with server.cpu_counter() as cpu:
-            before = cpu()
-            standing = server.connection_pids()
-            logged_in: list[float | None] = []
-            with at_mark(lambda: logged_in.append(cpu())):
-                taken = _watched(take, sc, rnd, warmup, watcher)
-            server.wait_idle(standing=standing)  # the sample's last processes exit: their CPU is counted too (a
-            # master connection's session, there before the sample, stays)
-            after = cpu()
-        cpu_used = None if before is None or after is None else after - before
-        setup = None if before is None or len(logged_in) != 1 or logged_in[0] is None else logged_in[0] - before
-        return dataclasses.replace(
-            taken,
-            server_cpu=cpu_used,
-            client_rss=watcher.client_peak if watcher else None,
-            server_rss=watcher.server_peak if watcher else None,
-            server_cpu_setup=setup,
-        )
+        watcher = PeakWatcher(server) if watch_memory and sc.key not in peaked else None
+        taken = _costed(take, server, watcher, sc, rnd, warmup)
+        both = taken.client_rss is not None and (server is None or taken.server_rss is not None)
+        if watcher is not None and not warmup and taken.ok and both:
+            peaked.add(sc.key)
+        return taken
 
     return sample
+
+
+def _costed(
+    take: Sampler, server: ServerView | None, watcher: PeakWatcher | None, sc: Scenario, rnd: int, warmup: bool
+) -> Sample:
+    """Take one sample with the server's CPU counted and, with a watcher, the peaks read."""
+    if server is None:
+        taken = _watched(take, sc, rnd, warmup, watcher)
+        return dataclasses.replace(taken, client_rss=watcher.client_peak if watcher else None)
+    with server.cpu_counter() as cpu:
+        before = cpu()
+        standing = server.connection_pids()
+        logged_in: list[float | None] = []
+        with at_mark(lambda: logged_in.append(cpu())):
+            taken = _watched(take, sc, rnd, warmup, watcher)
+        server.wait_idle(standing=standing)  # the sample's last processes exit: their CPU is counted too (a
+        # master connection's session, there before the sample, stays)
+        after = cpu()
+    cpu_used = None if before is None or after is None else after - before
+    setup = None if before is None or len(logged_in) != 1 or logged_in[0] is None else logged_in[0] - before
+    return dataclasses.replace(
+        taken,
+        server_cpu=cpu_used,
+        client_rss=watcher.client_peak if watcher else None,
+        server_rss=watcher.server_peak if watcher else None,
+        server_cpu_setup=setup,
+    )
 
 
 def _watched(take: Sampler, sc: Scenario, rnd: int, warmup: bool, watcher: PeakWatcher | None) -> Sample:

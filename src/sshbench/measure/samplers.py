@@ -60,6 +60,8 @@ from sshbench.ssh.text import (
 COMMAND_MARKER = SENT
 PROBE_INTERVAL = 0.01
 DENSE_MARGIN = 2**16  # bytes past the steady threshold still probed densely: the probe after the crossing is dense
+LATE_PROBES = 2 * PROBE_INTERVAL  # dense probes that begin this late (a known ramp of 30 ms or more) find the steady
+# part well before the exit: the kernel's evidence and the memory peaks are read from there on, not from the mark
 EARLY = 0.7  # dense probes begin at this share of the quickest time a transfer of the scenario and size took to cross
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
 RANDOM_BLOCK = 16 * 2**20
@@ -166,7 +168,8 @@ def throughput_sample(
 ) -> Sample:
     """Transfer `size` bytes one way, verify the count, and return MB/s without the handshake. The client's I/O
     counters are probed densely from `first_probe` seconds after the command until the steady part is under way
-    (the ticks riding on them read mid-transfer there); phase `ramp` is when that part began by those counters."""
+    (the ticks riding on them read mid-transfer there, and begin there when `first_probe` is LATE_PROBES or more);
+    phase `ramp` is when that part began by those counters."""
     assert scenario.kind is Kind.THROUGHPUT
     timeout = 30 + size / (2 * MB)  # generous: 2 MB/s is far below any cipher here
     remote = not target.embedded  # a remote server reports its own session's CPU and memory over the login
@@ -178,7 +181,7 @@ def throughput_sample(
     column = 2 if scenario.direction is Direction.DOWN else 1  # wchar to /dev/null, or rchar from the file
     # dense until the steady part is under way: its probe is the one the kernel's evidence and the memory peaks
     # are read at mid-transfer (an upload the server times itself needs it for that alone)
-    dense = Dense(column, steady_threshold(size) + DENSE_MARGIN, first_probe)
+    dense = Dense(column, steady_threshold(size) + DENSE_MARGIN, first_probe, first_probe >= LATE_PROBES)
     if scenario.direction is Direction.DOWN:
         argv = target.argv(ssh, scenario.ssh_options(), command(payload.download_command(size)), marks_only=True)
         done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=transfer_mark(ssh), dense=dense)

@@ -198,6 +198,15 @@ def read(sock: socket.socket, port: int | None = None, families: tuple[int, ...]
     return out
 
 
+def drain(sock: socket.socket) -> None:
+    """Drop whatever replies wait unread on a sock_diag socket (a read interrupted between request and reply)."""
+    while True:
+        try:
+            sock.recv(1 << 16, socket.MSG_DONTWAIT)
+        except OSError:  # EAGAIN: nothing left (or an error the next read will meet again)
+            return
+
+
 def diag_socket(netns: str | None = None) -> socket.socket:
     """Return a sock_diag socket in this namespace, or in the one at `netns` (/proc/PID/ns/net: made by a thread
     that enters it, since a socket stays in the namespace it was made in)."""

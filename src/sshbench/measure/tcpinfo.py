@@ -12,6 +12,7 @@ pair.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from sshbench.measure.sockdiag import (
     FAMILIES,
     buffers,
     diag_socket,
+    drain,
     read,
     read_one,
     read_tuple,
@@ -34,6 +36,44 @@ from sshbench.ssh.proc import SPARSE_PROBE
 POLL_SECONDS = 0.1  # between a dumping thread's polls
 TICK_SECONDS = SPARSE_PROBE  # between readings of a borrowed socket: those of run_timed's probes, sharing wake-ups
 BORROW_TRIES = 3  # polls that look for the adopted process's socket before the watcher dumps instead
+
+
+class Kept:
+    """What the samples of one wrapped sampler share: a sock_diag socket per network namespace (made at the first
+    sample, each request answered before the next is sent) and this namespace's TCP buffer settings (read once:
+    sysctls a run does not change)."""
+
+    def __init__(self) -> None:
+        self.made: dict[str | None, socket.socket] = {}
+        self.settings: dict[str, str] | None = None
+
+    def sockets(self, server_netns: str | None, server_local: bool) -> dict[str, socket.socket]:
+        """Return the client's socket (this namespace) and, for a server of ours, the server's namespace's."""
+        out = {"client": self._socket(None)}
+        if server_local:
+            out["server"] = self._socket(server_netns)
+        return out
+
+    def _socket(self, netns: str | None) -> socket.socket:
+        """Return the socket for a namespace, made on first use; a reply left by an interrupted read is dropped."""
+        sock = self.made.get(netns)
+        if sock is None:
+            sock = self.made[netns] = diag_socket(netns)
+        else:
+            drain(sock)
+        return sock
+
+    def buffers(self) -> dict[str, str]:
+        """Return this namespace's TCP buffer settings, read at the first call."""
+        if self.settings is None:
+            self.settings = buffers()
+        return self.settings
+
+    def close(self) -> None:
+        """Close the sockets."""
+        for sock in self.made.values():
+            sock.close()
+        self.made.clear()
 
 
 class Watcher:
@@ -50,13 +90,13 @@ class Watcher:
         server_local: bool = False,
         interval: float = POLL_SECONDS,
         adopting: bool = False,
+        kept: Kept | None = None,
     ) -> None:
         self.port, self.ours, self.interval, self.adopting = port, ours, interval, adopting
-        self.sockets = {"client": diag_socket()}
+        self.kept = kept  # sockets and settings shared with the sampler's other samples (closed by its owner)
         self.server_local = server_local  # an embedded server: its session's socket is read too
         self.server_netns = server_netns
-        if server_local:
-            self.sockets["server"] = diag_socket(server_netns) if server_netns else self.sockets["client"]
+        self.sockets = (kept or Kept()).sockets(server_netns if server_local else None, server_local)
         self.series: dict[str, Series] = {}
         self.inodes: set[int] = set()
         self.families = FAMILIES  # narrowed to the transfer's family once its socket is found
@@ -69,6 +109,7 @@ class Watcher:
         self.asked = b""  # the request for the borrowed connection's server end, by its four-tuple
         self.tries = BORROW_TRIES  # readings left to find the adopted process's socket before dumping instead
         self.lock = threading.Lock()  # the polls' thread and the exit's reading share the series
+        self.fresh: set[str] = set()  # sides whose series begins anew at their next reading (the steady part's)
 
     def __enter__(self) -> Watcher:
         if not self.adopting:
@@ -81,8 +122,9 @@ class Watcher:
             self.thread.join()
         if self.borrowed is not None:
             self.borrowed.close()  # its process's exit was never seen: the copy must not keep the connection open
-        for sock in {id(s): s for s in self.sockets.values()}.values():
-            sock.close()
+        if self.kept is None:
+            for sock in {id(s): s for s in self.sockets.values()}.values():
+                sock.close()
 
     def _start(self) -> None:
         """Start the polling thread (once)."""
@@ -147,11 +189,21 @@ class Watcher:
         if r is not None:
             self._add("server", r)
 
+    def steady(self) -> None:
+        """The transfer's steady part is under way (`run_timed`'s probe found it): each side's series begins anew at
+        its next reading, so that the evidence covers the timed part (what was read at the login's end, where a
+        short transfer had no such probe, is dropped)."""
+        with self.lock:
+            self.fresh = {"client", "server"}
+
     def _add(self, side: str, r: Reading) -> None:
-        """Add a reading to a side's series (begun by it when there is none)."""
-        if side not in self.series:
+        """Add a reading to a side's series (begun by it when there is none, or anew as the steady part begins: a
+        reading taken mid-transfer, whose rates count as those of bytes moving)."""
+        mid = side in self.fresh
+        if side not in self.series or mid:
+            self.fresh.discard(side)
             self.series[side] = Series(r, r)
-        self.series[side].add(r)
+        self.series[side].add(r, mid)
 
     def _poll_borrowed(self) -> bool:
         """Read the adopted process's socket, borrowing it first; return False when there is none to read."""
@@ -208,6 +260,6 @@ class Watcher:
         out: dict[str, Any] = {side: s.summary() for side, s in self.series.items() if s.polls >= 2}
         for side, figures in out.items():
             if side == "client" or not self.server_netns:  # sysctls are per namespace: ours is readable here
-                figures |= buffers()
+                figures |= self.kept.buffers() if self.kept is not None else buffers()
         out["harness_cpu_s"] = self.seconds + time.thread_time() - start
         return out

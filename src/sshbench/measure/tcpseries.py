@@ -42,12 +42,12 @@ class Series:
     started: float = field(default_factory=time.monotonic)
     points: list[tuple[float, int, int, int]] = field(default_factory=list)  # (s, delivery B/s, rtt us, cwnd)
 
-    def add(self, r: Reading) -> None:
-        """Add one reading (the app-limited flag and the delivery rate count only while bytes move)."""
+    def add(self, r: Reading, mid: bool = False) -> None:
+        """Add one reading (the app-limited flag and the delivery rate count only while bytes move: since the last
+        reading, or, `mid`, because it was taken mid-transfer)."""
         info, before = r.info, self.last.info
-        moved = info.get("bytes_acked", 0) + info.get("bytes_received", 0) > before.get("bytes_acked", 0) + before.get(
-            "bytes_received", 0
-        )
+        total = info.get("bytes_acked", 0) + info.get("bytes_received", 0)
+        moved = mid or total > before.get("bytes_acked", 0) + before.get("bytes_received", 0)
         self.last, self.polls, self.moved = r, self.polls + 1, moved
         self.rtt_us.append(info.get("rtt_us", 0))
         self.cwnd.append(info.get("snd_cwnd", 0))

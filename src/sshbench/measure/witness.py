@@ -6,15 +6,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import weakref
 from collections.abc import Iterator
 
 import psutil
 
 from sshbench.measure.scheduler import Sampler
-from sshbench.measure.tcpinfo import Watcher
+from sshbench.measure.tcpinfo import Kept, Watcher
 from sshbench.model import Kind, Scenario
 from sshbench.samples import Sample
-from sshbench.ssh.hooks import at_exit, spawned, ticking
+from sshbench.ssh.hooks import at_exit, at_steady, spawned, ticking
 
 
 def our_processes() -> Iterator[int]:
@@ -41,17 +42,21 @@ def witnessed(take: Sampler, port: int, server_pid: int | None, server_local: bo
     """Return `take` with the kernel's evidence of each transfer's sockets (throughput and copies; not connections
     or warm-ups); where sock_diag cannot be read (not Linux, a namespace we may not enter) samples go without it."""
 
+    kept = Kept()  # one sock_diag socket per namespace for every sample, closed with the sampler
+    netns = netns_of(server_pid)
+
     def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take one sample while its sockets are watched."""
         if warmup or sc.kind is Kind.LATENCY or not sys.platform.startswith("linux"):
             return take(sc, rnd, warmup)
         try:
-            watcher = Watcher(port, our_processes, netns_of(server_pid), server_local, adopting=True)
+            watcher = Watcher(port, our_processes, netns, server_local, adopting=True, kept=kept)
         except OSError:
             return take(sc, rnd, warmup)
-        with watcher, spawned(watcher.adopt), ticking(watcher.tick), at_exit(watcher.ended):
+        with watcher, spawned(watcher.adopt), at_steady(watcher.steady), ticking(watcher.tick), at_exit(watcher.ended):
             taken = take(sc, rnd, warmup)
         evidence = watcher.evidence()
         return dataclasses.replace(taken, tcp={**(taken.tcp or {}), **evidence}) if len(evidence) > 1 else taken
 
+    weakref.finalize(sample, kept.close)
     return sample

@@ -1,9 +1,11 @@
 """What `run_timed` reads of a running process besides its exit: its stderr as timestamped lines, its CPU so far
-and its I/O counters (/proc)."""
+and its I/O counters (/proc), its CPU once it is reaped; and the /dev/null it hands processes."""
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
 
 
 class LineSplitter:
@@ -53,3 +55,23 @@ def read_io(fd: int) -> tuple[int, int] | None:
         return int(fields[1]), int(fields[3])  # "rchar: N wchar: N ..."
     except (OSError, IndexError, ValueError):
         return None
+
+
+@functools.cache
+def null_fd() -> int:
+    """Return a descriptor of /dev/null kept open for this process's life (Popen's DEVNULL opens and closes one at
+    every spawn, in the sample)."""
+    return os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+
+
+def reap(proc: subprocess.Popen[bytes]) -> tuple[float, float]:
+    """Wait for the process and return its (user, system) CPU seconds (0, 0 if it was already reaped)."""
+    cpu_user = cpu_system = 0.0
+    if proc.returncode is None:
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        cpu_user, cpu_system = usage.ru_utime, usage.ru_stime
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    return cpu_user, cpu_system

@@ -1,5 +1,6 @@
 """What `run_timed` tells others of the processes it runs: that one started (its PID), that its login is done (its
-`mark` line), that it is gone, and when a watcher riding on its wake-ups wants to read something (`ticking`). Each
+`mark` line), that its steady part is under way, that it is gone, and when a watcher riding on its wake-ups wants to
+read something (`ticking`). Each
 is a list of calls kept for a `with` block; the measuring code registers, ssh/proc.py calls."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ placers: list[Callable[[int], None]] = []  # each gets the PID of every process 
 marks: list[Callable[[], None]] = []  # each is called when a `mark` line arrives (once per process)
 exits: list[Callable[[int], None]] = []  # each gets the PID of a process `run_timed` runs as its exit is seen
 starts: list[Callable[[int, bool], None]] = []  # each gets a started process's PID and whether a mark will come
-ticks: list[Tick] = []  # each is called at the mark, then as it asks, while the process runs
+ticks: list[Tick] = []  # each is called at the mark (or as the steady part begins), then as it asks, while it runs
+steadies: list[Callable[[], None]] = []  # each is called when a probe finds a transfer's steady part under way
 
 
 @contextlib.contextmanager
@@ -47,10 +49,17 @@ def at_mark(call: Callable[[], None]) -> contextlib.AbstractContextManager[None]
 
 
 def ticking(call: Tick) -> contextlib.AbstractContextManager[None]:
-    """Call `call` from `run_timed`'s own wake-ups in the block: at a process's `mark` (after the `at_mark` calls),
+    """Call `call` from `run_timed`'s own wake-ups in the block: at a process's `mark` (after the `at_mark` calls;
+    for a transfer whose `Dense.from_steady` says so, at the probe that finds its steady part under way instead),
     then again after the seconds each call returns, until it returns None or the process exits. A reading taken
     this way costs no thread and, when it falls near a probe or a line of the process, no wake-up of its own."""
     return _hooked(ticks, call)
+
+
+def at_steady(call: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
+    """Call `call` in the block when a probe of a transfer `run_timed` runs finds its steady part under way (its
+    `Dense` bytes moved), before the ticks made there: what is read from then on covers the timed part."""
+    return _hooked(steadies, call)
 
 
 def placing(place: Callable[[int], None]) -> contextlib.AbstractContextManager[None]:

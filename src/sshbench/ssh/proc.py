@@ -20,7 +20,7 @@ from typing import IO
 from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh import hooks
-from sshbench.ssh.counters import LineSplitter, cpu_so_far, open_io, read_io
+from sshbench.ssh.counters import LineSplitter, cpu_so_far, null_fd, open_io, read_io, reap
 
 Clock = Callable[[], float]
 STDOUT_CAP = 1 << 16  # upload verification output is one short line; keep at most this much
@@ -60,11 +60,13 @@ class Finished:
 class Dense:
     """Where a transfer's I/O counters are probed densely: from `after` seconds past the mark (the baseline is read
     at the mark itself), every `probe` seconds until `column` (1 rchar, 2 wchar) has moved `nbytes` since, then
-    every SPARSE_PROBE seconds."""
+    every SPARSE_PROBE seconds. `from_steady`: the `ticking` calls begin at that probe, not at the mark (a transfer
+    long enough that it comes well before the exit)."""
 
     column: int
     nbytes: int
     after: float = 0.0
+    from_steady: bool = False
 
 
 def require_binary(name: str, package: str) -> str:
@@ -149,8 +151,8 @@ def run_timed(
     started = clock()
     proc = subprocess.Popen(
         list(argv),
-        stdin=stdin,
-        stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
+        stdin=null_fd() if stdin == subprocess.DEVNULL else stdin,
+        stdout=subprocess.PIPE if capture_stdout else null_fd(),
         stderr=subprocess.PIPE,
         env=env,
     )
@@ -237,6 +239,8 @@ class _Watch:
             self.stalled = self._still()
             self.next_probe = now + self._gap()
             if self.sparse and not was_sparse:
+                for steady in hooks.steadies:
+                    steady()
                 self.ticks = {call: (now, 0.0) for call in self.ticks}
         if self.ticks:
             self._tick(now)
@@ -331,21 +335,9 @@ class _Watch:
         self._baseline(now)
         for call in hooks.marks:
             call()
-        self.ticks = {call: (now, 0.0) for call in hooks.ticks}
+        later = self.dense is not None and self.dense.from_steady  # the ticks begin as the steady part does
+        self.ticks = {call: (math.inf if later else now, 0.0) for call in hooks.ticks}
         self._tick(now)
-
-
-def _reap(proc: subprocess.Popen[bytes]) -> tuple[float, float]:
-    """Wait for the process and return its (user, system) CPU seconds (0, 0 if it was already reaped)."""
-    cpu_user = cpu_system = 0.0
-    if proc.returncode is None:
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        cpu_user, cpu_system = usage.ru_utime, usage.ru_stime
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-    return cpu_user, cpu_system
 
 
 def _collect(
@@ -363,7 +355,7 @@ def _collect(
     """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
     watch = _Watch(proc, clock, probe, arrived, mark, stall, dense)
     watch.run(started + timeout)
-    cpu_user, cpu_system = _reap(proc)
+    cpu_user, cpu_system = reap(proc)
     end = watch.ended if watch.ended is not None else clock()
     watch.lines.close(end)
     return Finished(
