@@ -66,11 +66,12 @@ def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sam
     to a row's first measured sample that reads both (and to warm-ups): a high-water mark is the same from one
     transfer of a row to the next, and each reading is taken from the measured pair (issue 40)."""
     peaked: set[str] = set()  # the scenarios a measured sample has read both peaks of
+    standing: list[frozenset[int]] = []  # the connections served before the first sample (a master's), read once
 
     def sample(sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take one sample between two readings of the server's CPU counter (and a third when the login is done)."""
         watcher = PeakWatcher(server) if watch_memory and sc.key not in peaked else None
-        taken = _costed(take, server, watcher, sc, rnd, warmup)
+        taken = _costed(take, server, watcher, sc, rnd, warmup, standing)
         both = taken.client_rss is not None and (server is None or taken.server_rss is not None)
         if watcher is not None and not warmup and taken.ok and both:
             peaked.add(sc.key)
@@ -80,20 +81,29 @@ def metered(take: Sampler, server: ServerView | None, watch_memory: bool) -> Sam
 
 
 def _costed(
-    take: Sampler, server: ServerView | None, watcher: PeakWatcher | None, sc: Scenario, rnd: int, warmup: bool
+    take: Sampler,
+    server: ServerView | None,
+    watcher: PeakWatcher | None,
+    sc: Scenario,
+    rnd: int,
+    warmup: bool,
+    standing: list[frozenset[int]],
 ) -> Sample:
-    """Take one sample with the server's CPU counted and, with a watcher, the peaks read."""
+    """Take one sample with the server's CPU counted and, with a watcher, the peaks read. `standing` holds the
+    connections that stay (read at the first sample: each sample waits for its own to end, so the next begins
+    with the same; read again after a wait that timed out)."""
     if server is None:
         taken = _watched(take, sc, rnd, warmup, watcher)
         return dataclasses.replace(taken, client_rss=watcher.client_peak if watcher else None)
     with server.cpu_counter() as cpu:
         before = cpu()
-        standing = server.connection_pids()
+        if not standing:
+            standing.append(server.connection_pids())
         logged_in: list[float | None] = []
         with at_mark(lambda: logged_in.append(cpu())):
             taken = _watched(take, sc, rnd, warmup, watcher)
-        server.wait_idle(standing=standing)  # the sample's last processes exit: their CPU is counted too (a
-        # master connection's session, there before the sample, stays)
+        if not server.wait_idle(standing=standing[0]):  # the sample's last processes exit: their CPU is counted
+            standing.clear()  # too (a master connection's session, there before the first sample, stays)
         after = cpu()
     cpu_used = None if before is None or after is None else after - before
     setup = None if before is None or len(logged_in) != 1 or logged_in[0] is None else logged_in[0] - before
