@@ -209,7 +209,7 @@ SAMPLING_OPTIONS: list[Decorator] = [
         show_default=True,
         help="While each transfer runs, read its TCP sockets from the kernel (sock_diag: RTT, congestion window, "
         "delivery rate, window- and buffer-limited time) to say what bounds the rate, on any host. Its CPU is about "
-        "0.3 % of the ssh client's on loopback while ssh runs (docs/BENCHMARKS.md).",
+        "0.2 % of the ssh client's on loopback while ssh runs (docs/BENCHMARKS.md).",
     ),
     click.option(
         "--race/--no-race",
