@@ -151,6 +151,9 @@ def test_a_remote_download_whose_data_moved_in_a_few_round_trips_eliminates_noth
         _with_costs(_row(9.43, Direction.DOWN, client=seen | {"bytes_received": 12 * 9.43e6 * 0.1}), 0.5, 0.5)
     )  # 12 round trips of data
     assert longer.kind is BoundKind.NETWORK and "by elimination" in longer.evidence["limited_by"]
+    timed = seen | {"bytes_received": 6 * 9.43e6 * 0.1, "connection_bytes": 12 * 9.43e6 * 0.1}  # session 27 on:
+    judged = _bound(_with_costs(_row(9.43, Direction.DOWN, client=timed), 0.5, 0.5))  # the totals are the timed
+    assert judged.kind is BoundKind.NETWORK  # part's (half a small payload), the transfer's length the connection's
 
 
 def test_a_remote_session_at_its_cgroup_quota_is_server_cpu_bound() -> None:

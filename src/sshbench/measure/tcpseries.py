@@ -94,6 +94,8 @@ class Series:
             "rcv_rtt_ms": b.get("rcv_rtt_us", 0) / 1e3,
             "bytes_acked": delta("bytes_acked"),
             "bytes_received": delta("bytes_received"),
+            "connection_bytes": b.get("bytes_acked", 0) + b.get("bytes_received", 0),  # both ways since the connect:
+            # the transfer's whole length, where the totals above are those of the readings' span (its timed part)
             "series": self.series(),
         }
 

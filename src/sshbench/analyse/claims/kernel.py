@@ -121,7 +121,9 @@ def _from_receiver(
             group,
             lim,
         )
-    rounds = float(receiver.get("bytes_received") or 0) / rate / (rtt_ms / 1e3) if rtt_ms > 0 and rate > 0 else None
+    moved = receiver.get("connection_bytes") or receiver.get("bytes_received")  # the whole transfer (evidence
+    # stored before session 27 began at the login's end: its bytes_received was)
+    rounds = float(moved or 0) / rate / (rtt_ms / 1e3) if rtt_ms > 0 and rate > 0 else None
     if rounds is not None and 0 < rounds < RAMP_ROUNDS:  # nothing is eliminated while the window still grows
         why = f"its data moved in about {rounds:.0f} round trips, too few to tell the path from TCP's start-up"
         return Bound(BoundKind.UNKNOWN, None, "MB/s", None, seen | {"limited_by": why})
