@@ -124,19 +124,6 @@ def _watched(take: Sampler, sc: Scenario, rnd: int, warmup: bool, watcher: PeakW
         return take(sc, rnd, warmup)
 
 
-def peak_rss(pid: int, field: bytes = b"VmHWM:") -> int | None:
-    """Return a process's peak resident set size so far (VmHWM, bytes; `field` VmRSS: its size now), or None if it is
-    gone."""
-    try:
-        fd = os.open(f"/proc/{pid}/status", os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        return _field(fd, field)
-    finally:
-        os.close(fd)
-
-
 def _field(fd: int, field: bytes) -> int | None:
     """Return a size field of an open /proc/PID/status in bytes (None once the process is gone, or a zombie's)."""
     try:
@@ -159,9 +146,10 @@ def _own_children() -> list[int]:
 
 class PeakWatcher:
     """Read the peak RSS (VmHWM) of the ssh client and of the server's connection processes: at `run_timed`'s own
-    wake-ups once the client it started (`adopt`) has logged in (`tick`: at the login's end, as the steady part
-    begins, then with its sparse probes), or in a thread every `interval` for a process whose login's end is not
-    said. A high-water mark only rises, so a later reading loses nothing but what the last moments add.
+    wake-ups once the client it started (`adopt`) has logged in (`tick`: as the steady part begins, at the login's
+    end too for a row's first transfer of a size, then with its sparse probes), or in a thread every `interval` for
+    a process whose login's end is not said. A high-water mark only rises, so a later reading loses nothing but
+    what the last moments add.
 
     The client's figure cannot come from wait4's ru_maxrss: a child forked from this Python process
     inherits the parent's high-water mark across exec. VmHWM belongs to the client's own address space.
@@ -186,9 +174,9 @@ class PeakWatcher:
                 self._thread.start()
 
     def tick(self) -> float | None:
-        """Read the peaks now and return the seconds to the next reading (None while the thread polls instead): from
-        the login's end on (a transfer may end before any other wake-up, and the server's processes are gone as
-        the client exits)."""
+        """Read the peaks now and return the seconds to the next reading (None while the thread polls instead): at
+        the login's end where a transfer may end before any other wake-up, else from where its steady part begins
+        (the server's processes are gone as the client exits)."""
         if self._thread is not None or self._stop.is_set():
             return None
         self._poll()

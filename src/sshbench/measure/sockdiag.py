@@ -198,9 +198,12 @@ def read(sock: socket.socket, port: int | None = None, families: tuple[int, ...]
     return out
 
 
+DRAIN_READS = 64  # at most this many stale replies dropped before a sample (a dump's parts: a few)
+
+
 def drain(sock: socket.socket) -> None:
     """Drop whatever replies wait unread on a sock_diag socket (a read interrupted between request and reply)."""
-    while True:
+    for _ in range(DRAIN_READS):
         try:
             sock.recv(1 << 16, socket.MSG_DONTWAIT)
         except OSError:  # EAGAIN: nothing left (or an error the next read will meet again)

@@ -5,7 +5,8 @@ read as sockdiag.py parses them).
 first and last reading and the values a summary needs; `Series.summary()` is what a sample stores (units in the
 keys). Told the ssh client a sample starts (`adopt`), it dumps nothing and starts no thread: it borrows the
 client's socket (grab.py) and asks for the server's end by the connection's four-tuple, read from `run_timed`'s
-own wake-ups (`tick`, from the login's end) to a last reading as ssh exits (`ended`): a dump walks the kernel's
+own wake-ups (`tick`, from the probe that finds the steady part under way, `steady`, where each side's series
+begins: the evidence covers the timed part) to a last reading as ssh exits (`ended`): a dump walks the kernel's
 whole connection table, milliseconds on a large machine, and a thread's wake-ups are CPU taken from the measured
 pair.
 """
@@ -80,7 +81,8 @@ class Watcher:
     """Poll our sockets to one server port while a sample runs: the client's (peer port = the port) in this
     namespace, the server's (local port = the port) in the server's namespace when it is ours. `adopting`: the ssh
     client `run_timed` starts is told (`adopt`) and its own socket borrowed, read from `run_timed`'s wake-ups
-    (`tick`: no thread) from its login's end; a thread dumps only where there is nothing to borrow."""
+    (`tick`: no thread) from where its steady part begins (its login's end too, for a row's first transfer of a
+    size); a thread dumps only where there is nothing to borrow."""
 
     def __init__(
         self,
@@ -147,9 +149,10 @@ class Watcher:
                 self._start()
 
     def tick(self) -> float | None:
-        """Read the adopted process's socket now (`run_timed` calls at its login's end, as its steady part begins,
-        and then as asked) and return the seconds to the next reading; None once the thread polls instead (nothing
-        to borrow at the login's end, when its socket is there: a copy's ssh is scp's child, so it dumps at once)."""
+        """Read the adopted process's socket now (`run_timed` calls as its steady part begins, at its login's end too
+        where `Dense.from_steady` does not say otherwise, and then as asked) and return the seconds to the next
+        reading; None once the thread polls instead (nothing to borrow at the login's end, when its socket is there:
+        a copy's ssh is scp's child, so it dumps at once)."""
         if self.thread is not None or self.stop.is_set():
             return None
         start = time.thread_time()

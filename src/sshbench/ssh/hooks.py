@@ -1,7 +1,7 @@
 """What `run_timed` tells others of the processes it runs: that one started (its PID), that its login is done (its
 `mark` line), that its steady part is under way, that it is gone, and when a watcher riding on its wake-ups wants to
-read something (`ticking`). Each
-is a list of calls kept for a `with` block; the measuring code registers, ssh/proc.py calls."""
+read something (`ticking`). Each is a list of calls kept for a `with` block; the measuring code registers,
+ssh/proc.py calls."""
 
 from __future__ import annotations
 
