@@ -58,7 +58,7 @@ def main() -> None:
         time.sleep(0.5)
         borrowed = grab.borrow(child.pid, port)
         assert borrowed is not None, "the kernel refused pidfd_getfd"
-        asked = sockdiag.tuple_request(borrowed.sock.family, borrowed.sockid())
+        asked = sockdiag.tuple_request(borrowed.family, borrowed.sockid())
         rows = {
             "sock_diag dump (both address families)": lambda: sockdiag.read(diag, port),
             "one socket by its sockid": lambda: sockdiag.read_one(diag, known),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -276,9 +277,9 @@ class Scenario:
             return None
         return self.cipher if self.mac is None else f"{self.cipher} + {self.mac}"
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        """Return a stable identifier, unique within a run."""
+        """Return a stable identifier, unique within a run (made once: a sample asks for it several times)."""
         named = [f"{name}={getattr(self, name)}" for name in SCENARIO_FIELDS if getattr(self, name) is not None]
         return " ".join([self.kind.value, *named])
 

@@ -30,6 +30,22 @@ def test_steady_rate_skips_the_start_of_the_stream() -> None:
     assert steady_rate([], 1, 10 * mib, 1.0, 2.0) is None  # no counters: caller falls back
 
 
+def test_a_first_probe_past_the_untimed_start_begins_the_timed_part() -> None:
+    """Where no probe came before the threshold, the rate is timed from the first probe past it, with the bytes it
+    read (not interpolated from the command across the start of the stream), and the crossing is that probe less
+    its bytes past the threshold at the rate after it."""
+    from sshbench.measure.steady import steady_start, steady_threshold
+
+    mib = 2**20
+    # the command at 1.0; nothing moves for 40 ms, then 100 MiB/s: the probe at 1.14 has read 10 of 40 MiB, past 8
+    progress = [(0.9, 1000, 0), (1.14, 1000 + 10 * mib, 0)]
+    end = 1.04 + 0.4
+    rate = steady_rate(progress, 1, 40 * mib, command_at=1.0, end=end)
+    assert rate == pytest.approx(100 * mib / 1e6)  # from the command: 32 MiB over 0.328 s, 2.4 % low
+    assert steady_threshold(40 * mib) == 8 * mib
+    assert steady_start(progress, 1, 40 * mib, command_at=1.0, end=end) == pytest.approx(1.12)
+
+
 def test_an_upload_to_a_server_on_this_machine_is_timed_where_it_is_received() -> None:
     from sshbench.measure.steady import server_timed_rate, steady_threshold, upload_command, upload_count
 
@@ -225,7 +241,8 @@ def test_the_exit_calls_are_made_once_for_a_process_that_exits_and_for_one_kille
 def test_ticks_ride_on_run_timed_wake_ups_from_the_mark_until_stderr_closes() -> None:
     """A watcher's readings come from run_timed's own wake-ups (no thread): at the mark, as the steady part begins
     (the probe that finds it under way), then as asked, riding on a probe within half their interval, and none
-    once stderr is closed (issue 40). Dense probes begin `after` seconds past the mark."""
+    once stderr is found closed (issue 40): past its mark a dense run's stderr wakes nothing, it is read at sparse
+    probes (the first after its end finds it) and at the exit. Dense probes begin `after` seconds past the mark."""
     from sshbench.ssh.hooks import ticking
     from sshbench.ssh.proc import SPARSE_PROBE, Dense
 
@@ -248,8 +265,21 @@ def test_ticks_ride_on_run_timed_wake_ups_from_the_mark_until_stderr_closes() ->
     assert at_steady, (ticks, steady)  # as the steady part begins
     gaps = [b - a for a, b in itertools.pairwise(ticks[at_steady[0] :])]  # then as asked, riding up to half early
     assert gaps and min(gaps) >= SPARSE_PROBE / 2 * 0.9, gaps
-    closed = done.lines[-1][0] if done.lines else mark
-    assert ticks[-1] <= done.ended - 0.25, (ticks[-1], done.ended, closed)  # none in the last 0.3 s: stderr closed
+    closed = done.ended - 0.3  # `exec 2>&-`, then 0.3 s more: a sparse probe finds stderr's end, none comes after
+    assert ticks[-1] <= closed + SPARSE_PROBE + 0.02, (ticks, done.ended)
+    assert len([t for t in ticks if t > closed]) <= 1, (ticks, done.ended)
+
+
+def test_a_dense_runs_stderr_past_its_mark_is_read_without_waking_and_kept_to_its_end() -> None:
+    """Past its mark a dense run's stderr wakes nothing (ssh's second mark line, µs after the first, cost a wake-up
+    of its own): what follows is read at the exit, and where a child still holds the pipe, until its end (issue
+    40)."""
+    from sshbench.ssh.proc import Dense
+
+    script = "echo 'Sending command: x' >&2; echo second >&2; head -c 4194304 /dev/zero; (sleep 0.3; echo late >&2) &"
+    done = run_timed(["sh", "-c", script], probe=0.01, mark="Sending command:", dense=Dense(2, 2**20))
+    assert done.returncode == 0 and done.texts[:2] == ["Sending command: x", "second"], done.texts
+    assert done.texts[-1] == "late" and done.lines[-1][0] >= done.ended + 0.2, (done.lines, done.ended)
 
 
 def test_a_transfer_long_enough_ticks_from_its_steady_part_not_its_mark() -> None:
@@ -272,10 +302,10 @@ def test_a_transfer_long_enough_ticks_from_its_steady_part_not_its_mark() -> Non
     assert [name for name, _ in calls].count("steady") == 1
 
 
-def test_dense_probes_begin_a_little_before_the_quickest_ramp_of_the_same_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each probe is a wake-up taken from the measured pair: a row's transfers of one size begin theirs at 0.7 of
-    the quickest time one of them took to reach its steady part (a stalled one moves it no later); a new size
-    starts from the mark again (issue 40)."""
+def test_dense_probes_begin_a_little_after_the_quickest_ramp_of_the_same_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each probe is a wake-up taken from the measured pair: a row's transfers of one size begin theirs at 1.4
+    times the quickest time one of them took to reach its steady part (a stalled one moves it no later), where one
+    probe most often finds it begun; a new size starts from the mark again (issue 40)."""
     from sshbench.measure import samplers
 
     firsts: list[float] = []
@@ -293,4 +323,4 @@ def test_dense_probes_begin_a_little_before_the_quickest_ramp_of_the_same_size(m
     for size in (64, 64, 64, 64):
         ThroughputSampler.transfer(sampler, sc, size * 2**20, 1, False)
     ThroughputSampler.transfer(sampler, sc, 128 * 2**20, 1, False)
-    assert firsts == pytest.approx([0.0, 0.035, 0.035, 0.028, 0.0])
+    assert firsts == pytest.approx([0.0, 0.07, 0.07, 0.056, 0.0])

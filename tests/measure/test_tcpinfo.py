@@ -58,6 +58,30 @@ def test_an_error_reply_is_raised_and_a_short_tcp_info_is_read_as_far_as_it_goes
     assert sockdiag.tcp_info(bytes(100)) == {k: 0 for k, off, f in sockdiag._FIELDS if off + struct.calcsize(f) <= 100}
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_a_borrowed_socket_is_found_past_descriptors_that_are_no_socket_and_knows_its_family(host: str) -> None:
+    """The borrow names the kind of socket it takes (no asking the kernel) and learns its family from its peer: a
+    file or a pipe in the way is skipped, IPv6 is told from IPv4 (its four-tuple asks for the server's end)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.bind((host, 0))
+    except OSError:
+        pytest.skip(f"no {host} here")
+    read_end, write_end = os.pipe()  # descriptors that are no socket, some of them before ours
+    with listener, socket.socket(family, socket.SOCK_STREAM) as client:
+        listener.listen()
+        port = listener.getsockname()[1]
+        client.connect((host, port))
+        found = grab.borrow(os.getpid(), port)
+        assert found is not None and found.family == family and found.peer[1] == port
+        end = found.sockid(peer=True)  # the server's end: its port first
+        assert struct.unpack("!H", end[:2])[0] == port
+        assert found.info() is not None and found.close() is not None and found.info() is None
+    os.close(read_end)
+    os.close(write_end)
+
+
 def test_our_sockets_are_found_by_inode() -> None:
     with socket.socket() as mine:
         assert os.fstat(mine.fileno()).st_ino in grab.socket_inodes(iter([os.getpid()]))

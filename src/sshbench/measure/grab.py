@@ -15,6 +15,7 @@ import socket
 import struct
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 SYS_PIDFD_GETFD = 438  # the same number on every architecture (the generic syscall table)
 TCP_INFO_BYTES = 256
@@ -30,10 +31,13 @@ def _libc() -> ctypes.CDLL:
 
 
 class Borrowed:
-    """A process's TCP socket to one port, borrowed: read it, then close it when the process has exited."""
+    """A process's TCP socket to one port, borrowed: read it, then close it when the process has exited. The socket
+    is the C type (`socket.SocketType`, no Python wrapper made around it), its peer and family read once."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.SocketType, peer: tuple[Any, ...] | None = None) -> None:
         self.sock = sock
+        self.peer = peer if peer is not None else sock.getpeername()
+        self.family = socket.AF_INET6 if len(self.peer) == 4 else socket.AF_INET  # IPv6 names hold four items
         self.lock = threading.Lock()
         self.closed = False
 
@@ -67,9 +71,9 @@ class Borrowed:
     def sockid(self, peer: bool = False) -> bytes:
         """Return the inet_diag_sockid of this end of the connection, or of its other end (ports and addresses
         swapped)."""
-        ends = [self.sock.getsockname(), self.sock.getpeername()]
+        ends = [self.sock.getsockname(), self.peer]
         near, far = reversed(ends) if peer else ends
-        family = self.sock.family
+        family = self.family
         return struct.pack("!HH", near[1], far[1]) + _address(family, near[0]) + _address(family, far[0]) + TAIL
 
 
@@ -114,15 +118,16 @@ def _take(pidfd: int, target: int, port: int) -> Borrowed | None:
     fd = _libc().syscall(SYS_PIDFD_GETFD, pidfd, target, 0)
     if fd < 0:
         return None
-    try:
-        sock = socket.socket(fileno=fd)
+    try:  # the kind given, not asked of the kernel (two calls fewer): its peer says the family
+        sock = socket.SocketType(socket.AF_INET, socket.SOCK_STREAM, 0, fd)
     except OSError:  # not a socket (a client whose descriptor 3 is a file or a pipe)
         os.close(fd)
         return None
     try:
-        tcp = sock.type == socket.SOCK_STREAM and sock.family in (socket.AF_INET, socket.AF_INET6)
-        if tcp and sock.getpeername()[1] == port:
-            return Borrowed(sock)
+        peer = sock.getpeername()
+        ours = isinstance(peer, tuple) and len(peer) in (2, 4) and peer[1] == port
+        if ours and sock.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM:
+            return Borrowed(sock, peer)
     except OSError:
         pass
     sock.close()

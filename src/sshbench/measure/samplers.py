@@ -33,9 +33,10 @@ from sshbench.measure.scheduler import Sampler
 from sshbench.measure.session import Session, session_report, socket_report, with_session_report
 from sshbench.measure.steady import (
     MB,
+    crossing,
+    rate_after,
     server_timed_rate,
-    steady_rate,
-    steady_start,
+    steady_point,
     steady_threshold,
     upload_command,
     upload_count,
@@ -62,7 +63,8 @@ PROBE_INTERVAL = 0.01
 DENSE_MARGIN = 2**16  # bytes past the steady threshold still probed densely: the probe after the crossing is dense
 LATE_PROBES = 2 * PROBE_INTERVAL  # dense probes that begin this late (a known ramp of 30 ms or more) find the steady
 # part well before the exit: the kernel's evidence and the memory peaks are read from there on, not from the mark
-EARLY = 0.7  # dense probes begin at this share of the quickest time a transfer of the scenario and size took to cross
+AIM = 1.4  # dense probes begin at this multiple of the quickest time a transfer of the scenario and size took to
+# cross into its steady part: most have crossed by then, and the timed part begins at that one probe
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
 RANDOM_BLOCK = 16 * 2**20
 STAGED_BLOCK = 4 * 2**20  # on a remote host: still 128 times zlib's 32 KiB window, so repeating it compresses no better
@@ -204,8 +206,9 @@ def _transferred(done: Finished, scenario: Scenario, size: int, rnd: int, warmup
     assert started is not None
     column = 2 if scenario.direction is Direction.DOWN else 1
     timed = server_timed_rate(done.stdout, size)
-    crossed = steady_start(done.progress, column, size, started, done.ended)  # where the next sample's probes aim
-    rate = timed or steady_rate(done.progress, column, size, started, done.ended)
+    start = steady_point(done.progress, column, size, started, done.ended)
+    crossed = crossing(start, size, done.ended)  # where the next sample's probes aim
+    rate = timed or rate_after(start, size, done.ended)
     session = session_report(done.texts) if remote else None
     ramp = (("ramp", crossed - started),) if crossed is not None else ()
     return Sample(
@@ -321,10 +324,10 @@ class ThroughputSampler:
 
     def transfer(self, sc: Scenario, size: int, rnd: int, warmup: bool) -> Sample:
         """Take one transfer of `size` bytes with ssh (`sshbench clients` gives other clients their own), its dense
-        probes from a little before the quickest transfer of that size crossed into its steady part (each probe is
-        a wake-up of sshbench on a core the measured pair needs)."""
+        probes from a little after the quickest transfer of that size crossed into its steady part (each probe is a
+        wake-up of sshbench on a core the measured pair needs: one, most often, finds the steady part begun)."""
         known = self.ramps.get(sc.key)
-        first = EARLY * known[1] if known is not None and known[0] == size else 0.0
+        first = AIM * known[1] if known is not None and known[0] == size else 0.0
         sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup, first)
         ramp = dict(sample.phases).get("ramp")
         if sample.ok and ramp is not None:  # the quickest ramp of this size: one that stalled waits for no other

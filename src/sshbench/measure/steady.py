@@ -53,21 +53,44 @@ def steady_rate(
     progress: Sequence[tuple[float, int, int]], column: int, size: int, command_at: float, end: float
 ) -> float | None:
     """Return MB/s over the payload after its start (see STEADY_*), from I/O counter probes (None if unknown)."""
-    crossed = steady_start(progress, column, size, command_at, end)
-    if crossed is None or end - crossed <= 0:
-        return None
-    return (size - steady_threshold(size)) / (end - crossed) / MB
+    return rate_after(steady_point(progress, column, size, command_at, end), size, end)
 
 
 def steady_start(
     progress: Sequence[tuple[float, int, int]], column: int, size: int, command_at: float, end: float
 ) -> float | None:
-    """Return the instant the payload's untimed start had passed, from I/O counter probes (None if unknown).
+    """Return the instant the payload's untimed start had passed, from I/O counter probes (None if unknown)."""
+    return crossing(steady_point(progress, column, size, command_at, end), size, end)
 
-    The counter's value at the last probe before the command was sent is its baseline (handshake,
-    config files, log lines); the payload is assumed complete at process exit. The time the first
-    STEADY_FROM of the payload had passed is interpolated linearly between probes.
-    """
+
+def rate_after(start: tuple[float, float] | None, size: int, end: float) -> float | None:
+    """Return MB/s from a `steady_point` to the payload's end (None when unknown or not after it)."""
+    if start is None or end - start[0] <= 0:
+        return None
+    return (size - start[1]) / (end - start[0]) / MB
+
+
+def crossing(start: tuple[float, float] | None, size: int, end: float) -> float | None:
+    """Return the instant the payload's untimed start had passed: the `steady_point`'s, or where the timed part
+    begins at a probe past it, that probe's time less its bytes past it at the rate after it."""
+    if start is None:
+        return None
+    at, done = start
+    past = done - steady_threshold(size)
+    return at - past * (end - at) / (size - done) if past > 0 and size > done else at
+
+
+def steady_point(
+    progress: Sequence[tuple[float, int, int]], column: int, size: int, command_at: float, end: float
+) -> tuple[float, float] | None:
+    """Return where the timed part of the payload begins: (instant, payload bytes by then), from I/O counter probes
+    (None if unknown).
+
+    The counter's value at the last probe before the command was sent is its baseline (handshake, config files,
+    log lines); the payload is assumed complete at process exit. Between two probes the time the first STEADY_FROM
+    of the payload had passed is interpolated linearly; where the first probe after the command is already past
+    it, the timed part begins at that probe, with the bytes it read (interpolating from the command would stretch
+    the start of the stream over the time before it)."""
     before = [p for p in progress if p[0] <= command_at]
     after = [p for p in progress if command_at < p[0] < end]
     if not after:
@@ -75,7 +98,9 @@ def steady_start(
     base = (before[-1] if before else after[0])[column]
     points = [(command_at, 0.0)] + [(p[0], float(p[column] - base)) for p in after] + [(end, float(size))]
     threshold = steady_threshold(size)
+    if before and len(points) > 2 and points[1][1] >= threshold and points[1][1] < size:
+        return points[1]
     for (t0, b0), (t1, b1) in itertools.pairwise(points):
         if b1 >= threshold > b0 or (b1 >= threshold and b0 >= threshold):
-            return t0 if b0 >= threshold else t0 + (threshold - b0) / (b1 - b0) * (t1 - t0)
+            return (t0, b0) if b0 >= threshold else (t0 + (threshold - b0) / (b1 - b0) * (t1 - t0), threshold)
     return None

@@ -47,12 +47,14 @@ class Kept:
     def __init__(self) -> None:
         self.made: dict[str | None, socket.socket] = {}
         self.settings: dict[str, str] | None = None
+        self.interrupted = False  # a sample ended by an exception: a reply may wait unread on a socket
 
     def sockets(self, server_netns: str | None, server_local: bool) -> dict[str, socket.socket]:
         """Return the client's socket (this namespace) and, for a server of ours, the server's namespace's."""
         out = {"client": self._socket(None)}
         if server_local:
             out["server"] = self._socket(server_netns)
+        self.interrupted = False
         return out
 
     def _socket(self, netns: str | None) -> socket.socket:
@@ -60,7 +62,7 @@ class Kept:
         sock = self.made.get(netns)
         if sock is None:
             sock = self.made[netns] = diag_socket(netns)
-        else:
+        elif self.interrupted:
             drain(sock)
         return sock
 
@@ -102,7 +104,8 @@ class Watcher:
         self.series: dict[str, Series] = {}
         self.inodes: set[int] = set()
         self.families = FAMILIES  # narrowed to the transfer's family once its socket is found
-        self.stop = threading.Event()
+        self.stopped = False  # the sample is over: no more readings
+        self.stop: threading.Event | None = None  # made with the thread, which waits on it
         self.thread: threading.Thread | None = None  # made only where it polls (dumps): most samples need none
         self.seconds = 0.0  # CPU seconds this watcher spent (its own cost, measured)
         self.cc = ""  # the borrowed socket's congestion control
@@ -119,8 +122,11 @@ class Watcher:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        if self.thread is not None:
+        self.stopped = True
+        if exc[0] is not None and self.kept is not None:
+            self.kept.interrupted = True  # a read may have been cut between its request and its reply
+        if self.stop is not None and self.thread is not None:
+            self.stop.set()
             self.thread.join()
         if self.borrowed is not None:
             self.borrowed.close()  # its process's exit was never seen: the copy must not keep the connection open
@@ -130,13 +136,15 @@ class Watcher:
 
     def _start(self) -> None:
         """Start the polling thread (once)."""
-        if self.thread is None and not self.stop.is_set():
+        if self.thread is None and not self.stopped:
+            self.stop = threading.Event()
             self.thread = threading.Thread(target=self._run, name="sshbench-tcpinfo", daemon=True)
             self.thread.start()
 
     def _run(self) -> None:
         """Poll until stopped: at once, then every interval."""
         self.poll()
+        assert self.stop is not None
         while not self.stop.wait(self.interval):
             self.poll()
 
@@ -153,7 +161,7 @@ class Watcher:
         where `Dense.from_steady` does not say otherwise, and then as asked) and return the seconds to the next
         reading; None once the thread polls instead (nothing to borrow at the login's end, when its socket is there:
         a copy's ssh is scp's child, so it dumps at once)."""
-        if self.thread is not None or self.stop.is_set():
+        if self.thread is not None or self.stopped:
             return None
         start = time.thread_time()
         read = self._poll_borrowed()
@@ -214,7 +222,7 @@ class Watcher:
             self.tries -= 1
             self.borrowed = borrow(self.pid, self.port)
             if self.borrowed is not None:
-                self.asked = tuple_request(self.borrowed.sock.family, self.borrowed.sockid(peer=True))
+                self.asked = tuple_request(self.borrowed.family, self.borrowed.sockid(peer=True))
         if self.borrowed is None:
             return False
         with self.lock:

@@ -1,11 +1,16 @@
 """What `run_timed` reads of a running process besides its exit: its stderr as timestamped lines, its CPU so far
-and its I/O counters (/proc), its CPU once it is reaped; and the /dev/null it hands processes."""
+and its I/O counters (/proc), its CPU once it is reaped; the /dev/null it hands processes, the epoll it waits in,
+and how it stops one."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import select
+import signal
 import subprocess
+import threading
 
 
 class LineSplitter:
@@ -26,6 +31,19 @@ class LineSplitter:
         if self.pending:
             self.lines.append((t, self.pending.decode("utf-8", "replace")))
             self.pending = b""
+
+
+def read_waiting(fd: int, lines: LineSplitter, now: float, reads: int = 64) -> bool:
+    """Feed `lines` what a non-blocking pipe holds (at most `reads` chunks), stamped `now`; return True at its end."""
+    for _ in range(reads):
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return False
+        if not chunk:
+            return True
+        lines.feed(now, chunk)
+    return False
 
 
 def open_io(pid: int, name: str = "io") -> int | None:
@@ -57,6 +75,18 @@ def read_io(fd: int) -> tuple[int, int] | None:
         return None
 
 
+_POLLERS = threading.local()  # each thread's epoll, kept from one run to the next (a forked child makes its own)
+os.register_at_fork(after_in_child=lambda: _POLLERS.__dict__.clear())
+
+
+def poller() -> select.epoll:
+    """Return this thread's epoll, made at its first `run_timed` and kept (each run leaves it empty)."""
+    made: select.epoll | None = getattr(_POLLERS, "epoll", None)
+    if made is None or made.closed:
+        made = _POLLERS.epoll = select.epoll()
+    return made
+
+
 @functools.cache
 def null_fd() -> int:
     """Return a descriptor of /dev/null kept open for this process's life (Popen's DEVNULL opens and closes one at
@@ -75,3 +105,16 @@ def reap(proc: subprocess.Popen[bytes]) -> tuple[float, float]:
         if stream is not None:
             stream.close()
     return cpu_user, cpu_system
+
+
+def kill(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a process we started, by PID, and reap it."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, 0)
+        proc.returncode = -signal.SIGKILL
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()

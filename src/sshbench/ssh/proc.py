@@ -10,7 +10,6 @@ import math
 import os
 import select
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -20,7 +19,7 @@ from typing import IO
 from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh import hooks
-from sshbench.ssh.counters import LineSplitter, cpu_so_far, null_fd, open_io, read_io, reap
+from sshbench.ssh.counters import LineSplitter, cpu_so_far, kill, null_fd, open_io, poller, read_io, read_waiting, reap
 
 Clock = Callable[[], float]
 STDOUT_CAP = 1 << 16  # upload verification output is one short line; keep at most this much
@@ -163,7 +162,7 @@ def run_timed(
             tell(proc.pid, mark is not None)
         return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived, mark, stall, dense)
     except BaseException:
-        _kill(proc)
+        kill(proc)
         raise
 
 
@@ -193,13 +192,13 @@ class _Watch:
         self.progress: list[tuple[float, int, int]] = []
         self.ended: float | None = None  # the exit instant, from the pidfd
         self.told_gone = False  # the `at_exit` calls were made
-        self.ticks: dict[hooks.Tick, tuple[float, float]] = {}  # each `ticking` call's next instant and how early
-        # it may be made (half its interval), from the mark on
+        self.quiet: int | None = None  # stderr not waited on (`_hush`): the lines past a mark need no wake-up
+        self.ticks: dict[hooks.Tick, tuple[float, float]] = {}  # each `ticking` call's next instant, how early
         self.pidfd = os.pidfd_open(proc.pid)
         self.io_fd = open_io(proc.pid) if probe is not None and arrived is None else None
         self.sched_fd = open_io(proc.pid, "schedstat") if mark is not None else None  # read at the mark
         self.probing = probe is not None and (self.io_fd is not None or arrived is not None)
-        self.poller = select.epoll()
+        self.poller = poller()
         self.fds = {proc.stderr.fileno(): "err", self.pidfd: "exit"}
         if proc.stdout is not None:
             self.fds[proc.stdout.fileno()] = "out"
@@ -212,17 +211,19 @@ class _Watch:
             while self.fds:
                 now = self.clock()
                 if now >= deadline:
-                    _kill(self.proc)
+                    kill(self.proc)
                     break
                 wake = self._due(now) if self.ended is None and "err" in self.fds.values() else math.inf
                 if self.stalled:
-                    _kill(self.proc)
+                    kill(self.proc)
                     break
                 for fd, _ in self.poller.poll(max(min(wake, deadline) - now, 0.0)):
                     self._handle(fd, self.fds[fd])
         finally:
             self._gone()  # killed, or interrupted: the process is gone (or going) all the same
-            self.poller.close()
+            for fd in list(self.fds):
+                with contextlib.suppress(OSError):
+                    self._drop(fd)
             for held in (self.pidfd, self.io_fd, self.sched_fd):
                 if held is not None:
                     os.close(held)
@@ -235,6 +236,8 @@ class _Watch:
         early = SPARSE_PROBE / 2 if self.sparse else 0.0
         if self.probing and now >= self.next_probe - early:
             was_sparse = self.sparse
+            if was_sparse and self.quiet is not None:  # a pipe holds 64 KiB: what a remote command says is read
+                self._hear(now)
             self._read_counters()
             self.stalled = self._still()
             self.next_probe = now + self._gap()
@@ -312,6 +315,9 @@ class _Watch:
             counters = read_io(self.io_fd) if self.io_fd is not None else None  # an exited process's are readable
             if counters is not None:  # until it is reaped: its totals (a last probe at `ended` times nothing)
                 self.progress.append((now, *counters))
+            if self.quiet is not None and not self._hear(now):  # still open (a child holds it): wait for its end
+                self.poller.register(self.quiet, select.EPOLLIN)
+                self.quiet = None
             return
         chunk = os.read(fd, 65536)
         if not chunk:
@@ -326,8 +332,25 @@ class _Watch:
 
     def _drop(self, fd: int) -> None:
         """Stop waiting on a descriptor (a pipe at its end, the pidfd at the exit)."""
-        self.poller.unregister(fd)
+        if fd != self.quiet:
+            self.poller.unregister(fd)
         del self.fds[fd]
+
+    def _hush(self) -> None:
+        """Stop waking for stderr (a `dense` run's, past its mark): it is read at sparse probes and at the exit."""
+        assert self.proc.stderr is not None
+        self.quiet = self.proc.stderr.fileno()
+        self.poller.unregister(self.quiet)
+        os.set_blocking(self.quiet, False)
+
+    def _hear(self, now: float) -> bool:
+        """Read what a hushed stderr holds, stamped now; return True at its end (it is dropped then)."""
+        assert self.quiet is not None
+        if not read_waiting(self.quiet, self.lines, now):
+            return False
+        self._drop(self.quiet)
+        self.quiet = None
+        return True
 
     def _marked(self, now: float) -> None:
         """The login is done: read the process's CPU and counters, make the `at_mark` calls, start the ticks."""
@@ -338,6 +361,8 @@ class _Watch:
         later = self.dense is not None and self.dense.from_steady  # the ticks begin as the steady part does
         self.ticks = {call: (math.inf if later else now, 0.0) for call in hooks.ticks}
         self._tick(now)
+        if self.dense is not None:
+            self._hush()
 
 
 def _collect(
@@ -373,16 +398,3 @@ def _collect(
         marked=watch.marked,
         stalled=watch.stall if watch.stalled else None,
     )
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a process we started, by PID, and reap it."""
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(proc.pid, 0)
-        proc.returncode = -signal.SIGKILL
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()

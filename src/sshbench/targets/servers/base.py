@@ -70,6 +70,8 @@ class LocalServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.group: cgroups.CpuGroup | None = None
+        self.counting = contextlib.ExitStack()  # the group's CPU counter, held open from the first sample to stop()
+        self.reader: Callable[[], float | None] | None = None
         self.cpu_note = ""  # why server CPU is not measured, when it is not
         self.settings: tuple[str, ...] = ()  # the settings used, shown with the results
         self.wrappers: list[Wrapper] = [dies_with_parent]  # applied to the command line by `wrap`, in order
@@ -341,7 +343,8 @@ class LocalServer:
         the processes' pidfds (a wake-up as they exit); without one, from /proc every 10 ms."""
         deadline = time.monotonic() + timeout
         if self.group is not None:
-            keep = frozenset(standing | self.helpers | ({self.pid} if self.pid is not None else set()))
+            listener = {self.process.pid} if self.process is not None else set()  # its number: no poll of it
+            keep = frozenset(standing | self.helpers | listener)
             return self.group.wait_left(keep, deadline)
         while time.monotonic() < deadline:
             if not [p for p in self.connection_processes() if p.pid not in standing]:
@@ -350,8 +353,13 @@ class LocalServer:
         return False
 
     def cpu_counter(self) -> contextlib.AbstractContextManager[Callable[[], float | None]]:
-        """Return a block in which a reader of `cpu_seconds` keeps the counter's file open (one pread a reading)."""
-        return self.group.counter() if self.group is not None else contextlib.nullcontext(self.cpu_seconds)
+        """Return a block in which a reader of `cpu_seconds` is one pread: the group's counter, opened at the first
+        block and kept open until the server stops (an open walks the cgroup filesystem, in every sample)."""
+        if self.group is None:
+            return contextlib.nullcontext(self.cpu_seconds)
+        if self.reader is None:
+            self.reader = self.counting.enter_context(self.group.counter())
+        return contextlib.nullcontext(self.reader)
 
     def _stop_processes(self) -> None:
         """Terminate the listener and every process it spawned, by PID, then reap the listener."""
@@ -373,6 +381,8 @@ class LocalServer:
     def stop(self) -> None:
         """Stop the server, remove its cgroup and its private directory."""
         self._stop_processes()
+        self.counting.close()
+        self.reader = None
         if self.group is not None:
             self.group.remove()
             if not self.group.path.exists():  # else the guardian or the next sshbench empties it
