@@ -2,7 +2,8 @@
 
 Throughput is the steady rate of a transfer: the payload after its first 20 % (at least 8 MiB, at most half) over
 the time it took, counted where it is received. Downloads: the ssh client's own I/O counters (/proc/PID/io: bytes
-written to /dev/null), read every 10 ms, up to process exit. Uploads to an embedded server: the server side times
+written to /dev/null), read every 10 ms around that point, from the first reading past it (or the point itself,
+interpolated, where a reading came before it) up to process exit. Uploads to an embedded server: the server side times
 itself (`head -c` the first part, `date`, `wc -c` the rest, `date`: same clock, this machine), since the client
 reads ahead of what the server has received by the channel window and both sockets' buffers (most of a second on a
 slow link). A remote host times itself the same way (two readings of its own clock: their difference needs no clock
