@@ -305,17 +305,19 @@ def test_a_transfer_long_enough_ticks_from_its_steady_part_not_its_mark() -> Non
 def test_dense_probes_begin_a_little_after_the_quickest_ramp_of_the_same_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each probe is a wake-up taken from the measured pair: a row's transfers of one size begin theirs at 1.4
     times the quickest time one of them took to reach its steady part (a stalled one moves it no later), where one
-    probe most often finds it begun; a new size starts from the mark again (issue 40)."""
+    probe most often finds it begun, but no later than a quarter of that transfer's steady part past it (a ramp
+    that was most of a transfer); a new size starts from the mark again (issue 40)."""
     from sshbench.measure import samplers
 
     firsts: list[float] = []
-    ramps = iter([0.050, 0.090, 0.040, 0.060, 0.030])
+    ramps = iter([0.050, 0.090, 0.040, 0.060, 0.030, 0.180, 0.180])
 
     def transfer(
         ssh: str, target: object, sc: Scenario, size: int, payload: object, rnd: int, warm: bool, first: float
     ) -> Sample:
         firsts.append(first)
-        return Sample(sc, rnd, warm, ok=True, value=400.0, wall=0.3, nbytes=size, phases=(("ramp", next(ramps)),))
+        phases = (("login", 0.1), ("ramp", next(ramps)))  # the steady part: what is left of 0.3 s
+        return Sample(sc, rnd, warm, ok=True, value=400.0, wall=0.3, nbytes=size, phases=phases)
 
     monkeypatch.setattr(samplers, "throughput_sample", transfer)
     sampler = _Warm(0.0, [])
@@ -324,3 +326,6 @@ def test_dense_probes_begin_a_little_after_the_quickest_ramp_of_the_same_size(mo
         ThroughputSampler.transfer(sampler, sc, size * 2**20, 1, False)
     ThroughputSampler.transfer(sampler, sc, 128 * 2**20, 1, False)
     assert firsts == pytest.approx([0.0, 0.07, 0.07, 0.056, 0.0])
+    for _ in range(2):  # a ramp of 0.18 s in a 0.2 s transfer: 0.02 s of steady part left, aimed a quarter in
+        ThroughputSampler.transfer(sampler, sc, 256 * 2**20, 1, False)
+    assert firsts[-2:] == pytest.approx([0.0, 0.185])

@@ -66,6 +66,7 @@ LATE_PROBES = 2 * PROBE_INTERVAL  # dense probes that begin this late (a known r
 # part well before the exit: the kernel's evidence and the memory peaks are read from there on, not from the mark
 AIM = 1.4  # dense probes begin at this multiple of the quickest time a transfer of the scenario and size took to
 # cross into its steady part: most have crossed by then, and the timed part begins at that one probe
+ROOM = 0.25  # ... but no later than this share of that transfer's steady part past it (a ramp that was most of it)
 CALIBRATION_SIZE = 128 * 2**20  # for 1 s samples: large enough that TCP and channel windows have ramped up
 RANDOM_BLOCK = 16 * 2**20
 STAGED_BLOCK = 4 * 2**20  # on a remote host: still 128 times zlib's 32 KiB window, so repeating it compresses no better
@@ -283,7 +284,8 @@ class ThroughputSampler:
             self.payload = dataclasses.replace(self.payload, remote_file=remote)
         self.sizes: dict[str, int] = {}
         self.rtt: float | None = None
-        self.ramps: dict[str, tuple[int, float]] = {}  # scenario -> (size, seconds its quickest ramp took)
+        self.ramps: dict[str, tuple[int, float, float]] = {}  # scenario -> (size, seconds its quickest ramp took,
+        # seconds from there to that transfer's exit)
 
     def prime(self, sc: Scenario, samples: Sequence[Sample]) -> None:
         """Reuse the size chosen by an interrupted run."""
@@ -328,12 +330,14 @@ class ThroughputSampler:
         probes from a little after the quickest transfer of that size crossed into its steady part (each probe is a
         wake-up of sshbench on a core the measured pair needs: one, most often, finds the steady part begun)."""
         known = self.ramps.get(sc.key)
-        first = AIM * known[1] if known is not None and known[0] == size else 0.0
+        known = known if known is not None and known[0] == size else None
+        first = min(AIM * known[1], known[1] + known[2] * ROOM) if known is not None else 0.0
         sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup, first)
-        ramp = dict(sample.phases).get("ramp")
-        if sample.ok and ramp is not None:  # the quickest ramp of this size: one that stalled waits for no other
-            self.ramps[sc.key] = (size, min(ramp, known[1]) if known is not None and known[0] == size else ramp)
-        return sample
+        phases = dict(sample.phases)
+        ramp, login = phases.get("ramp"), phases.get("login")
+        if sample.ok and ramp is not None and login is not None and (known is None or ramp < known[1]):
+            self.ramps[sc.key] = (size, ramp, sample.wall - login - ramp)  # the quickest ramp of this size (one that
+        return sample  # stalled waits for no other), and the steady part after it
 
     def _calibrate(self, sc: Scenario, rnd: int) -> Sample:
         """Take the warm-up that sizes a scenario's samples: from `calibration_size`, 8 times larger while a transfer
