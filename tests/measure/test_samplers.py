@@ -266,7 +266,7 @@ def test_ticks_ride_on_run_timed_wake_ups_from_the_mark_until_stderr_closes() ->
     gaps = [b - a for a, b in itertools.pairwise(ticks[at_steady[0] :])]  # then as asked, riding up to half early
     assert gaps and min(gaps) >= SPARSE_PROBE / 2 * 0.9, gaps
     closed = done.ended - 0.3  # `exec 2>&-`, then 0.3 s more: a sparse probe finds stderr's end, none comes after
-    assert ticks[-1] <= closed + SPARSE_PROBE + 0.02, (ticks, done.ended)
+    assert ticks[-1] <= closed + SPARSE_PROBE + 0.05, (ticks, done.ended)  # a loaded machine wakes late
     assert len([t for t in ticks if t > closed]) <= 1, (ticks, done.ended)
 
 
