@@ -272,14 +272,17 @@ def test_ticks_ride_on_run_timed_wake_ups_from_the_mark_until_stderr_closes() ->
 
 def test_a_dense_runs_stderr_past_its_mark_is_read_without_waking_and_kept_to_its_end() -> None:
     """Past its mark a dense run's stderr wakes nothing (ssh's second mark line, µs after the first, cost a wake-up
-    of its own): what follows is read at the exit, and where a child still holds the pipe, until its end (issue
-    40)."""
+    of its own): what follows is read at its probes and at the exit, and where a child still holds the pipe, until
+    its end; a command that says more than a pipe holds does not stall the transfer (issue 40)."""
     from sshbench.ssh.proc import Dense
 
     script = "echo 'Sending command: x' >&2; echo second >&2; head -c 4194304 /dev/zero; (sleep 0.3; echo late >&2) &"
     done = run_timed(["sh", "-c", script], probe=0.01, mark="Sending command:", dense=Dense(2, 2**20))
     assert done.returncode == 0 and done.texts[:2] == ["Sending command: x", "second"], done.texts
     assert done.texts[-1] == "late" and done.lines[-1][0] >= done.ended + 0.2, (done.lines, done.ended)
+    chatty = "echo 'Sending command: x' >&2; head -c 300000 /dev/zero | tr '\\0' x >&2; head -c 4194304 /dev/zero"
+    done = run_timed(["sh", "-c", chatty], probe=0.01, mark="Sending command:", dense=Dense(2, 2**20), timeout=20)
+    assert done.returncode == 0 and not done.timed_out and len(done.texts[-1]) == 300000  # more than a pipe holds
 
 
 def test_a_transfer_long_enough_ticks_from_its_steady_part_not_its_mark() -> None:

@@ -236,7 +236,7 @@ class _Watch:
         early = SPARSE_PROBE / 2 if self.sparse else 0.0
         if self.probing and now >= self.next_probe - early:
             was_sparse = self.sparse
-            if was_sparse and self.quiet is not None:  # a pipe holds 64 KiB: what a remote command says is read
+            if self.quiet is not None:  # a pipe holds 64 KiB: a command that says more must not stall the transfer
                 self._hear(now)
             self._read_counters()
             self.stalled = self._still()
@@ -337,7 +337,7 @@ class _Watch:
         del self.fds[fd]
 
     def _hush(self) -> None:
-        """Stop waking for stderr (a `dense` run's, past its mark): it is read at sparse probes and at the exit."""
+        """Stop waking for stderr (a `dense` run's, past its mark): it is read at its probes and at the exit."""
         assert self.proc.stderr is not None
         self.quiet = self.proc.stderr.fileno()
         self.poller.unregister(self.quiet)
