@@ -11,7 +11,7 @@ way sshbench times its own, from the kernel's counter alone: from the moment it 
 payload (the first 20 %, at least 8 MiB, interpolated between readings) to the payload's end: where the bytes
 stopped flowing (the last reading taken while they did, plus what was left at their rate), not the counter's final
 value, which an upload reaches only with the client's close, after the server's `date` and exit (that comparison
-is printed too, `to the end value`). Prints, per direction, the medians of both and of their per-sample ratio,
+is printed too, `to the final value`). Prints, per direction, the medians of both and of their per-sample ratio,
 with its range. SSH's own framing (about 40 bytes a 32 KiB packet) makes the kernel count about 0.1 % more bytes
 than the payload.
 """
@@ -124,7 +124,7 @@ def kernel_rate(series: list[list[float]], column: int, size: int, flow: bool = 
 def flow_end(series: list[list[float]], column: int, last: float, crossed: float) -> float | None:
     """Return when the payload's last byte was counted: the last reading at least TAIL short of the final value,
     plus what was left at the rate over the FLOW_WINDOW before it (after the untimed start)."""
-    flowing = [(t, *v) for t, *v in series if t >= crossed and v[column - 1] < last - TAIL]
+    flowing = [r for r in series if r[0] >= crossed and r[column] < last - TAIL]
     if len(flowing) < 2:
         return None
     t1, v1 = flowing[-1][0], flowing[-1][column]
@@ -195,7 +195,9 @@ def report(found: dict[str, list[tuple[float, float, float]]], a: Any, sizes: di
     counter's final value."""
     shown = ", ".join(f"{v // 2**20} MiB" for v in sizes.values()) or a.size
     print(f"{a.rounds} rounds, aes128-gcm, embedded OpenSSH, --size {a.size} ({shown})\n")
-    print("| direction | samples | sshbench MB/s | kernel MB/s | ours / kernel, median (range) | to the end value |")
+    print(
+        "| direction | samples | sshbench MB/s | kernel MB/s | sshbench / kernel, median (range) | to the final value |"
+    )
     print("|---|---:|---:|---:|---|---|")
     for direction, found_here in found.items():
         if not found_here:

@@ -12,6 +12,7 @@ from sshbench.analyse.claims.remedies import remedy
 from sshbench.analyse.results import Costs, Row, ranked
 from sshbench.environment import EmbeddedInfo, Environment, LinkInfo
 from sshbench.model import BoundKind, Direction, Kind, Scenario
+from sshbench.ratios import Standing
 
 WAN = LinkInfo(name="wan", rate_bits=100e6, rtt_s=0.02, measured_rtt_s=0.0204)
 LONG_FAT = LinkInfo(name="long-fat", rate_bits=1e9, rtt_s=0.1, measured_rtt_s=0.1003)
@@ -125,6 +126,9 @@ def test_item_3_a_remedy_never_names_the_rows_own_cipher() -> None:
     assert leader is not None and "no cipher measured here is significantly faster" in leader.bound.remedy
     slower = bounds.diagnose(rows[1], lim, rows)
     assert slower is not None and CHACHA in slower.bound.remedy
+    unsure = bounds.diagnose(dataclasses.replace(rows[1], standing=Standing.INCONCLUSIVE), lim, rows)
+    assert unsure is not None and "may help (not told apart from this one yet)" in unsure.bound.remedy
+    assert CHACHA in unsure.bound.remedy and "only a faster CPU" not in unsure.bound.remedy
 
 
 def test_copy_tools_are_diagnosed_and_a_plaintext_copy_has_no_channel_window() -> None:

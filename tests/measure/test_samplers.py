@@ -34,7 +34,7 @@ def test_a_first_probe_past_the_untimed_start_begins_the_timed_part() -> None:
     """Where no probe came before the threshold, the rate is timed from the first probe past it, with the bytes it
     read (not interpolated from the command across the start of the stream), and the crossing is that probe less
     its bytes past the threshold at the rate after it."""
-    from sshbench.measure.steady import steady_start, steady_threshold
+    from sshbench.measure.steady import crossing, steady_point, steady_threshold
 
     mib = 2**20
     # the command at 1.0; nothing moves for 40 ms, then 100 MiB/s: the probe at 1.14 has read 10 of 40 MiB, past 8
@@ -43,7 +43,8 @@ def test_a_first_probe_past_the_untimed_start_begins_the_timed_part() -> None:
     rate = steady_rate(progress, 1, 40 * mib, command_at=1.0, end=end)
     assert rate == pytest.approx(100 * mib / 1e6)  # from the command: 32 MiB over 0.328 s, 2.4 % low
     assert steady_threshold(40 * mib) == 8 * mib
-    assert steady_start(progress, 1, 40 * mib, command_at=1.0, end=end) == pytest.approx(1.12)
+    start = steady_point(progress, 1, 40 * mib, command_at=1.0, end=end)
+    assert start == (1.14, 10 * mib) and crossing(start, 40 * mib, end) == pytest.approx(1.12)
 
 
 def test_an_upload_to_a_server_on_this_machine_is_timed_where_it_is_received() -> None:

@@ -32,7 +32,8 @@ def _libc() -> ctypes.CDLL:
 
 class Borrowed:
     """A process's TCP socket to one port, borrowed: read it, then close it when the process has exited. The socket
-    is the C type (`socket.SocketType`, no Python wrapper made around it), its peer and family read once."""
+    is the C type (`socket.SocketType`, no Python wrapper made around it), made as AF_INET whatever it is: its
+    family is `family`, read once from its peer with the peer itself."""
 
     def __init__(self, sock: socket.SocketType, peer: tuple[Any, ...] | None = None) -> None:
         self.sock = sock

@@ -330,14 +330,15 @@ class ThroughputSampler:
         probes from a little after the quickest transfer of that size crossed into its steady part (each probe is a
         wake-up of sshbench on a core the measured pair needs: one, most often, finds the steady part begun)."""
         known = self.ramps.get(sc.key)
-        known = known if known is not None and known[0] == size else None
-        first = min(AIM * known[1], known[1] + known[2] * ROOM) if known is not None else 0.0
+        quickest = known[1:] if known is not None and known[0] == size else None  # (its ramp, its steady part)
+        first = min(AIM * quickest[0], quickest[0] + ROOM * quickest[1]) if quickest is not None else 0.0
         sample = throughput_sample(self.ssh, self.target, sc, size, self.payload, rnd, warmup, first)
         phases = dict(sample.phases)
         ramp, login = phases.get("ramp"), phases.get("login")
-        if sample.ok and ramp is not None and login is not None and (known is None or ramp < known[1]):
-            self.ramps[sc.key] = (size, ramp, sample.wall - login - ramp)  # the quickest ramp of this size (one that
-        return sample  # stalled waits for no other), and the steady part after it
+        # the quickest ramp of this size is kept (one that stalled waits for no other), with the steady part after it
+        if sample.ok and ramp is not None and login is not None and (quickest is None or ramp < quickest[0]):
+            self.ramps[sc.key] = (size, ramp, sample.wall - login - ramp)
+        return sample
 
     def _calibrate(self, sc: Scenario, rnd: int) -> Sample:
         """Take the warm-up that sizes a scenario's samples: from `calibration_size`, 8 times larger while a transfer

@@ -56,13 +56,6 @@ def steady_rate(
     return rate_after(steady_point(progress, column, size, command_at, end), size, end)
 
 
-def steady_start(
-    progress: Sequence[tuple[float, int, int]], column: int, size: int, command_at: float, end: float
-) -> float | None:
-    """Return the instant the payload's untimed start had passed, from I/O counter probes (None if unknown)."""
-    return crossing(steady_point(progress, column, size, command_at, end), size, end)
-
-
 def rate_after(start: tuple[float, float] | None, size: int, end: float) -> float | None:
     """Return MB/s from a `steady_point` to the payload's end (None when unknown or not after it)."""
     if start is None or end - start[0] <= 0:

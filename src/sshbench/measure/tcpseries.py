@@ -3,19 +3,13 @@ the series a watcher keeps of them (`Series`: first and last, the values a summa
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 SERIES_POINTS = 60  # readings kept per socket and sample for the report's time series
-
-
-def _median(values: list[int]) -> float:
-    """Return the median of a few readings (statistics.median's checks and dispatch cost more than the sort here:
-    a sample's evidence holds two or three, summed up as the sample ends)."""
-    ordered, half = sorted(values), len(values) // 2
-    return ordered[half] if len(values) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
 @dataclass(frozen=True)
@@ -83,11 +77,11 @@ class Series:
         return {
             "cc": self.last.cc,
             "polls": self.polls,
-            "rtt_ms": _median(self.rtt_us) / 1e3,
+            "rtt_ms": statistics.median(self.rtt_us) / 1e3,
             "min_rtt_ms": b.get("min_rtt_us", 0) / 1e3,
-            "cwnd_segments": _median(self.cwnd),
+            "cwnd_segments": statistics.median(self.cwnd),
             "mss_bytes": b.get("snd_mss", 0),
-            "delivery_MBps": _median(self.delivery) / 1e6 if self.delivery else 0.0,
+            "delivery_MBps": statistics.median(self.delivery) / 1e6 if self.delivery else 0.0,
             "delivery_max_MBps": max(self.delivery) / 1e6 if self.delivery else 0.0,
             "app_limited_share": self.app_limited / self.moving if self.moving else None,
             "moving_polls": self.moving,
@@ -95,7 +89,7 @@ class Series:
             "rwnd_limited_share": delta("rwnd_limited_us") / busy if busy else None,
             "sndbuf_limited_share": delta("sndbuf_limited_us") / busy if busy else None,
             "retransmits": delta("total_retrans"),
-            "peer_window_bytes": _median(self.snd_wnd),
+            "peer_window_bytes": statistics.median(self.snd_wnd),
             "receive_space_bytes": b.get("rcv_space", 0),
             "rcv_rtt_ms": b.get("rcv_rtt_us", 0) / 1e3,
             "bytes_acked": delta("bytes_acked"),

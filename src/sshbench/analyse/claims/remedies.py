@@ -37,12 +37,15 @@ def remedy(kind: BoundKind, row: Row, group: Sequence[Row], server_product: str 
 
 def _faster_choice(row: Row, group: Sequence[Row], aes: bool | None = None) -> str:
     """Return the cipher remedy for a CPU- or crypto-bound row: the group's leader if this row is significantly
-    slower than it, else that no cipher measured here is faster."""
+    slower than it (or may be: not told apart yet), else that no cipher measured here is faster."""
     leader = next((r for r in group if r.standing is Standing.LEADER), None)
-    if leader is not None and leader is not row and row.standing is Standing.SLOWER and leader.summary:
+    if leader is not None and leader is not row and leader.summary:
         metric = leader.scenario.metric
-        name = metric.labels.name(leader.scenario)
-        return f"a faster cipher measured here helps: {name} ({metric.format(leader.summary.median)} {metric.unit})"
+        named = f"{metric.labels.name(leader.scenario)} ({metric.format(leader.summary.median)} {metric.unit})"
+        if row.standing is Standing.SLOWER:
+            return f"a faster cipher measured here helps: {named}"
+        if row.standing is Standing.INCONCLUSIVE:  # not "only a faster CPU helps" beside a leader twice as fast
+            return f"a faster cipher measured here may help (not told apart from this one yet): {named}"
     none = "no cipher measured here is significantly faster"
     if aes is True:
         return f"{none}: this CPU's AES instructions were in use already; only a faster CPU helps"
