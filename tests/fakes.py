@@ -19,6 +19,7 @@ from sshbench.errors import SshbenchError
 from sshbench.joboptions import JobOptions, LoadOptions
 from sshbench.jobs.endpoints import Endpoint, Unavailable, refuse_remote_limits
 from sshbench.jobs.staging import Bench, Stager, Staging
+from sshbench.loadsteps import StepKey
 from sshbench.measure.budget import Probe
 from sshbench.measure.remedies import Sizing
 from sshbench.measure.scheduler import Progress, Sampler
@@ -244,7 +245,7 @@ def _add_load_run(store: Store) -> None:
     opts = JobOptions(command=RunKind.LOAD, own=LoadOptions(rates=(10.0, 20.0), step_time=2.0))
     run = store.create_run(opts, "local:openssh", ENVIRONMENT)
     for rate in (10.0, 20.0):
-        sc = Scenario(Kind.LATENCY, load=f"{rate:g}/s")
+        sc = Scenario(Kind.LATENCY, load=StepKey.rate(rate))
         sid = store.add_scenarios(run, [sc])[sc.key]
         for i in range(int(rate * 2)):
             at = i / rate
@@ -278,16 +279,16 @@ def add_sessions_run(path: Path) -> int:
     run = store.create_run(opts, "local:openssh", dataclasses.replace(ENVIRONMENT, embedded=embedded))
     memory = [MemoryRecord("openssh", "idle", "listener", 1, 0, 12 << 20, 6 << 20)]
     for n in (1, 10, 100):
-        sc = Scenario(Kind.LATENCY, load=f"{n} sessions")
+        sc = Scenario(Kind.LATENCY, load=StepKey.sessions(n))
         sid = store.add_scenarios(run, [sc])[sc.key]
         for i in range(n):
             store.add_sample(sid, Sample(sc, i + 1, False, True, 0.09, 0.09, client_cpu=0.002))
         rest = (("held", float(n)), ("rest", 2.0), ("rest_cgroup", 1.0))
         store.add_sample(sid, Sample(sc, 0, True, True, None, 2.0, phases=rest, server_cpu=0.0004))
         memory += [
-            MemoryRecord("openssh", sc.load or "", "listener", 1, 0, 12 << 20, 5 << 20),
-            MemoryRecord("openssh", sc.load or "", "session", n, 0, n * (10 << 20), n * (3 << 19)),
-            MemoryRecord("openssh", sc.load or "", "command", n, 0, n * (1 << 20), n * (1 << 17)),
+            MemoryRecord("openssh", str(sc.load), "listener", 1, 0, 12 << 20, 5 << 20),
+            MemoryRecord("openssh", str(sc.load), "session", n, 0, n * (10 << 20), n * (3 << 19)),
+            MemoryRecord("openssh", str(sc.load), "command", n, 0, n * (1 << 20), n * (1 << 17)),
         ]
     store.add_memory(run, memory)
     store.set_status(run, RunStatus.COMPLETE)

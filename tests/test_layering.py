@@ -32,6 +32,8 @@ GROUND = (
     "sshbench.runkinds",
     "sshbench.builds",
     "sshbench.arrivals",
+    "sshbench.loadsteps",
+    "sshbench.loadwords",
 )
 STORE = ("sshbench.storage",)
 RATINGS = ("sshbench.ssh", "sshbench.ssh.audit")  # analyse/policy reads ssh-audit's ratings through the adapter
@@ -92,6 +94,23 @@ def test_each_package_imports_only_the_layers_below(package: str) -> None:
     allowed = (*ALLOWED[package], *own) if package != "ground" else GROUND
     strays = sorted(m for m in ours if not within(m, allowed))
     assert not strays, f"{package} pulls in {strays}"
+
+
+# The taking tower reads the reading tower in two deliberate loops only (measure -> read -> measure): `tune` reads
+# the diagnosis of its defaults to choose its remedies, and `load` reads each step back to stop at the SLO.
+CROSSINGS = {"jobs/tune.py": "sshbench.analyse.tune", "jobs/load.py": "sshbench.analyse.load"}
+
+
+def test_jobs_read_the_analysis_only_where_a_loop_needs_it() -> None:
+    found = {}
+    for path in sorted((SRC / "jobs").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            named = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            named += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for module in named:
+                if within(module, READING):
+                    found[str(path.relative_to(SRC))] = module
+    assert found == CROSSINGS
 
 
 def test_help_loads_no_heavy_library() -> None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sshbench.loadsteps import StepKey
 from sshbench.units import UNITS, format_value
 
 SSH_TOOLS = ("scp", "sftp", "rsync")  # `tools`: copies over ssh
@@ -263,7 +264,7 @@ class Scenario:
     remedy: str | None = None  # `tune` runs: streams=N (N connections at once), compression, or master (reuse)
     client: str | None = None  # `clients` runs: openssh, dropbear, paramiko, ... (None: openssh, as every older run)
     mode: str | None = None  # `clients` runs: tuned settings, or in-process connections (None: default, cold start)
-    load: str | None = None  # `load` runs: the step's offered rate (`20/s`)
+    load: StepKey | None = None  # `load` runs: the step (an offered rate, a burst, sessions held)
 
     @property
     def metric(self) -> Metric:
@@ -309,14 +310,21 @@ class Scenario:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict of the fields that are set."""
-        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # not asdict: a StepKey is its text
+        return {k: str(v) for k, v in values.items() if v is not None}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
         """Rebuild a scenario stored with `to_dict`."""
         direction = data.get("direction")
-        named = {f: data.get(f) for f in SCENARIO_FIELDS if f != "direction"}
-        return cls(kind=Kind(data["kind"]), direction=Direction(direction) if direction else None, **named)
+        load = data.get("load")
+        named = {f: data.get(f) for f in SCENARIO_FIELDS if f not in ("direction", "load")}
+        return cls(
+            kind=Kind(data["kind"]),
+            direction=Direction(direction) if direction else None,
+            load=StepKey.parse(load) if load else None,
+            **named,
+        )
 
 
 # What each client's second row changes, by name: a label says what was set, never "tuned" (a setting can hurt);

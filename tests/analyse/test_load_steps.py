@@ -13,6 +13,7 @@ from sshbench.analyse.load import Step, histogram, knee, step
 from sshbench.arrivals import schedule
 from sshbench.cli.loadparse import parse_rates
 from sshbench.errors import SshbenchError
+from sshbench.loadsteps import StepKey
 from sshbench.model import Kind, Scenario
 from sshbench.records import StoredScenario
 from sshbench.samples import Sample
@@ -42,7 +43,7 @@ def test_rates_are_read_as_steps_and_bad_ones_refused() -> None:
 
 
 def test_a_step_reads_its_percentiles_from_an_hdr_histogram_of_the_logins() -> None:
-    sc = Scenario(Kind.LATENCY, load="10/s")
+    sc = Scenario(Kind.LATENCY, load=StepKey.rate(10))
 
     def ok(i: int) -> Sample:
         """Return the i-th of 100 logins: 0.1 s + i ms long, intended i / 10 s into the step."""
@@ -63,7 +64,7 @@ def test_a_step_reads_its_percentiles_from_an_hdr_histogram_of_the_logins() -> N
 def test_knee_is_the_last_step_within_the_slo_and_causes_ignore_the_source_port() -> None:
     def made(rate: float, seconds: float, failed: int = 0) -> Step:
         """Return a step of 100 logins of `seconds` each, `failed` of them failed."""
-        s = Scenario(Kind.LATENCY, load=f"{rate:g}/s")
+        s = Scenario(Kind.LATENCY, load=StepKey.rate(rate))
         ok = [Sample(s, i, False, ok=True, value=seconds, wall=seconds) for i in range(100 - failed)]
         reset = "ssh: handshake failed: read tcp 127.0.0.{}:{}->127.0.0.1:22: reset"  # from source i, port 40000+i
         bad = [
@@ -117,9 +118,10 @@ def test_fishers_exact_test_matches_a_textbook_table() -> None:
 
 
 def test_bursts_read_back_per_setting_with_their_causes() -> None:
-    from sshbench.analyse.load import LOGGED, SAID, bursts
+    from sshbench.analyse.load import bursts
+    from sshbench.loadwords import LOGGED, SAID
 
-    sc = Scenario(Kind.LATENCY, load="burst 4", remedy="sshd:MaxStartups=1:30:2")
+    sc = Scenario(Kind.LATENCY, load=StepKey.burst(4), remedy="sshd:MaxStartups=1:30:2")
     drop = f"dropped by the server past MaxStartups{LOGGED}drop connection #2 from [127.0.0.3]:5 ...{SAID}EOF"
     samples = []
     for i in range(8):  # two bursts of 4: the last connection of each dropped
@@ -136,7 +138,7 @@ def test_bursts_read_back_per_setting_with_their_causes() -> None:
 def test_a_generator_bound_step_is_marked_and_not_read_as_the_servers() -> None:
     def made(rate: float, seconds: float, cpu: float) -> Step:
         """Return a 10 s step of `rate` logins a second, each `seconds` long and `cpu` of the generator's CPU."""
-        s = Scenario(Kind.LATENCY, load=f"{rate:g}/s")
+        s = Scenario(Kind.LATENCY, load=StepKey.rate(rate))
         logins = [
             Sample(s, i + 1, False, True, seconds, seconds, client_cpu=cpu, phases=(("intended", i / rate),))
             for i in range(int(rate * 10))
@@ -156,9 +158,10 @@ def test_a_generator_bound_step_is_marked_and_not_read_as_the_servers() -> None:
 
 
 def test_what_bounds_a_step_past_the_slo_is_said_from_its_evidence() -> None:
-    from sshbench.analyse.load import LOGGED, SAID, bounded_by
+    from sshbench.analyse.load import bounded_by
+    from sshbench.loadwords import LOGGED, SAID
 
-    s = Scenario(Kind.LATENCY, load="160/s")
+    s = Scenario(Kind.LATENCY, load=StepKey.rate(160))
     cpu = (("intended", 0.0), ("server_cpu_from", 100.0), ("server_cpu_to", 109.5))
     logins = [Sample(s, i + 1, False, True, 2.0, 2.0, phases=cpu) for i in range(10)]
     dropped = f"dropped by the server past MaxStartups{LOGGED}drop connection #101 ...{SAID}EOF"
@@ -177,12 +180,14 @@ def test_what_bounds_a_step_past_the_slo_is_said_from_its_evidence() -> None:
 
 
 def test_a_step_interrupted_before_its_first_login_reads_as_empty() -> None:
-    empty = step(StoredScenario(1, 0, Scenario(Kind.LATENCY, load="20/s"), None, ()), 10.0, cpus=1, server_cpus=1)
+    empty = step(
+        StoredScenario(1, 0, Scenario(Kind.LATENCY, load=StepKey.rate(20)), None, ()), 10.0, cpus=1, server_cpus=1
+    )
     assert empty.logins == 0 and empty.generator_share is None and empty.server_cpu is None and empty.at(50) is None
 
 
 def test_without_a_cgroup_the_server_cpu_is_the_listeners_reaped_and_said_so() -> None:
-    s = Scenario(Kind.LATENCY, load="10/s")
+    s = Scenario(Kind.LATENCY, load=StepKey.rate(10))
     marks = (("intended", 0.0), ("reaped_cpu_from", 5.0), ("reaped_cpu_to", 5.2))
     logins = tuple(Sample(s, i + 1, False, True, 0.1, 0.1, phases=marks) for i in range(10))
     read = step(StoredScenario(1, 0, s, None, logins), 10.0, cpus=1, server_cpus=1)
@@ -191,9 +196,9 @@ def test_without_a_cgroup_the_server_cpu_is_the_listeners_reaped_and_said_so() -
 
 
 def test_a_step_its_server_died_in_is_not_read_for_the_knee() -> None:
-    from sshbench.analyse.load import DIED
+    from sshbench.loadwords import DIED
 
-    s = Scenario(Kind.LATENCY, load="20/s")
+    s = Scenario(Kind.LATENCY, load=StepKey.rate(20))
     logins = tuple(Sample(s, i + 1, False, True, 0.1, 0.1, phases=(("intended", i / 20),)) for i in range(40))
     died = step(StoredScenario(1, 0, s, f"{DIED}the listener exited", logins), 2.0)
     assert died.stopped == "the listener exited"

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from sshbench.analyse.sessions import IDLE, read_step
+from sshbench.analyse.sessions import read_step
 from sshbench.cli.loadparse import parse_sessions
 from sshbench.errors import SshbenchError
 from sshbench.jobs.sessions import rest_sample, too_big
+from sshbench.loadsteps import StepKey
+from sshbench.loadwords import IDLE
 from sshbench.measure.sessions import Rest
 from sshbench.model import Kind, Scenario
 from sshbench.records import MemoryRecord, StoredScenario
@@ -23,7 +25,7 @@ def _memory(state: str, role: str, processes: int, pss_mib: float) -> MemoryReco
 
 
 def test_a_step_reads_its_memory_per_session_above_the_idle_server_and_its_cpu_at_rest() -> None:
-    sc = Scenario(Kind.LATENCY, load="100 sessions")
+    sc = Scenario(Kind.LATENCY, load=StepKey.sessions(100))
     opened = [Sample(sc, i + 1, False, True, 0.1 + i / 1000, 0.1, client_cpu=0.001) for i in range(99)]
     refused = Sample(sc, 100, False, False, None, 0.0, error="Connection refused")
     rest = rest_sample(sc, Rest(99, 2.0, 0.01, "cgroup"), {"files": (1024, 20000), "processes": (500, 500)})
@@ -47,7 +49,7 @@ def test_a_step_reads_its_memory_per_session_above_the_idle_server_and_its_cpu_a
 
 
 def test_a_step_not_run_says_why_and_reads_nothing() -> None:
-    sc = Scenario(Kind.LATENCY, load="1000 sessions")
+    sc = Scenario(Kind.LATENCY, load=StepKey.sessions(1000))
     got = read_step(StoredScenario(1, 0, sc, "skipped: not run: 1000 sessions needs about 4064 files", ()), [])
     assert got.not_run is not None and "4064" in got.not_run
     assert got.held is None and got.per_session is None and got.roles == () and got.cpu_share is None

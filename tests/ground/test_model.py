@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, LoadOptions, Plan, ToolsOptions
+from sshbench.loadsteps import StepKey
 from sshbench.model import METRICS, Direction, Kind, Scenario
 from sshbench.runkinds import ROWS, RunKind, entry
 
@@ -185,3 +188,25 @@ def test_a_commands_own_options_are_stored_flat_where_runs_always_stored_them(op
     assert back.own_as(ToolsOptions) == opts.own_as(ToolsOptions)
     assert back.own_as(ClientsOptions) == opts.own_as(ClientsOptions)
     assert back.own_as(LoadOptions) == opts.own_as(LoadOptions)
+
+
+@given(
+    st.one_of(
+        st.floats(min_value=0.01, max_value=1e5, allow_nan=False).map(StepKey.rate),
+        st.integers(min_value=1, max_value=10**6).map(StepKey.burst),
+        st.integers(min_value=1, max_value=10**6).map(StepKey.sessions),
+    )
+)
+def test_a_load_step_is_one_key_whose_text_parses_back(key: StepKey) -> None:
+    sc = Scenario(Kind.LATENCY, kex="curve25519-sha256", load=key)
+    assert StepKey.parse(key.text) == StepKey.parse(str(key))
+    back = Scenario.from_dict(json.loads(json.dumps(sc.to_dict())))
+    assert back.load is not None and back.load.kind is key.kind and back.load.text == key.text
+    assert sc.key.endswith(f"load={key.text}")
+
+
+def test_a_load_steps_stored_text_is_as_before() -> None:
+    assert [StepKey.rate(20).text, StepKey.rate(2.5).text] == ["20/s", "2.5/s"]
+    assert [StepKey.burst(60).text, StepKey.sessions(100).text] == ["burst 60", "100 sessions"]
+    with pytest.raises(ValueError, match="not a load step"):
+        StepKey.parse("twenty")

@@ -7,7 +7,6 @@ dropped with an exact interval, why, and how long until all were served, and two
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -17,32 +16,15 @@ from hdrh.histogram import HdrHistogram
 
 from sshbench.analyse.interop import upper_bound
 from sshbench.environment import Environment
+from sshbench.loadwords import DIED, HALTED, HOST_CLOSERS, LOGGED, SOURCE, before_banner
 from sshbench.model import remedy_text
 from sshbench.products import LOST, ROLE_PHASE, ROLES
 from sshbench.records import StoredScenario
-from sshbench.samples import SKIPPED, Sample
+from sshbench.samples import Sample
 
 LOWEST_US, HIGHEST_US, DIGITS = 1, 3_600_000_000, 3  # 1 us .. 1 h, 3 significant digits
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
-SOURCE = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3}):(\d+)->")  # Go's `read tcp 127.0.0.6:40181->127.0.0.1:22`
-LOGGED, SAID = ", said its log: ", "; the client said: "  # how a drop the server's log explains is stored
-FROM_LOG = " (the server's log)"  # how its cause reads
-# a step or burst its server died in: kept and marked, no failure of the run once --resume ran the rest
-DIED = f"{SKIPPED}its server died: "
-HALTED = f"{SKIPPED}stopped: "  # a step against a host of the user's, stopped at a run of closes before the banner
-# a connection closed before (or at) the server's banner, as each generator words it (ssh's last line: `Connection
-# closed by 127.0.0.1 port 2222` or `Connection reset by ...` after `kex_exchange_identification: ...`)
-HOST_CLOSERS = (  # what closes a connection before its banner on a host of the user's (no log of it is read)
-    "MaxStartups (OpenSSH drops unauthenticated connections past start:rate:full), PerSourcePenalties (OpenSSH 9.8+ "
-    "refuses an address for a while after failed or unauthenticated connections), a per-address limit (Dropbear: 5 "
-    "unauthenticated connections per address), a firewall's rate limit"
-)
-BEFORE_BANNER = ("kex_exchange_identification", "handshake failed: EOF", "connection reset by", "connection closed by")
-
-
-def rate_of(load: str | None) -> float:
-    """Return a step's offered rate from its scenario's `load` (`20/s`)."""
-    return float((load or "0/s").removesuffix("/s"))
+FROM_LOG = " (the server's log)"  # how a cause the server's log gave reads
 
 
 def cause(error: str | None) -> str:
@@ -53,12 +35,6 @@ def cause(error: str | None) -> str:
     if LOGGED in words:
         return f"{words.split(LOGGED, 1)[0]}{FROM_LOG}"
     return SOURCE.sub("SOURCE->", words)
-
-
-def before_banner(words: str) -> bool:
-    """Return True for a client's words that say the connection was closed before the server's banner."""
-    low = words.lower()
-    return any(w.lower() in low for w in BEFORE_BANNER)
 
 
 def burst_of(s: Sample) -> int:
@@ -162,7 +138,7 @@ def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpu
     span = max([seconds, *ends, *(intended(s) + s.wall for s in logins)])
     served = server_seconds(logins)
     return Step(
-        rate=rate_of(st.scenario.load),
+        rate=st.scenario.load.size if st.scenario.load else 0.0,
         logins=len(logins),
         failures=len(logins) - len(ok),
         causes=tuple(Counter(cause(s.error) for s in logins if not s.ok).most_common()),
@@ -326,7 +302,7 @@ def bursts(st: StoredScenario) -> Bursts:
         last[burst_of(s)] = max(last.get(burst_of(s), 0.0), s.value or 0.0)
     dropped = len(logins) - len(ok)
     return Bursts(
-        size=int((st.scenario.load or "burst 0").rsplit(" ", 1)[-1]),
+        size=st.scenario.load.count if st.scenario.load else 0,
         setting=st.scenario.remedy,
         bursts=len({burst_of(s) for s in logins}),
         logins=len(logins),

@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 from sshbench.analyse.load import cause, histogram
 from sshbench.environment import Environment
+from sshbench.loadwords import IDLE
 from sshbench.records import MemoryRecord, StoredRun, StoredScenario
-
-IDLE = "idle"  # the state of the memory snapshot taken before the first session
 
 
 @dataclass(frozen=True)
@@ -67,7 +66,7 @@ def _roles(at: Sequence[MemoryRecord], idle: Sequence[MemoryRecord], held: int) 
 
 def read_step(st: StoredScenario, memory: Sequence[MemoryRecord]) -> Held:
     """Summarize one step from its stored sessions, its rest sample and the memory snapshots."""
-    n = int((st.scenario.load or "0").split()[0])
+    n = st.scenario.load.count if st.scenario.load else 0
     opened = [s for s in st.samples if not s.warmup]
     ok = [s.value for s in opened if s.ok and s.value is not None]
     h = histogram(ok) if ok else None
@@ -75,7 +74,7 @@ def read_step(st: StoredScenario, memory: Sequence[MemoryRecord]) -> Held:
     phases = dict(rest.phases) if rest is not None else {}
     held = int(phases["held"]) if "held" in phases else None
     idle = [m for m in memory if m.state == IDLE and m.role != "client"]
-    at = [m for m in memory if m.state == st.scenario.load and m.role != "client"]
+    at = [m for m in memory if m.state == str(st.scenario.load) and m.role != "client"]
     pss, idle_pss = _sum(at, "pss"), _sum(idle, "pss")
     rss, idle_rss = _sum(at, "rss"), _sum(idle, "rss")
     files = (int(phases["files_from"]), int(phases["files"])) if "files" in phases else None

@@ -14,6 +14,7 @@ from sshbench.discovery import Discovery
 from sshbench.environment import Environment
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions, LoadOptions
+from sshbench.loadsteps import StepKey
 from sshbench.model import Scenario
 from sshbench.records import SCHEMA_VERSION, ServerReport, read_discovery
 from sshbench.runkinds import RunKind
@@ -167,7 +168,7 @@ def merge_documents(docs: Sequence[Document]) -> Document:
     scenarios = []
     for i, (sc, _, _) in enumerate(first.scenarios):
         rate = own.rates[i] * len(docs) if i < len(own.rates) else None
-        merged = dataclasses.replace(sc, load=f"{rate:g}/s" if rate is not None else sc.load)
+        merged = dataclasses.replace(sc, load=StepKey.rate(rate) if rate is not None else sc.load)
         pooled: list[Sample] = []
         failures = []
         for g, doc in enumerate(docs, start=1):

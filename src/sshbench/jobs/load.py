@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from sshbench.analyse.load import (
-    HALTED,
     Step,
     burst_of,
     generator_cpus,
@@ -42,6 +41,8 @@ from sshbench.jobs.loadstore import Closes, ToSample, alive, explaining, own_add
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.sessions import run_sessions
 from sshbench.jobs.staging import Bench, Staging
+from sshbench.loadsteps import StepKey
+from sshbench.loadwords import HALTED
 from sshbench.measure.exits import ExitWatch
 from sshbench.measure.interop import LOGIN_LIMIT
 from sshbench.measure.load import DriverLoop, ExecJob, Finished, Generator, OpenLoop, exec_command
@@ -56,11 +57,6 @@ JOIN_WAIT = LOGIN_LIMIT + 5.0  # seconds a stopped step waits for its logins in 
 Making = Callable[[Callable[[Finished], None]], Generator]  # makes a step's generator, given where logins go
 Halt = Callable[[Sample], str | None]  # why a step stops after this login (None: go on)
 FD_MARGIN = 64  # descriptors the generator's process holds besides its connections
-
-
-def step_key(rate: float) -> str:
-    """Return a step's `load` field (`20/s`)."""
-    return f"{rate:g}/s"
 
 
 def login_argv(ssh: str, where: Endpoint, sc: Scenario, address: str | None, command: str = "true") -> list[str]:
@@ -243,11 +239,6 @@ def _check_burst(opts: LoadOptions, max_time: float | None) -> None:
         )
 
 
-def burst_key(size: int) -> str:
-    """Return a burst setting's `load` field (`burst 60`)."""
-    return f"burst {size}"
-
-
 def _bursts(
     job: Job,
     rec: Recording,
@@ -280,7 +271,7 @@ def _run_bursts(
     own, ssh = job.opts.own_as(LoadOptions), bench.ssh
     ends = [where, *([bench.configured(where, own.server_options)] if own.server_options else [])]
     settings = [None, *([SSHD_REMEDY + ";".join(own.server_options)] if own.server_options else [])]
-    scenarios = [dataclasses.replace(base, load=burst_key(own.burst), remedy=r) for r in settings]
+    scenarios = [dataclasses.replace(base, load=StepKey.burst(own.burst), remedy=r) for r in settings]
     arms = [(e, sc, _generators(bench, e, own, ssh, go)) for e, sc in zip(ends, scenarios, strict=True)]
     rec = job.record(job.opts.target, bench.environment(where, None))
     with rec.status():
@@ -295,7 +286,7 @@ def _run_steps(
     """Run (or resume) the steps in rising order, up to the first past the SLO."""
     own = job.opts.own_as(LoadOptions)
     generator = _generators(bench, where, own, bench.ssh, go)
-    steps = [dataclasses.replace(base, load=step_key(r)) for r in own.rates]
+    steps = [dataclasses.replace(base, load=StepKey.rate(r)) for r in own.rates]
     env = bench.environment(where, None)
     rec = job.record(job.opts.target, env)
     with rec.status():

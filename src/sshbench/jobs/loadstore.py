@@ -7,11 +7,11 @@ import socket
 from collections.abc import Callable
 
 from sshbench import hints
-from sshbench.analyse.load import DIED, HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
 from sshbench.errors import Unfinished
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.recording import Recording
+from sshbench.loadwords import DIED, HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
 from sshbench.measure.exits import ExitWatch, Roles
 from sshbench.measure.load import Finished
 from sshbench.model import Scenario, remedy_text

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 
 import psutil
 
-from sshbench.analyse.sessions import IDLE
 from sshbench.clients.launch import Detected, Launcher
 from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
@@ -28,6 +27,8 @@ from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.loadstore import alive
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench
+from sshbench.loadsteps import StepKey
+from sshbench.loadwords import IDLE
 from sshbench.measure.load import Finished
 from sshbench.measure.memory import snapshot
 from sshbench.measure.sessions import AT_ONCE, Holder, Rest, at_rest, holding
@@ -40,11 +41,6 @@ FILES_PER_SESSION = {"gossh": 4, "tinyssh": 1}  # in the busiest process: the Go
 # three pipes; tcpserver holds none of its connections (a process each); the driver holds one socket each
 PROCESSES_PER_SESSION = 4  # at most (OpenSSH: monitor, session, command, and sshd-auth while it logs in)
 MEMORY_SHARE = 0.8  # of the memory available: what a step's sessions may take
-
-
-def session_key(n: int) -> str:
-    """Return a step's `load` field (`100 sessions`)."""
-    return f"{n} sessions"
 
 
 def raise_limits() -> dict[str, tuple[int, int]]:
@@ -105,7 +101,7 @@ def too_big(n: int, memory: Sequence[MemoryRecord], held: int) -> str | None:
     if held <= 0:
         return None
     idle = sum(m.pss or m.rss for m in memory if m.state == IDLE)
-    last = [m for m in memory if m.state == session_key(held)]
+    last = [m for m in memory if m.state == StepKey.sessions(held).text]
     if not last:
         return None
     each = max(sum(m.pss or m.rss for m in last) - idle, 0) / held
@@ -149,7 +145,8 @@ def _step(
     """Open sessions until the step's number are held (each stored as it opens, after what an interrupted attempt
     stored), read the server at rest, store it; return how many are held."""
     assert where.server is not None
-    n = int((sc.load or "0").split()[0])
+    assert sc.load is not None
+    n = sc.load.count
     first = max((s.round for s in rec.samples(sc)), default=0)
     opened, failed = [0], [0]
 
@@ -162,7 +159,7 @@ def _step(
 
     held = holder.grow(n, done)
     job.progress.update(f"{sc.load}: {held} held; reading the server at rest", n, n)
-    rec.store.add_memory(rec.run_id, snapshot(where.server, sc.load or ""))
+    rec.store.add_memory(rec.run_id, snapshot(where.server, sc.load.text))
     rec.sample(rest_sample(sc, at_rest(where.server, held), limits))
     return held
 
@@ -217,7 +214,7 @@ def run_sessions(job: Job, bench: Bench, where: Endpoint, go: Detected | None) -
     assert where.server is not None
     rec = job.record(job.opts.target, bench.environment(where, found))
     base = Scenario(Kind.LATENCY, kex=(job.opts.kex or (None,))[0], hostkey=(job.opts.hostkeys or (None,))[0])
-    steps = [dataclasses.replace(base, load=session_key(n)) for n in own.sessions]
+    steps = [dataclasses.replace(base, load=StepKey.sessions(n)) for n in own.sessions]
     with rec.status():
         rec.register(steps)
         if not any(m.state == IDLE for m in rec.store.memory(rec.run_id)):

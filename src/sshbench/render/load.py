@@ -10,12 +10,10 @@ from rich.console import Console
 
 from sshbench import products
 from sshbench.analyse.load import (
-    DIED,
     FROM_LOG,
     PERCENTILES,
     Bursts,
     Step,
-    before_banner,
     bursts,
     fisher,
     generator_cpus,
@@ -25,6 +23,7 @@ from sshbench.analyse.load import (
 )
 from sshbench.arrivals import schedule, step_seed
 from sshbench.joboptions import LoadOptions
+from sshbench.loadwords import DIED, before_banner
 from sshbench.model import SSHD_REMEDY
 from sshbench.records import StoredRun
 from sshbench.render.header import print_environment

@@ -1,0 +1,33 @@
+"""The words a `load` run's failures are stored with: what the taking side writes into a failed login or a step
+and the reading side reads back. Both sides import them from here, so neither parses the other's text."""
+
+from __future__ import annotations
+
+import re
+
+from sshbench.samples import SKIPPED
+
+IDLE = "idle"  # the state of a sessions run's memory snapshot taken before the first session
+
+# How a failed login the server's log explains is stored: `dropped by the server ...{LOGGED}<line>{SAID}<words>`.
+LOGGED, SAID = ", said its log: ", "; the client said: "
+# A step or burst its server died in: kept and marked, no failure of the run once --resume ran the rest.
+DIED = f"{SKIPPED}its server died: "
+HALTED = f"{SKIPPED}stopped: "  # a step against a host of the user's, stopped at a run of closes before the banner
+# A client's own source address and port in its words (Go's `read tcp 127.0.0.6:40181->127.0.0.1:22`).
+SOURCE = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3}):(\d+)->")
+# What closes a connection before its banner on a host of the user's (no log of it is read there).
+HOST_CLOSERS = (
+    "MaxStartups (OpenSSH drops unauthenticated connections past start:rate:full), PerSourcePenalties (OpenSSH 9.8+ "
+    "refuses an address for a while after failed or unauthenticated connections), a per-address limit (Dropbear: 5 "
+    "unauthenticated connections per address), a firewall's rate limit"
+)
+# A connection closed before (or at) the server's banner, as each generator words it (ssh's last line: `Connection
+# closed by 127.0.0.1 port 2222` or `Connection reset by ...` after `kex_exchange_identification: ...`).
+BEFORE_BANNER = ("kex_exchange_identification", "handshake failed: EOF", "connection reset by", "connection closed by")
+
+
+def before_banner(words: str) -> bool:
+    """Return True for a client's words that say the connection was closed before the server's banner."""
+    low = words.lower()
+    return any(w.lower() in low for w in BEFORE_BANNER)
