@@ -29,6 +29,33 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the backgrou
     signal.signal(signal.SIGINT, signal.default_int_handler)  # the ignored SIGINT, and Ctrl-C tests test nothing
 
 
+SUITE_LINE = 15 * 60  # seconds: the suite's line from a clean clone (docs/testing.md)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Under scripts/test (which sets SSHBENCH_SUITE_STARTED): say the suite's wall time from its start, set-up and
+    linters included, and past its line the five slowest tests (a line, not a failure: a slow machine is no red CI)."""
+    started = os.environ.get("SSHBENCH_SUITE_STARTED")
+    if not started:
+        return
+    took = time.time() - float(started)
+    terminalreporter.write_line(
+        f"suite: {took // 60:.0f} min {took % 60:.0f} s from scripts/test's start (line: 15 min)"
+    )
+    if took <= SUITE_LINE:
+        return
+    spent: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport):
+                spent[report.nodeid] = spent.get(report.nodeid, 0.0) + report.duration
+    slowest = sorted(spent.items(), key=lambda item: -item[1])[:5]
+    terminalreporter.write_line(
+        "suite: over its line; the five slowest tests: "
+        + "; ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest)
+    )
+
+
 @pytest.fixture(autouse=True)
 def fresh_invocation() -> Iterator[None]:
     """Forget the options a command line run in this process noted (CliRunner tests): the next test's suggested

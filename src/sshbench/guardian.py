@@ -1,4 +1,4 @@
-"""The guardian of one sshbench process: `python -m sshbench.guardian LEASE OWNER`.
+"""The guardian of one sshbench process: `python -m sshbench.guardian LEASE OWNER [OWNER_WAIT]`.
 
 Started by `leases.Keeper` in its own session with a pipe as stdin whose only writer is the owner. It
 blocks until the pipe closes (the owner exited, however it died), waits for the owner's PID to be gone,
@@ -17,9 +17,10 @@ from sshbench import leases
 def main(argv: list[str]) -> int:
     """Wait for the owner's end, then reap what it left; return the exit status."""
     path, owner = Path(argv[0]), leases.Owner.parse(argv[1])
+    wait = float(argv[2]) if len(argv) > 2 else leases.OWNER_WAIT
     while sys.stdin.buffer.read(4096):
         pass  # the owner never writes: this returns at EOF, when the owner has exited
-    deadline = time.monotonic() + leases.OWNER_WAIT
+    deadline = time.monotonic() + wait
     while owner is not None and owner.alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     if path.exists():

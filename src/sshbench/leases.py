@@ -142,8 +142,9 @@ class Lease:
 class Keeper:
     """This process's lease: every change is written at once; the guardian starts with the first entry."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner_wait: float = OWNER_WAIT) -> None:
         self.lease = Lease(me())
+        self.owner_wait = owner_wait  # what the guardian waits for this process's PID to go once the pipe closes
         self.path = live_dir() / f"{self.lease.owner.pid}-{self.lease.owner.start}.json"
         self.guardian: subprocess.Popen[bytes] | None = None
         self.pipe: int | None = None  # our end of the guardian's stdin: closed only when we exit
@@ -217,7 +218,14 @@ class Keeper:
         read_end, self.pipe = os.pipe()  # both non-inheritable: no other child holds the write end
         try:
             self.guardian = subprocess.Popen(
-                [sys.executable, "-m", "sshbench.guardian", str(self.path), self.lease.owner.text],
+                [
+                    sys.executable,
+                    "-m",
+                    "sshbench.guardian",
+                    str(self.path),
+                    self.lease.owner.text,
+                    f"{self.owner_wait:g}",
+                ],
                 stdin=read_end,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -69,7 +69,7 @@ def test_reaping_a_dead_owner_spares_reused_pids_and_foreign_directories(state: 
 
 
 def test_a_live_owners_lease_is_left_alone(state: Path) -> None:
-    keeper = leases.Keeper()
+    keeper = leases.Keeper(owner_wait=0.5)  # its guardian waits half a second for this live owner, not 10 s
     folder = state.parent / "mine"
     folder.mkdir(parents=True)
     keeper.directory(folder)

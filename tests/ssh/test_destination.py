@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from sshbench.errors import SshbenchError
-from sshbench.ssh.destination import MARKS_ONLY, Target, knows_log_verbose, normalize_destination
+from sshbench.errors import ExitCode, SshbenchError
+from sshbench.ssh.destination import MARKS_ONLY, Target, knows_log_verbose, login_timeout, normalize_destination
 
 
 def test_destination_normalisation() -> None:
@@ -32,3 +32,17 @@ def test_a_transfer_logs_only_its_marks_where_the_client_knows_log_verbose(tmp_p
     old.write_text(f'#!/bin/sh\ncase "$*" in *LogVerbose*) exit 255;; esac\nexec {system} "$@"\n')
     old.chmod(0o755)
     assert not knows_log_verbose(str(old)) and target.argv(str(old), [], "true", marks_only=True)[1] == "-v"
+
+
+def test_a_login_timeout_is_30_s_or_what_the_environment_says_and_a_wrong_one_is_refused() -> None:
+    from click.testing import CliRunner
+
+    from sshbench.cli.main import cli
+
+    assert (login_timeout(None), login_timeout(""), login_timeout("45")) == (30.0, 30.0, 45.0)
+    for wrong in ("abc", "0", "-5", "1e9", "nan"):
+        with pytest.raises(SshbenchError, match="SSHBENCH_LOGIN_TIMEOUT") as caught:
+            login_timeout(wrong)
+        assert caught.value.code == ExitCode.USAGE
+    done = CliRunner().invoke(cli, ["history"], env={"SSHBENCH_LOGIN_TIMEOUT": "soon"})
+    assert isinstance(done.exception, SshbenchError) and "e.g. SSHBENCH_LOGIN_TIMEOUT=60" in str(done.exception.fix)

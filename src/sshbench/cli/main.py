@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import traceback
@@ -14,6 +15,7 @@ from sshbench import __version__, hints, leases
 from sshbench.cli import clients, completion, fleet, interop, load, measuring, stored, tools
 from sshbench.cli.common import Session
 from sshbench.errors import ExitCode, SshbenchError, Terminated
+from sshbench.ssh.destination import login_timeout
 
 
 class DefaultJob(click.Group):
@@ -83,6 +85,7 @@ def cli(ctx: click.Context, traceback: bool) -> None:
       sshbench history; sshbench show 3; sshbench export 3 --format csv
     """
     ctx.ensure_object(Session).traceback = traceback
+    login_timeout(os.environ.get("SSHBENCH_LOGIN_TIMEOUT"))  # refused here, with its fix, before anything runs
     if ctx.invoked_subcommand is None:
         ctx.invoke(measuring.run_cmd)
 

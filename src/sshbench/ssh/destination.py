@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 import subprocess
 from collections.abc import Sequence
@@ -52,7 +53,36 @@ def common_options(extra: Sequence[str]) -> list[str]:
 MARKS_ONLY = ("-o", "LogLevel=INFO", "-o", "LogVerbose=*:client_session2_setup():*")
 SENT = "Sending command:"  # ssh -v's line as the command goes out
 SETUP = "client_session2_setup()"  # the tag of both lines MARKS_ONLY prints there (`id 0`, then SENT), µs apart
-LOGIN_TIMEOUT = 30.0  # seconds for a whole connection running `true`: past this the server is stuck, not slow
+LOGIN_RANGE = (1.0, 3600.0)  # seconds SSHBENCH_LOGIN_TIMEOUT may set
+
+
+def login_timeout(given: str | None) -> float:
+    """Return the seconds a whole connection running `true` may take before the server counts as stuck, not slow:
+    30, or SSHBENCH_LOGIN_TIMEOUT's value (a path slower than that to log in, or a test of stuck servers)."""
+    try:
+        seconds = float(given) if given else 30.0
+    except ValueError:
+        seconds = 0.0
+    if not LOGIN_RANGE[0] <= seconds <= LOGIN_RANGE[1]:
+        raise SshbenchError(
+            f"SSHBENCH_LOGIN_TIMEOUT={given!r} is not a number of seconds from {LOGIN_RANGE[0]:g} to "
+            f"{LOGIN_RANGE[1]:g}",
+            place="the environment",
+            fix="unset SSHBENCH_LOGIN_TIMEOUT (30 s) or give it seconds, e.g. SSHBENCH_LOGIN_TIMEOUT=60",
+            code=ExitCode.USAGE,
+        )
+    return seconds
+
+
+def _login_timeout_here() -> float:
+    """Return this process's login timeout (30 s where SSHBENCH_LOGIN_TIMEOUT is wrong: `cli.main` refuses it first)."""
+    try:
+        return login_timeout(os.environ.get("SSHBENCH_LOGIN_TIMEOUT"))
+    except SshbenchError:
+        return 30.0
+
+
+LOGIN_TIMEOUT = _login_timeout_here()
 CONNECT_TIMEOUT = 10  # seconds for TCP connect and the banner (remote targets without their own ConnectTimeout)
 _DESTINATION = re.compile(r"^[A-Za-z0-9_.%+\[\]:@-]{1,255}$")
 _HOST_PORT = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^:@\[\]\s]+):(?P<port>\d{1,5})$")
