@@ -22,7 +22,7 @@ GROUND = (
     "sshbench.stats",
     "sshbench.ratios",
     "sshbench.units",
-    "sshbench.tdist",
+    "sshbench.exact",
     "sshbench.hints",
     "sshbench.leases",
     "sshbench.payloads",
@@ -60,7 +60,7 @@ ALLOWED = {
     "sshbench.analyse": (*GROUND, *RATINGS),
     "sshbench.render": (*GROUND, *RATINGS, "sshbench.analyse"),
 }
-HEAVY = ("rich", "psutil", "ssh_audit", "altair", "vl_convert", "jinja2", "sqlite3")
+HEAVY = ("rich", "psutil", "ssh_audit", "altair", "vl_convert", "jinja2", "sqlite3", "scipy", "numpy")
 
 
 def modules(package: str) -> list[str]:

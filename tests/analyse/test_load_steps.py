@@ -91,7 +91,7 @@ def test_knee_is_the_last_step_within_the_slo_and_causes_ignore_the_source_port(
 
 
 def test_exact_intervals_hold_zero_of_n_and_agree_with_known_values() -> None:
-    from sshbench.analyse.load import interval
+    from sshbench.exact import interval
 
     assert interval(0, 300) == (0.0, pytest.approx(1 - 0.025 ** (1 / 300)))  # 0 of 300: at most 1.2 %
     low, high = interval(5, 10)
@@ -101,7 +101,7 @@ def test_exact_intervals_hold_zero_of_n_and_agree_with_known_values() -> None:
 
 @given(st.integers(0, 40), st.integers(1, 40), st.integers(0, 40), st.integers(1, 40))
 def test_fishers_exact_test_is_a_probability_and_symmetric(a: int, n1: int, b: int, n2: int) -> None:
-    from sshbench.analyse.load import fisher
+    from sshbench.exact import fisher
 
     a, b = min(a, n1), min(b, n2)
     p = fisher(a, n1, b, n2)
@@ -111,7 +111,7 @@ def test_fishers_exact_test_is_a_probability_and_symmetric(a: int, n1: int, b: i
 
 
 def test_fishers_exact_test_matches_a_textbook_table() -> None:
-    from sshbench.analyse.load import fisher
+    from sshbench.exact import fisher
 
     assert fisher(1, 10, 11, 14) == pytest.approx(0.002759, abs=2e-6)  # [[1, 9], [11, 3]]: R's fisher.test
     assert fisher(0, 300, 93, 300) < 1e-20

@@ -11,40 +11,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sshbench.exact import CONFIDENCE, upper_bound
 from sshbench.records import StoredScenario
 
-CONFIDENCE = 0.95
 RARE = 0.002  # the failure rate worth bounding: one handshake in 512 failed in Erlang/OTP's ML-KEM
-
-
-def _binom_cdf(k: int, n: int, p: float) -> float:
-    """Return P(X <= k) for X ~ Binomial(n, p)."""
-    if p <= 0.0:
-        return 1.0
-    if p >= 1.0:
-        return 1.0 if k >= n else 0.0
-    logs = [
-        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p) + (n - i) * math.log1p(-p)
-        for i in range(k + 1)
-    ]
-    top = max(logs)
-    return min(1.0, math.exp(top) * sum(math.exp(v - top) for v in logs))
-
-
-def upper_bound(failures: int, logins: int, confidence: float = CONFIDENCE) -> float:
-    """Return the one-sided Clopper-Pearson upper bound of the failure rate after `failures` of `logins`."""
-    if logins <= 0:
-        return 1.0
-    if failures >= logins:
-        return 1.0
-    alpha = 1.0 - confidence
-    if failures == 0:
-        return 1.0 - math.pow(alpha, 1.0 / logins)
-    lo, hi = failures / logins, 1.0
-    for _ in range(80):  # bisection: P(X <= failures; p) falls as p rises
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _binom_cdf(failures, logins, mid) > alpha else (lo, mid)
-    return hi
 
 
 def logins_to_bound(failures: int, logins: int, rate: float = RARE, confidence: float = CONFIDENCE) -> int | None:

@@ -6,7 +6,6 @@ dropped with an exact interval, why, and how long until all were served, and two
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -14,8 +13,8 @@ from dataclasses import dataclass
 
 from hdrh.histogram import HdrHistogram
 
-from sshbench.analyse.interop import upper_bound
 from sshbench.environment import Environment
+from sshbench.exact import interval, upper_bound
 from sshbench.loadwords import DIED, HALTED, HOST_CLOSERS, LOGGED, SOURCE, before_banner
 from sshbench.model import remedy_text
 from sshbench.products import LOST, ROLE_PHASE, ROLES
@@ -235,36 +234,6 @@ def knee(steps: Sequence[Step], slo: float) -> Knee:
     broken = next((s for s in read if not within(s, slo)), None)
     kept = [s.rate for s in read if within(s, slo) and (broken is None or s.rate < broken.rate)]
     return Knee(kept[-1] if kept else None, broken, slo, unread)
-
-
-CONFIDENCE = 0.95
-
-
-def interval(k: int, n: int) -> tuple[float, float]:
-    """Return the exact (Clopper-Pearson) two-sided 95 % interval of a proportion of k in n (0 of n included)."""
-    if n <= 0:
-        return 0.0, 1.0
-    tail = 1 - (1 - CONFIDENCE) / 2
-    low = 0.0 if k == 0 else 1.0 - upper_bound(n - k, n, tail)
-    return low, upper_bound(k, n, tail)
-
-
-def fisher(a: int, n1: int, b: int, n2: int) -> float:
-    """Return the two-sided p-value of Fisher's exact test that a of n1 and b of n2 come from one proportion."""
-    total, hits = n1 + n2, a + b
-
-    def log_p(x: int) -> float:
-        """Return the log probability of x hits in the first group, the margins fixed."""
-        return _log_comb(n1, x) + _log_comb(n2, hits - x) - _log_comb(total, hits)
-
-    seen = log_p(a)
-    tables = range(max(0, hits - n2), min(n1, hits) + 1)
-    return min(1.0, sum(math.exp(log_p(x)) for x in tables if log_p(x) <= seen + 1e-9))
-
-
-def _log_comb(n: int, k: int) -> float:
-    """Return log(n choose k)."""
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sshbench.analyse.results import by_round
+from sshbench.exact import t_ppf
 from sshbench.model import METRICS, Direction, Kind, is_aead
 from sshbench.records import StoredScenario
 from sshbench.stats import summarize
-from sshbench.tdist import t_ppf
 
 MAC_REFERENCE = "aes128-ctr"  # the cipher `--macs each` pairs with every MAC
 PREDICTION_LIMIT = 0.5  # a prediction whose interval reaches beyond +-50 % of its value is not shown

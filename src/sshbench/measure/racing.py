@@ -38,8 +38,8 @@ import statistics
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from sshbench.exact import t_sf
 from sshbench.stats import MIN_RANKED
-from sshbench.tdist import t_sf
 
 
 class Call(enum.StrEnum):

@@ -10,7 +10,8 @@ from typing import Any
 from rich.console import Console
 
 from sshbench import hints
-from sshbench.analyse.interop import CONFIDENCE, RARE, Pair, logins_to_bound, pairs
+from sshbench.analyse.interop import RARE, Pair, logins_to_bound, pairs
+from sshbench.exact import CONFIDENCE
 from sshbench.model import client_name
 from sshbench.records import StoredRun, StoredScenario
 from sshbench.render.header import print_environment

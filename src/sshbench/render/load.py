@@ -15,13 +15,13 @@ from sshbench.analyse.load import (
     Bursts,
     Step,
     bursts,
-    fisher,
     generator_cpus,
     knee,
     server_cpus,
     step,
 )
 from sshbench.arrivals import schedule, step_seed
+from sshbench.exact import fisher
 from sshbench.joboptions import LoadOptions
 from sshbench.loadwords import DIED, before_banner
 from sshbench.model import SSHD_REMEDY
