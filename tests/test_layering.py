@@ -34,6 +34,7 @@ GROUND = (
     "sshbench.arrivals",
     "sshbench.loadsteps",
     "sshbench.loadwords",
+    "sshbench.remedy",
 )
 STORE = ("sshbench.storage",)
 RATINGS = ("sshbench.ssh", "sshbench.ssh.audit")  # analyse/policy reads ssh-audit's ratings through the adapter

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sshbench.loadsteps import StepKey
+from sshbench.remedy import COMPRESSION, Remedy, label
 from sshbench.units import UNITS, format_value
 
 SSH_TOOLS = ("scp", "sftp", "rsync")  # `tools`: copies over ssh
@@ -91,25 +92,6 @@ class ResultGroup:
     title: str
 
 
-SSHD_REMEDY = "sshd:"  # a `load` burst's sshd_config options, `sshd:MaxStartups=10:30:60`
-
-
-def remedy_text(remedy: str | None) -> str:
-    """Return how a `tune` remedy (or a `load` burst's sshd options, `sshd:K=V;K=V`) reads after a row's name (empty
-    for none)."""
-    if (remedy or "").startswith(SSHD_REMEDY):
-        return f" with {', '.join((remedy or '').removeprefix(SSHD_REMEDY).split(';'))}"
-    kind, _, n = (remedy or "").partition("=")
-    if kind == "streams":
-        return " (one connection)" if n == "1" else f" x {n} connections at once"
-    return {
-        "": "",
-        "compression": " with Compression=yes",
-        "master": " reusing a master connection",
-        "window": f" with the server's receive window at {int(n or 0) / 2**20:g} MiB",
-    }.get(kind, kind)
-
-
 @dataclass(frozen=True)
 class Labels:
     """How a kind's rows are named: the two scenario fields that tell them apart, and how to show them."""
@@ -130,7 +112,7 @@ class Labels:
             return f"{who} with {rest}"
         names = (getattr(scenario, f) or missing for f, missing in zip(self.fields, self.missing, strict=True))
         base = self.join.join(n for n in names if n) or ("your default" if scenario.kind is Kind.THROUGHPUT else "")
-        return base + remedy_text(scenario.remedy)  # `your default`: a `tune` transfer with the client's own choice
+        return base + label(scenario.remedy)  # `your default`: a `tune` transfer with the client's own choice
 
     def cells(self, scenario: Scenario) -> list[str]:
         """Return the fields as table cells (a `clients` row without a cipher: the client's own choice)."""
@@ -138,7 +120,7 @@ class Labels:
             return [scenario.tool, OWN_CHOICE] if scenario.tool else [OWN_CHOICE, ""]
         cells = [getattr(scenario, f) or blank for f, blank in zip(self.fields, self.blanks, strict=True)]
         first = cells[0] or ("your default" if scenario.kind is Kind.THROUGHPUT else "")
-        return [first + remedy_text(scenario.remedy), *cells[1:]]
+        return [first + label(scenario.remedy), *cells[1:]]
 
 
 @dataclass(frozen=True)
@@ -261,7 +243,7 @@ class Scenario:
     server: str | None = None  # embedded server name in a `servers` run (not an ssh option)
     profile: str | None = None  # client profile (default / strict) a `servers` latency scenario stands for
     tool: str | None = None  # `tools` runs: scp, sftp, rsync (over ssh), tcp or rsyncd (plaintext baselines)
-    remedy: str | None = None  # `tune` runs: streams=N (N connections at once), compression, or master (reuse)
+    remedy: Remedy | None = None  # `tune` runs: what a row changes (N connections, compression, a master, ...)
     client: str | None = None  # `clients` runs: openssh, dropbear, paramiko, ... (None: openssh, as every older run)
     mode: str | None = None  # `clients` runs: tuned settings, or in-process connections (None: default, cold start)
     load: StepKey | None = None  # `load` runs: the step (an offered rate, a burst, sessions held)
@@ -304,7 +286,7 @@ class Scenario:
             "HostKeyAlgorithms": self.hostkey,
             "Ciphers": self.cipher,
             "MACs": self.mac,
-            "Compression": "yes" if self.remedy == "compression" else None,
+            "Compression": "yes" if self.remedy == COMPRESSION else None,
         }
         return [arg for opt, v in pinned.items() if v is not None for arg in ("-o", f"{opt}={v}")]
 
@@ -317,12 +299,13 @@ class Scenario:
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
         """Rebuild a scenario stored with `to_dict`."""
         direction = data.get("direction")
-        load = data.get("load")
-        named = {f: data.get(f) for f in SCENARIO_FIELDS if f not in ("direction", "load")}
+        load, remedy = data.get("load"), data.get("remedy")
+        named = {f: data.get(f) for f in SCENARIO_FIELDS if f not in ("direction", "load", "remedy")}
         return cls(
             kind=Kind(data["kind"]),
             direction=Direction(direction) if direction else None,
             load=StepKey.parse(load) if load else None,
+            remedy=Remedy.parse(remedy) if remedy else None,
             **named,
         )
 

@@ -16,6 +16,7 @@ from sshbench.errors import SshbenchError
 from sshbench.loadsteps import StepKey
 from sshbench.model import Kind, Scenario
 from sshbench.records import StoredScenario
+from sshbench.remedy import Remedy
 from sshbench.samples import Sample
 
 
@@ -121,7 +122,7 @@ def test_bursts_read_back_per_setting_with_their_causes() -> None:
     from sshbench.analyse.load import bursts
     from sshbench.loadwords import LOGGED, SAID
 
-    sc = Scenario(Kind.LATENCY, load=StepKey.burst(4), remedy="sshd:MaxStartups=1:30:2")
+    sc = Scenario(Kind.LATENCY, load=StepKey.burst(4), remedy=Remedy.sshd(("MaxStartups=1:30:2",)))
     drop = f"dropped by the server past MaxStartups{LOGGED}drop connection #2 from [127.0.0.3]:5 ...{SAID}EOF"
     samples = []
     for i in range(8):  # two bursts of 4: the last connection of each dropped

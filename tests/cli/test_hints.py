@@ -20,6 +20,7 @@ from sshbench.joboptions import JobOptions
 from sshbench.jobs.servers import _none_started
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.records import ServerReport
+from sshbench.remedy import Remedy
 from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus, Sample
 from sshbench.ssh.destination import Target
@@ -97,7 +98,7 @@ def test_recommend_on_a_tune_run_points_at_show_and_the_hint_works(cli_env: dict
     db = tmp_path / "tune.db"
     store = Store(db)
     run_id = store.create_run(JobOptions(command=RunKind.TUNE), "local", ENVIRONMENT)
-    sc = Scenario(Kind.THROUGHPUT, cipher=GCM, direction=Direction.DOWN, remedy="streams=1")
+    sc = Scenario(Kind.THROUGHPUT, cipher=GCM, direction=Direction.DOWN, remedy=Remedy.streams(1))
     ids = store.add_scenarios(run_id, [sc])
     for rnd in (1, 2, 3):
         store.add_sample(ids[sc.key], Sample(sc, rnd, False, True, 900.0, 1.0, nbytes=2**27))

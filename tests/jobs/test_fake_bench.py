@@ -19,6 +19,7 @@ from sshbench.errors import SshbenchError
 from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, Plan
 from sshbench.jobs.clients import Offer, negotiated, plan_client, plan_kex
 from sshbench.model import IN_PROCESS, Direction, Kind, Scenario
+from sshbench.remedy import Remedy
 from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus
 from sshbench.storage.store import Store
@@ -46,6 +47,11 @@ def medians(store: Store, run_id: int) -> dict[str, float]:
         values = sorted(st.values())
         found[st.scenario.label] = values[len(values) // 2]
     return found
+
+
+def _text(remedy: Remedy | None) -> str | None:
+    """Return a remedy's stored form (None for none)."""
+    return None if remedy is None else remedy.text
 
 
 @pytest.mark.parametrize("kind", [RunKind.RUN, RunKind.LATENCY, RunKind.THROUGHPUT, RunKind.SWEEP])
@@ -225,7 +231,7 @@ def test_tune_measures_its_defaults_then_the_remedies_of_their_bound_through_the
     store, run_id, _ = run(tmp_path, opts, made=made)
     (bench,) = made
     assert store.run(run_id).status is RunStatus.COMPLETE
-    stored = {st.scenario.remedy: st for st in store.scenarios(run_id) if st.scenario.cipher is None}
+    stored = {_text(st.scenario.remedy): st for st in store.scenarios(run_id) if st.scenario.cipher is None}
     # unknown bound (no kernel evidence here): connections at once (at most 5 to Dropbear), its window, logins
     assert set(stored) >= {None, "streams=1", "streams=2", "streams=4", "window=8388608", "master"}
     assert "streams=8" not in stored
@@ -241,7 +247,7 @@ def test_tune_on_a_server_without_a_window_option_starts_no_second_server(tmp_pa
     made: list[FakeBench] = []
     store, run_id, _ = run(tmp_path, options(RunKind.TUNE, target="local:openssh"), made=made)
     (bench,) = made
-    remedies = {st.scenario.remedy for st in store.scenarios(run_id)}
+    remedies = {_text(st.scenario.remedy) for st in store.scenarios(run_id)}
     assert "streams=8" in remedies and not any((r or "").startswith("window=") for r in remedies)
     assert bench.widened_to == [] and len(bench.copy_samplers) == 1 and bench.copy_samplers[0].cleaned
 

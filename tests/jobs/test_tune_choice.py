@@ -24,6 +24,7 @@ from sshbench.measure.remedies import (
 from sshbench.measure.steady import MB
 from sshbench.model import BoundKind, Direction, Kind, Scenario
 from sshbench.records import RunRecord
+from sshbench.remedy import COMPRESSION, MASTER, ONE_CONNECTION, Remedy, RemedyKind, widens
 from sshbench.render.tune import _gain
 from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus
@@ -47,21 +48,23 @@ def _allowed(kind: str, name: str) -> bool:
 
 def test_a_path_bound_gets_parallel_connections_and_compression_and_never_a_cipher() -> None:
     chosen = remedies({"download": BoundKind.SSH_WINDOW, "upload": BoundKind.NETWORK}, DISC, _allowed, BOTH, "text")
-    down = {sc.remedy for sc in chosen if sc.direction is Direction.DOWN}
+    down = {str(sc.remedy) for sc in chosen if sc.direction is Direction.DOWN}
     assert down == {"streams=1", "streams=2", "streams=4", "streams=8", "compression"}  # with the default's copy
     zeros = remedies({"download": BoundKind.SSH_WINDOW, "upload": BoundKind.NETWORK}, DISC, _allowed, BOTH, "zero")
-    assert "compression" not in {sc.remedy for sc in zeros}  # zeros say nothing of a user's data
+    assert COMPRESSION not in {sc.remedy for sc in zeros}  # zeros say nothing of a user's data
     assert not any(sc.cipher for sc in chosen)
-    assert Scenario(Kind.LATENCY, remedy="master") in chosen
+    assert Scenario(Kind.LATENCY, remedy=MASTER) in chosen
 
 
 def test_an_upload_bound_by_the_window_of_a_server_we_run_is_measured_with_a_larger_one() -> None:
     bound = {"download": BoundKind.SSH_WINDOW, "upload": BoundKind.SSH_WINDOW}
-    widened = [sc for sc in remedies(bound, DISC, _allowed, BOTH, "zero", window=True) if sc.remedy == "window=8388608"]
+    widened = [
+        sc for sc in remedies(bound, DISC, _allowed, BOTH, "zero", window=True) if sc.remedy == Remedy.window(8388608)
+    ]
     assert [sc.direction for sc in widened] == [Direction.UP]  # the server's window bounds what it receives
     tcp = remedies({"upload": BoundKind.TCP_WINDOW}, DISC, _allowed, (Direction.UP,), "zero", window=True)
-    assert any(sc.remedy == "window=8388608" for sc in tcp)  # a receiver slow to drain its socket, too
-    assert not any((sc.remedy or "").startswith("window=") for sc in remedies(bound, DISC, _allowed, BOTH, "zero"))
+    assert any(sc.remedy == Remedy.window(8388608) for sc in tcp)  # a receiver slow to drain its socket, too
+    assert not any(widens(sc.remedy) for sc in remedies(bound, DISC, _allowed, BOTH, "zero"))
 
 
 def test_a_fresh_login_is_raced_with_the_quick_kex_the_policy_allows_other_than_the_default() -> None:
@@ -117,13 +120,13 @@ class _Inner:
 
 def test_random_data_is_never_given_compression() -> None:
     chosen = remedies({"download": BoundKind.NETWORK}, DISC, _allowed, (Direction.DOWN,), "random")
-    assert "compression" not in {sc.remedy for sc in chosen}
+    assert COMPRESSION not in {sc.remedy for sc in chosen}
 
 
 def test_a_cpu_bound_races_the_aead_ciphers_the_policy_allows_other_than_the_default() -> None:
     chosen = remedies({"download": BoundKind.CLIENT_CPU, "upload": BoundKind.CRYPTO}, DISC, _allowed, BOTH, "zero")
     assert {sc.cipher for sc in chosen if sc.kind is Kind.THROUGHPUT} == {GCM, None}  # not chacha (default), not denied
-    assert not any(sc.remedy and sc.remedy.startswith("streams=") and sc.remedy != "streams=1" for sc in chosen)
+    assert not any(sc.remedy and sc.remedy.kind is RemedyKind.STREAMS and sc.remedy != ONE_CONNECTION for sc in chosen)
 
 
 def _run() -> RunRecord:
@@ -135,9 +138,9 @@ def _run() -> RunRecord:
 
 def test_a_tune_run_reads_as_gains_against_the_default_with_the_lines_that_give_them() -> None:
     default = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN)
-    copy = dataclasses.replace(default, remedy="streams=1")
-    four = dataclasses.replace(default, remedy="streams=4")
-    eight = dataclasses.replace(default, remedy="streams=8")
+    copy = dataclasses.replace(default, remedy=Remedy.streams(1))
+    four = dataclasses.replace(default, remedy=Remedy.streams(4))
+    eight = dataclasses.replace(default, remedy=Remedy.streams(8))
     values = {
         default: [24.0, 24.5, 24.2, 23.9, 24.1, 24.3],
         copy: [20.0, 21.0, 20.5, 19.8, 20.2, 20.4],
@@ -148,7 +151,7 @@ def test_a_tune_run_reads_as_gains_against_the_default_with_the_lines_that_give_
     found = tune.findings(_run(), stored)
     (down,) = found
     assert down.default.scenario == default and down.copy.scenario == copy
-    assert [r.row.scenario.remedy for r in down.remedies] == ["streams=4", "streams=8"]  # against the copy
+    assert [str(r.row.scenario.remedy) for r in down.remedies] == ["streams=4", "streams=8"]  # against the copy
     best = down.remedies[0]
     assert best.helps and best.verdict is not None and 3.3 < best.verdict.ratio.value < 3.6
     assert not down.remedies[1].helps  # 8 connections: not told apart from one here
@@ -158,7 +161,7 @@ def test_a_tune_run_reads_as_gains_against_the_default_with_the_lines_that_give_
 
 def test_connections_paste_the_best_master_and_the_best_kex_a_transfer_only_its_best() -> None:
     fresh = Scenario(Kind.LATENCY)
-    master = Scenario(Kind.LATENCY, remedy="master")
+    master = Scenario(Kind.LATENCY, remedy=MASTER)
     kex = Scenario(Kind.LATENCY, kex="curve25519-sha256")
     values = {
         fresh: [1.40, 1.41, 1.39, 1.40, 1.40, 1.41],
@@ -172,8 +175,8 @@ def test_connections_paste_the_best_master_and_the_best_kex_a_transfer_only_its_
 
 
 def test_a_gain_within_the_margin_is_measured_and_shown_but_not_pasted() -> None:
-    copy = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN, remedy="streams=1")
-    eight = dataclasses.replace(copy, remedy="streams=8")
+    copy = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN, remedy=Remedy.streams(1))
+    eight = dataclasses.replace(copy, remedy=Remedy.streams(8))
     steady = dataclasses.replace(copy, remedy=None)
     values = {
         steady: [1.2, 1.21, 1.19, 1.2, 1.2, 1.2],
@@ -206,7 +209,7 @@ def test_the_defaults_kex_under_its_other_name_is_not_raced_against_itself() -> 
 
 def test_a_remedy_with_fewer_than_six_rounds_is_not_told_apart_yet_and_an_interval_says_what_it_covers() -> None:
     fresh = Scenario(Kind.LATENCY)
-    master = Scenario(Kind.LATENCY, remedy="master")
+    master = Scenario(Kind.LATENCY, remedy=MASTER)
     kex = Scenario(Kind.LATENCY, kex="curve25519-sha256")
     values = {fresh: [1.40, 1.41, 1.39], master: [0.21, 0.22, 0.20], kex: [1.30]}  # one round of the kex only
     found = tune.findings(_run(), [stored_values(sc, v) for sc, v in values.items()])
@@ -226,9 +229,9 @@ def test_a_dropbear_server_is_not_sent_more_connections_than_it_lets_log_in_at_o
     disc = dataclasses.replace(DISC, server=offer)
     assert disc.most_logins() == 5 and DISC.most_logins() is None
     streams = [
-        sc.remedy
+        str(sc.remedy)
         for sc in remedies({"upload": BoundKind.SSH_WINDOW}, disc, _allowed, (Direction.UP,), "zero")
-        if (sc.remedy or "").startswith("streams=")
+        if sc.remedy and sc.remedy.kind is RemedyKind.STREAMS
     ]
     assert streams == ["streams=1", "streams=2", "streams=4"]
     said = tune.advice(None, "backup", "random", logins=5)
@@ -250,7 +253,7 @@ def _printed(values: dict[Scenario, list[float]]) -> str:
 
 def test_keep_it_only_when_every_remedy_is_settled_from_six_rounds_and_none_is_worth_a_change() -> None:
     """Issue 34, item 2: "keep it" was said over remedies with fewer than 3 samples each."""
-    fresh, master = Scenario(Kind.LATENCY), Scenario(Kind.LATENCY, remedy="master")
+    fresh, master = Scenario(Kind.LATENCY), Scenario(Kind.LATENCY, remedy=MASTER)
     same = {fresh: [1.40, 1.41, 1.39, 1.40, 1.40, 1.41], master: [1.40, 1.41, 1.39, 1.40, 1.41, 1.40]}
     said = _printed(same)
     assert "keep it" in said and "not told apart yet" not in said

@@ -19,6 +19,7 @@ from sshbench.joboptions import JobOptions, Plan
 from sshbench.jobs.tune import _again
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
+from sshbench.remedy import MASTER
 from sshbench.render.tune import _gain
 from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus
@@ -42,7 +43,7 @@ def _logins(sc: Scenario, rnd: int) -> float:
     wobble = 1 + ((rnd * 7) % 5 - 2) / 200
     if sc.kind is Kind.THROUGHPUT:
         return 300.0 * wobble
-    key = "master" if sc.remedy == "master" else (sc.kex or "fresh")
+    key = "master" if sc.remedy == MASTER else (sc.kex or "fresh")
     return LOGIN[key] * wobble
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from sshbench.measure.costs import metered
 from sshbench.model import Kind, Scenario
+from sshbench.remedy import MASTER
 from sshbench.samples import Sample
 from sshbench.targets.servers.base import LocalServer
 
@@ -55,6 +56,6 @@ def test_a_connection_open_before_the_sample_is_not_waited_for() -> None:
     server = _Server()
     take = metered(lambda sc, rnd, w: Sample(sc, rnd, w, True, 0.01, 0.01), server, watch_memory=False)  # type: ignore[arg-type]
     start = time.monotonic()
-    taken = take(Scenario(Kind.LATENCY, remedy="master"), 1, False)
+    taken = take(Scenario(Kind.LATENCY, remedy=MASTER), 1, False)
     assert time.monotonic() - start < 1.0  # not the 3 s idle timeout
     assert server.standing_given == [frozenset({42})] and taken.server_cpu == 0.0

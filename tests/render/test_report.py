@@ -19,6 +19,7 @@ from fakes import CHACHA, DISCOVERY, ENVIRONMENT, GCM, add_sessions_run, runs_db
 from sshbench.environment import Emulation
 from sshbench.joboptions import JobOptions
 from sshbench.model import Direction, Kind, Scenario
+from sshbench.remedy import Remedy
 from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus, Sample
 from sshbench.storage.store import Store
@@ -185,8 +186,8 @@ def test_a_tune_run_charts_its_default_socket_over_time_and_each_remedy_with_its
     store = Store(db)
     run_id = store.create_run(JobOptions(command=RunKind.TUNE, target="backup-host"), "backup-host", ENVIRONMENT)
     steady = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN)
-    copy = dataclasses.replace(steady, remedy="streams=1")
-    four = dataclasses.replace(steady, remedy="streams=4")
+    copy = dataclasses.replace(steady, remedy=Remedy.streams(1))
+    four = dataclasses.replace(steady, remedy=Remedy.streams(4))
     ids = store.add_scenarios(run_id, [steady, copy, four])
     series = {
         "t_s": [0.0, 0.1, 0.2, 0.3],

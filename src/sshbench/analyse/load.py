@@ -16,7 +16,6 @@ from hdrh.histogram import HdrHistogram
 from sshbench.environment import Environment
 from sshbench.exact import interval, upper_bound
 from sshbench.loadwords import DIED, HALTED, HOST_CLOSERS, LOGGED, SOURCE, before_banner
-from sshbench.model import remedy_text
 from sshbench.products import LOST, ROLE_PHASE, ROLES
 from sshbench.records import StoredScenario
 from sshbench.samples import Sample
@@ -241,7 +240,7 @@ class Bursts:
     """One setting's bursts, read back: N connections started at one instant, repeated."""
 
     size: int
-    setting: str | None  # the sshd_config options of this arm (`MaxStartups=10:30:60`), None: the server as started
+    setting: tuple[str, ...] | None  # this arm's sshd_config options (`MaxStartups=10:30:60`), None: as started
     bursts: int
     logins: int
     dropped: int
@@ -253,7 +252,7 @@ class Bursts:
     @property
     def label(self) -> str:
         """Return how the arm reads: `as started` or `with MaxStartups=10:30:60`."""
-        return "as started" if self.setting is None else remedy_text(self.setting).strip()
+        return "as started" if self.setting is None else f"with {', '.join(self.setting)}"
 
     def at(self, percentile: float) -> float | None:
         """Return the latency at a percentile, or None without served logins."""
@@ -272,7 +271,7 @@ def bursts(st: StoredScenario) -> Bursts:
     dropped = len(logins) - len(ok)
     return Bursts(
         size=st.scenario.load.count if st.scenario.load else 0,
-        setting=st.scenario.remedy,
+        setting=st.scenario.remedy.options if st.scenario.remedy else None,
         bursts=len({burst_of(s) for s in logins}),
         logins=len(logins),
         dropped=dropped,

@@ -15,6 +15,7 @@ from sshbench.environment import Environment
 from sshbench.model import BoundKind
 from sshbench.ratios import MIN_PAIRS, Verdict, judge, settled, worth_a_change
 from sshbench.records import RunRecord, StoredScenario
+from sshbench.remedy import COMPRESSION, MASTER, ONE_CONNECTION, RemedyKind, widens
 
 GROUPS = ("download", "upload", "latency")
 MASTER_LINES = ("ControlMaster auto", "ControlPath ~/.ssh/cm-%C", "ControlPersist 10m")
@@ -102,24 +103,24 @@ def _plain(row: Row) -> bool:
 
 def _copy(rows: Sequence[Row]) -> Row | None:
     """Return a group's default as remedies are compared with it (one connection, spawn to exit; a fresh login)."""
-    remedy = "streams=1" if rows and rows[0].scenario.kind.value != "latency" else None
+    remedy = ONE_CONNECTION if rows and rows[0].scenario.kind.value != "latency" else None
     return next((r for r in rows if _plain(r) and r.scenario.remedy == remedy), None)
 
 
 def _how(row: Row, host: str) -> tuple[tuple[str, ...], str, bool]:
     """Return the ssh_config lines or the command that give a remedy, and whether they themselves were measured."""
     sc = row.scenario
-    if sc.remedy == "master":
+    if sc.remedy == MASTER:
         return MASTER_LINES, "", True
-    if sc.remedy == "compression":
+    if sc.remedy == COMPRESSION:
         return ("Compression yes",), "", True
     if sc.cipher is not None:
         return (f"Ciphers {sc.cipher}",), "", True
     if sc.kex is not None:
         return (f"KexAlgorithms {sc.kex}",), "", True
-    if sc.remedy and sc.remedy.startswith("window="):
-        return (), f"start dropbear with -W {sc.remedy.split('=', 1)[1]} (its receive window, in bytes)", True
-    n = sc.remedy.split("=", 1)[1] if sc.remedy and sc.remedy.startswith("streams=") else "1"
+    if sc.remedy and sc.remedy.kind is RemedyKind.WINDOW:
+        return (), f"start dropbear with -W {sc.remedy.n} (its receive window, in bytes)", True
+    n = sc.remedy.connections if sc.remedy else 1
     get = "download" if sc.direction and sc.direction.value == "down" else "upload"
     command = (
         f"split the copy into {n} parts and move them over {n} connections at once (measured: {n} ssh "
@@ -199,7 +200,7 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
         ]
         copy_bytes = int(statistics.median(sizes)) if sizes else None
         bound = found.bound if found else None
-        widened = any((r.row.scenario.remedy or "").startswith("window=") for r in remedies)
+        widened = any(widens(r.row.scenario.remedy) for r in remedies)
         out.append(
             Finding(
                 group,

@@ -46,8 +46,9 @@ from sshbench.loadwords import HALTED
 from sshbench.measure.exits import ExitWatch
 from sshbench.measure.interop import LOGIN_LIMIT
 from sshbench.measure.load import DriverLoop, ExecJob, Finished, Generator, OpenLoop, exec_command
-from sshbench.model import SSHD_REMEDY, Kind, Scenario, is_local, remedy_text
+from sshbench.model import Kind, Scenario, is_local
 from sshbench.records import StoredScenario
+from sshbench.remedy import Remedy, label
 from sshbench.samples import SKIPPED, Sample
 from sshbench.ssh.destination import common_options
 from sshbench.ssh.proc import ssh_client
@@ -256,9 +257,7 @@ def _bursts(
                 continue
             assert where.server is not None, "bursts run against embedded servers"
             where.server.wait_idle()
-            job.progress.update(
-                f"{sc.load}{remedy_text(sc.remedy)}: round {rnd} of {own.repeats}", rnd - 1, own.repeats
-            )
+            job.progress.update(f"{sc.load}{label(sc.remedy)}: round {rnd} of {own.repeats}", rnd - 1, own.repeats)
             storing = explaining(where, own, watch, (rnd - 1) * own.burst, rnd)
             _step(job, rec, sc, [0.0] * own.burst, making(sc), storing)
             alive(rec, where, sc)
@@ -270,7 +269,7 @@ def _run_bursts(
     """Stage the second server a --server-option asks for, then run (or resume) every setting's bursts."""
     own, ssh = job.opts.own_as(LoadOptions), bench.ssh
     ends = [where, *([bench.configured(where, own.server_options)] if own.server_options else [])]
-    settings = [None, *([SSHD_REMEDY + ";".join(own.server_options)] if own.server_options else [])]
+    settings = [None, *([Remedy.sshd(own.server_options)] if own.server_options else [])]
     scenarios = [dataclasses.replace(base, load=StepKey.burst(own.burst), remedy=r) for r in settings]
     arms = [(e, sc, _generators(bench, e, own, ssh, go)) for e, sc in zip(ends, scenarios, strict=True)]
     rec = job.record(job.opts.target, bench.environment(where, None))

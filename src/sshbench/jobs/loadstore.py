@@ -14,8 +14,9 @@ from sshbench.jobs.recording import Recording
 from sshbench.loadwords import DIED, HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
 from sshbench.measure.exits import ExitWatch, Roles
 from sshbench.measure.load import Finished
-from sshbench.model import Scenario, remedy_text
+from sshbench.model import Scenario
 from sshbench.products import LISTENER, LOST, ROLE_PHASE
+from sshbench.remedy import label
 from sshbench.samples import Sample
 from sshbench.targets.servers.base import LocalServer
 from sshbench.targets.servers.droplog import DropLog
@@ -162,7 +163,7 @@ def alive(rec: Recording, where: Endpoint, sc: Scenario) -> None:
     server = where.server
     if server is None or server.pid is not None:
         return
-    what = f"{sc.load}{remedy_text(sc.remedy)}"
+    what = f"{sc.load}{label(sc.remedy)}"
     rec.failed(sc, f"{DIED}the embedded server's listener exited during {what}: its later logins failed for that")
     raise Unfinished(
         rec.run_id,

@@ -56,6 +56,7 @@ from sshbench.measure.steady import MB
 from sshbench.model import BoundKind, Direction, Kind, Scenario, is_aead
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import StoredScenario
+from sshbench.remedy import COMPRESSION, MASTER, ONE_CONNECTION, Remedy, widens
 from sshbench.samples import Sample
 from sshbench.ssh.proc import ssh_client
 
@@ -89,20 +90,20 @@ def remedies(
         bound = bounds.get("download" if d is Direction.DOWN else "upload", BoundKind.UNKNOWN)
         if bound in (*PATH_BOUNDS, BoundKind.UNKNOWN):
             most = disc.most_logins() or max(STREAMS)
-            out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=f"streams={n}") for n in STREAMS if n <= most]
+            out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=Remedy.streams(n)) for n in STREAMS if n <= most]
             # zeros say nothing of a user's data, random can't shrink
             if payload == "text" and bound is not BoundKind.UNKNOWN:
-                out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy="compression"))
+                out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy=COMPRESSION))
             if window and bound in WINDOW_BOUNDS and d is Direction.UP:  # the server's window, receiving
-                out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy=f"window={WIDE_WINDOW}"))
+                out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy=Remedy.window(WIDE_WINDOW)))
         if bound in (*CPU_BOUNDS, BoundKind.UNKNOWN):
             for cipher in disc.shared("cipher"):
                 if cipher != default_cipher and is_aead(cipher) and allows("cipher", cipher):
-                    out.append(Scenario(Kind.THROUGHPUT, cipher=cipher, direction=d, remedy="streams=1"))
+                    out.append(Scenario(Kind.THROUGHPUT, cipher=cipher, direction=d, remedy=ONE_CONNECTION))
     return [
         *(baseline(d) for d in directions),
         *out,
-        Scenario(Kind.LATENCY, remedy="master"),
+        Scenario(Kind.LATENCY, remedy=MASTER),
         *(Scenario(Kind.LATENCY, kex=k) for k in quick_kex(disc, allows)),
     ]
 
@@ -121,7 +122,7 @@ def _copies_stored(stored: Sequence[StoredScenario]) -> dict[Direction | None, i
     on with the same size, whatever budget it has left)."""
     out: dict[Direction | None, int] = {}
     for st in stored:
-        if st.scenario.kind is Kind.THROUGHPUT and st.scenario.remedy == "streams=1" and st.scenario.cipher is None:
+        if st.scenario.kind is Kind.THROUGHPUT and st.scenario.remedy == ONE_CONNECTION and st.scenario.cipher is None:
             sizes = [s.nbytes for s in st.samples if s.measured and s.nbytes]
             if sizes:
                 out[st.scenario.direction] = sizes[0]
@@ -175,7 +176,7 @@ def _with_window(bench: Bench, wide: Endpoint, sizer: Copies, copies: Sampler) -
 
     def take(sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Take a copy on the server the scenario's remedy calls for."""
-        return (wide_copies if (sc.remedy or "").startswith("window=") else copies)(sc, rnd, warmup)
+        return (wide_copies if widens(sc.remedy) else copies)(sc, rnd, warmup)
 
     return take, widened
 
@@ -238,7 +239,7 @@ def _refuse_short(
     whole = math.ceil((job.elapsed() + need) * 1.1 / 10) * 10  # what was spent, what is needed, a tenth to spare
     ways = {d.value + "load" for d in job.opts.directions}  # download, upload
     found = ", ".join(f"{group}: {kind.value}" for group, kind in bound.items() if group in ways)
-    rows = sum(1 for sc in raced if sc.remedy not in (None, "streams=1") or sc.cipher or sc.kex)
+    rows = sum(1 for sc in raced if sc.remedy not in (None, ONE_CONNECTION) or sc.cipher or sc.kex)
     raise Unfinished(
         rec.run_id,
         f"the {left:.0f} s left of the budget after the diagnosis ({found}) cannot give its {rows} remedies "
@@ -291,7 +292,7 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
     copies = bench.sampler(sizer, where, watch_memory=False)
     staged: list[Copies] = [sizer]
     with bench.through_master(where) as reuse:
-        latency = {None: bench.latency(where), "master": reuse}
+        latency = {None: bench.latency(where), MASTER: reuse}
         takers = {Kind.THROUGHPUT: copies, Kind.LATENCY: lambda sc, rnd, w: latency[sc.remedy](sc, rnd, w)}
         take = by_kind(takers)
         try:
@@ -309,12 +310,12 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
                 sizer.copy_sizes.update(_copies_stored(stored))
             _refuse_short(rec, job, (login, overhead), rates, raced, warm, found)
             rec.register([*first, *chosen])
-            if window and any((sc.remedy or "").startswith("window=") for sc in chosen):
+            if window and any(widens(sc.remedy) for sc in chosen):
                 takers[Kind.THROUGHPUT], wide = _with_window(bench, bench.widened(where, WIDE_WINDOW), sizer, copies)
                 staged.append(wide)
                 take = by_kind(takers)
             anchors = frozenset(
-                sc.key for sc in raced if sc.cipher is None and sc.kex is None and sc.remedy in ("streams=1", None)
+                sc.key for sc in raced if sc.cipher is None and sc.kex is None and sc.remedy in (ONE_CONNECTION, None)
             )  # the default copy and fresh login
             plan = rec.remaining()
             plan = dataclasses.replace(

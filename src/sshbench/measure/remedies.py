@@ -24,6 +24,7 @@ from sshbench.measure.samplers import MAX_SIZE, ThroughputSampler, calibration_s
 from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
+from sshbench.remedy import COMPRESSION, ONE_CONNECTION
 from sshbench.samples import Sample
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import run_timed
@@ -39,15 +40,13 @@ COPY_ROUNDS = DECIDING_PAIRS  # the rounds a verdict on a remedy needs: copies n
 
 def streams(sc: Scenario) -> int:
     """Return how many connections a scenario's copy uses."""
-    if sc.remedy and sc.remedy.startswith("streams="):
-        return int(sc.remedy.split("=", 1)[1])
-    return 1
+    return sc.remedy.connections if sc.remedy else 1
 
 
 def baseline(direction: Direction | None) -> Scenario:
     """Return the default copy one way as remedies are timed: the client's own algorithms, one connection, from
     spawn to exit."""
-    return Scenario(Kind.THROUGHPUT, direction=direction, remedy="streams=1")
+    return Scenario(Kind.THROUGHPUT, direction=direction, remedy=ONE_CONNECTION)
 
 
 def is_steady(sc: Scenario) -> bool:
@@ -170,7 +169,7 @@ def _round_shape(
     """Return one round's fixed seconds (logins, overheads, steady samples) and how many whole default copies it
     moves (see `copy_seconds_within`)."""
     copies = [sc for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is not None]
-    whole = sum(1.0 if sc.remedy == "compression" else 1.0 / streams(sc) for sc in copies)
+    whole = sum(1.0 if sc.remedy == COMPRESSION else 1.0 / streams(sc) for sc in copies)
     whole += len({sc.direction for sc in copies})
     transfers = sum(1 for sc in scheduled if sc.kind is Kind.THROUGHPUT) + len({sc.direction for sc in copies})
     steady_rows = sum(1 for sc in scheduled if is_steady(sc))

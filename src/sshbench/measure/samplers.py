@@ -44,6 +44,7 @@ from sshbench.measure.steady import (
 )
 from sshbench.model import Direction, Kind, Scenario, is_local
 from sshbench.payloads import Payload
+from sshbench.remedy import COMPRESSION
 from sshbench.samples import Sample, WireCount
 from sshbench.ssh.destination import LOGIN_TIMEOUT, SENT, Target, transfer_mark
 from sshbench.ssh.proc import Dense, Finished, run_timed
@@ -196,7 +197,7 @@ def throughput_sample(
             done = run_timed(
                 argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL, mark=mark, dense=dense
             )
-    problem = _transfer_problem(done, scenario.direction, size, scenario.remedy == "compression")
+    problem = _transfer_problem(done, scenario.direction, size, scenario.remedy == COMPRESSION)
     if problem:
         return failed_sample(scenario, rnd, warmup, done, problem)
     return _transferred(done, scenario, size, rnd, warmup, remote)

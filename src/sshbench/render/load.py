@@ -24,7 +24,6 @@ from sshbench.arrivals import schedule, step_seed
 from sshbench.exact import fisher
 from sshbench.joboptions import LoadOptions
 from sshbench.loadwords import DIED, before_banner
-from sshbench.model import SSHD_REMEDY
 from sshbench.records import StoredRun
 from sshbench.render.header import print_environment
 from sshbench.render.layout import Column, ms_cell, print_fitted
@@ -156,9 +155,7 @@ def compared(base: Bursts, other: Bursts) -> str:
         f"{other.dropped} of {other.logins} connections dropped ({_pct(other.dropped / other.logins)}) "
         f"{other.label}, {base.dropped} of {base.logins} as started"
     )
-    lines = "\n".join(
-        f"    {o.replace('=', ' ', 1)}" for o in (other.setting or "").removeprefix(SSHD_REMEDY).split(";")
-    )
+    lines = "\n".join(f"    {o.replace('=', ' ', 1)}" for o in other.setting or ())
     if p >= 0.05:
         verdict = f"not told apart (Fisher's exact p = {p:.2g}): burst more (--repeats) before changing anything"
     elif other.dropped / other.logins < base.dropped / base.logins:
@@ -300,7 +297,7 @@ def _bursts_document(stored: StoredRun, own: LoadOptions) -> dict[str, Any]:
         "repeats": own.repeats,
         "settings": [
             {
-                "server_options": None if b.setting is None else b.setting.removeprefix(SSHD_REMEDY).split(";"),
+                "server_options": None if b.setting is None else list(b.setting),
                 "bursts": b.bursts,
                 "connections": b.logins,
                 "dropped": b.dropped,

@@ -37,8 +37,7 @@ def cpu_bound(row: Row, lim: Limits, rate: float, base: dict[str, Any], group: S
 
 def streams_of(row: Row) -> int:
     """Return how many connections a row's copy used (`tune`'s streams=N; 1 otherwise)."""
-    remedy = row.scenario.remedy or ""
-    return int(remedy.split("=", 1)[1]) if remedy.startswith("streams=") else 1
+    return row.scenario.remedy.connections if row.scenario.remedy else 1
 
 
 def throttled(row: Row, lim: Limits, base: dict[str, Any], group: Sequence[Row]) -> Bound | None:
