@@ -30,30 +30,58 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the backgrou
 
 
 SUITE_LINE = 15 * 60  # seconds: the suite's line from a clean clone (docs/testing.md)
+PHASES = ("all", "shared", "alone")
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Under scripts/test (which sets SSHBENCH_SUITE_STARTED): say the suite's wall time from its start, set-up and
-    linters included, and past its line the five slowest tests (a line, not a failure: a slow machine is no red CI)."""
-    started = os.environ.get("SSHBENCH_SUITE_STARTED")
-    if not started:
-        return
-    took = time.time() - float(started)
-    terminalreporter.write_line(
-        f"suite: {took // 60:.0f} min {took % 60:.0f} s from scripts/test's start (line: 15 min)"
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--phase`: scripts/test runs the tests that can share the machine on two workers, then the rest alone."""
+    parser.addoption(
+        "--phase",
+        choices=PHASES,
+        default="all",
+        help="shared: only tests not marked alone (run them with -n 2); alone: only those (every slow test is one)",
     )
-    if took <= SUITE_LINE:
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every slow test `alone` (a shaped link or a CPU limit reads rates), then keep the phase's tests."""
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.alone)
+    phase = config.getoption("--phase")
+    if phase == "all":
+        return
+    keep = [i for i in items if (i.get_closest_marker("alone") is not None) is (phase == "alone")]
+    dropped = [i for i in items if i not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Under scripts/test (SSHBENCH_SUITE_STARTED, SSHBENCH_SUITE_LOG): keep this phase's test durations in the log;
+    after the last phase say the suite's wall time from its start, set-up and linters included, and past its line
+    the five slowest tests (a line, not a failure: a slow machine is no red CI)."""
+    started, log = os.environ.get("SSHBENCH_SUITE_STARTED"), os.environ.get("SSHBENCH_SUITE_LOG")
+    if not started or not log:
         return
     spent: dict[str, float] = {}
     for reports in terminalreporter.stats.values():
         for report in reports:
             if isinstance(report, pytest.TestReport):
                 spent[report.nodeid] = spent.get(report.nodeid, 0.0) + report.duration
-    slowest = sorted(spent.items(), key=lambda item: -item[1])[:5]
-    terminalreporter.write_line(
-        "suite: over its line; the five slowest tests: "
-        + "; ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest)
-    )
+    with open(log, "a") as kept:
+        kept.writelines(f"{seconds:.2f} {name}\n" for name, seconds in spent.items())
+    if config.getoption("--phase") == "shared":
+        return
+    took = round(time.time() - float(started))
+    terminalreporter.write_line(f"suite: {took // 60} min {took % 60} s from scripts/test's start (line: 15 min)")
+    if took <= SUITE_LINE:
+        return
+    every = [line.split(" ", 1) for line in Path(log).read_text().splitlines()]
+    slowest = sorted(((float(s), n) for s, n in every), reverse=True)[:5]
+    named = "; ".join(f"{name} {seconds:.0f} s" for seconds, name in slowest)
+    terminalreporter.write_line(f"suite: over its line; the five slowest tests: {named}")
 
 
 @pytest.fixture(autouse=True)

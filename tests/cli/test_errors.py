@@ -40,6 +40,7 @@ def _one_line(stderr: str) -> str:
         (["show", "yesterday"], ExitCode.USAGE, "or `last`"),
     ],
 )
+@pytest.mark.alone  # counts the machine's private directories before and after
 def test_errors_are_one_clear_line_and_store_no_run(
     cli_env: dict[str, str], args: list[str], code: int, words: str
 ) -> None:

@@ -100,6 +100,7 @@ def test_a_killed_server_and_a_kex_it_lacks_are_failures_with_their_reasons(
     assert ("paramiko", "dropbear", "sntrup761x25519-sha512") not in pairs
 
 
+@pytest.mark.alone  # counts the machine's private directories before and after
 def test_an_interrupted_soak_keeps_every_login_and_resumes(cli_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "soak.db"
     before = private_dirs()

@@ -48,6 +48,7 @@ def test_a_step_of_open_loop_logins_is_stored_login_by_login(cli_env: dict[str, 
     assert [json.loads(r[3])["intended"] for r in rows] == pytest.approx([i / 10 for i in range(20)])  # kept
 
 
+@pytest.mark.alone  # how late the generator starts a login: another test's load would make it late
 def test_the_go_generator_starts_every_login_of_a_step_from_one_process(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:

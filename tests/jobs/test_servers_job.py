@@ -50,6 +50,7 @@ def cgroup_dirs() -> set[str]:
     return found
 
 
+@pytest.mark.alone  # counts the machine's servers, directories and cgroups before and after
 def test_every_server_side_by_side_with_its_version_and_memory_per_role(cli_env: dict[str, str]) -> None:
     newer = (f"local:sshd={OPENSSH10_SSHD}",) if OPENSSH10_SSHD.exists() else ()  # scripts/openssh10 fetches it
     go = ("local:gossh",) if toolchain_command("Go") else ()
@@ -149,6 +150,7 @@ def test_custom_sshd_by_path_and_cpu_columns_in_throughput(cli_env: dict[str, st
     assert "CPU s/GiB client / server" in table.stdout and "server settings:" in table.stdout
 
 
+@pytest.mark.alone  # counts the machine's servers, directories and cgroups before and after
 def test_interrupted_servers_run_cleans_up_and_resumes(cli_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     before = (server_processes(), private_dirs(), cgroup_dirs())

@@ -69,6 +69,7 @@ def test_run_measures_latency_and_both_directions(cli_env: dict[str, str], tmp_p
     assert env["openssh_client"].startswith("OpenSSH") and "aes" in env["cpu_flags"]
 
 
+@pytest.mark.alone  # counts the machine's servers and directories before and after
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_cleans_up_and_resume_completes(
     cli_env: dict[str, str], tmp_path: Path, sig: signal.Signals, code: int

@@ -51,6 +51,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], dic
     return env, json.loads(done.stdout)
 
 
+@pytest.mark.alone  # its sweep counts the machine's private directories before and after
 def test_sweep_stores_per_dimension_aggregates(swept: tuple[dict[str, str], dict[str, object]]) -> None:
     _, doc = swept
     analysis = doc["analysis"]
@@ -74,6 +75,7 @@ def test_sweep_stores_per_dimension_aggregates(swept: tuple[dict[str, str], dict
     assert {r["scenario"].get("kex") for r in doc["results"]["download"]} == {"curve25519-sha256"}
 
 
+@pytest.mark.alone  # its sweep counts the machine's private directories before and after
 def test_sweep_tables_and_recommend(swept: tuple[dict[str, str], dict[str, object]], tmp_path: Path) -> None:
     env, doc = swept
     run_id = str(doc["run"]["id"])  # type: ignore[index]
@@ -99,6 +101,7 @@ def test_sweep_tables_and_recommend(swept: tuple[dict[str, str], dict[str, objec
     assert ["cipher", GCM, "denied by policy file p.toml: not on our FIPS list"] in data["excluded"]
 
 
+@pytest.mark.alone  # its sweep counts the machine's private directories before and after
 def test_shell_csv_export(swept: tuple[dict[str, str], dict[str, object]], tmp_path: Path) -> None:
     env, doc = swept
     out = tmp_path / "csv"

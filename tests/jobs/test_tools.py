@@ -48,6 +48,7 @@ def _check_every_copy(
     return medians
 
 
+@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
 def test_every_tool_copies_whole_files_both_ways(cli_env: dict[str, str]) -> None:
     done = sshbench(cli_env, *ARGS, "--cipher", GCM)
     assert done.returncode == 0, done.stderr
@@ -60,6 +61,7 @@ def test_every_tool_copies_whole_files_both_ways(cli_env: dict[str, str]) -> Non
     assert not list(Path("/dev/shm").glob("sshbench-*"))
 
 
+@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
 @needs_link
 def test_on_a_gbe_link_plain_tcp_fills_it_and_no_copy_beats_it(cli_env: dict[str, str]) -> None:
     from test_link import settled  # the same check of what a link leaves behind
@@ -103,6 +105,7 @@ def _killed_leaves_nothing(env: dict[str, str], args: list[str], db: Path, name:
     assert _scratch_dirs(name) == before, f"the host kept the killed run's sshbench-{name} directory"
 
 
+@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
 def test_a_remote_host_gets_every_copy_and_keeps_no_files(cli_env: dict[str, str], testhost: Path) -> None:
     before = _scratch_dirs()
     done = sshbench(cli_env, *ARGS, "testhost", "--ssh-config", str(testhost), "--cipher", GCM)
@@ -119,6 +122,7 @@ def test_a_remote_host_gets_every_copy_and_keeps_no_files(cli_env: dict[str, str
     assert "of crypto ceiling" in shown and "of plain TCP" not in shown and "no plaintext baseline" in shown
 
 
+@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
 def test_a_killed_run_leaves_nothing_on_the_remote_host_and_resumes(
     cli_env: dict[str, str], tmp_path: Path, testhost: Path
 ) -> None:
@@ -133,6 +137,7 @@ def test_a_killed_run_leaves_nothing_on_the_remote_host_and_resumes(
     assert _scratch_dirs() == before
 
 
+@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
 def test_a_random_payload_staged_on_a_host_is_removed_after_the_run_and_after_a_sigkill(
     cli_env: dict[str, str], tmp_path: Path, testhost: Path
 ) -> None:

@@ -18,6 +18,7 @@ from sshbench.targets.servers.openssh import OpenSSHServer
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.alone  # looks for any embedded server left on the machine
 def test_embedded_server_teardown_removes_everything() -> None:
     server = OpenSSHServer()
     with server as target:
