@@ -136,7 +136,13 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
     state.run_id, state.resume_command = resume, opts.command.resume_command
     with RichProgress() as progress:
         job = jobs.Job(
-            store, opts, progress, resume, lambda rid: setattr(state, "run_id", rid), _plan_noted, _allows(opts)
+            store,
+            opts,
+            progress,
+            resume,
+            lambda rid: setattr(state, "run_id", rid),
+            lambda estimate: _plan_noted(estimate, progress.bar.console),
+            _allows(opts),
         )
         try:
             run_id = jobs.run(job)
@@ -212,12 +218,13 @@ def narrowing() -> list[str]:
     return [flag for name, flag in NARROWING if name in names]
 
 
-def _plan_noted(estimate: Any) -> None:
-    """Show the plan's time estimate on stderr, then refuse it if it cannot fit its budget."""
+def _plan_noted(estimate: Any, console: Console) -> None:
+    """Show the plan's time estimate on stderr through the progress bar's console (a line of another console's
+    could be cut by the bar's refresh, from its own thread), then refuse it if it cannot fit its budget."""
     from sshbench.measure.budget import check
 
     if estimate is not None:
-        err().print(estimate.describe(), highlight=False, soft_wrap=True)
+        console.print(estimate.describe(), highlight=False, soft_wrap=True)
     check(estimate, narrowing())
 
 
