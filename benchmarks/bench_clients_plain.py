@@ -32,7 +32,7 @@ from pathlib import Path
 from sshbench.builds import toolchain_command
 from sshbench.cli.options import parse_size
 from sshbench.clients.launch import Launcher, detect, resolve
-from sshbench.clients.registry import client_type
+from sshbench.clienttypes import client_type
 from sshbench.joboptions import JobOptions
 from sshbench.measure.clientside import ClientTransfers
 from sshbench.model import Direction, Kind, Scenario

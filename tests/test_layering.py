@@ -35,6 +35,7 @@ GROUND = (
     "sshbench.loadsteps",
     "sshbench.loadwords",
     "sshbench.remedy",
+    "sshbench.clienttypes",
 )
 STORE = ("sshbench.storage",)
 RATINGS = ("sshbench.ssh", "sshbench.ssh.audit")  # analyse/policy reads ssh-audit's ratings through the adapter

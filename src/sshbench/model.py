@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sshbench.clienttypes import known
 from sshbench.loadsteps import StepKey
 from sshbench.remedy import COMPRESSION, Remedy, label
 from sshbench.units import UNITS, format_value
@@ -310,20 +311,10 @@ class Scenario:
         )
 
 
-# What each client's second row changes, by name: a label says what was set, never "tuned" (a setting can hurt);
-# clients/registry.py describes each in full.
-SETTING_NAMES = {
-    "dropbear": "-W 2 MiB",
-    "paramiko": "64 MiB window",
-    "asyncssh": "64 MiB window, 128 requests",
-    "gossh": "concurrent writes",
-    "russh": "nodelay, 64 MiB window",
-}
-
-
 def client_name(client: str, mode: str | None) -> str:
     """Return a client with its settings as a label names them: `paramiko`, `paramiko (64 MiB window)`,
     `russh in-process`."""
     if mode == "tuned":
-        return f"{client} ({SETTING_NAMES.get(client, 'its settings')})"
+        row = known(client)
+        return f"{client} ({(row.setting if row else None) or 'its settings'})"
     return client + (f" {mode}" if mode else "")

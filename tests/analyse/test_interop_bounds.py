@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sshbench.analyse.interop import RARE, logins_to_bound, upper_bound
 from sshbench.clients.launch import Detected
-from sshbench.clients.registry import client_type
+from sshbench.clienttypes import client_type
 from sshbench.jobs.interop import plan_pairs
 from sshbench.model import IN_PROCESS
 
@@ -79,3 +79,19 @@ def test_pairs_are_the_kexes_both_have_once_each_and_forced_ones_are_soaked_anyw
     chacha_only = Detected(client_type("paramiko"), "paramiko 5.1.0", ("aes128-ctr",), path="x", kexes=(CURVE,))
     rows, na = plan_pairs(chacha_only, (CURVE,), (), "tinyssh", ciphers=("chacha20-poly1305@openssh.com",))
     assert not rows and na[0][1] == "unsupported: paramiko shares no cipher with the server"  # n/a, not failures
+
+
+def test_a_failing_pairs_login_by_hand_comes_from_its_clients_row() -> None:
+    from sshbench.analyse.interop import Pair
+    from sshbench.render.interop import by_hand
+
+    def made(client: str) -> Pair:
+        return Pair(client, "openssh", CURVE, "ssh-ed25519", False, 10, 1, (), 100.0, 0.4, None)
+
+    assert by_hand(made("openssh"), "/opt/ssh") == (
+        f"/opt/ssh -o KexAlgorithms={CURVE} -o HostKeyAlgorithms=ssh-ed25519 -i KEY -o UserKnownHostsFile=FILE "
+        "-p PORT 127.0.0.1 true"
+    )
+    assert by_hand(made("dropbear"), None) == "dbclient -T -i KEY -p PORT 127.0.0.1 true"
+    assert by_hand(made("russh"), None).startswith("the russh driver (~/.cache/sshbench/drivers/russh-*/)")
+    assert by_hand(made("paramiko"), None).startswith("python -m sshbench.clients.drivers.paramiko_driver --port PORT")

@@ -11,9 +11,9 @@ import pytest
 
 from sshbench import builds as build
 from sshbench.clients.launch import detect, sources
-from sshbench.clients.registry import client_type
+from sshbench.clienttypes import client_type
 from sshbench.model import Direction, Kind, Scenario
-from sshbench.render.clients import SFTP_TUNED, code_lines
+from sshbench.render.clients import code_lines
 
 
 def test_no_go_toolchain_is_a_reason_to_skip_with_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -26,7 +26,8 @@ def test_no_go_toolchain_is_a_reason_to_skip_with_what_to_install(monkeypatch: p
 
 def test_the_tuned_code_lines_are_the_settings_the_drivers_use() -> None:
     source = (sources("gossh") / "main.go").read_text()
-    assert SFTP_TUNED["gossh"] == ", sftp.UseConcurrentWrites(true)"
+    code = client_type("gossh").code
+    assert code is not None and code.sftp_tuned == ", sftp.UseConcurrentWrites(true)"
     assert "sftp.UseConcurrentWrites(true)" in source
     rust = (sources("russh") / "src" / "main.rs").read_text()
     for constant in (

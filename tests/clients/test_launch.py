@@ -17,7 +17,7 @@ from sshbench.clients.launch import (
     resolve,
     verifiable,
 )
-from sshbench.clients.registry import NAMES, client_type, parse_clients
+from sshbench.clienttypes import NAMES, client_type, parse_clients
 from sshbench.errors import SshbenchError
 from sshbench.measure.clientside import transfer_problem
 from sshbench.model import IN_PROCESS, Direction, Kind, Scenario

@@ -14,7 +14,7 @@ import pytest
 from fakes import CHACHA, CTR, FAKE_RATES, GCM, FakeBench, ListProgress, fake_stage
 from sshbench import jobs
 from sshbench.clients.launch import Detected
-from sshbench.clients.registry import client_type
+from sshbench.clienttypes import client_type
 from sshbench.errors import SshbenchError
 from sshbench.joboptions import ClientsOptions, FleetOptions, JobOptions, Plan
 from sshbench.jobs.clients import Offer, negotiated, plan_client, plan_kex

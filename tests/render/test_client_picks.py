@@ -10,8 +10,9 @@ from fakes import ENVIRONMENT, stored_run_record, stored_values
 from sshbench.analyse.claims.clients import languages_of, libraries_of, picks
 from sshbench.analyse.results import ranked
 from sshbench.clients.drivers import asyncssh_driver, paramiko_driver
+from sshbench.clienttypes import TUNED_PACKET, TUNED_WINDOW, client_type
 from sshbench.model import IN_PROCESS, Direction, Kind, Scenario
-from sshbench.render.clients import SFTP_TUNED, TUNED_PACKET, TUNED_WINDOW, code_lines, print_picks
+from sshbench.render.clients import code_lines, print_picks
 from sshbench.runkinds import RunKind
 
 GCM = "aes128-gcm@openssh.com"
@@ -23,10 +24,17 @@ def down(client: str, mode: str | None = None, tool: str | None = None) -> Scena
     return Scenario(kind, client=client, mode=mode, tool=tool, cipher=GCM, direction=Direction.DOWN)
 
 
+def _sftp_tuned(client: str) -> str:
+    """Return the arguments a client's tuned setting adds to SFTP calls, from its row."""
+    code = client_type(client).code
+    assert code is not None
+    return code.sftp_tuned
+
+
 def test_the_code_lines_name_the_values_the_drivers_ran_with() -> None:
     assert eval(TUNED_WINDOW) == paramiko_driver.TUNED_WINDOW == asyncssh_driver.TUNED_WINDOW
     assert eval(TUNED_PACKET) == paramiko_driver.TUNED_PACKET == asyncssh_driver.TUNED_PACKET
-    assert SFTP_TUNED["asyncssh"] == f", max_requests={asyncssh_driver.TUNED_REQUESTS}"
+    assert _sftp_tuned("asyncssh") == f", max_requests={asyncssh_driver.TUNED_REQUESTS}"
     lines = code_lines(down("asyncssh", "tuned", "sftp"), "tool download")
     assert lines[0] == f"conn = await asyncssh.connect(HOST, username=USER, window={TUNED_WINDOW}, max_pktsize=2**18)"
     assert lines[1].endswith("await sftp.get(REMOTE, LOCAL, sparse=False, max_requests=128)")

@@ -18,7 +18,7 @@ from sshbench.cli.decorators import (
 )
 from sshbench.cli.measuring import build_options
 from sshbench.cli.values import Given
-from sshbench.clients.registry import NAMES, parse_clients
+from sshbench.clienttypes import NAMES, parse_clients
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import is_local
 

@@ -135,15 +135,8 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
     state = session()
     state.run_id, state.resume_command = resume, opts.command.resume_command
     with RichProgress() as progress:
-        job = jobs.Job(
-            store,
-            opts,
-            progress,
-            resume,
-            lambda rid: setattr(state, "run_id", rid),
-            lambda estimate: _plan_noted(estimate, progress.bar.console),
-            _allows(opts),
-        )
+        noted = functools.partial(_plan_noted, console=progress.bar.console)
+        job = jobs.Job(store, opts, progress, resume, lambda rid: setattr(state, "run_id", rid), noted, _allows(opts))
         try:
             run_id = jobs.run(job)
         except Unfinished as exc:  # what it measured is shown, then why it stopped

@@ -11,7 +11,7 @@ from sshbench.cli.common import execute, resuming
 from sshbench.cli.decorators import algorithm_option, db_option, resume_option, ssh_option
 from sshbench.cli.measuring import build_options
 from sshbench.cli.values import Given
-from sshbench.clients.registry import NAMES, parse_clients
+from sshbench.clienttypes import NAMES, parse_clients
 
 LOGINS = 100  # per pair: 0 failures of 100 bound the failure rate at 3.0 % (95 %)
 MAX_LOGINS = 100_000

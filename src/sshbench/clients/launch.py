@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import builds, hints, leases
-from sshbench.clients.registry import ClientType
+from sshbench.clienttypes import ClientType
 from sshbench.model import Scenario
 from sshbench.ssh.destination import Target
 from sshbench.ssh.proc import run_quick
@@ -114,7 +114,7 @@ def detect(kind: ClientType, note: Callable[[str], None] | None = None, ssh: str
     """Find a client, its version and the algorithms it can pin (a Go or Rust driver is built first, once); `ssh`:
     the OpenSSH client to use for the openssh row (`--ssh`)."""
     if kind.binary is not None:
-        return _detect_binary(kind, ssh if kind.name == "openssh" else None)
+        return _detect_binary(kind, ssh if kind.ssh_itself else None)
     if kind.driver is not None:
         command: tuple[str, ...] = (sys.executable, "-m", kind.driver)
     else:
@@ -143,7 +143,7 @@ def _detect_binary(kind: ClientType, path: str | None = None) -> Detected:
     path = path or _which(kind.binary)
     if path is None:
         return Detected(kind, missing=f"`{kind.binary}` not found: {hints.install(kind.package)}")
-    if kind.name == "openssh":
+    if kind.ssh_itself:
         ver = run_quick([path, "-V"])
         version = (ver.stderr or ver.stdout).strip()
         ciphers, macs, kexes = _query(path, "cipher"), _query(path, "mac"), _query(path, "kex")
@@ -235,7 +235,7 @@ def known_keys(address: Address) -> list[tuple[str, str]]:
 
 def verifiable(address: Address, kind: ClientType) -> str | None:
     """Return why a client other than ssh cannot reach and verify this host as ssh would, or None."""
-    if kind.name == "openssh":
+    if kind.ssh_itself:
         return None
     if address.proxied:
         return f"{kind.name} is not run through a ProxyJump or ProxyCommand (the host is reached through one)"

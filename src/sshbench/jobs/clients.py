@@ -1,10 +1,10 @@
 """The `clients` job: SSH clients side by side on the same server, interleaved round by round under one budget.
 
-Per client (clients/registry.py): connection time from a cold process (a library's driver: its start included, a
+Per client (clienttypes.py): connection time from a cold process (a library's driver: its start included, a
 Python interpreter's and import for a Python library) and, for a library, inside one live process; exec-channel
 throughput per cipher both ways (AES-GCM and chacha20-poly1305 by default, as `tools`; a cipher a client or the
 server lacks is a row marked n/a with the reason; a client left with none of them takes the first cipher it shares
-with the server); SFTP get and put; each library both as its users run it and tuned (clients/registry.py names
+with the server); SFTP get and put; each library both as its users run it and tuned (clienttypes.py names
 each setting, and the jobs its tuning changes). With --kex, connection time per key exchange instead: a library's
 logins inside one live process (its start would drown a kex's cost), a binary's from spawn to exit, each client
 pinned to each kex it and the server have (under the client's own name for it), n/a with the reason for the rest.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sshbench import kex as kexes
 from sshbench.clients.launch import Detected, Launcher, detect
-from sshbench.clients.registry import client_type
+from sshbench.clienttypes import client_type
 from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import ClientsOptions
@@ -192,9 +192,7 @@ def _plan(bench: Bench, found: Sequence[Detected], matrix: bool) -> _Plan:
                 plan.unsupported.append(_unavailable(client, server, client.missing))
                 continue
             reach = (
-                None
-                if client.kind.name == "openssh"
-                else bench.client(where, client, disc.server_lists().get("hostkey", ()))
+                None if client.kind.ssh_itself else bench.client(where, client, disc.server_lists().get("hostkey", ()))
             )
             if isinstance(reach, str):
                 plan.unsupported.append(_unavailable(client, server, reach))

@@ -148,7 +148,7 @@ def _plan(bench: Bench, found: Sequence[Detected], wanted: Sequence[str], hostke
                 why = f"unsupported: {client.missing}"
                 soak.unsupported.append((Scenario(Kind.LATENCY, client=client.kind.name, server=name), why))
                 continue
-            reach = None if client.kind.name == "openssh" else bench.client(where, client, lists.get("hostkey", ()))
+            reach = None if client.kind.ssh_itself else bench.client(where, client, lists.get("hostkey", ()))
             if isinstance(reach, str):
                 soak.unsupported.append(
                     (Scenario(Kind.LATENCY, client=client.kind.name, server=name), f"unsupported: {reach}")

@@ -33,7 +33,7 @@ from sshbench.analyse.load import (
 )
 from sshbench.arrivals import schedule, step_seed
 from sshbench.clients.launch import Detected, detect
-from sshbench.clients.registry import client_type
+from sshbench.clienttypes import client_type
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from sshbench import hints
 from sshbench.analyse.interop import RARE, Pair, logins_to_bound, pairs
+from sshbench.clienttypes import known
 from sshbench.exact import CONFIDENCE
 from sshbench.model import client_name
 from sshbench.records import StoredRun, StoredScenario
@@ -82,14 +83,11 @@ def reproduce(p: Pair, ssh: str | None, db: bool = True) -> str:
 
 def by_hand(p: Pair, ssh: str | None) -> str:
     """Return the shape of one login outside sshbench, against the same server (PORT, KEY and FILE: its own)."""
-    if p.client == "openssh":
-        pin = f"-o KexAlgorithms={p.kex} " if p.kex else ""
-        pin += f"-o HostKeyAlgorithms={p.hostkey} " if p.hostkey else ""
-        return f"{ssh or 'ssh'} {pin}-i KEY -o UserKnownHostsFile=FILE -p PORT 127.0.0.1 true"
-    if p.client == "dropbear":
-        return "dbclient -T -i KEY -p PORT 127.0.0.1 true"
-    if p.client in ("gossh", "russh"):
-        return f"the {p.client} driver (~/.cache/sshbench/drivers/{p.client}-*/) with the same options and `connect 1`"
+    row = known(p.client)
+    if row is not None and row.by_hand is not None:
+        pins = f"-o KexAlgorithms={p.kex} " if p.kex else ""
+        pins += f"-o HostKeyAlgorithms={p.hostkey} " if p.hostkey else ""
+        return row.by_hand.format(ssh=ssh or "ssh", pins=pins)
     pin = f" --kex {p.kex}" if p.kex else ""
     pin += f" --hostkey {p.hostkey}" if p.hostkey else ""
     return (
