@@ -66,35 +66,35 @@ class ClientType:
 
 CLIENT_TYPES = (
     ClientType(
-        "openssh",
-        "OpenSSH ssh and sftp",
-        "ssh",
-        "openssh-client",
-        "ssh -T with the options of every sshbench transfer (no compression, no multiplexing)",
+        name="openssh",
+        product="OpenSSH ssh and sftp",
+        binary="ssh",
+        package="openssh-client",
+        default="ssh -T with the options of every sshbench transfer (no compression, no multiplexing)",
         marks=True,
         ssh_itself=True,
         by_hand="{ssh} {pins}-i KEY -o UserKnownHostsFile=FILE -p PORT 127.0.0.1 true",
     ),
     ClientType(
-        "dropbear",
-        "Dropbear dbclient",
-        "dbclient",
-        "dropbear-bin",
-        "dbclient -T (receive window -W 24576)",
-        "dbclient -W 2097152 (its help: a larger receive window may be faster)",
+        name="dropbear",
+        product="Dropbear dbclient",
+        binary="dbclient",
+        package="dropbear-bin",
+        default="dbclient -T (receive window -W 24576)",
+        tuned="dbclient -W 2097152 (its help: a larger receive window may be faster)",
         sftp=False,
         setting="-W 2 MiB",
         by_hand="dbclient -T -i KEY -p PORT 127.0.0.1 true",
     ),
     ClientType(
-        "paramiko",
-        "paramiko (Fabric, Ansible's paramiko connection)",
-        None,
-        "paramiko",
-        "SSHClient; window_size 2 MiB, max_packet_size 32 KiB; exec output read 64 KiB per Channel.recv (each "
+        name="paramiko",
+        product="paramiko (Fabric, Ansible's paramiko connection)",
+        binary=None,
+        package="paramiko",
+        default="SSHClient; window_size 2 MiB, max_packet_size 32 KiB; exec output read 64 KiB per Channel.recv (each "
         "read moves what is left of its buffer: stdout.read()'s 8 KiB reads are slower, 1 MiB reads faster, "
         "docs/BENCHMARKS.md); SFTP get prefetches, put is pipelined",
-        "Transport(default_window_size=64 MiB, default_max_packet_size=256 KiB), for every channel and SFTP",
+        tuned="Transport(default_window_size=64 MiB, default_max_packet_size=256 KiB), for every channel and SFTP",
         hurts="paramiko's Channel.recv takes each read off the front of a buffer that holds everything "
         "received and not yet read, up to the window: with 64 MiB in flight each 64 KiB read copies up to "
         "64 MiB once the reader falls behind, and SFTP get reads the same way (reading 4 MiB at a time "
@@ -129,13 +129,13 @@ CLIENT_TYPES = (
         ),
     ),
     ClientType(
-        "asyncssh",
-        "asyncssh",
-        None,
-        "asyncssh",
-        "asyncssh.connect, conn.run(stdin=, stdout=); window 2 MiB, max_pktsize 32 KiB; SFTP block_size from "
+        name="asyncssh",
+        product="asyncssh",
+        binary=None,
+        package="asyncssh",
+        default="asyncssh.connect, conn.run(stdin=, stdout=); window 2 MiB, max_pktsize 32 KiB; SFTP block_size from "
         "the server's limits, max_requests 4 MiB / block_size (at least 16)",
-        "connect(window=64 MiB, max_pktsize=256 KiB); SFTP get/put(max_requests=128)",
+        tuned="connect(window=64 MiB, max_pktsize=256 KiB); SFTP get/put(max_requests=128)",
         setting="64 MiB window, 128 requests",
         code=Code(
             connect="conn = await asyncssh.connect(HOST, username=USER{})",
@@ -156,11 +156,11 @@ CLIENT_TYPES = (
         ),
     ),
     ClientType(
-        "libssh",
-        "libssh via ansible-pylibssh (Ansible's libssh connection)",
-        None,
-        "ansible-pylibssh",
-        "Session.connect; libssh's own cipher (the binding cannot choose one), 1 KiB reads",
+        name="libssh",
+        product="libssh via ansible-pylibssh (Ansible's libssh connection)",
+        binary=None,
+        package="ansible-pylibssh",
+        default="Session.connect; libssh's own cipher (the binding cannot choose one), 1 KiB reads",
         code=Code(
             connect="session = Session(); session.connect(host=HOST, user=USER, private_key=open(KEY, 'rb').read())",
             work=(
@@ -175,11 +175,11 @@ CLIENT_TYPES = (
         ),
     ),
     ClientType(
-        "libssh2",
-        "libssh2 via ssh2-python (parallel-ssh)",
-        None,
-        "ssh2-python",
-        "blocking Session; channel read/write of 64 KiB; SFTP one request at a time",
+        name="libssh2",
+        product="libssh2 via ssh2-python (parallel-ssh)",
+        binary=None,
+        package="ssh2-python",
+        default="blocking Session; channel read/write of 64 KiB; SFTP one request at a time",
         code=Code(
             connect=(
                 "session = Session(); session.handshake(socket.create_connection((HOST, 22))); check "
@@ -195,13 +195,13 @@ CLIENT_TYPES = (
         ),
     ),
     ClientType(
-        "gossh",
-        "Go golang.org/x/crypto/ssh, SFTP by github.com/pkg/sftp",
-        None,
-        "go",
-        "ssh.Dial, session.Run with Stdin/Stdout; channel window 2 MiB (x/crypto/ssh has no setting for it); "
+        name="gossh",
+        product="Go golang.org/x/crypto/ssh, SFTP by github.com/pkg/sftp",
+        binary=None,
+        package="go",
+        default="ssh.Dial, session.Run with Stdin/Stdout; channel window 2 MiB (x/crypto/ssh has no setting for it); "
         "pkg/sftp: 64 requests of 32 KiB in flight, concurrent reads, one write at a time",
-        "sftp.NewClient(conn, sftp.UseConcurrentWrites(true)): puts pipelined as its gets are (only puts are "
+        tuned="sftp.NewClient(conn, sftp.UseConcurrentWrites(true)): puts pipelined as its gets are (only puts are "
         "measured tuned: nothing else changes)",
         language="Go",
         tuned_jobs=frozenset(("put",)),
@@ -229,13 +229,13 @@ CLIENT_TYPES = (
         by_hand="the gossh driver (~/.cache/sshbench/drivers/gossh-*/) with the same options and `connect 1`",
     ),
     ClientType(
-        "russh",
-        "russh (Rust), SFTP by russh-sftp",
-        None,
-        "cargo",
-        "client::connect, channel exec/data/wait; window_size 2 MiB, maximum_packet_size 32 KiB; russh-sftp "
+        name="russh",
+        product="russh (Rust), SFTP by russh-sftp",
+        binary=None,
+        package="cargo",
+        default="client::connect, channel exec/data/wait; window_size 2 MiB, maximum_packet_size 32 KiB; russh-sftp "
         "File through tokio::io::copy (8 KiB reads, one request at a time; 8 writes in flight)",
-        "client::Config{nodelay: true, window_size: 64 MiB, maximum_packet_size: 65535} (its default leaves "
+        tuned="client::Config{nodelay: true, window_size: 64 MiB, maximum_packet_size: 65535} (its default leaves "
         "Nagle's algorithm on); russh-sftp Config{max_concurrent_writes: 64}, copies through a 256 KiB "
         "BufReader (requests of up to 256 KiB)",
         language="Rust",

@@ -35,30 +35,90 @@ class KexAlgorithm:
 
 X25519 = 32
 CATALOG = (
-    KexAlgorithm("curve25519-sha256", "curve25519", False, X25519, X25519, ("curve25519-sha256@libssh.org",), True),
-    KexAlgorithm("mlkem768x25519-sha256", "mlkem768x25519", True, 1184 + X25519, 1088 + X25519, cheap=True),
-    KexAlgorithm("ecdh-sha2-nistp256", "ecdh-nistp", False, 65, 65, cheap=True),
     KexAlgorithm(
-        "sntrup761x25519-sha512",
-        "sntrup761x25519",
-        True,
-        1158 + X25519,
-        1039 + X25519,
-        ("sntrup761x25519-sha512@openssh.com",),
-        True,
+        name="curve25519-sha256",
+        family="curve25519",
+        post_quantum=False,
+        client_share=X25519,
+        server_share=X25519,
+        aliases=("curve25519-sha256@libssh.org",),
+        cheap=True,
     ),
-    KexAlgorithm("mlkem768nistp256-sha256", "mlkem768nistp256", True, 1184 + 65, 1088 + 65),
-    KexAlgorithm("mlkem1024nistp384-sha384", "mlkem1024nistp384", True, 1568 + 97, 1568 + 97),
-    KexAlgorithm("ecdh-sha2-nistp384", "ecdh-nistp", False, 97, 97),
-    KexAlgorithm("ecdh-sha2-nistp521", "ecdh-nistp", False, 133, 133),
-    KexAlgorithm("curve448-sha512", "curve448", False, 56, 56, ("curve448-sha512@libssh.org",)),
-    KexAlgorithm("diffie-hellman-group14-sha256", "dh-modp", False, 256, 256),
-    KexAlgorithm("diffie-hellman-group16-sha512", "dh-modp", False, 512, 512),
-    KexAlgorithm("diffie-hellman-group18-sha512", "dh-modp", False, 1024, 1024),
-    KexAlgorithm("diffie-hellman-group14-sha1", "dh-modp", False, 256, 256),
-    KexAlgorithm("diffie-hellman-group1-sha1", "dh-modp", False, 128, 128),
-    KexAlgorithm("diffie-hellman-group-exchange-sha256", "dh-gex", False, None, None),
-    KexAlgorithm("diffie-hellman-group-exchange-sha1", "dh-gex", False, None, None),
+    KexAlgorithm(
+        name="mlkem768x25519-sha256",
+        family="mlkem768x25519",
+        post_quantum=True,
+        client_share=1184 + X25519,
+        server_share=1088 + X25519,
+        cheap=True,
+    ),
+    KexAlgorithm(
+        name="ecdh-sha2-nistp256", family="ecdh-nistp", post_quantum=False, client_share=65, server_share=65, cheap=True
+    ),
+    KexAlgorithm(
+        name="sntrup761x25519-sha512",
+        family="sntrup761x25519",
+        post_quantum=True,
+        client_share=1158 + X25519,
+        server_share=1039 + X25519,
+        aliases=("sntrup761x25519-sha512@openssh.com",),
+        cheap=True,
+    ),
+    KexAlgorithm(
+        name="mlkem768nistp256-sha256",
+        family="mlkem768nistp256",
+        post_quantum=True,
+        client_share=1184 + 65,
+        server_share=1088 + 65,
+    ),
+    KexAlgorithm(
+        name="mlkem1024nistp384-sha384",
+        family="mlkem1024nistp384",
+        post_quantum=True,
+        client_share=1568 + 97,
+        server_share=1568 + 97,
+    ),
+    KexAlgorithm(name="ecdh-sha2-nistp384", family="ecdh-nistp", post_quantum=False, client_share=97, server_share=97),
+    KexAlgorithm(
+        name="ecdh-sha2-nistp521", family="ecdh-nistp", post_quantum=False, client_share=133, server_share=133
+    ),
+    KexAlgorithm(
+        name="curve448-sha512",
+        family="curve448",
+        post_quantum=False,
+        client_share=56,
+        server_share=56,
+        aliases=("curve448-sha512@libssh.org",),
+    ),
+    KexAlgorithm(
+        name="diffie-hellman-group14-sha256", family="dh-modp", post_quantum=False, client_share=256, server_share=256
+    ),
+    KexAlgorithm(
+        name="diffie-hellman-group16-sha512", family="dh-modp", post_quantum=False, client_share=512, server_share=512
+    ),
+    KexAlgorithm(
+        name="diffie-hellman-group18-sha512", family="dh-modp", post_quantum=False, client_share=1024, server_share=1024
+    ),
+    KexAlgorithm(
+        name="diffie-hellman-group14-sha1", family="dh-modp", post_quantum=False, client_share=256, server_share=256
+    ),
+    KexAlgorithm(
+        name="diffie-hellman-group1-sha1", family="dh-modp", post_quantum=False, client_share=128, server_share=128
+    ),
+    KexAlgorithm(
+        name="diffie-hellman-group-exchange-sha256",
+        family="dh-gex",
+        post_quantum=False,
+        client_share=None,
+        server_share=None,
+    ),
+    KexAlgorithm(
+        name="diffie-hellman-group-exchange-sha1",
+        family="dh-gex",
+        post_quantum=False,
+        client_share=None,
+        server_share=None,
+    ),
 )
 _BY_NAME = {n: k for k in CATALOG for n in k.names}
 

@@ -29,37 +29,43 @@ class Product:
 
 
 OPENSSH = Product(  # its window: CHAN_SES_WINDOW_DEFAULT
-    "OpenSSH",
-    "openssh",
-    False,
-    2 * 2**20,
-    None,
-    "sshd's internal-sftp",
+    name="OpenSSH",
+    banner="openssh",
+    own_crypto=False,
+    window=2 * 2**20,
+    window_option=None,
+    sftp="sshd's internal-sftp",
     closers="MaxStartups (unauthenticated connections past start:rate:full) or PerSourcePenalties (9.8 and later)",
     options=True,
 )
 DROPBEAR = Product(
-    "Dropbear",
-    "dropbear",
-    True,
-    24576,
-    "-W",
-    "dropbear server's SFTP subsystem",
-    5,
+    name="Dropbear",
+    banner="dropbear",
+    own_crypto=True,
+    window=24576,
+    window_option="-W",
+    sftp="dropbear server's SFTP subsystem",
+    logins_per_address=5,
     closers="its compiled-in limits: 5 unauthenticated connections per address, 30 in all",
 )
 TINYSSH = Product(  # its window is fixed in TinySSH (no option)
-    "TinySSH", "tinyssh", True, 128 * 2**10, None, None, closers="tcpserver's limit of connections at once (-c, 40)"
+    name="TinySSH",
+    banner="tinyssh",
+    own_crypto=True,
+    window=128 * 2**10,
+    window_option=None,
+    sftp=None,
+    closers="tcpserver's limit of connections at once (-c, 40)",
 )
 # golang.org/x/crypto/ssh: channelWindowSize = 64 * 32 KiB, fixed (no option); Go's own crypto. Its default banner
 # is `SSH-2.0-Go`, which Gitea and others keep.
 GOSSH = Product(
-    "Go x/crypto/ssh",
-    "ssh-2.0-go",
-    True,
-    2 * 2**20,
-    None,
-    "github.com/pkg/sftp in the Go server",
+    name="Go x/crypto/ssh",
+    banner="ssh-2.0-go",
+    own_crypto=True,
+    window=2 * 2**20,
+    window_option=None,
+    sftp="github.com/pkg/sftp in the Go server",
     closers="no limit of its own (the listen backlog can)",
 )
 PRODUCTS = (OPENSSH, DROPBEAR, TINYSSH, GOSSH)

@@ -85,6 +85,7 @@ def _cut_one_transfer(listener: int, stop: threading.Event, cut: list[int]) -> N
         time.sleep(0.005)
 
 
+@pytest.mark.alone  # a transfer cut in flight: on a machine shared with other tests, two more samples fell short
 def test_a_connection_cut_mid_transfer_fails_that_sample_and_the_run_goes_on(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
