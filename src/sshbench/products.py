@@ -26,6 +26,9 @@ class Product:
     logins_per_address: int | None = None  # connections from one address it lets log in at once (None: no limit known)
     closers: str = ""  # what in it can close a new connection before its banner (for a cause seen by a client only)
     options: bool = False  # an embedded server of it takes sshd_config settings (`KEY=VALUE`: --server-option)
+    processes: tuple[str, ...] = ()  # the names its server's processes run as (the kernel's comm)
+    files_per_session: int = 1  # open files a held session costs its busiest process (1: the driver's socket)
+    files_why: str = "the driver holds a socket each"  # what holds them, in words
 
 
 OPENSSH = Product(  # its window: CHAN_SES_WINDOW_DEFAULT
@@ -37,6 +40,7 @@ OPENSSH = Product(  # its window: CHAN_SES_WINDOW_DEFAULT
     sftp="sshd's internal-sftp",
     closers="MaxStartups (unauthenticated connections past start:rate:full) or PerSourcePenalties (9.8 and later)",
     options=True,
+    processes=("sshd", "sshd-session", "sshd-auth"),
 )
 DROPBEAR = Product(
     name="Dropbear",
@@ -47,6 +51,7 @@ DROPBEAR = Product(
     sftp="dropbear server's SFTP subsystem",
     logins_per_address=5,
     closers="its compiled-in limits: 5 unauthenticated connections per address, 30 in all",
+    processes=("dropbear",),
 )
 TINYSSH = Product(  # its window is fixed in TinySSH (no option)
     name="TinySSH",
@@ -56,6 +61,7 @@ TINYSSH = Product(  # its window is fixed in TinySSH (no option)
     window_option=None,
     sftp=None,
     closers="tcpserver's limit of connections at once (-c, 40)",
+    processes=("tinysshd",),  # tcpserver holds none of its connections: a process each
 )
 # golang.org/x/crypto/ssh: channelWindowSize = 64 * 32 KiB, fixed (no option); Go's own crypto. Its default banner
 # is `SSH-2.0-Go`, which Gitea and others keep.
@@ -67,9 +73,17 @@ GOSSH = Product(
     window_option=None,
     sftp="github.com/pkg/sftp in the Go server",
     closers="no limit of its own (the listen backlog can)",
+    processes=("sshbench-gosshd",),
+    files_per_session=4,
+    files_why="the Go server holds a socket and three pipes per session",
 )
 PRODUCTS = (OPENSSH, DROPBEAR, TINYSSH, GOSSH)
 _BY_NAME = {p.name: p for p in PRODUCTS}
+
+
+def process_names() -> frozenset[str]:
+    """Return the names every known server product's processes run as."""
+    return frozenset(n for p in PRODUCTS for n in p.processes)
 
 
 def by_name(name: str) -> Product | None:

@@ -35,10 +35,9 @@ from sshbench.measure.sessions import AT_ONCE, Holder, Rest, at_rest, holding
 from sshbench.model import Kind, Scenario
 from sshbench.records import MemoryRecord
 from sshbench.samples import SKIPPED, Sample
+from sshbench.targets.servers import registry
 
 FD_MARGIN = 64  # open files a process holds besides its sessions'
-FILES_PER_SESSION = {"gossh": 4, "tinyssh": 1}  # in the busiest process: the Go server's socket and its command's
-# three pipes; tcpserver holds none of its connections (a process each); the driver holds one socket each
 PROCESSES_PER_SESSION = 4  # at most (OpenSSH: monitor, session, command, and sshd-auth while it logs in)
 MEMORY_SHARE = 0.8  # of the memory available: what a step's sessions may take
 
@@ -63,11 +62,12 @@ def _finite(limit: int) -> bool:
 
 def _files(n: int, server: str) -> str | None:
     """Return why n sessions need more open files than one process may have here (None: they fit)."""
-    files, each = resource.getrlimit(resource.RLIMIT_NOFILE)[0], FILES_PER_SESSION.get(server, 1)
+    caps = registry.capabilities(server)
+    files, each = resource.getrlimit(resource.RLIMIT_NOFILE)[0], caps.files_per_session if caps else 1
     need = each * n + FD_MARGIN
     if not _finite(files) or need <= files:
         return None
-    who = "the Go server holds a socket and three pipes per session" if each > 1 else "the driver holds a socket each"
+    who = caps.files_why if caps else "the driver holds a socket each"
     return (
         f"they need about {need} open files in one process ({who}) and this machine allows {files} (ulimit -Hn); "
         f"the largest that fits is {(files - FD_MARGIN) // each} (raise the hard limit as root: ulimit -Hn, or "

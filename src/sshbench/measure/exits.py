@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from sshbench import products
 from sshbench.products import COMMAND, CONNECTION, POST_AUTH, PRE_AUTH
 
 NETLINK_GENERIC = 16
@@ -45,7 +46,7 @@ TIMES = struct.Struct("QQ")  # ac_utime, ac_stime (microseconds) at 152
 RAN = struct.Struct("Q")  # cpu_run_virtual_total: the scheduler's sum_exec_runtime (nanoseconds) at 72
 STATS_LEN = 168
 
-SERVER_NAMES = frozenset({"sshd", "sshd-session", "sshd-auth", "dropbear", "tinysshd", "sshbench-gosshd"})
+SERVER_NAMES = products.process_names()
 
 
 @dataclass(frozen=True)
