@@ -35,7 +35,7 @@ from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.measure.tools import Binaries
 from sshbench.model import IN_PROCESS, Direction, Kind, Scenario, is_aead, is_local
 from sshbench.samples import Sample
-from sshbench.ssh.proc import beside, ssh_client
+from sshbench.ssh.proc import beside
 from sshbench.ssh.scratch import RemoteScratch
 from sshbench.targets.servers import registry
 
@@ -325,7 +325,7 @@ def _estimate(
 def run_clients(job: Job) -> int:
     """Run (or resume) the clients comparison; return the run id."""
     opts = job.opts
-    ssh = ssh_client(opts.ssh)
+    ssh = job.ssh
     found, built = detect_clients(opts.own_as(ClientsOptions).clients, ssh, job.progress)
     specs = tuple(registry.validate(s) if is_local(s) else s for s in (opts.servers or (opts.target,)))
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None

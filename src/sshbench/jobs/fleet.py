@@ -33,7 +33,6 @@ from sshbench.samples import RunStatus, Sample
 from sshbench.ssh import inventory
 from sshbench.ssh.destination import Target
 from sshbench.ssh.discover import client_algorithms
-from sshbench.ssh.proc import ssh_client
 from sshbench.storage.store import Store
 
 # The ciphers `--throughput` measures by default (those the policy allows and the host offers): the usual
@@ -137,7 +136,7 @@ class _HostProgress:
 def run_fleet(job: Job) -> int:
     """Run (or resume) a fleet under the job's policy (`Job.allows`); return the fleet run's id."""
     opts = job.opts
-    ssh = ssh_client(opts.ssh)
+    ssh = job.ssh
     client = client_algorithms(ssh)
     for kind, names in (("kex", opts.kex), ("cipher", opts.ciphers)):
         check_requested(kind, names, client[kind], None)  # a bad name fails before any host is reached

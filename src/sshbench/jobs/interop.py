@@ -35,7 +35,6 @@ from sshbench.jobs.staging import Bench, Staging
 from sshbench.measure.budget import Estimate
 from sshbench.measure.interop import Login, WarmDriver, process_login
 from sshbench.model import IN_PROCESS, Kind, Scenario
-from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 
 DEFAULT_SERVERS = ("local:openssh", "local:dropbear", "local:tinyssh", "local:gossh")
@@ -277,7 +276,7 @@ def _run(job: Job, rec: Recording, soak: _Soak, logins: int) -> bool:
 def run_interop(job: Job) -> int:
     """Run (or resume) the soak; return the run id."""
     opts = job.opts
-    ssh = ssh_client(opts.ssh)
+    ssh = job.ssh
     found, _ = detect_clients(opts.own_as(ClientsOptions).clients, ssh, job.progress)
     specs = tuple(registry.validate(s) for s in (opts.servers or DEFAULT_SERVERS))
     with job.stage(Staging(specs, ssh, workdir="sshbench-interop-", tolerant=True), opts, job.progress) as bench:

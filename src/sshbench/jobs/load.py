@@ -51,7 +51,6 @@ from sshbench.records import StoredScenario
 from sshbench.remedy import Remedy, label
 from sshbench.samples import SKIPPED, Sample
 from sshbench.ssh.destination import common_options
-from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 
 JOIN_WAIT = LOGIN_LIMIT + 5.0  # seconds a stopped step waits for its logins in flight
@@ -356,7 +355,7 @@ def run_load(job: Job) -> int:
         registry.validate(spec)
     if job.resume is None and own.job != "session":
         _check(own, opts.plan.max_time)
-    ssh = ssh_client(opts.ssh)
+    ssh = job.ssh
     staging = Staging((spec,), ssh, workdir="sshbench-load-")
     with job.stage(staging, opts, job.progress) as bench, _watching(is_local(spec)) as watch:
         if own.job == "session":

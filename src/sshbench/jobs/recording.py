@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import StoredScenario
 from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus, Sample
+from sshbench.ssh.proc import ssh_client
 from sshbench.stats import MIN_RANKED
 from sshbench.storage.store import Store
 
@@ -53,6 +55,11 @@ class Job:
     allows: Callable[[str, str], bool] = _allow_all  # the security policy (a fleet times only what it allows)
     started: float = dataclasses.field(default_factory=time.monotonic)  # the --max-time budget counts from here
     stage: Stager = stage  # stages the job's endpoints, link and limits (tests give a fake bench)
+
+    @functools.cached_property
+    def ssh(self) -> str:
+        """Return the OpenSSH client this job runs (`--ssh`, checked, else the system's), resolved once."""
+        return ssh_client(self.opts.ssh)
 
     def elapsed(self) -> float:
         """Return the seconds this job has run (everything it did is inside its --max-time budget)."""

@@ -23,7 +23,6 @@ from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.model import Kind, Scenario, is_local
 from sshbench.records import ServerReport
 from sshbench.samples import Sample
-from sshbench.ssh.proc import ssh_client
 from sshbench.targets.servers import registry
 
 REMOTE_MEMORY = (
@@ -53,7 +52,7 @@ def _reports(
 def run_servers(job: Job) -> int:
     """Run (or resume) the side-by-side comparison; return the run id."""
     opts, progress = job.opts, job.progress
-    ssh = ssh_client(opts.ssh)
+    ssh = job.ssh
     specs = tuple(registry.validate(s) if is_local(s) else s for s in (opts.servers or registry.every()))
     with job.stage(Staging(specs, ssh, tolerant=True), opts, progress) as bench:
         found, reports = _reports(bench, specs, progress)

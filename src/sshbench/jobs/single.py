@@ -11,7 +11,6 @@ from sshbench.measure import budget
 from sshbench.measure.plan import plan_scenarios
 from sshbench.measure.scheduler import Progress, Sampler
 from sshbench.model import Kind, Scenario
-from sshbench.ssh.proc import ssh_client
 from sshbench.targets.limits import ceilings
 
 
@@ -43,7 +42,7 @@ def crypto_ceilings(job: Job, bench: Bench, ciphers: list[str], always: bool = F
 def run_job(job: Job) -> int:
     """Run (or resume) a job against one target; every sample is stored as it is taken. Return the run id."""
     opts = job.opts
-    ssh = ssh_client(opts.ssh)
+    ssh = job.ssh
     with job.stage(Staging((opts.target,), ssh), opts, job.progress) as bench:
         where = bench.only
         disc = bench.discover(where)

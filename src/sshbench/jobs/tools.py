@@ -18,7 +18,7 @@ from sshbench.measure import budget
 from sshbench.measure.plan import check_requested, cipher_mac_pairs
 from sshbench.measure.tools import Binaries, plan_tools
 from sshbench.model import SSH_TOOLS
-from sshbench.ssh.proc import beside, require_binary, run_quick, ssh_client
+from sshbench.ssh.proc import beside, require_binary, run_quick
 from sshbench.ssh.scratch import RemoteScratch
 from sshbench.targets.servers import registry
 
@@ -83,7 +83,7 @@ def choose_pairs(opts: JobOptions, disc: Discovery) -> list[tuple[str, str | Non
 def run_tools(job: Job) -> int:
     """Run (or resume) the file-copy comparison; return the run id."""
     opts = job.opts
-    bins = binaries(ssh_client(opts.ssh))
+    bins = binaries(job.ssh)
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None
     staging = Staging((opts.target,), bins.ssh, workdir="sshbench-client-", tmpfs=shm)
     with job.stage(staging, opts, job.progress) as bench:

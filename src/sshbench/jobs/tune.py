@@ -58,7 +58,6 @@ from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import StoredScenario
 from sshbench.remedy import COMPRESSION, MASTER, ONE_CONNECTION, Remedy, widens
 from sshbench.samples import Sample
-from sshbench.ssh.proc import ssh_client
 
 PATH_BOUNDS = (BoundKind.NETWORK, BoundKind.SSH_WINDOW, BoundKind.TCP_WINDOW)
 CPU_BOUNDS = (BoundKind.CLIENT_CPU, BoundKind.SERVER_CPU, BoundKind.CRYPTO)
@@ -151,7 +150,7 @@ def _defaults_measured(
 def tune_job(job: Job) -> int:
     """Run (or resume) a tune job against one target; every sample is stored as it is taken. Return the run id."""
     opts = job.opts
-    ssh = ssh_client(opts.ssh)
+    ssh = job.ssh
     with job.stage(Staging((opts.target,), ssh), opts, job.progress) as bench:
         where = bench.only
         disc = bench.discover(where)
