@@ -47,7 +47,7 @@ from sshbench.targets.servers import registry
 try:  # the hooks moved to their own module with issue 40: PYTHONPATH=OTHER/src runs this on the package before it
     from sshbench.ssh.hooks import spawned
 except ImportError:
-    from sshbench.ssh.proc import spawned  # type: ignore[attr-defined,no-redef]
+    from sshbench.ssh.proc import spawned  # type: ignore[attr-defined, no-redef]
 
 POLL = 0.005  # seconds between the checker's readings
 TAIL = 2**16  # bytes short of the counter's final value a reading is taken while the payload still flows

@@ -48,7 +48,7 @@ from sshbench.targets.servers import registry
 try:  # the hooks moved to their own module with issue 40: --against runs this script on the package before it
     from sshbench.ssh.hooks import at_exit
 except ImportError:
-    from sshbench.ssh.proc import at_exit  # type: ignore[attr-defined,no-redef]
+    from sshbench.ssh.proc import at_exit  # type: ignore[attr-defined, no-redef]
 
 CONFIGS = [
     ("aes128-gcm@openssh.com", None),

@@ -22,7 +22,7 @@ from sshbench.errors import SshbenchError
 from sshbench.measure.clientside import transfer_problem
 from sshbench.model import IN_PROCESS, Direction, Kind, Scenario
 from sshbench.ssh.destination import Target
-from sshbench.ssh.proc import Finished
+from sshbench.ssh.timed import Finished
 
 GCM, CTR, MAC = "aes128-gcm@openssh.com", "aes128-ctr", "hmac-sha2-256"
 

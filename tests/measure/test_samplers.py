@@ -19,6 +19,7 @@ from sshbench.runkinds import RunKind
 from sshbench.samples import Sample
 from sshbench.ssh.hooks import at_exit
 from sshbench.ssh.proc import run_timed
+from sshbench.ssh.timed import Watching
 
 
 def test_steady_rate_skips_the_start_of_the_stream() -> None:
@@ -144,7 +145,9 @@ def test_the_cpu_a_process_spent_before_its_mark_line_is_read_apart() -> None:
     spin = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"  # CPU before and after the mark
     calls: list[int] = []
     with at_mark(lambda: calls.append(1)):
-        done = run_timed(["sh", "-c", f"{spin}; echo 'Sending command: x' >&2; {spin}"], mark="Sending command:")
+        done = run_timed(
+            ["sh", "-c", f"{spin}; echo 'Sending command: x' >&2; {spin}"], watch=Watching(mark="Sending command:")
+        )
     total = done.cpu_user + done.cpu_system
     assert done.returncode == 0 and calls == [1]
     assert done.cpu_at_mark is not None and 0.2 * total < done.cpu_at_mark < 0.8 * total
@@ -154,11 +157,11 @@ def test_the_cpu_a_process_spent_before_its_mark_line_is_read_apart() -> None:
 def test_dense_probes_start_at_the_mark_and_thin_out_once_the_steady_part_is_under_way() -> None:
     """The I/O counters are read as the mark line arrives (the baseline), every 10 ms until 4 MiB moved, then
     every SPARSE_PROBE seconds: a wake-up is CPU taken from the measured client (issue 40)."""
-    from sshbench.ssh.proc import SPARSE_PROBE, Dense
+    from sshbench.ssh.timed import SPARSE_PROBE, Dense
 
     writes = "for i in $(seq 30); do head -c 262144 /dev/zero; sleep 0.02; done"  # 256 KiB each 20 ms, 0.6 s or more
     argv = ["sh", "-c", f"sleep 0.1; echo 'Sending command: x' >&2; {writes}"]
-    done = run_timed(argv, probe=0.01, mark="Sending command:", dense=Dense(2, 4 * 2**20))
+    done = run_timed(argv, watch=Watching(probe=0.01, mark="Sending command:", dense=Dense(2, 4 * 2**20)))
     mark = next(t for t, text in done.lines if "Sending command" in text)
     assert done.progress[0][0] == mark, (done.progress[0], mark)  # nothing before the mark; the baseline at it
     base = done.progress[0][2]
@@ -221,10 +224,10 @@ def test_a_process_whose_counters_stop_moving_is_stopped_at_the_stall_limit_not_
     """A transfer the server stopped answering (asyncssh with TinySSH) waited out its whole timeout, 34 s a sample;
     with `stall` it is stopped once its I/O counters have not moved for that long, and says so."""
     quiet = [sys.executable, "-c", "import sys, time; sys.stdout.write('x' * 1000); sys.stdout.flush(); time.sleep(30)"]
-    done = run_timed(quiet, timeout=20, probe=0.01, stall=0.5)
+    done = run_timed(quiet, timeout=20, watch=Watching(probe=0.01, stall=0.5))
     assert done.stalled == 0.5 and done.timed_out and done.wall < 10, (done.stalled, done.wall)
     busy = "import time\nfor _ in range(30):\n    open('/dev/null', 'w').write('x' * 4096); time.sleep(0.05)"
-    done = run_timed([sys.executable, "-c", busy], timeout=20, probe=0.01, stall=0.5)
+    done = run_timed([sys.executable, "-c", busy], timeout=20, watch=Watching(probe=0.01, stall=0.5))
     assert done.returncode == 0 and done.stalled is None and not done.timed_out and done.wall > 1.4
 
 
@@ -245,7 +248,7 @@ def test_ticks_ride_on_run_timed_wake_ups_from_the_mark_until_stderr_closes() ->
     once stderr is found closed (issue 40): past its mark a dense run's stderr wakes nothing, it is read at sparse
     probes (the first after its end finds it) and at the exit. Dense probes begin `after` seconds past the mark."""
     from sshbench.ssh.hooks import ticking
-    from sshbench.ssh.proc import SPARSE_PROBE, Dense
+    from sshbench.ssh.timed import SPARSE_PROBE, Dense
 
     writes = "for i in $(seq 40); do head -c 131072 /dev/zero; sleep 0.02; done"  # 128 KiB each 20 ms, 0.8 s or more
     argv = ["sh", "-c", f"sleep 0.05; echo 'Sending command: x' >&2; {writes}; exec 2>&-; sleep 0.3"]
@@ -256,7 +259,7 @@ def test_ticks_ride_on_run_timed_wake_ups_from_the_mark_until_stderr_closes() ->
         return SPARSE_PROBE
 
     with ticking(tick):
-        done = run_timed(argv, probe=0.01, mark="Sending command:", dense=Dense(2, 2**20, after=0.05))
+        done = run_timed(argv, watch=Watching(probe=0.01, mark="Sending command:", dense=Dense(2, 2**20, after=0.05)))
     mark = next(t for t, text in done.lines if "Sending command" in text)
     first_probe = done.progress[1][0]
     assert first_probe - mark >= 0.05 * 0.9, (mark, done.progress[:3])
@@ -275,14 +278,16 @@ def test_a_dense_runs_stderr_past_its_mark_is_read_without_waking_and_kept_to_it
     """Past its mark a dense run's stderr wakes nothing (ssh's second mark line, µs after the first, cost a wake-up
     of its own): what follows is read at its probes and at the exit, and where a child still holds the pipe, until
     its end; a command that says more than a pipe holds does not stall the transfer (issue 40)."""
-    from sshbench.ssh.proc import Dense
+    from sshbench.ssh.timed import Dense
 
     script = "echo 'Sending command: x' >&2; echo second >&2; head -c 4194304 /dev/zero; (sleep 0.3; echo late >&2) &"
-    done = run_timed(["sh", "-c", script], probe=0.01, mark="Sending command:", dense=Dense(2, 2**20))
+    done = run_timed(["sh", "-c", script], watch=Watching(probe=0.01, mark="Sending command:", dense=Dense(2, 2**20)))
     assert done.returncode == 0 and done.texts[:2] == ["Sending command: x", "second"], done.texts
     assert done.texts[-1] == "late" and done.lines[-1][0] >= done.ended + 0.2, (done.lines, done.ended)
     chatty = "echo 'Sending command: x' >&2; head -c 300000 /dev/zero | tr '\\0' x >&2; head -c 4194304 /dev/zero"
-    done = run_timed(["sh", "-c", chatty], probe=0.01, mark="Sending command:", dense=Dense(2, 2**20), timeout=20)
+    done = run_timed(
+        ["sh", "-c", chatty], timeout=20, watch=Watching(probe=0.01, mark="Sending command:", dense=Dense(2, 2**20))
+    )
     assert done.returncode == 0 and not done.timed_out and len(done.texts[-1]) == 300000  # more than a pipe holds
 
 
@@ -291,14 +296,14 @@ def test_a_transfer_long_enough_ticks_from_its_steady_part_not_its_mark() -> Non
     part under way, told first (`at_steady`): no reading at the mark, whose wake-up then does no more than time the
     login's end (issue 40)."""
     from sshbench.ssh.hooks import at_steady, ticking
-    from sshbench.ssh.proc import SPARSE_PROBE, Dense
+    from sshbench.ssh.timed import SPARSE_PROBE, Dense
 
     writes = "for i in $(seq 30); do head -c 131072 /dev/zero; sleep 0.02; done"
     argv = ["sh", "-c", f"sleep 0.05; echo 'Sending command: x' >&2; {writes}; exec 2>&-; sleep 0.2"]
     calls: list[tuple[str, float]] = []
     told = at_steady(lambda: calls.append(("steady", time.perf_counter())))
     with told, ticking(lambda: calls.append(("tick", time.perf_counter())) or SPARSE_PROBE):
-        done = run_timed(argv, probe=0.01, mark="Sending command:", dense=Dense(2, 2**20, 0.05, True))
+        done = run_timed(argv, watch=Watching(probe=0.01, mark="Sending command:", dense=Dense(2, 2**20, 0.05, True)))
     mark = next(t for t, text in done.lines if "Sending command" in text)
     steady = next(p[0] for p in done.progress if p[2] - done.progress[0][2] >= 2**20)
     assert calls[0][0] == "steady" and calls[1][0] == "tick", calls  # told first, then read

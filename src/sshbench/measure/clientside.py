@@ -34,9 +34,10 @@ from sshbench.measure.tools import Binaries, ToolSampler
 from sshbench.model import IN_PROCESS, Direction, Scenario
 from sshbench.samples import Sample
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
-from sshbench.ssh.proc import Finished, run_timed
+from sshbench.ssh.proc import run_timed
 from sshbench.ssh.scratch import RemoteScratch
 from sshbench.ssh.text import first_time, ssh_failure
+from sshbench.ssh.timed import Finished, Watching
 
 READY = "sshbench-driver: ready"
 _TOOK = re.compile(r"sshbench-driver: connection (\d+) took ([0-9.]+)")
@@ -120,7 +121,12 @@ class ClientTransfers(ThroughputSampler):
         timeout = float(30 + size // MB)  # a library at 1 MB/s still finishes
         if down:
             argv = launch.argv(sc, "exec", self.payload.download_command(size))
-            done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=launch.mark, env=launch.env, stall=STALL)
+            done = run_timed(
+                argv,
+                timeout=timeout,
+                env=launch.env,
+                watch=Watching(probe=PROBE_INTERVAL, mark=launch.mark, stall=STALL),
+            )
         else:
             with open(self.payload.upload_source(size), "rb") as source:
                 argv = launch.argv(sc, "exec", upload_command(size, True))
@@ -129,10 +135,8 @@ class ClientTransfers(ThroughputSampler):
                     stdin=source,
                     capture_stdout=True,
                     timeout=timeout,
-                    probe=PROBE_INTERVAL,
-                    mark=launch.mark,
                     env=launch.env,
-                    stall=STALL,
+                    watch=Watching(probe=PROBE_INTERVAL, mark=launch.mark, stall=STALL),
                 )
         why = transfer_problem(done, down, size, timeout)
         if why is not None:

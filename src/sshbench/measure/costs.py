@@ -23,7 +23,7 @@ from sshbench.measure.scheduler import Sampler
 from sshbench.model import Scenario
 from sshbench.samples import Sample
 from sshbench.ssh.hooks import at_mark, spawned, ticking
-from sshbench.ssh.proc import SPARSE_PROBE
+from sshbench.ssh.timed import SPARSE_PROBE
 
 
 class ServerView(Protocol):

@@ -47,7 +47,7 @@ from sshbench.payloads import Payload
 from sshbench.remedy import COMPRESSION
 from sshbench.samples import Sample, WireCount
 from sshbench.ssh.destination import LOGIN_TIMEOUT, SENT, Target, transfer_mark
-from sshbench.ssh.proc import Dense, Finished, run_timed
+from sshbench.ssh.proc import run_timed
 from sshbench.ssh.scratch import remote_scratch
 from sshbench.ssh.text import (
     HOST_KEY_FAILED,
@@ -59,6 +59,7 @@ from sshbench.ssh.text import (
     ssh_failure,
     ssh_failure_reason,
 )
+from sshbench.ssh.timed import Dense, Finished, Watching
 
 COMMAND_MARKER = SENT
 PROBE_INTERVAL = 0.01
@@ -189,13 +190,19 @@ def throughput_sample(
     dense = Dense(column, steady_threshold(size) + DENSE_MARGIN, first_probe, first_probe >= LATE_PROBES)
     if scenario.direction is Direction.DOWN:
         argv = target.argv(ssh, scenario.ssh_options(), command(payload.download_command(size)), marks_only=True)
-        done = run_timed(argv, timeout=timeout, probe=PROBE_INTERVAL, mark=transfer_mark(ssh), dense=dense)
+        done = run_timed(
+            argv, timeout=timeout, watch=Watching(probe=PROBE_INTERVAL, mark=transfer_mark(ssh), dense=dense)
+        )
     else:
         with open(payload.upload_source(size), "rb") as source:
             argv = target.argv(ssh, scenario.ssh_options(), command(upload_command(size, True)), marks_only=True)
             mark = transfer_mark(ssh)
             done = run_timed(
-                argv, stdin=source, capture_stdout=True, timeout=timeout, probe=PROBE_INTERVAL, mark=mark, dense=dense
+                argv,
+                stdin=source,
+                capture_stdout=True,
+                timeout=timeout,
+                watch=Watching(probe=PROBE_INTERVAL, mark=mark, dense=dense),
             )
     problem = _transfer_problem(done, scenario.direction, size, scenario.remedy == COMPRESSION)
     if problem:

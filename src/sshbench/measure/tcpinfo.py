@@ -32,7 +32,7 @@ from sshbench.measure.sockdiag import (
     tuple_request,
 )
 from sshbench.measure.tcpseries import Reading, Series
-from sshbench.ssh.proc import SPARSE_PROBE
+from sshbench.ssh.timed import SPARSE_PROBE
 
 POLL_SECONDS = 0.1  # between a dumping thread's polls
 TICK_SECONDS = SPARSE_PROBE  # between readings of a borrowed socket: those of run_timed's probes, sharing wake-ups

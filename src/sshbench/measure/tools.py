@@ -34,9 +34,10 @@ from sshbench.model import LEGACY_SCP, PLAIN_TOOLS, SOCAT_BLOCK, Direction, Kind
 from sshbench.payloads import Payload
 from sshbench.samples import Sample
 from sshbench.ssh.destination import COMMON_OPTIONS, Target
-from sshbench.ssh.proc import Finished, run_timed
+from sshbench.ssh.proc import run_timed
 from sshbench.ssh.scratch import RemoteScratch
 from sshbench.ssh.text import ssh_failure_reason
+from sshbench.ssh.timed import Finished, Watching
 
 PROBE = 0.01
 MB = 1_000_000
@@ -186,11 +187,13 @@ class ToolSampler:
         if inbox is None:  # an upload to a remote host; column 1: the tool's reads of the file
             assert isinstance(self.remote, RemoteScratch)
             argv = self.command(sc, source, self.remote.inbox, self.local)
-            done = run_timed(argv, timeout=timeout, probe=PROBE, mark=self.mark)
+            done = run_timed(argv, timeout=timeout, watch=Watching(probe=PROBE, mark=self.mark))
             end, got = done.ended, self.remote.take_upload()
         else:  # column 1: the bytes arrived
             argv = self.command(sc, source, str(inbox / "file"), self.local)
-            done = run_timed(argv, timeout=timeout, probe=PROBE, arrived=lambda: _dir_bytes(inbox), mark=self.mark)
+            done = run_timed(
+                argv, timeout=timeout, watch=Watching(probe=PROBE, arrived=lambda: _dir_bytes(inbox), mark=self.mark)
+            )
             end = self.finished(done, inbox, size)
             got = _dir_bytes(inbox)
         why = _problem(done, got, size)

@@ -12,60 +12,16 @@ import select
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import IO
 
 from sshbench import hints
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh import hooks
 from sshbench.ssh.counters import LineSplitter, cpu_so_far, kill, null_fd, open_io, poller, read_io, read_waiting, reap
+from sshbench.ssh.timed import QUIET, SPARSE_PROBE, Clock, Finished, Watching
 
-Clock = Callable[[], float]
 STDOUT_CAP = 1 << 16  # upload verification output is one short line; keep at most this much
-SPARSE_PROBE = 0.25  # seconds between I/O counter probes once a `dense` run has what a steady rate needs
-
-
-@dataclass(frozen=True)
-class Finished:
-    """What a finished process did: exit code, timestamped stderr lines, a little stdout, CPU."""
-
-    argv: tuple[str, ...]
-    returncode: int
-    started: float
-    ended: float
-    lines: tuple[tuple[float, str], ...]
-    stdout: bytes
-    cpu_user: float
-    cpu_system: float
-    timed_out: bool = False
-    progress: tuple[tuple[float, int, int], ...] = ()  # (time, bytes read, bytes written) from /proc/PID/io
-    stalled: float | None = None  # stopped after this many seconds in which its I/O counters did not move
-    cpu_at_mark: float | None = None  # CPU seconds the process had used when its `mark` line arrived
-    marked: float | None = None  # when its `mark` line arrived
-
-    @property
-    def wall(self) -> float:
-        """Return seconds from spawn to exit."""
-        return self.ended - self.started
-
-    @property
-    def texts(self) -> list[str]:
-        """Return the stderr lines without their timestamps."""
-        return [text for _, text in self.lines]
-
-
-@dataclass(frozen=True)
-class Dense:
-    """Where a transfer's I/O counters are probed densely: from `after` seconds past the mark (the baseline is read
-    at the mark itself), every `probe` seconds until `column` (1 rchar, 2 wchar) has moved `nbytes` since, then
-    every SPARSE_PROBE seconds. `from_steady`: the `ticking` calls begin at that probe, not at the mark (a transfer
-    long enough that it comes well before the exit)."""
-
-    column: int
-    nbytes: int
-    after: float = 0.0
-    from_steady: bool = False
 
 
 def require_binary(name: str, package: str) -> str:
@@ -129,13 +85,10 @@ def run_timed(
     timeout: float = 600.0,
     env: dict[str, str] | None = None,
     clock: Clock = time.perf_counter,
-    probe: float | None = None,
-    arrived: Callable[[], int] | None = None,
-    mark: str | None = None,
-    stall: float | None = None,
-    dense: Dense | None = None,
+    watch: Watching = QUIET,
 ) -> Finished:
-    """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most).
+    """Run argv to completion; stdout goes to /dev/null unless captured (a few bytes at most); `watch` says what is
+    read while it runs (its fields, below).
 
     probe: every `probe` seconds, and once at exit, read the process's I/O counters (/proc/PID/io rchar, wchar) so
     that a transfer's progress over time is known without touching its data; with `arrived`, record what it returns
@@ -159,8 +112,8 @@ def run_timed(
         for place in hooks.placers:
             place(proc.pid)
         for tell in hooks.starts:
-            tell(proc.pid, mark is not None)
-        return _collect(proc, tuple(argv), started, timeout, clock, probe, arrived, mark, stall, dense)
+            tell(proc.pid, watch.mark is not None)
+        return _collect(proc, tuple(argv), started, timeout, clock, watch)
     except BaseException:
         kill(proc)
         raise
@@ -173,15 +126,12 @@ class _Watch:
         self,
         proc: subprocess.Popen[bytes],
         clock: Clock,
-        probe: float | None,
-        arrived: Callable[[], int] | None,
-        mark: str | None = None,
-        stall: float | None = None,
-        dense: Dense | None = None,
+        watching: Watching,
     ) -> None:
         assert proc.stderr is not None
-        self.proc, self.clock, self.probe, self.arrived, self.mark = proc, clock, probe, arrived, mark
-        self.stall, self.stalled = stall, False
+        probe, mark, dense = watching.probe, watching.mark, watching.dense
+        self.proc, self.clock, self.probe, self.arrived, self.mark = proc, clock, probe, watching.arrived, mark
+        self.stall, self.stalled = watching.stall, False
         self.dense, self.base = dense, 0  # probes from the mark on, sparse once enough moved since the `base`
         self.next_probe = math.inf if dense is not None and mark is not None else 0.0  # inf: from the mark on
         self.sparse = False  # a `dense` run's probes have what the steady rate needs: they may ride on a tick
@@ -195,9 +145,9 @@ class _Watch:
         self.quiet: int | None = None  # stderr not waited on (`_hush`): the lines past a mark need no wake-up
         self.ticks: dict[hooks.Tick, tuple[float, float]] = {}  # each `ticking` call's next instant, how early
         self.pidfd = os.pidfd_open(proc.pid)
-        self.io_fd = open_io(proc.pid) if probe is not None and arrived is None else None
+        self.io_fd = open_io(proc.pid) if probe is not None and watching.arrived is None else None
         self.sched_fd = open_io(proc.pid, "schedstat") if mark is not None else None  # read at the mark
-        self.probing = probe is not None and (self.io_fd is not None or arrived is not None)
+        self.probing = probe is not None and (self.io_fd is not None or self.arrived is not None)
         self.poller = poller()
         self.fds = {proc.stderr.fileno(): "err", self.pidfd: "exit"}
         if proc.stdout is not None:
@@ -371,14 +321,10 @@ def _collect(
     started: float,
     timeout: float,
     clock: Clock,
-    probe: float | None = None,
-    arrived: Callable[[], int] | None = None,
-    mark: str | None = None,
-    stall: float | None = None,
-    dense: Dense | None = None,
+    watching: Watching,
 ) -> Finished:
     """Read stderr/stdout until the process exits; the exit instant comes from its pidfd."""
-    watch = _Watch(proc, clock, probe, arrived, mark, stall, dense)
+    watch = _Watch(proc, clock, watching)
     watch.run(started + timeout)
     cpu_user, cpu_system = reap(proc)
     end = watch.ended if watch.ended is not None else clock()
