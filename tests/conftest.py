@@ -51,8 +51,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     phase = config.getoption("--phase")
     if phase == "all":
         return
-    keep = [i for i in items if (i.get_closest_marker("alone") is not None) is (phase == "alone")]
-    dropped = [i for i in items if i not in keep]
+    keep, dropped = [], []
+    for item in items:
+        (keep if (item.get_closest_marker("alone") is not None) is (phase == "alone") else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep

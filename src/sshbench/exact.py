@@ -1,10 +1,11 @@
-"""The field's numerics, from SciPy, each imported inside the function that needs it (so that `sshbench --help` and
-the commands that never decide or bound anything do not load SciPy; `scipy.special`'s distribution functions where
-they serve, as `scipy.stats` takes twice as long to import): Student's t for the racing tests on
-paired log ratios (measure/racing.py) and the sweep's intervals, the exact (Clopper-Pearson) interval of a proportion
-for a failure rate's bound (`interop`, `load`) and a burst's drops, and Fisher's exact test of two proportions.
-Tested against published tables and hand-computed values (tests/ground/test_exact.py,
-tests/analyse/test_interop_bounds.py, tests/analyse/test_load_steps.py).
+"""The field's numerics, from SciPy, each imported inside the function that needs it, so that `sshbench --help` and
+the commands that never decide or bound anything do not load SciPy (`scipy.special`'s distribution functions where
+they serve: `scipy.stats` takes three times as long to import, docs/BENCHMARKS.md, bench_numerics.py).
+
+Student's t for the racing tests on paired log ratios (measure/racing.py) and the sweep's intervals, the exact
+(Clopper-Pearson) interval of a proportion for a failure rate's bound (`interop`, `load`) and a burst's drops, and
+Fisher's exact test of two proportions. Tested against published tables and hand-computed values
+(tests/ground/test_exact.py, tests/analyse/test_interop_bounds.py, tests/analyse/test_load_steps.py).
 """
 
 from __future__ import annotations
