@@ -28,7 +28,7 @@ for i in $ids; do
 done
 one rep-all report "${D[@]}" -o rep-all.html
 both cmp-pool compare 1,3 2,4 "${D[@]}"; both cmp-fail compare 1 last "${D[@]}" --fail-if slower:5%
-for c in "" run algos latency throughput sweep servers tools tune clients fleet history show export report compare recommend import completion; do
+for c in "" run algos latency throughput sweep servers tools tune clients interop load fleet history show export report compare recommend import completion; do
   both help-${c:-root} $c --help
 done
 sb completion bash > completion.bash

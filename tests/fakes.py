@@ -274,7 +274,7 @@ def add_sessions_run(path: Path) -> int:
     """Store a `load --job session` run of steps 1, 10 and 100 (OpenSSH-like: 1.5 MiB a session and a `cat` of 0.1
     MiB) in the database at `path`; return its id."""
     store = Store(path)
-    opts = JobOptions(command=RunKind.LOAD, own=LoadOptions(job="session", generator="go", sessions=(1, 10, 100)))
+    opts = JobOptions(command=RunKind.SESSIONS, own=LoadOptions(job="session", generator="go", sessions=(1, 10, 100)))
     embedded = EmbeddedInfo("openssh", "OpenSSH", (), None, None)
     run = store.create_run(opts, "local:openssh", dataclasses.replace(ENVIRONMENT, embedded=embedded))
     memory = [MemoryRecord("openssh", "idle", "listener", 1, 0, 12 << 20, 6 << 20)]

@@ -82,6 +82,11 @@ class LoadOptions:
     start_at: float | None = None  # steps start at agreed instants (Unix seconds) from here, one generator of several
     generators: int = 1  # the generators whose logins a run holds (`import --merge` of several hosts' runs)
 
+    @property
+    def sends(self) -> bool:
+        """Return True for an exec job (bytes up and down), False for a login (`true`) or a session held."""
+        return self.job == "exec"
+
 
 DEFAULT_POLICY = "modern"  # the security policy of every command that takes --policy
 DEFAULT_ROUNDS, DEFAULT_MAX_ROUNDS = 8, 20  # --rounds and --max-rounds of the measuring commands
@@ -153,7 +158,10 @@ class JobOptions:
     def from_dict(cls, data: Mapping[str, Any], command: str | None = None) -> JobOptions:
         """Rebuild options stored with `to_dict`; fields a run did not store take their defaults."""
         fields = _known(cls, data, exclude=("own",))
-        fields["command"] = kind = RunKind(command or fields.get("command", RunKind.RUN))
+        kind = RunKind(command or fields.get("command", RunKind.RUN))
+        if kind is RunKind.LOAD:  # before schema 12, bursts and sessions held were stored as `load` runs
+            kind = load_kind(LoadOptions(**_known(LoadOptions, data)))
+        fields["command"] = kind
         fields["plan"] = Plan.from_dict(fields.get("plan") or {})
         if "directions" in fields:
             fields["directions"] = tuple(Direction(d) for d in fields["directions"])
@@ -164,6 +172,17 @@ class JobOptions:
         else:
             fields["own"] = _carried(data)
         return cls(**fields)
+
+
+SESSION = "session"  # LoadOptions.job of sessions held (`--job session`)
+
+
+def load_kind(own: LoadOptions) -> RunKind:
+    """Return the kind of run `load` makes with these options: bursts, sessions held, or rate steps (login or
+    exec); a `load` run stored before schema 12 is read as the kind it would be today."""
+    if own.burst:
+        return RunKind.BURSTS
+    return RunKind.SESSIONS if own.job == SESSION else RunKind.LOAD
 
 
 def _carried(data: Mapping[str, Any]) -> Own | None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
-from sshbench.samples import SKIPPED
+from sshbench.samples import SKIPPED, Sample
 
 IDLE = "idle"  # the state of a sessions run's memory snapshot taken before the first session
+BURST = "burst"  # the phase a burst's login carries: which burst of its setting it belonged to (1, 2, ...)
 
 # How a failed login the server's log explains is stored: `dropped by the server ...{LOGGED}<line>{SAID}<words>`.
 LOGGED, SAID = ", said its log: ", "; the client said: "
@@ -31,3 +32,8 @@ def before_banner(words: str) -> bool:
     """Return True for a client's words that say the connection was closed before the server's banner."""
     low = words.lower()
     return any(w.lower() in low for w in BEFORE_BANNER)
+
+
+def burst_of(s: Sample) -> int:
+    """Return the burst a login belonged to (its `burst` phase; 0 for a step's login)."""
+    return int(dict(s.phases).get(BURST, 0))

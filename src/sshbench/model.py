@@ -17,7 +17,7 @@ from typing import Any
 
 from sshbench.clienttypes import known
 from sshbench.loadsteps import StepKey
-from sshbench.remedy import COMPRESSION, Remedy, label
+from sshbench.remedy import Remedy, label, ssh_options
 from sshbench.units import UNITS, format_value
 
 SSH_TOOLS = ("scp", "sftp", "rsync")  # `tools`: copies over ssh
@@ -287,8 +287,7 @@ class Scenario:
             "HostKeyAlgorithms": self.hostkey,
             "Ciphers": self.cipher,
             "MACs": self.mac,
-            "Compression": "yes" if self.remedy == COMPRESSION else None,
-        }
+        } | ssh_options(self.remedy)
         return [arg for opt, v in pinned.items() if v is not None for arg in ("-o", f"{opt}={v}")]
 
     def to_dict(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from sshbench.model import Scenario, is_local
 from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus, Sample, not_measurable
 
-SCHEMA_VERSION = 11  # of the stored data: the SQLite schema (its history is in storage/schema.py) and --json documents
+SCHEMA_VERSION = 12  # of the stored data: the SQLite schema (its history is in storage/schema.py) and --json documents
 
 
 @dataclass(frozen=True)

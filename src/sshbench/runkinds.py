@@ -10,6 +10,7 @@ ground knows every layer's entry points without importing a layer above it; `ent
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import importlib
 from collections.abc import Callable
@@ -32,6 +33,8 @@ class RunKind(enum.StrEnum):
     CLIENTS = "clients"
     INTEROP = "interop"
     LOAD = "load"
+    BURSTS = "bursts"
+    SESSIONS = "sessions"
 
     @property
     def row(self) -> KindRow:
@@ -93,6 +96,10 @@ class KindRow:
     counts_failures: bool = False  # a failed sample is data, not a sample to take again (an interop soak's login)
     failed_in: str = "pairs"  # what its rows are called when logins failed in them (exit 12)
     failed_fix: str = "each failing pair is listed above with the client's words and the command that reproduces it"
+    across: str = ""  # (its runs in one report, two or more) -> list[Figure]: charts comparing them
+    merges: bool = False  # `import --merge` joins its runs of several generator hosts (their steps started together)
+    hosts: bool = False  # may load a host of the user's (`load HOST --max-rate N`), not only an embedded server
+    listener_cpu: bool = False  # without a cgroup, the server's CPU is its listener's and reaped children's (/proc)
 
     @property
     def judged(self) -> bool:
@@ -103,6 +110,26 @@ class KindRow:
 NOT_JUDGED = (
     "What bounds each client's rate is not judged: a library's rate is mostly its own work (its CPU s/GiB), "
     "which the bounds do not model."
+)
+LOAD_ROW = KindRow(  # `load`: rate steps (login or exec); bursts and sessions held are rows made from it
+    job="sshbench.jobs.load:run_load",
+    printer="sshbench.render.load:print_load_run",
+    document="sshbench.render.load:load_document",
+    figures="sshbench.render.loadcharts:load_figures",
+    own_charts_only=True,
+    options="sshbench.joboptions:LoadOptions",
+    recommends=False,
+    fastest=False,
+    bounds="What bounds a login under load is said with the knee: a limit the server's log named, the server's "
+    "CPU, or the generator.",
+    shell_csv=False,
+    counts_failures=True,
+    failed_in="rows (steps or burst settings)",
+    failed_fix="the causes are listed above, from the server's log where it names them (a login failing under "
+    "load is a result: the exit status says that some did)",
+    merges=True,
+    hosts=True,
+    listener_cpu=True,
 )
 ROWS: dict[RunKind, KindRow] = {
     RunKind.RUN: KindRow(),
@@ -172,22 +199,27 @@ ROWS: dict[RunKind, KindRow] = {
         shell_csv=False,
         counts_failures=True,
     ),
-    RunKind.LOAD: KindRow(
-        job="sshbench.jobs.load:run_load",
-        printer="sshbench.render.load:print_load_run",
-        document="sshbench.render.load:load_document",
-        figures="sshbench.render.loadcharts:load_figures",
-        own_charts_only=True,
-        options="sshbench.joboptions:LoadOptions",
-        recommends=False,
-        fastest=False,
-        bounds="What bounds a login under load is said with the knee: a limit the server's log named, the server's "
-        "CPU, or the generator.",
-        shell_csv=False,
-        counts_failures=True,
-        failed_in="rows (steps or burst settings)",
-        failed_fix="the causes are listed above, from the server's log where it names them (a login failing under "
-        "load is a result: the exit status says that some did)",
+    RunKind.LOAD: LOAD_ROW,
+    RunKind.BURSTS: dataclasses.replace(
+        LOAD_ROW,
+        job="sshbench.jobs.bursts:run_bursts",
+        printer="sshbench.render.bursts:print_bursts_run",
+        document="sshbench.render.bursts:bursts_document",
+        figures="sshbench.render.loadcharts:burst_figures",
+        resumed_by=RunKind.LOAD,
+        merges=False,
+        hosts=False,
+    ),
+    RunKind.SESSIONS: dataclasses.replace(
+        LOAD_ROW,
+        job="sshbench.jobs.sessions:run_sessions",
+        printer="sshbench.render.sessions:print_sessions_run",
+        document="sshbench.render.sessions:sessions_document",
+        figures="sshbench.render.loadcharts:session_figures",
+        across="sshbench.render.loadcharts:sessions_across",
+        resumed_by=RunKind.LOAD,
+        merges=False,
+        hosts=False,
     ),
 }
 

@@ -64,10 +64,14 @@ def test_run_kinds() -> None:
         RunKind.CLIENTS,
         RunKind.INTEROP,
         RunKind.LOAD,
+        RunKind.BURSTS,
+        RunKind.SESSIONS,
     ]
     assert [k for k in RunKind if not k.recommends] == not_recommending
     kinds = {"run", "latency", "throughput", "sweep", "servers", "fleet", "tools", "tune", "clients", "interop", "load"}
-    assert [k for k in RunKind if k.row.counts_failures] == [RunKind.INTEROP, RunKind.LOAD]  # a failed login is data
+    failures_are_data = [RunKind.INTEROP, RunKind.LOAD, RunKind.BURSTS, RunKind.SESSIONS]  # a failed login is data
+    assert [k for k in RunKind if k.row.counts_failures] == failures_are_data
+    assert [k for k in RunKind if k.row.merges] == [RunKind.LOAD]  # import --merge: rate steps only
     assert {k.resume_command for k in RunKind} == kinds
     assert RunKind.LATENCY.resume_command == "latency" and RunKind.ALGOS.resume_command == "run"
     assert RunKind.SWEEP.sweep
@@ -175,8 +179,8 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
         JobOptions(RunKind.RUN),
         JobOptions(RunKind.RUN, own=FleetOptions(inventory="hosts.ini")),  # a fleet's host run carries the fleet's
         JobOptions(RunKind.LOAD, own=LoadOptions((10.0, 20.0), "poisson", 5.0, "openssh", 4, 0.5)),
-        JobOptions(RunKind.LOAD, own=LoadOptions((), burst=60, repeats=7, server_options=("MaxStartups=10:30:60",))),
-        JobOptions(RunKind.LOAD, own=LoadOptions((), job="session", sessions=(1, 10, 100))),
+        JobOptions(RunKind.BURSTS, own=LoadOptions((), burst=60, repeats=7, server_options=("MaxStartups=10:30:60",))),
+        JobOptions(RunKind.SESSIONS, own=LoadOptions((), job="session", sessions=(1, 10, 100))),
         JobOptions(RunKind.LOAD, own=LoadOptions((10.0,), start_at=1796220000.0, generators=2)),
     ],
 )
@@ -187,7 +191,24 @@ def test_a_commands_own_options_are_stored_flat_where_runs_always_stored_them(op
     assert back.own_as(FleetOptions) == opts.own_as(FleetOptions) and back.ssh == opts.ssh
     assert back.own_as(ToolsOptions) == opts.own_as(ToolsOptions)
     assert back.own_as(ClientsOptions) == opts.own_as(ClientsOptions)
-    assert back.own_as(LoadOptions) == opts.own_as(LoadOptions)
+    assert back.own_as(LoadOptions) == opts.own_as(LoadOptions) and back.command is opts.command
+
+
+@pytest.mark.parametrize(
+    ("own", "kind"),
+    [
+        (LoadOptions((10.0,)), RunKind.LOAD),
+        (LoadOptions((10.0,), job="exec", up=1024, down=1024), RunKind.LOAD),
+        (LoadOptions((), burst=60), RunKind.BURSTS),
+        (LoadOptions((), job="session", sessions=(1, 10)), RunKind.SESSIONS),
+    ],
+)
+def test_a_load_run_stored_before_schema_12_reads_as_the_kind_it_is_today(own: LoadOptions, kind: RunKind) -> None:
+    stored = JobOptions(RunKind.LOAD, own=own).to_dict()  # bursts and sessions were `load` runs, so stored
+    assert stored["command"] == "load"
+    back = JobOptions.from_dict(stored, "load")
+    assert back.command is kind and back.own_as(LoadOptions) == own
+    assert back.command.resume_command == "load"  # `load --resume` finishes all three
 
 
 @given(

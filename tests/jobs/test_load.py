@@ -91,7 +91,7 @@ def test_a_burst_past_maxstartups_is_dropped_and_named_from_the_servers_log(
     done = sshbench(cli_env, "load", *args, "--json")
     assert done.returncode == ExitCode.LOGINS_FAILED, done.stderr
     assert "failed in 1 of 2 rows (steps or burst settings)" in done.stderr and "Fix: the causes are" in done.stderr
-    doc = json.loads(done.stdout)["load"]
+    doc = json.loads(done.stdout)["bursts"]
     started, limited = doc["settings"]
     assert started["server_options"] is None and (started["bursts"], started["connections"]) == (5, 100)
     assert started["dropped"] == 0 and started["dropped_interval"][1] < 0.04, started  # 0 of 100: a result

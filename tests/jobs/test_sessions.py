@@ -37,7 +37,7 @@ def test_tinyssh_holds_past_tcpservers_default_limit_and_a_step_past_the_open_fi
     )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    one, many, past = doc["load"]["held"]
+    one, many, past = doc["sessions"]["held"]
     assert (one["held"], many["held"], many["opened"], many["failed"]) == (1, 45, 44, 0), many
     assert many["processes_by_role"] == {"session": 45, "command": 45}, many  # tinysshd and `cat` per session
     assert 0 < many["pss_per_session"] < 8 * 2**20 and many["rss_per_session"] > many["pss_per_session"], many

@@ -171,7 +171,7 @@ def test_connections_paste_the_best_master_and_the_best_kex_a_transfer_only_its_
     found = tune.findings(_run(), [stored_values(sc, v) for sc, v in values.items()])
     (login,) = found
     assert login.copy.scenario == fresh and all(r.helps for r in login.remedies)
-    assert tune.paste(found)["ssh_config"] == [*tune.MASTER_LINES, "KexAlgorithms curve25519-sha256"]
+    assert tune.paste(found)["ssh_config"] == [*MASTER.row.paste, "KexAlgorithms curve25519-sha256"]
 
 
 def test_a_gain_within_the_margin_is_measured_and_shown_but_not_pasted() -> None:

@@ -15,7 +15,7 @@ from hdrh.histogram import HdrHistogram
 
 from sshbench.environment import Environment
 from sshbench.exact import interval, upper_bound
-from sshbench.loadwords import DIED, HALTED, HOST_CLOSERS, LOGGED, SOURCE, before_banner
+from sshbench.loadwords import DIED, HALTED, HOST_CLOSERS, LOGGED, SOURCE, before_banner, burst_of
 from sshbench.products import LOST, ROLE_PHASE, ROLES
 from sshbench.records import StoredScenario
 from sshbench.samples import Sample
@@ -33,11 +33,6 @@ def cause(error: str | None) -> str:
     if LOGGED in words:
         return f"{words.split(LOGGED, 1)[0]}{FROM_LOG}"
     return SOURCE.sub("SOURCE->", words)
-
-
-def burst_of(s: Sample) -> int:
-    """Return the burst a login belonged to (its `burst` phase; 0 for a step's login)."""
-    return int(dict(s.phases).get("burst", 0))
 
 
 def intended(s: Sample) -> float:

@@ -15,10 +15,9 @@ from sshbench.environment import Environment
 from sshbench.model import BoundKind
 from sshbench.ratios import MIN_PAIRS, Verdict, judge, settled, worth_a_change
 from sshbench.records import RunRecord, StoredScenario
-from sshbench.remedy import COMPRESSION, MASTER, ONE_CONNECTION, RemedyKind, widens
+from sshbench.remedy import ONE_CONNECTION, widens
 
 GROUPS = ("download", "upload", "latency")
-MASTER_LINES = ("ControlMaster auto", "ControlPath ~/.ssh/cm-%C", "ControlPersist 10m")
 
 
 @dataclass(frozen=True)
@@ -110,24 +109,12 @@ def _copy(rows: Sequence[Row]) -> Row | None:
 def _how(row: Row, host: str) -> tuple[tuple[str, ...], str, bool]:
     """Return the ssh_config lines or the command that give a remedy, and whether they themselves were measured."""
     sc = row.scenario
-    if sc.remedy == MASTER:
-        return MASTER_LINES, "", True
-    if sc.remedy == COMPRESSION:
-        return ("Compression yes",), "", True
     if sc.cipher is not None:
         return (f"Ciphers {sc.cipher}",), "", True
     if sc.kex is not None:
         return (f"KexAlgorithms {sc.kex}",), "", True
-    if sc.remedy and sc.remedy.kind is RemedyKind.WINDOW:
-        return (), f"start dropbear with -W {sc.remedy.n} (its receive window, in bytes)", True
-    n = sc.remedy.connections if sc.remedy else 1
-    get = "download" if sc.direction and sc.direction.value == "down" else "upload"
-    command = (
-        f"split the copy into {n} parts and move them over {n} connections at once (measured: {n} ssh "
-        f"sessions at once to {host}, each carrying 1/{n} of the bytes, handshakes included); e.g. for a "
-        f"{get}: `rsync` or `scp` per part in the background, then `wait`"
-    )
-    return (), command, False
+    remedy = sc.remedy or ONE_CONNECTION
+    return remedy.given(host, sc.direction.value if sc.direction else None)
 
 
 def advice(

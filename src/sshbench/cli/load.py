@@ -182,7 +182,7 @@ def load_cmd(**kw: Any) -> None:
     """
     import dataclasses
 
-    from sshbench.runkinds import RunKind
+    from sshbench.joboptions import load_kind
 
     own = {k: kw.pop(k) for k in OWN}
     given = Given.from_click(kw)
@@ -196,8 +196,9 @@ def load_cmd(**kw: Any) -> None:
             code=ExitCode.USAGE,
         )
     given = dataclasses.replace(given, warmup=0, rounds=1, max_rounds=1, race=False)
-    opts = build_options(RunKind.LOAD, given, latency=True, throughput=False)
-    execute(dataclasses.replace(opts, own=load_options(own, is_local(opts.target))), given.db, given.as_json)
+    loading = load_options(own, is_local(given.target))
+    opts = build_options(load_kind(loading), given, latency=True, throughput=False)
+    execute(dataclasses.replace(opts, own=loading), given.db, given.as_json)
 
 
 COMMANDS = (load_cmd,)

@@ -10,7 +10,8 @@ from typing import Any
 
 from sshbench.cli.options import byte_count, parse_duration
 from sshbench.errors import ExitCode, SshbenchError
-from sshbench.joboptions import LoadOptions
+from sshbench.joboptions import LoadOptions, load_kind
+from sshbench.runkinds import RunKind
 
 MAX_RATE = 2000.0  # logins per second: beyond what one machine's ssh processes can start
 MAX_STEPS = 20
@@ -153,6 +154,7 @@ def parse_start(text: str | None, now: float | None = None) -> float | None:
 def load_options(own: dict[str, Any], embedded: bool = True) -> LoadOptions:
     """Return `load`'s own options from its command line, checked (a host of the user's: one ssh per login, from
     this machine's own address)."""
+    kind = load_kind(LoadOptions(burst=own["burst"] or 0, job=own["job"]))  # the run kind these flags make
     sessions = _session_job(own, embedded)
     if own["burst"] and own["rate"]:
         raise SshbenchError(
@@ -162,7 +164,7 @@ def load_options(own: dict[str, Any], embedded: bool = True) -> LoadOptions:
             code=ExitCode.USAGE,
         )
     if not embedded:
-        limit = _max_rate(own)
+        limit = _max_rate(own, kind.row.hosts)
         rate = own["rate"] or f"{limit / 4:g}..{limit:g}"  # up to the limit, doubling
         own = own | {"generator": "openssh", "sources": 1, "max_rate": limit, "rate": rate}
     elif own["max_rate"] is not None:
@@ -173,7 +175,7 @@ def load_options(own: dict[str, Any], embedded: bool = True) -> LoadOptions:
             code=ExitCode.USAGE,
         )
     return LoadOptions(
-        () if own["burst"] or sessions else parse_rates(own["rate"] or "10"),
+        parse_rates(own["rate"] or "10") if kind is RunKind.LOAD else (),
         own["arrivals"],
         parse_duration(own["step_time"], "--step-time", "use a positive duration such as 10s or 1m"),
         own["generator"],
@@ -186,13 +188,14 @@ def load_options(own: dict[str, Any], embedded: bool = True) -> LoadOptions:
         *(parse_exec_size(own["exec_size"]) if own["job"] == "exec" else (0, 0)),
         own["max_rate"],
         sessions,
-        _start(own),
+        _start(own, kind.row.merges),
     )
 
 
-def _start(own: dict[str, Any]) -> float | None:
-    """Return --start-at's instant, refused with bursts or sessions (its steps are rate steps)."""
-    if own["start_at"] is not None and (own["burst"] or own["job"] == "session"):
+def _start(own: dict[str, Any], merges: bool) -> float | None:
+    """Return --start-at's instant, refused for a kind whose runs are not merged (bursts, sessions: its steps are
+    rate steps)."""
+    if own["start_at"] is not None and not merges:
         raise SshbenchError(
             "--start-at lines up rate steps across generator hosts",
             place="--start-at",
@@ -202,9 +205,10 @@ def _start(own: dict[str, Any]) -> float | None:
     return parse_start(own["start_at"])
 
 
-def _max_rate(own: dict[str, Any]) -> float:
-    """Return the --max-rate a host of the user's is loaded under, refusing a run without it, bursts, a setting to
-    try and steps above it (nothing is sent or stored)."""
+def _max_rate(own: dict[str, Any], hosts: bool) -> float:
+    """Return the --max-rate a host of the user's is loaded under, refusing a run without it, a kind that loads
+    embedded servers only (`hosts` False: bursts), a setting to try and steps above it (nothing is sent or
+    stored)."""
     limit = own["max_rate"]
     if limit is None or not 0 < limit <= MAX_RATE:
         raise SshbenchError(
@@ -216,7 +220,7 @@ def _max_rate(own: dict[str, Any]) -> float:
             "at or under it",
             code=ExitCode.USAGE,
         )
-    if own["burst"] or own["server_options"]:
+    if not hosts or own["server_options"]:
         raise SshbenchError(
             "bursts and --server-option run against embedded servers only",
             place="--burst",

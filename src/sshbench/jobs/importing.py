@@ -17,7 +17,6 @@ from sshbench.joboptions import JobOptions, LoadOptions
 from sshbench.loadsteps import StepKey
 from sshbench.model import Scenario
 from sshbench.records import SCHEMA_VERSION, ServerReport, read_discovery
-from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus, Sample
 from sshbench.storage.store import Store
 
@@ -142,10 +141,9 @@ def _merge_key(doc: Document) -> tuple[Any, ...]:
 
 def _refuse_merge(doc: Document, first: Document) -> None:
     """Fail saying why this document cannot be merged with the first."""
-    own = doc.options.own_as(LoadOptions)
-    if doc.options.command is not RunKind.LOAD or own.burst or own.job == "session":
+    if not doc.options.command.row.merges:
         raise _bad(doc.path, "--merge joins `sshbench load` runs of rate steps (not bursts or sessions)")
-    if own.start_at is None:
+    if doc.options.own_as(LoadOptions).start_at is None:
         raise _bad(doc.path, "it has no agreed start (--start-at): its steps did not run with the others'")
     if _merge_key(doc) != _merge_key(first):
         raise _bad(

@@ -11,7 +11,7 @@ from sshbench.errors import Unfinished
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.recording import Recording
-from sshbench.loadwords import DIED, HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
+from sshbench.loadwords import BURST, DIED, HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
 from sshbench.measure.exits import ExitWatch, Roles
 from sshbench.measure.load import Finished
 from sshbench.model import Scenario
@@ -65,7 +65,7 @@ def sample(
     ones; a burst's number as its `burst` phase); `error` replaces the generator's words; `server`: the server's CPU
     seconds so far when the step began and when the login ended, as phases (`by`: its cgroup's, or without one the
     listener's and its reaped children's); `roles`: that CPU by process role so far."""
-    phases = (("intended", f.intended), ("late", f.started - f.intended), *((("burst", burst),) if burst else ()))
+    phases = (("intended", f.intended), ("late", f.started - f.intended), *(((BURST, burst),) if burst else ()))
     prefix = "server_cpu" if by == "cgroup" else "reaped_cpu"  # a cgroup's, or the listener's and its reaped ones'
     phases += ((f"{prefix}_from", server[0]), (f"{prefix}_to", server[1])) if server is not None else ()
     ok = f.error is None

@@ -1,6 +1,6 @@
-"""The `load --job session` job: sessions opened and held by the thousand against an embedded server, step by step
-(1, 10, 100, 1000), and the server read at rest with each step's sessions open: its memory per process role (PSS)
-and its CPU over a quiet window.
+"""The `load --job session` job, a run kind of its own (`sessions`): sessions opened and held by the thousand
+against an embedded server, step by step (1, 10, 100, 1000), and the server read at rest with each step's sessions
+open: its memory per process role (PSS) and its CPU over a quiet window.
 
 Every opened session is stored as its step's sample the moment the driver says it is open (the time to open it, the
 driver's CPU for it, or why it failed); at rest, the server's memory snapshot is stored per role (state `N sessions`,
@@ -24,6 +24,7 @@ from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
+from sshbench.jobs.loadrun import go_generator, staged
 from sshbench.jobs.loadstore import alive
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench
@@ -206,8 +207,14 @@ def _steps(
             stop = f"not run: {n - held} of the sessions of {sc.load} could not be opened"
 
 
-def run_sessions(job: Job, bench: Bench, where: Endpoint, go: Detected | None) -> int:
+def run_sessions(job: Job) -> int:
     """Run (or resume) the steps of sessions held, in rising order; return the run id."""
+    with staged(job) as (bench, _):
+        return _held(job, bench, bench.only, go_generator(job, job.opts.own_as(LoadOptions)))
+
+
+def _held(job: Job, bench: Bench, where: Endpoint, go: Detected | None) -> int:
+    """Stage the Go driver and hold each step's sessions; return the run id."""
     own = job.opts.own_as(LoadOptions)
     limits = raise_limits()
     where, reach, found = _reach(bench, where, go, max(own.sessions))

@@ -50,21 +50,17 @@ from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Copies, Staging
 from sshbench.measure.budget import Estimate, Probe
-from sshbench.measure.remedies import STREAMS, Sizing, baseline, is_steady, rounds_seconds, steady, warmup_seconds
+from sshbench.measure.remedies import Sizing, baseline, is_steady, rounds_seconds, steady, warmup_seconds
 from sshbench.measure.scheduler import Sampler
 from sshbench.measure.steady import MB
 from sshbench.model import BoundKind, Direction, Kind, Scenario, is_aead
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import StoredScenario
-from sshbench.remedy import COMPRESSION, MASTER, ONE_CONNECTION, Remedy, widens
+from sshbench.remedy import MASTER, ONE_CONNECTION, tried, widens
 from sshbench.samples import Sample
 
-PATH_BOUNDS = (BoundKind.NETWORK, BoundKind.SSH_WINDOW, BoundKind.TCP_WINDOW)
 CPU_BOUNDS = (BoundKind.CLIENT_CPU, BoundKind.SERVER_CPU, BoundKind.CRYPTO)
 MAX_KEX = 2  # the cheap key exchanges (kex.CATALOG) a fresh login is raced with, at most
-# a receiver slow to drain its socket fills its TCP window
-WINDOW_BOUNDS = (BoundKind.SSH_WINDOW, BoundKind.TCP_WINDOW, BoundKind.UNKNOWN)
-WIDE_WINDOW = 8 * 2**20  # an embedded Dropbear's receive window as a remedy (-W): 4 times OpenSSH's channel window
 FIRST_SHARE = 1 / 3  # of the budget, at most, for the defaults before the remedies are chosen
 
 
@@ -85,16 +81,11 @@ def remedies(
     has a receive-window option, so an upload bound by the channel window is measured with a larger one."""
     out: list[Scenario] = []
     default_cipher = next((p.negotiated.cipher for p in disc.profiles if p.name == "default" and p.negotiated), None)
+    most = disc.most_logins()  # None: the server does not say how many logins it allows at once
     for d in directions:
         bound = bounds.get("download" if d is Direction.DOWN else "upload", BoundKind.UNKNOWN)
-        if bound in (*PATH_BOUNDS, BoundKind.UNKNOWN):
-            most = disc.most_logins() or max(STREAMS)
-            out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=Remedy.streams(n)) for n in STREAMS if n <= most]
-            # zeros say nothing of a user's data, random can't shrink
-            if payload == "text" and bound is not BoundKind.UNKNOWN:
-                out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy=COMPRESSION))
-            if window and bound in WINDOW_BOUNDS and d is Direction.UP:  # the server's window, receiving
-                out.append(Scenario(Kind.THROUGHPUT, direction=d, remedy=Remedy.window(WIDE_WINDOW)))
+        made = tried(bound, d.value, payload, most, window)
+        out += [Scenario(Kind.THROUGHPUT, direction=d, remedy=r) for r in made]
         if bound in (*CPU_BOUNDS, BoundKind.UNKNOWN):
             for cipher in disc.shared("cipher"):
                 if cipher != default_cipher and is_aead(cipher) and allows("cipher", cipher):
@@ -309,8 +300,9 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
                 sizer.copy_sizes.update(_copies_stored(stored))
             _refuse_short(rec, job, (login, overhead), rates, raced, warm, found)
             rec.register([*first, *chosen])
-            if window and any(widens(sc.remedy) for sc in chosen):
-                takers[Kind.THROUGHPUT], wide = _with_window(bench, bench.widened(where, WIDE_WINDOW), sizer, copies)
+            wider = next((sc.remedy.n for sc in chosen if sc.remedy is not None and widens(sc.remedy)), None)
+            if window and wider is not None:
+                takers[Kind.THROUGHPUT], wide = _with_window(bench, bench.widened(where, wider), sizer, copies)
                 staged.append(wide)
                 take = by_kind(takers)
             anchors = frozenset(

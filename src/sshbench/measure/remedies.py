@@ -24,7 +24,7 @@ from sshbench.measure.samplers import MAX_SIZE, ThroughputSampler, calibration_s
 from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
-from sshbench.remedy import COMPRESSION, ONE_CONNECTION
+from sshbench.remedy import ONE_CONNECTION
 from sshbench.samples import Sample
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import run_timed
@@ -32,7 +32,6 @@ from sshbench.ssh.text import ssh_failure
 
 MIB = 2**20
 PART = 2**16  # a part of a copy over N connections is whole 64 KiB (1 MiB parts made 8 connections move 8 MiB)
-STREAMS = (2, 4, 8)
 COPY_LOGINS = 8  # a copy lasts this many logins at the default's steady rate: the handshake stays small
 SIZED_SHARE = 0.8  # of what is left, copies are sized for: N connections at once can take longer than 1/N of a copy
 COPY_ROUNDS = DECIDING_PAIRS  # the rounds a verdict on a remedy needs: copies no longer than lets them fit
@@ -169,7 +168,7 @@ def _round_shape(
     """Return one round's fixed seconds (logins, overheads, steady samples) and how many whole default copies it
     moves (see `copy_seconds_within`)."""
     copies = [sc for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is not None]
-    whole = sum(1.0 if sc.remedy == COMPRESSION else 1.0 / streams(sc) for sc in copies)
+    whole = sum(1.0 / streams(sc) for sc in copies)  # a copy over N connections: 1/N of the default's time each
     whole += len({sc.direction for sc in copies})
     transfers = sum(1 for sc in scheduled if sc.kind is Kind.THROUGHPUT) + len({sc.direction for sc in copies})
     steady_rows = sum(1 for sc in scheduled if is_steady(sc))

@@ -49,7 +49,7 @@ def _server_cpu(kind: RunKind, accounting: str | None, unavailable: str | None) 
     """Return how the server's CPU was measured, or why it was not (`load` reads /proc without a cgroup)."""
     if accounting:
         return accounting
-    if kind is RunKind.LOAD:
+    if kind.row.listener_cpu:
         return f"the listener's own and its reaped children's, from /proc (no cgroup: {unavailable})"
     return f"not measured ({unavailable})"
 

@@ -1,5 +1,5 @@
-"""A `load` run as a table per step and sentences, and as its part of the JSON document (analyse/load.py
-computes)."""
+"""A `load` run of rate steps as a table per step and sentences, and as its part of the JSON document
+(analyse/load.py computes); what a burst run (render/bursts.py) shares with it: how its connections were made."""
 
 from __future__ import annotations
 
@@ -10,25 +10,19 @@ from rich.console import Console
 
 from sshbench import products
 from sshbench.analyse.load import (
-    FROM_LOG,
     PERCENTILES,
-    Bursts,
     Step,
-    bursts,
     generator_cpus,
     knee,
     server_cpus,
     step,
 )
 from sshbench.arrivals import schedule, step_seed
-from sshbench.exact import fisher
 from sshbench.joboptions import LoadOptions
-from sshbench.loadwords import DIED, before_banner
 from sshbench.records import StoredRun
 from sshbench.render.header import print_environment
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.loadroles import print_roles
-from sshbench.render.sessions import print_sessions, sessions_document
 
 HOW = (
     "  Open loop: each login started at its intended time whatever the others were doing, its latency counted from "
@@ -43,7 +37,7 @@ GENERATORS = {
 
 def job_words(own: LoadOptions) -> str:
     """Return what each connection did, in words."""
-    if own.job != "exec":
+    if not own.sends:
         return "each connection logs in and runs `true`"
     return (
         f"each connection sends {_bytes(own.up)} to `cat >/dev/null` and reads {_bytes(own.down)} back from "
@@ -103,40 +97,13 @@ def _columns(rows: list[Step]) -> list[Column]:
     ]
 
 
-def settings(stored: StoredRun) -> list[Bursts]:
-    """Return a burst run's settings read back (the server as started first)."""
-    return sorted((bursts(st) for st in stored.scenarios), key=lambda b: b.setting is not None)
-
-
-def _pct(p: float) -> str:
-    """Return a proportion as a percentage with one decimal."""
-    return f"{p * 100:.1f} %"
-
-
-def _burst_columns(rows: list[Bursts]) -> list[Column]:
-    """Return the burst table's columns."""
-    return [
-        Column("setting", tuple(b.label for b in rows), fold=True),
-        Column("bursts", tuple(str(b.bursts) for b in rows), right=True),
-        Column("connections", tuple(str(b.logins) for b in rows), right=True),
-        Column("dropped", tuple(f"[red]{b.dropped}[/red]" if b.dropped else "0" for b in rows), right=True),
-        Column(
-            "dropped, 95 % exact",
-            tuple(f"{_pct(b.dropped / b.logins)} ({_pct(b.interval[0])}-{_pct(b.interval[1])})" for b in rows),
-            right=True,
-        ),
-        Column("all served after ms", tuple(ms_cell(b.served) for b in rows), right=True, shed=1),
-        *(Column(f"p{p:g} ms", tuple(ms_cell(b.at(p)) for b in rows), right=True, shed=0) for p in (50.0, 99.0)),
-    ]
-
-
 def _product(stored: StoredRun) -> products.Product | None:
     """Return the product of the run's server, from its banner or its description."""
     env = stored.run.environment
     return products.named_in(env.server_banner or "") or products.named_in(env.target or "")
 
 
-def _closers(stored: StoredRun) -> str:
+def closers(stored: StoredRun) -> str:
     """Return what in the run's server can close a connection before its banner."""
     product = _product(stored)
     return product.closers if product is not None and product.closers else "a limit of the server's"
@@ -146,58 +113,6 @@ def _silent(stored: StoredRun) -> str:
     """Return the run's server's limits that log nothing (OpenSSH logs its drops: none)."""
     product = _product(stored)
     return "" if product is None or product is products.OPENSSH else product.closers
-
-
-def compared(base: Bursts, other: Bursts) -> str:
-    """Return the two settings' drops compared (Fisher's exact test) with the line to paste and its effect."""
-    p = fisher(other.dropped, other.logins, base.dropped, base.logins)
-    effect = (
-        f"{other.dropped} of {other.logins} connections dropped ({_pct(other.dropped / other.logins)}) "
-        f"{other.label}, {base.dropped} of {base.logins} as started"
-    )
-    lines = "\n".join(f"    {o.replace('=', ' ', 1)}" for o in other.setting or ())
-    if p >= 0.05:
-        verdict = f"not told apart (Fisher's exact p = {p:.2g}): burst more (--repeats) before changing anything"
-    elif other.dropped / other.logins < base.dropped / base.logins:
-        verdict = f"fewer dropped (Fisher's exact p = {p:.2g}): worth a change"
-    else:
-        verdict = f"more dropped (Fisher's exact p = {p:.2g}): not worth a change"
-    return f"  {effect}: {verdict}\n  sshd_config (measured here: {verdict.split(' (')[0]}):\n{lines}"
-
-
-def print_bursts(console: Console, stored: StoredRun) -> None:
-    """Print a burst run: a row per setting, the drops by cause, and the settings compared."""
-    own = stored.run.options.own_as(LoadOptions)
-    rows = [b for b in settings(stored) if b.logins]
-    generator = GENERATORS.get(own.generator, own.generator)
-    title = (
-        f"Bursts: {own.burst} connections started at one instant, {own.repeats} times per setting (each once the "
-        f"server was idle; settings interleaved), {generator} from {own.sources} loopback source addresses; "
-        f"{job_words(own)}; latency from the instant"
-    )
-    print_fitted(console, title, _burst_columns(rows))
-    for b in rows:
-        for words, n in b.causes[:3]:
-            console.print(f"  ! {b.label}: {n} x {words}", highlight=False, markup=False)
-        if any(before_banner(w) and not w.endswith(FROM_LOG) for w, _ in b.causes):
-            console.print(
-                f"  {b.label}: closed before the banner, seen from the client only; what can do this here: "
-                f"{_closers(stored)}",
-                highlight=False,
-                markup=False,
-            )
-    for st in stored.scenarios:
-        if st.failure:
-            console.print(f"  ! {st.failure.removeprefix(DIED)}", highlight=False, markup=False)
-    if len(rows) == 2:
-        console.print(compared(rows[0], rows[1]), highlight=False, markup=False)
-    console.print(
-        "  The interval is over connections, exact (Clopper-Pearson): 0 dropped of N is a result. A burst's "
-        "connections are not independent of one another: more bursts, not bigger ones, narrow it honestly.",
-        highlight=False,
-        style="dim",
-        markup=False,
-    )
 
 
 def _step_notes(console: Console, rows: list[Step], stored: StoredRun) -> None:
@@ -222,12 +137,6 @@ def _step_notes(console: Console, rows: list[Step], stored: StoredRun) -> None:
 def print_load(console: Console, stored: StoredRun) -> None:
     """Print the steps, their failures by cause, and how they were measured."""
     own = stored.run.options.own_as(LoadOptions)
-    if own.job == "session":
-        print_sessions(console, stored)
-        return
-    if own.burst:
-        print_bursts(console, stored)
-        return
     rows = steps(stored)
     generator = GENERATORS.get(own.generator, own.generator)
     sources = (
@@ -275,9 +184,9 @@ def print_load_run(console: Console, stored: StoredRun, db: Path, discovery_only
     console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
 
 
-def _loading(own: LoadOptions) -> dict[str, Any]:
+def loading(own: LoadOptions) -> dict[str, Any]:
     """Return how a run's connections were made, as steps and bursts share it in the JSON document."""
-    exec_bytes = [own.up, own.down] if own.job == "exec" else None
+    exec_bytes = [own.up, own.down] if own.sends else None
     return {
         "job": own.job,
         "exec_bytes": exec_bytes,
@@ -288,42 +197,12 @@ def _loading(own: LoadOptions) -> dict[str, Any]:
     }
 
 
-def _bursts_document(stored: StoredRun, own: LoadOptions) -> dict[str, Any]:
-    """Return a burst run's part of the JSON document."""
-    rows = settings(stored)
-    return {
-        **_loading(own),
-        "burst": own.burst,
-        "repeats": own.repeats,
-        "settings": [
-            {
-                "server_options": None if b.setting is None else list(b.setting),
-                "bursts": b.bursts,
-                "connections": b.logins,
-                "dropped": b.dropped,
-                "dropped_interval": list(b.interval),
-                "all_served_after": b.served,
-                "percentiles": {f"p{p:g}": v for p, v in b.percentiles},
-                "causes": [{"message": m, "count": n} for m, n in b.causes],
-            }
-            for b in rows
-        ],
-        "fisher_p": fisher(rows[1].dropped, rows[1].logins, rows[0].dropped, rows[0].logins)
-        if len(rows) == 2
-        else None,
-    }
-
-
 def load_document(stored: StoredRun) -> dict[str, Any]:
-    """Return the steps' (or bursts') part of the JSON document (seconds)."""
+    """Return the steps' part of the JSON document (seconds)."""
     own = stored.run.options.own_as(LoadOptions)
-    if own.job == "session":
-        return sessions_document(stored)
-    if own.burst:
-        return _bursts_document(stored, own)
     rows = steps(stored)
     return {
-        **_loading(own),
+        **loading(own),
         "arrivals": own.arrivals,
         "step_time": own.step_time,
         "slo": own.slo,

@@ -13,21 +13,18 @@ from sshbench.analyse.load import PERCENTILES, Step
 from sshbench.analyse.sessions import Held, held_steps, server_label
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
+from sshbench.render.bursts import settings
 from sshbench.render.charts import WIDTH, Figure, bar_height, inline_data, vega_spec
-from sshbench.render.load import settings, steps
+from sshbench.render.load import steps
 
 SERVED = "served"
 CAUSE_CHARS = 70  # a cause's words in a legend
 
 
 def load_figures(data: StoredRun, prefix: str) -> list[Figure]:
-    """Return a load run's charts (its own: the shared connection-time chart would read its steps as key
+    """Return a run of rate steps' charts (its own: the shared connection-time chart would read its steps as key
     exchanges)."""
     own = data.run.options.own_as(LoadOptions)
-    if own.job == "session":
-        return _session_figures(data, prefix)
-    if own.burst:
-        return _burst_figures(data, prefix)
     rows = [s for s in steps(data) if s.logins]
     if not rows:
         return []
@@ -85,7 +82,7 @@ def _outcomes(rows: list[Step], prefix: str) -> Figure:
     return Figure(f"{prefix}load-outcomes", "Logins per step: served and failed by cause", vega_spec(chart))
 
 
-def _burst_figures(data: StoredRun, prefix: str) -> list[Figure]:
+def burst_figures(data: StoredRun, prefix: str) -> list[Figure]:
     """The share of each setting's burst connections dropped, with its exact 95 % interval."""
     rows = [b for b in settings(data) if b.logins]
     if not rows:
@@ -136,7 +133,7 @@ def _mib(h: Held) -> float:
     return (h.per_session or 0) / 2**20
 
 
-def _session_figures(data: StoredRun, prefix: str) -> list[Figure]:
+def session_figures(data: StoredRun, prefix: str) -> list[Figure]:
     """The server's PSS per session against the sessions held (log), whole and by process role."""
     rows = _held(data)
     points = [{"sessions": h.held, "part": "whole", "MiB": _mib(h)} for h in rows]
@@ -148,12 +145,11 @@ def _session_figures(data: StoredRun, prefix: str) -> list[Figure]:
 
 
 def sessions_across(runs: Sequence[StoredRun]) -> list[Figure]:
-    """Return, for two or more session runs in one report, PSS per session against the sessions held, a line per
-    run's server (named by its banner and run)."""
+    """Return, for two or more runs of sessions held in one report, PSS per session against the sessions held, a
+    line per run's server (named by its banner and run)."""
     points = [
         {"sessions": h.held, "server": f"{server_label(d.run.environment)} (run {d.run.id})", "MiB": _mib(h)}
         for d in runs
-        if d.run.options.own_as(LoadOptions).job == "session"
         for h in _held(d)
     ]
     if len({p["server"] for p in points}) < 2:

@@ -36,7 +36,6 @@ from sshbench.render.compare import explanation, ratio_cell, summary_cell
 from sshbench.render.console import policy_of, row_notes
 from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
 from sshbench.render.header import environment_lines, options_line
-from sshbench.render.loadcharts import sessions_across
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
 from sshbench.runkinds import entry
 
@@ -336,7 +335,7 @@ def render_html(runs: Sequence[StoredRun]) -> str:
     comparison = _comparison(runs[0], runs[1]) if len(runs) == 2 else None
     if comparison:
         every += comparison["figures"]
-    across = sessions_across(runs)
+    across = _across(runs)
     every += across
     return template.render(
         title=", ".join(f"run {d.run.id} ({d.run.kind})" for d in runs),
@@ -355,7 +354,13 @@ def all_figures(runs: Sequence[StoredRun]) -> list[Figure]:
     figures = [f for data in runs for f in run_figures(data)]
     if len(runs) == 2:
         figures += _comparison(runs[0], runs[1])["figures"]
-    return figures + sessions_across(runs)
+    return figures + _across(runs)
+
+
+def _across(runs: Sequence[StoredRun]) -> list[Figure]:
+    """Return the charts that compare the runs of one kind in the report (a row's `across`: sessions held)."""
+    kinds = dict.fromkeys(d.run.kind for d in runs)
+    return [f for k in kinds if k.row.across for f in entry(k.row.across)([d for d in runs if d.run.kind is k])]
 
 
 def write_images(figures: Sequence[Figure], outdir: Path, fmt: str) -> list[Path]:

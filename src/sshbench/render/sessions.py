@@ -1,8 +1,9 @@
-"""A `load --job session` run as a table per step, its memory per session by process role, sentences, and its part
-of the JSON document (analyse/sessions.py computes)."""
+"""A run of sessions held (`load --job session`, kind `sessions`) as a table per step, its memory per session by
+process role, sentences, and its part of the JSON document (analyse/sessions.py computes)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -10,6 +11,7 @@ from rich.console import Console
 from sshbench.analyse.sessions import Held, held_steps, idle_pss, server_label
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
+from sshbench.render.header import print_environment
 from sshbench.render.layout import Column, ms_cell, print_fitted
 
 HOW = (
@@ -115,6 +117,13 @@ def print_sessions(console: Console, stored: StoredRun) -> None:
         )
     console.print(f"  {sentence(rows, product)}", highlight=False, markup=False)
     console.print(HOW, highlight=False, style="dim", markup=False)
+
+
+def print_sessions_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
+    """Print a run of sessions held: its header, the steps, then where it is stored."""
+    print_environment(console, stored.run)
+    print_sessions(console, stored)
+    console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
 
 
 def sessions_document(stored: StoredRun) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
 from sshbench.model import Scenario
 from sshbench.records import RunRecord, StoredScenario, read_discovery
-from sshbench.runkinds import RunKind
 from sshbench.samples import RunStatus, Sample
 
 
@@ -69,14 +68,15 @@ def run_record(row: Any) -> RunRecord:
     """Build a RunRecord from a row."""
     with damaged(f"run {row['id']}"):
         discovery, servers, fleet = read_discovery(json.loads(row["discovery"]) if row["discovery"] else None)
+        options = JobOptions.from_dict(json.loads(row["options"]), row["command"])
         return RunRecord(
             id=row["id"],
             started_at=row["started_at"],
             updated_at=row["updated_at"],
             status=_status(row),
-            kind=RunKind(row["command"]),
+            kind=options.command,  # a `load` run stored before schema 12 reads as the kind it is today
             target=row["target"],
-            options=JobOptions.from_dict(json.loads(row["options"]), row["command"]),
+            options=options,
             environment=Environment.from_dict(json.loads(row["environment"])),
             discovery=discovery,
             servers=servers,

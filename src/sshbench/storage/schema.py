@@ -23,6 +23,9 @@ Schema history (SCHEMA_VERSION):
       before.
   11 - samples.wire: a counted warm-up login's key exchange on the wire (measure/wire.py: bytes each way up to each
       side's NEWKEYS, round trips), or why it could not be counted; None for every other sample.
+  12 - no new column: `load --burst` and `load --job session` make runs of their own kinds, `bursts` and `sessions`
+      (runkinds.py); a `load` run stored before with a burst or `job` "session" is read as that kind
+      (joboptions.load_kind), its stored command left as it was.
 """
 
 import sqlite3
