@@ -4,11 +4,13 @@ and the reading side reads back. Both sides import them from here, so neither pa
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from sshbench.samples import SKIPPED, Sample
 
 IDLE = "idle"  # the state of a sessions run's memory snapshot taken before the first session
 BURST = "burst"  # the phase a burst's login carries: which burst of its setting it belonged to (1, 2, ...)
+ATTEMPT = "attempt"  # the phase of a step's login run again by --resume (2, 3, ...; none: the first attempt)
 
 # How a failed login the server's log explains is stored: `dropped by the server ...{LOGGED}<line>{SAID}<words>`.
 LOGGED, SAID = ", said its log: ", "; the client said: "
@@ -37,3 +39,14 @@ def before_banner(words: str) -> bool:
 def burst_of(s: Sample) -> int:
     """Return the burst a login belonged to (its `burst` phase; 0 for a step's login)."""
     return int(dict(s.phases).get(BURST, 0))
+
+
+def attempt_of(s: Sample) -> int:
+    """Return which attempt at its step a login belonged to (1: the first; --resume runs a step cut short again)."""
+    return int(dict(s.phases).get(ATTEMPT, 1))
+
+
+def latest(samples: Sequence[Sample]) -> list[Sample]:
+    """Return the logins of a step's latest attempt (an attempt cut short is kept, not read)."""
+    last = max((attempt_of(s) for s in samples), default=1)
+    return [s for s in samples if attempt_of(s) == last]

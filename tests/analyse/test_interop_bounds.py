@@ -56,16 +56,24 @@ def _client(name: str, kexes: tuple[str, ...]) -> Detected:
     return Detected(client_type(name), f"{name} 1.0", path="x", kexes=kexes, kex_default=kexes)
 
 
-def test_pairs_are_the_kexes_both_have_once_each_and_forced_ones_are_soaked_anyway() -> None:
+def test_pairs_are_the_kexes_both_have_once_each_under_a_name_the_server_speaks() -> None:
     paramiko = _client("paramiko", (ALIAS, CURVE, "ecdh-sha2-nistp256"))
     rows, na = plan_pairs(paramiko, (CURVE, MLKEM, "ecdh-sha2-nistp256"), (), "openssh")
-    assert [r.kex for r in rows] == [ALIAS, "ecdh-sha2-nistp256"] and not na  # curve25519 once, its own name
+    assert [r.kex for r in rows] == [CURVE, "ecdh-sha2-nistp256"] and not na  # curve25519 once, as the server names it
     assert all(r.mode == IN_PROCESS and r.server == "openssh" for r in rows)
-    rows, na = plan_pairs(paramiko, (CURVE,), (MLKEM, CURVE), "dropbear")
-    assert [r.kex for r in rows] == [ALIAS]  # pinned by its own name for it
+    rows, na = plan_pairs(paramiko, (ALIAS, CURVE), (), "openssh")
+    assert [r.kex for r in rows] == [ALIAS]  # both spellings spoken by both: the client's first
+    rows, na = plan_pairs(paramiko, (CURVE,), (MLKEM, ALIAS), "dropbear")
+    assert [r.kex for r in rows] == [CURVE]  # asked by one name, pinned by the one the server offers
     assert na[0][1] == f"unsupported: paramiko 1.0 has no {MLKEM}"
-    forced, _ = plan_pairs(_client("gossh", (MLKEM, CURVE)), (CURVE,), (MLKEM,), "dropbear")
-    assert [r.kex for r in forced] == [MLKEM]  # the server lacks it: soaked, its logins fail with the words
+    sntrup, old = "sntrup761x25519-sha512", "sntrup761x25519-sha512@openssh.com"  # OpenSSH 10 has both names
+    openssh10 = _client("openssh", (MLKEM, sntrup, old, CURVE))
+    rows, na = plan_pairs(openssh10, (CURVE, ALIAS, old), (), "tinyssh")
+    assert [r.kex for r in rows] == [old, CURVE] and not na  # TinySSH offers only the @openssh.com name
+    rows, na = plan_pairs(openssh10, (CURVE, ALIAS, old), (sntrup,), "tinyssh")
+    assert [r.kex for r in rows] == [old] and not na
+    forced, na = plan_pairs(_client("gossh", (MLKEM, CURVE)), (CURVE,), (MLKEM,), "dropbear")
+    assert not forced and na[0][1] == f"unsupported: the server offers no {MLKEM} (its offer: {CURVE})"  # n/a
     dbclient = Detected(client_type("dropbear"), "Dropbear v2022.83", path="dbclient")
     assert [(r.kex, r.mode) for r in plan_pairs(dbclient, (CURVE,), (), "openssh")[0]] == [(None, None)]
     assert "cannot be pinned" in plan_pairs(dbclient, (CURVE,), (CURVE,), "openssh")[1][0][1]

@@ -205,3 +205,37 @@ def test_a_step_its_server_died_in_is_not_read_for_the_knee() -> None:
     assert died.stopped == "the listener exited"
     k = knee([died], 1.0)
     assert k.rate is None and k.unread == (died,) and "20/s not read: its server died during it" in k.sentence()
+
+
+def _logins(rate: float, n: int, failed: int = 0, attempt: int = 1) -> list[Sample]:
+    """Return n logins of a step (`failed` of them failed), of one attempt at it."""
+    s = Scenario(Kind.LATENCY, load=StepKey.rate(rate))
+    phases = (("attempt", attempt),) if attempt > 1 else ()
+    return [
+        Sample(s, i, False, ok=i >= failed, value=None if i < failed else 0.1, wall=0.1, phases=phases, error="x")
+        for i in range(n)
+    ]
+
+
+def test_the_knee_says_what_its_logins_show_of_the_failure_rate_not_under_0_1_percent() -> None:
+    s = Scenario(Kind.LATENCY, load=StepKey.rate(5))
+    kept = step(StoredScenario(1, 0, s, None, tuple(_logins(5, 50))), 10.0, planned=50)
+    said = knee([kept], 1.0).sentence()
+    assert "0 of 50 failed at 5/s: the failure rate there is at most 5.8 % (95 % bound)" in said, said
+    assert "showing under 0.1 % takes 2,995 logins a step without a failure" in said
+    assert "and under 0.1 % failed" not in said  # what 50 logins cannot show is not claimed
+    big = step(StoredScenario(1, 0, s, None, tuple(_logins(5, 3000))), 10.0)
+    assert "at most 0.1 % (95 % bound)" in knee([big], 1.0).sentence() and "2,995" not in knee([big], 1.0).sentence()
+
+
+def test_a_step_cut_short_is_not_read_for_the_knee_and_its_rerun_replaces_it() -> None:
+    s10, s20 = (Scenario(Kind.LATENCY, load=StepKey.rate(r)) for r in (10, 20))
+    cut = step(StoredScenario(1, 0, s20, None, tuple(_logins(20, 69))), 15.0, planned=300)
+    first = step(StoredScenario(1, 0, s10, None, tuple(_logins(10, 150))), 15.0, planned=150)
+    k = knee([first, cut], 1.0)
+    assert cut.cut and k.rate == 10 and k.broken is None
+    assert "20/s not read: cut short, 69 of its 300 logins (the run was stopped in it)" in k.sentence()
+    assert "the knee is at least 10/s" in k.sentence()  # not "up to 20/s"
+    again = (*_logins(20, 69), *_logins(20, 300, attempt=2))  # --resume ran it again, whole
+    redone = step(StoredScenario(1, 0, s20, None, again), 15.0, planned=300)
+    assert redone.logins == 300 and not redone.cut and knee([first, redone], 1.0).rate == 20

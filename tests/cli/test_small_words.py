@@ -21,17 +21,19 @@ def test_resume_last_names_the_last_run_not_run_minus_1(cli_env: dict[str, str],
     assert "--resume finishes the last run with the options" in done.stderr and "run -1" not in done.stderr
 
 
-def test_tinyssh_refused_for_a_normal_user_is_a_usage_error_with_the_sudo_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tinyssh_refused_for_a_normal_user_is_a_server_that_cannot_start_with_the_sudo_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from sshbench.jobs.servers import _refusal_code
     from sshbench.targets.servers import registry
 
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(SshbenchError) as refused:
         registry.make_server("local:tinyssh")
-    assert refused.value.code is ExitCode.USAGE and "sudo " in refused.value.fix
+    assert refused.value.code is ExitCode.SERVER_START and "sudo " in refused.value.fix  # README: 8
     assert "not found" not in refused.value.cause
     why = "tinyssh: TinySSH needs root here (its authorized_keys path check fails inside a user namespace)"
-    assert _refusal_code(True, [why]) is ExitCode.USAGE
+    assert _refusal_code(True, [why]) is ExitCode.SERVER_START
     missing = ["dropbear: `dropbear` not found: apt-get install dropbear-bin"]
     assert _refusal_code(True, missing) is ExitCode.MISSING_BINARY
 

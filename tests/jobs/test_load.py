@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -88,8 +89,9 @@ def test_a_burst_past_maxstartups_is_dropped_and_named_from_the_servers_log(
     short: the embedded server as started (MaxStartups 100:30:200) and one with the option, interleaved."""
     db = tmp_path / "load.db"
     args = ["--burst", "20", "--server-option", "MaxStartups=3:30:10", "--kex", CURVE, "--db", str(db)]
-    done = sshbench(cli_env, "load", *args, "--json")
+    done = sshbench(cli_env, "load", *args, "--max-time", "3m", "--json")  # refused before: "up to 250 s"
     assert done.returncode == ExitCode.LOGINS_FAILED, done.stderr
+    assert "Plan: 2 settings x 5 bursts of 20 connections" in done.stderr and "one unstored burst" in done.stderr
     assert "failed in 1 of 2 rows (steps or burst settings)" in done.stderr and "Fix: the causes are" in done.stderr
     doc = json.loads(done.stdout)["bursts"]
     started, limited = doc["settings"]
@@ -127,6 +129,37 @@ def test_a_server_that_dies_mid_step_ends_the_run_incomplete_and_resume_runs_the
     assert [s["logins"] for s in steps][1] == 40 and stored_samples(db) == kept + 40, done.stderr  # 20/s, fresh server
     assert steps[1]["failures"] == 0
     assert "is incomplete" not in done.stderr, done.stderr  # the marked step does not ask for another --resume
+
+
+def test_a_step_cut_by_ctrl_c_is_run_again_whole_by_resume(cli_env: dict[str, str], tmp_path: Path) -> None:
+    db = tmp_path / "load.db"
+    args = ["load", "--rate", "10,20", "--step-time", "2s", "--generator", "openssh", "--kex", CURVE, "--db", str(db)]
+    proc = started(cli_env, *args)
+    deadline = time.monotonic() + 60
+    while stored_samples(db) < 5 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)  # Ctrl-C in the first step
+    proc.communicate(timeout=60)
+    cut = stored_samples(db)
+    assert 5 <= cut < 20, cut
+    shown = sshbench(cli_env, "show", "last", "--db", str(db)).stdout
+    assert f"10/s: cut short, {cut} of its 20 logins" in shown and "sshbench load --resume 1" in shown, shown
+    done = sshbench(cli_env, "load", "--resume", "1", "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    steps = json.loads(done.stdout)["load"]["steps"]
+    assert [s["logins"] for s in steps] == [20, 40] and stored_samples(db) == cut + 60, done.stderr  # run again, whole
+    assert "cut short" not in sshbench(cli_env, "show", "last", "--db", str(db)).stdout
+
+
+def test_a_burst_plan_is_timed_from_one_burst_and_its_fix_names_only_knobs_that_change_it(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "load.db"
+    done = sshbench(cli_env, "load", "--burst", "20", "--max-time", "3s", "--db", str(db))
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    fix = done.stderr.split("Fix: ")[-1]
+    assert "one unstored burst" in done.stderr and "raise --max-time" in fix and "--repeats" not in fix, done.stderr
+    assert "--kex" not in fix and stored_samples(db) == 0  # at --repeats 5 (its least) only the budget helps
 
 
 def test_a_burst_larger_than_the_descriptors_allowed_is_refused(cli_env: dict[str, str], tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ dropped with an exact interval, why, and how long until all were served, and two
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from hdrh.histogram import HdrHistogram
 
 from sshbench.environment import Environment
 from sshbench.exact import interval, upper_bound
-from sshbench.loadwords import DIED, HALTED, HOST_CLOSERS, LOGGED, SOURCE, before_banner, burst_of
+from sshbench.loadwords import DIED, HALTED, HOST_CLOSERS, LOGGED, SOURCE, before_banner, burst_of, latest
 from sshbench.products import LOST, ROLE_PHASE, ROLES
 from sshbench.records import StoredScenario
 from sshbench.samples import Sample
@@ -61,6 +62,12 @@ class Step:
     server_cpu_by: str | None = None  # cgroup, or reaped (no cgroup: the listener's and its reaped children's)
     roles: tuple[tuple[str, float], ...] = ()  # the server's CPU seconds per login by process role (root only)
     halted: str | None = None  # why a step against a host of the user's was stopped early (closes before the banner)
+    planned: int | None = None  # the logins its schedule planned (None: not known, a merged run's)
+
+    @property
+    def cut(self) -> bool:
+        """Return True for a step that ended before its planned logins did (the run was stopped in it)."""
+        return self.planned is not None and self.logins < self.planned and self.halted is None
 
     @property
     def generator_bound(self) -> bool:
@@ -118,10 +125,17 @@ def role_seconds(logins: Sequence[Sample]) -> tuple[tuple[str, float], ...]:
     return () if LOST in so_far else tuple((r, so_far[r]) for r in ROLES if r in so_far)
 
 
-def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpus: int | None = None) -> Step:
-    """Summarize one step of `seconds` from its stored logins; `cpus`: how many CPUs the generator may use, and
-    `server_cpus` the server (None: the share is not judged)."""
-    logins = [s for s in st.samples if not s.warmup]
+def step(
+    st: StoredScenario,
+    seconds: float,
+    cpus: int | None = None,
+    server_cpus: int | None = None,
+    planned: int | None = None,
+) -> Step:
+    """Summarize one step of `seconds` from the stored logins of its latest attempt; `cpus`: how many CPUs the
+    generator may use, and `server_cpus` the server (None: the share is not judged); `planned`: the logins its
+    schedule planned."""
+    logins = latest([s for s in st.samples if not s.warmup])
     ok = [s for s in logins if s.ok and s.value is not None]
     values = [s.value for s in ok if s.value is not None]
     h = histogram(values) if values else None
@@ -148,6 +162,7 @@ def step(st: StoredScenario, seconds: float, cpus: int | None = None, server_cpu
         roles=tuple((r, v / len(logins)) for r, v in role_seconds(logins)),
         stopped=st.failure.removeprefix(DIED) if st.failure and st.failure.startswith(DIED) else None,
         halted=st.failure.removeprefix(HALTED) if st.failure and st.failure.startswith(HALTED) else None,
+        planned=planned,
     )
 
 
@@ -170,25 +185,44 @@ class Knee:
     broken: Step | None
     slo: float
     unread: tuple[Step, ...] = ()
+    kept: Step | None = None  # the step at the knee's rate
 
     def sentence(self, silent: str = "", host: bool = False) -> str:
         """Return the knee in words; `silent`: the limits of this server that log nothing (named where the evidence
         does not say what bounds a step); `host`: a host of the user's, whose log and CPU are not read."""
-        slo = f"p99 under {self.slo * 1000:g} ms and under 0.1 % failed"
+        slo = f"p99 under {self.slo * 1000:g} ms with under 0.1 % of its logins failed"
         unread = "; ".join(f"{s.rate:g}/s not read: {why_unread(s)}" for s in self.unread)
+        shown = f" ({failures_shown(self.kept)})" if self.kept is not None else ""
         if self.broken is None:
             top = f"up to {self.rate:g}/s" if self.rate is not None else "no step"
             if unread:
                 least = f"at least {self.rate:g}/s" if self.rate is not None else "not known"
-                return f"every step read kept {slo} ({top}); {unread}: the knee is {least}"
-            return f"every step kept {slo} ({top}): the knee is higher than the rates tried"
+                return f"every step read kept {slo} ({top}{shown}); {unread}: the knee is {least}"
+            return f"every step kept {slo} ({top}{shown}): the knee is higher than the rates tried"
         b, p99 = self.broken, self.broken.at(99.0)
         why = f"p99 {p99 * 1000:.0f} ms" if p99 is not None and p99 > self.slo else f"{b.failures} of {b.logins} failed"
         tail = f" ({unread})" if unread else ""
         if self.rate is None:
             return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}{tail}; {bounded_by(b, silent, host)}"
         bound = bounded_by(b, silent, host)
-        return f"the knee: {self.rate:g}/s kept {slo}; {b.rate:g}/s did not ({why}){tail}; {bound}"
+        return f"the knee: {self.rate:g}/s kept {slo}{shown}; {b.rate:g}/s did not ({why}){tail}; {bound}"
+
+
+def logins_to_show(rate: float) -> int:
+    """Return the logins a step needs without a failure for its 95 % bound of the failure rate to fall under `rate`."""
+    return math.ceil(math.log(0.05) / math.log1p(-rate))
+
+
+def failures_shown(s: Step) -> str:
+    """Return what a step's logins show of its failure rate: its count and 95 % upper bound, and, where that bound
+    is above the SLO's 0.1 %, how many logins a step needs to show it."""
+    pct = s.upper * 100
+    said = f"{s.failures} of {s.logins} failed at {s.rate:g}/s: the failure rate there is at most "
+    said += f"{pct:.1f} %" if pct >= 1 else f"{pct:.2g} %"
+    if s.upper <= RARE_FAILURES:
+        return said + " (95 % bound)"
+    need = logins_to_show(RARE_FAILURES)
+    return said + f" (95 % bound); showing under 0.1 % takes {need:,} logins a step without a failure"
 
 
 def bounded_by(s: Step, silent: str = "", host: bool = False) -> str:
@@ -213,21 +247,25 @@ def bounded_by(s: Step, silent: str = "", host: bool = False) -> str:
 
 
 def why_unread(s: Step) -> str:
-    """Return why a step says nothing of the server: its server died during it, or the generator was the bottleneck."""
+    """Return why a step says nothing of the server: its server died during it, it was cut short, or the generator
+    was the bottleneck."""
     if s.stopped is not None:
         return "its server died during it"
+    if s.cut:
+        return f"cut short, {s.logins} of its {s.planned} logins (the run was stopped in it)"
     return f"the generator used {(s.generator_share or 0) * 100:.0f} % of its CPU (generator-bound)"
 
 
 def knee(steps: Sequence[Step], slo: float) -> Knee:
     """Return the knee of steps run in rising order: the last step within the SLO before the first that is not;
-    a generator-bound step, or one its server died in, is read as neither."""
+    a generator-bound step, one its server died in, or one cut short is read as neither."""
     ordered = sorted((s for s in steps if s.logins), key=lambda s: s.rate)
-    unread = tuple(s for s in ordered if s.generator_bound or s.stopped is not None)
+    unread = tuple(s for s in ordered if s.generator_bound or s.stopped is not None or s.cut)
     read = [s for s in ordered if s not in unread]
     broken = next((s for s in read if not within(s, slo)), None)
     kept = [s.rate for s in read if within(s, slo) and (broken is None or s.rate < broken.rate)]
-    return Knee(kept[-1] if kept else None, broken, slo, unread)
+    at = next((s for s in read if kept and s.rate == kept[-1]), None)
+    return Knee(kept[-1] if kept else None, broken, slo, unread, at)
 
 
 @dataclass(frozen=True)

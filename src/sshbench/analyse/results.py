@@ -153,10 +153,14 @@ def _standing(row: Row, leader: Row, margin: float) -> tuple[Standing, Verdict |
 
 
 def _rank(rows: list[Row], margin: float) -> list[Row]:
-    """Rank rows given best median first, as the paired verdicts read (docs/CLAIMS.md): every row not significantly
-    slower than the group's first row shares rank 1; among the rest, every row not significantly slower than their
-    first shares the next rank, and so on. Standings are against the first row; rows come back in rank order."""
+    """Rank rows given best median first, as the paired verdicts read (docs/CLAIMS.md): the group's first row and
+    every row equivalent to it share rank 1; among the rows significantly slower than it, every row not
+    significantly slower than their first shares the next rank, and so on. A row not told apart from the first
+    (inconclusive: too few samples, or too close for its noise) is undecided: listed after the ranked rows,
+    unranked (rank 0), so that no rank contradicts the numbers. Standings are against the first row."""
     judged = [(row, *_standing(row, rows[0], margin)) for row in rows]  # each row against the leader, once
+    undecided = [j for j in judged if j[1] is Standing.INCONCLUSIVE]
+    judged = [j for j in judged if j[1] is not Standing.INCONCLUSIVE]
     out: list[Row] = []
     while judged:
         head = judged[0][0]
@@ -167,7 +171,10 @@ def _rank(rows: list[Row], margin: float) -> list[Row]:
             for row, standing, verdict in members
         ]
         judged = [j for j in judged if not any(j is m for m in members)]
-    return out
+    return out + [
+        dataclasses.replace(row, rank=0, standing=standing, against_leader=verdict)
+        for row, standing, verdict in undecided
+    ]
 
 
 def _behind(row: Row, standing: Standing, head: Row, leads: bool, margin: float) -> bool:

@@ -218,7 +218,7 @@ def _plan_noted(estimate: Any, console: Console) -> None:
 
     if estimate is not None:
         console.print(estimate.describe(), highlight=False, soft_wrap=True)
-    check(estimate, narrowing())
+    check(estimate, narrowing() if estimate is None or estimate.narrows else ())
 
 
 def _check_finished(store: Store, run_id: int, opts: JobOptions) -> None:

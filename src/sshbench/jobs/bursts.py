@@ -7,8 +7,10 @@ with the log's words."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 import resource
+import time
 from collections.abc import Callable, Sequence
 
 from sshbench.clients.launch import Detected
@@ -17,21 +19,23 @@ from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.load import base_scenario
 from sshbench.jobs.loadrun import Making, generators, go_generator, run_step, staged
-from sshbench.jobs.loadstore import alive, explaining
+from sshbench.jobs.loadstore import alive, explaining, sample
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench
 from sshbench.loadsteps import StepKey
 from sshbench.loadwords import burst_of
+from sshbench.measure.budget import Estimate
 from sshbench.measure.exits import ExitWatch
-from sshbench.measure.interop import LOGIN_LIMIT
 from sshbench.model import Scenario
 from sshbench.remedy import Remedy, label
 
 FD_MARGIN = 64  # descriptors the generator's process holds besides its connections
+MIN_REPEATS = 5  # bursts per setting, at least (--repeats)
 
 
-def _check(opts: LoadOptions, max_time: float | None) -> None:
-    """Refuse a burst larger than the generator's file descriptors allow, or bursts the budget cannot hold."""
+def _check(opts: LoadOptions) -> None:
+    """Refuse a burst larger than the generator's file descriptors allow (the budget is checked once one burst has
+    been timed)."""
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft != resource.RLIM_INFINITY and opts.burst + FD_MARGIN > soft:
         raise SshbenchError(
@@ -40,16 +44,6 @@ def _check(opts: LoadOptions, max_time: float | None) -> None:
             place="--burst",
             fix=f"use --burst {max(soft - FD_MARGIN, 1)} or less, or raise the limit (ulimit -n "
             f"{opts.burst + FD_MARGIN})",
-            code=ExitCode.USAGE,
-        )
-    arms = 2 if opts.server_options else 1
-    worst = arms * opts.repeats * (LOGIN_LIMIT + 5)
-    if max_time is not None and worst > max_time:
-        raise SshbenchError(
-            f"{arms * opts.repeats} bursts can take up to {worst:g} s (a burst's last login may take "
-            f"{LOGIN_LIMIT:g} s) and the budget is {max_time:g} s",
-            place="--max-time",
-            fix=f"raise --max-time to {worst:g}s or use fewer --repeats",
             code=ExitCode.USAGE,
         )
 
@@ -86,6 +80,8 @@ def _run_bursts(
     settings = [None, *([Remedy.sshd(own.server_options)] if own.server_options else [])]
     scenarios = [dataclasses.replace(base, load=StepKey.burst(own.burst), remedy=r) for r in settings]
     arms = [(e, sc, generators(bench, e, own, ssh, go)) for e, sc in zip(ends, scenarios, strict=True)]
+    if job.resume is None:
+        _plan(job, arms, own)
     rec = job.record(job.opts.target, bench.environment(where, None))
     with rec.status():
         rec.register(scenarios)
@@ -93,10 +89,44 @@ def _run_bursts(
     return rec.run_id
 
 
+def _plan(job: Job, arms: Sequence[tuple[Endpoint, Scenario, Callable[[Scenario], Making]]], own: LoadOptions) -> None:
+    """Time one unstored burst of the first setting (until its server is idle again), then hand the plan's
+    estimate over: a round is one burst of every setting (refused when --max-time cannot hold the bursts asked)."""
+    where, sc, making = arms[0]
+    assert where.server is not None, "bursts run against embedded servers"
+    where.server.wait_idle()
+    job.progress.update(f"{sc.load}: timing one burst (not stored)", 0, 1)
+    began = time.monotonic()
+    run_step(job, None, sc, [0.0] * own.burst, making(sc), lambda s, f: sample(s, f))
+    where.server.wait_idle()
+    one = time.monotonic() - began
+    budget = job.opts.plan.max_time
+    setup = job.elapsed()
+    fits = math.floor((budget - setup) / (one * len(arms))) if budget is not None and one > 0 else own.repeats
+    settings = f"{len(arms)} setting{'s' if len(arms) != 1 else ''}"
+    job.plan_ready(
+        Estimate(
+            connections=len(arms),
+            transfers=0,
+            warmup=0.0,
+            per_round=one * len(arms),
+            budget=budget,
+            setup=setup,
+            setup_what="servers, one unstored burst",
+            rounds_needed=own.repeats,
+            what=f"{settings} x {own.repeats} bursts of {own.burst} connections (a round: one burst of each, each "
+            "once its server is idle)",
+            needs=f"each setting needs {own.repeats} (--repeats)",
+            fits=f"use --repeats {fits}" if MIN_REPEATS <= fits < own.repeats else None,
+            narrows=False,
+        )
+    )
+
+
 def run_bursts(job: Job) -> int:
     """Run (or resume) the bursts of every setting; return the run id."""
     own = job.opts.own_as(LoadOptions)
     if job.resume is None:
-        _check(own, job.opts.plan.max_time)
+        _check(own)
     with staged(job) as (bench, watch):
         return _run_bursts(job, bench, bench.only, go_generator(job, own), base_scenario(job), watch)

@@ -1,14 +1,15 @@
 """The `interop` job: every client with every embedded server and every key exchange both have, many full logins
 each, to find what fails rarely (a post-quantum encoding bug failed one handshake in 512 in Erlang/OTP).
 
-A pair is a client, a server and a key exchange (a client that cannot be pinned to one: its own choice); with
---kex, exactly those, on every server, whether the server offers them or not (a kex it lacks is a pair whose logins
-fail, with the client's words). Each server gets its own worker that visits its pairs in a fresh random order every
-round, one login at a time, so no server sees more than one unauthenticated connection from the soak (Dropbear
-allows 5 per address) and every pair is spread over the whole soak. Libraries log in from one warm driver process
-(measure/interop.py); ssh and dbclient as a process per login. Every login is stored the moment it ends, failed or
-not: an interrupted soak resumes where it stopped. The plan is timed with one unstored login per pair first, and a
-plan that cannot fit the budget is refused with the logins that would."""
+A pair is a client, a server and a key exchange (a client that cannot be pinned to one: its own choice), pinned
+under a name both sides speak (`curve25519-sha256` or its `@libssh.org` alias: one algorithm); with --kex, exactly
+those, on every server (one whose offer has no spelling the client has is n/a, with its offer). Each server gets
+its own worker that visits its pairs in a fresh random order every round, one login at a time, so no server sees
+more than one unauthenticated connection from the soak (Dropbear allows 5 per address) and every pair is spread
+over the whole soak. Libraries log in from one warm driver process (measure/interop.py); ssh and dbclient as a
+process per login. Every login is stored the moment it ends, failed or not: an interrupted soak resumes where it
+stopped. The plan is timed with one unstored login per pair first, and a plan that cannot fit the budget is refused
+with the logins that would."""
 
 from __future__ import annotations
 
@@ -50,10 +51,23 @@ class Pair:
 
 
 def _shared(client: Detected, offered: Sequence[str]) -> list[str]:
-    """Return the key exchanges a client can be pinned to that the server offers, each algorithm once (the
-    client's name for it)."""
-    both = [k for k in client.kexes if any(kexes.same(k, s) for s in offered)]
+    """Return the key exchanges a client can be pinned to that the server offers, each algorithm once, under a name
+    both speak (of two spellings both have, the client's first): a name the server lacks would fail the pair."""
+    both = [k for k in client.kexes if k in offered]
     return list(kexes.merged(both, client.kexes))
+
+
+def _spoken(client: Detected, k: str, offered: Sequence[str]) -> tuple[str | None, str]:
+    """Return the name a client is pinned to for the key exchange `k` on a server offering `offered` (`k` itself
+    where both speak it, else another spelling both have; every spelling the client has when the server's offer is
+    unknown), or None with why the pair cannot be soaked."""
+    mine = [n for n in client.kexes if kexes.same(n, k)]
+    if not mine:
+        return None, f"unsupported: {client.version} has no {k}"
+    spoken = [n for n in mine if n in offered] if offered else mine
+    if not spoken:
+        return None, f"unsupported: the server offers no {' or '.join(mine)} (its offer: {', '.join(offered)})"
+    return (k if k in spoken else spoken[0]), ""
 
 
 def plan_pairs(
@@ -64,9 +78,10 @@ def plan_pairs(
     hostkeys: Sequence[str] = (),
     ciphers: Sequence[str] = (),
 ) -> tuple[list[Scenario], list[tuple[Scenario, str]]]:
-    """Return one client's rows on one server (its kexes that the server offers, or exactly `wanted`; each with
-    every host key algorithm of `hostkeys`, or the default), and the rows it cannot soak with the reason (a client
-    sharing no cipher with the server, `ciphers`, could not log in at all)."""
+    """Return one client's rows on one server (its kexes that the server offers, or exactly `wanted`, each under a
+    name both speak; each with every host key algorithm of `hostkeys`, or the default), and the rows it cannot soak
+    with the reason (a kex the server does not offer; a client sharing no cipher with the server, `ciphers`, could
+    not log in at all)."""
     mode = IN_PROCESS if client.kind.library else None
     name = client.kind.name
 
@@ -89,13 +104,12 @@ def plan_pairs(
     made: list[Scenario] = []
     na: list[tuple[Scenario, str]] = []
     for k in wanted:
-        own = next((n for n in client.kexes if kexes.same(n, k)), None)
         if not client.kexes:
             na += [(r, f"unsupported: {client.kind.product} cannot be pinned to a key exchange") for r in rows(k)]
-        elif own is None:
-            na += [(r, f"unsupported: {client.version} has no {k}") for r in rows(k)]
-        else:
-            made += rows(own)  # a kex the server lacks is soaked too: its logins fail, with the client's words
+            continue
+        own, why = _spoken(client, k, offered)
+        made += rows(own) if own is not None else []
+        na += [(r, why) for r in rows(k)] if own is None else []
     return made, na
 
 

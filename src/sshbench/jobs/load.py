@@ -21,7 +21,7 @@ from sshbench.jobs.loadstore import Closes, alive, explaining, own_address
 from sshbench.jobs.recording import Job
 from sshbench.jobs.staging import Bench
 from sshbench.loadsteps import StepKey
-from sshbench.loadwords import HALTED
+from sshbench.loadwords import HALTED, attempt_of, latest
 from sshbench.measure.exits import ExitWatch
 from sshbench.measure.interop import LOGIN_LIMIT
 from sshbench.model import Kind, Scenario
@@ -54,7 +54,8 @@ def _check(opts: LoadOptions, max_time: float | None) -> None:
 def _run_steps(
     job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario, watch: ExitWatch | None
 ) -> int:
-    """Run (or resume) the steps in rising order, up to the first past the SLO."""
+    """Run (or resume) the steps in rising order, up to the first past the SLO; a step an interrupted run cut short
+    is run again whole (its first attempt kept, not read)."""
     own = job.opts.own_as(LoadOptions)
     generator = generators(bench, where, own, bench.ssh, go)
     steps = [dataclasses.replace(base, load=StepKey.rate(r)) for r in own.rates]
@@ -68,17 +69,21 @@ def _run_steps(
             if stop is not None:
                 rec.failed(sc, f"{SKIPPED}not run: {stop}")
                 continue
-            halt = None
-            if not stored:  # a step an interrupted run began keeps its logins as they are
-                _wait_slot(job, own, i, sc)
-                offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
-                halt = Closes(own_address(where.target.host, where.target.port)) if where.server is None else None
-                stored = tuple(run_step(job, rec, sc, offsets, generator(sc), explaining(where, own, watch), halt))
-                alive(rec, where, sc)
-            before = rec.stored.get(sc.key)  # a step its server died in is marked: not read against the SLO
+            offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
+            before = rec.stored.get(sc.key)  # a step its server died in, or a host stopped, is kept as it is, marked
             failure = before.failure if before is not None else None
+            halt = None
+            current = latest(stored)
+            if failure is None and len(current) < len(offsets):  # not run yet, or cut short: run (again), whole
+                attempt = attempt_of(current[0]) + 1 if current else 1
+                _wait_slot(job, own, i, sc)
+                halt = Closes(own_address(where.target.host, where.target.port)) if where.server is None else None
+                storing = explaining(where, own, watch, len(stored), attempt=attempt)
+                stored = (*stored, *run_step(job, rec, sc, offsets, generator(sc), storing, halt))
+                alive(rec, where, sc)
             failure = HALTED + halt.said if halt is not None and halt.said else failure  # marked, not yet re-read
-            read = step(StoredScenario(0, 0, sc, failure, tuple(stored)), own.step_time, generator_cpus(env))
+            st = StoredScenario(0, 0, sc, failure, tuple(stored))
+            read = step(st, own.step_time, generator_cpus(env), planned=len(offsets))
             stop = _stop(read, own.slo, own.start_at is not None)
     return rec.run_id
 

@@ -64,10 +64,11 @@ def _exec_job(bench: Bench, own: LoadOptions) -> ExecJob | None:
 
 
 class _Keeping:
-    """A step's logins stored as they end, its progress said, and the step stopped (and marked) when `halt` says."""
+    """A step's logins stored as they end (`rec` None: kept only, a plan's timing), its progress said, and the step
+    stopped (and marked) when `halt` says."""
 
     def __init__(
-        self, job: Job, rec: Recording, sc: Scenario, total: int, to_sample: ToSample, halt: Halt | None
+        self, job: Job, rec: Recording | None, sc: Scenario, total: int, to_sample: ToSample, halt: Halt | None
     ) -> None:
         """Keep nothing yet."""
         self.job, self.rec, self.sc = job, rec, sc
@@ -79,14 +80,16 @@ class _Keeping:
     def store(self, f: Finished) -> None:
         """Store one login as its sample."""
         self.kept.append(self.to_sample(self.sc, f))
-        self.rec.sample(self.kept[-1])
+        if self.rec is not None:
+            self.rec.sample(self.kept[-1])
         self.failed += not self.kept[-1].ok
 
     def __call__(self, f: Finished, stop: threading.Event) -> None:
         """Store one login and say so; set `stop` when the step must end here."""
         self.store(f)
         if self.halt is not None and (why := self.halt(self.kept[-1])) is not None and not stop.is_set():
-            self.rec.failed(self.sc, HALTED + why)
+            if self.rec is not None:
+                self.rec.failed(self.sc, HALTED + why)
             stop.set()
         done = len(self.kept)
         said = f"{self.sc.load}: {done} of {self.total} logins ended, {self.failed} failed"
@@ -95,15 +98,16 @@ class _Keeping:
 
 def run_step(
     job: Job,
-    rec: Recording,
+    rec: Recording | None,
     sc: Scenario,
     offsets: Sequence[float],
     make: Making,
     to_sample: ToSample,
     halt: Halt | None = None,
 ) -> list[Sample]:
-    """Run one step (or burst), storing each login as it ends (the ones that ended while it was being stopped too);
-    return them. `halt` says when to stop early: the step is marked with why."""
+    """Run one step (or burst), storing each login as it ends (the ones that ended while it was being stopped too;
+    `rec` None: none stored, a plan's timing); return them. `halt` says when to stop early: the step is marked with
+    why."""
     keep = _Keeping(job, rec, sc, len(offsets), to_sample, halt)
     out: queue.Queue[Finished] = queue.Queue()
     loop = make(out.put)

@@ -11,7 +11,7 @@ from sshbench.errors import Unfinished
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.recording import Recording
-from sshbench.loadwords import BURST, DIED, HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
+from sshbench.loadwords import ATTEMPT, BURST, DIED, HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
 from sshbench.measure.exits import ExitWatch, Roles
 from sshbench.measure.load import Finished
 from sshbench.model import Scenario
@@ -60,12 +60,15 @@ def sample(
     server: tuple[float, float] | None = None,
     by: str = "cgroup",
     roles: Phases = (),
+    attempt: int = 1,
 ) -> Sample:
     """Return a finished login as its step's sample (round = its place in the schedule, from 1, after `first` earlier
     ones; a burst's number as its `burst` phase); `error` replaces the generator's words; `server`: the server's CPU
     seconds so far when the step began and when the login ended, as phases (`by`: its cgroup's, or without one the
-    listener's and its reaped children's); `roles`: that CPU by process role so far."""
+    listener's and its reaped children's); `roles`: that CPU by process role so far; `attempt`: a step run again by
+    --resume (2 and up, as its `attempt` phase)."""
     phases = (("intended", f.intended), ("late", f.started - f.intended), *(((BURST, burst),) if burst else ()))
+    phases += ((ATTEMPT, attempt),) if attempt > 1 else ()
     prefix = "server_cpu" if by == "cgroup" else "reaped_cpu"  # a cgroup's, or the listener's and its reaped ones'
     phases += ((f"{prefix}_from", server[0]), (f"{prefix}_to", server[1])) if server is not None else ()
     ok = f.error is None
@@ -131,13 +134,15 @@ class Closes:
         return self.said
 
 
-def explaining(where: Endpoint, own: LoadOptions, watch: ExitWatch | None, first: int = 0, burst: int = 0) -> ToSample:
+def explaining(
+    where: Endpoint, own: LoadOptions, watch: ExitWatch | None, first: int = 0, burst: int = 0, attempt: int = 1
+) -> ToSample:
     """Return how a login of a step or burst about to start is stored: with the server's reason where its log (from
     this moment on) names the drop, its CPU so far, and by role when `watch` reads the kernel's exit records (a
-    host of the user's: the login alone)."""
+    host of the user's: the login alone); `first`: the logins stored before, `attempt`: see `sample`."""
     server = where.server
     if server is None:
-        return lambda sc, f: sample(sc, f, first, burst)
+        return lambda sc, f: sample(sc, f, first, burst, attempt=attempt)
     drops = DropLog(server.log)
     drops.skip()
     meter, by = (
@@ -152,7 +157,7 @@ def explaining(where: Endpoint, own: LoadOptions, watch: ExitWatch | None, first
         now = meter()
         cpu = None if began is None or now is None else (began, now)
         error = explained(f, source(f.index, own.sources), drops)
-        return sample(sc, f, first, burst, error, cpu, by, roles.phases() if roles is not None else ())
+        return sample(sc, f, first, burst, error, cpu, by, roles.phases() if roles is not None else (), attempt)
 
     return to_sample
 

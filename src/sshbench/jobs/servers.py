@@ -95,10 +95,11 @@ def _none_started(reports: dict[str, ServerReport]) -> None:
 
 
 def _refusal_code(skipped_only: bool, skipped: list[str]) -> ExitCode:
-    """Return the exit code when no server started: usage when each only needs root (nothing is missing), missing
-    binary when each was skipped, else a server that did not start."""
+    """Return the exit code when no server started: a server that could not start when each only needs root here
+    (nothing is missing), missing binary when each was skipped for a missing one, else a server that did not
+    start."""
     if skipped_only and skipped and all("needs root" in s for s in skipped):
-        return ExitCode.USAGE
+        return ExitCode.SERVER_START
     return ExitCode.MISSING_BINARY if skipped_only else ExitCode.SERVER_START
 
 

@@ -66,6 +66,7 @@ class Estimate:
     what: str | None = None  # the scenarios in words, when counting them says less (`tune`: chosen later)
     needs: str | None = None  # what the rounds are needed for, in words, when it is not a rank or a verdict
     fits: str | None = None  # a narrower plan that fits, in words, offered before a larger budget
+    narrows: bool = True  # the command's narrowing options (--cipher, --kex, ...) change this plan
 
     @property
     def rounds(self) -> int | None:

@@ -39,7 +39,8 @@ STATUS_STYLE = {
 
 
 def rank_cell(row: Row) -> str:
-    """Return the rank cell: `=2` for statistically tied ranks, `-` when unranked (too few samples, failed)."""
+    """Return the rank cell: `=2` for statistically tied ranks, `-` when unranked (too few samples, not told apart
+    from the leader yet, failed)."""
     if row.rank == 0:
         return "-"
     return f"={row.rank}" if row.tied else str(row.rank)
@@ -198,6 +199,12 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     unranked = [r for r in rows if r.summary is not None and not r.summary.rankable]
     if unranked:
         lines.append(f"  rank - : fewer than {MIN_RANKED} samples, too few to rank ({len(unranked)} row(s))")
+    undecided = [r for r in rows if r.summary is not None and r.summary.rankable and r.rank == 0]
+    if undecided:
+        lines.append(
+            f"  rank - : not told apart from the leader yet ({len(undecided)} row(s), listed after the ranked ones): "
+            "more rounds decide them (--max-rounds, --max-time)"
+        )
     pending = sum(1 for r in rows if r.summary is None and not r.failure)
     if pending:
         lines.append(f"  pending: {pending} row(s) not measured yet")

@@ -110,7 +110,13 @@ def print_failures(console: Console, rows: Sequence[Pair], ssh: str | None) -> N
         if len(p.errors) > 3:
             console.print(f"      and {len(p.errors) - 3} other messages", highlight=False, markup=False)
         console.print(f"      again: {reproduce(p, ssh)}", highlight=False, markup=False)
-        console.print(f"      by hand: {by_hand(p, ssh)}", highlight=False, markup=False, style="dim")
+        console.print(
+            f"      by hand, against a server like it that you start (its PORT, your KEY, a known_hosts FILE with its "
+            f"host key; the soak's own server is gone): {by_hand(p, ssh)}",
+            highlight=False,
+            markup=False,
+            style="dim",
+        )
 
 
 def not_soaked(na: Sequence[StoredScenario]) -> list[str]:

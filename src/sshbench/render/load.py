@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from sshbench import products
+from sshbench import hints, products
 from sshbench.analyse.load import (
     PERCENTILES,
     Step,
@@ -19,7 +19,7 @@ from sshbench.analyse.load import (
 )
 from sshbench.arrivals import schedule, step_seed
 from sshbench.joboptions import LoadOptions
-from sshbench.records import StoredRun
+from sshbench.records import StoredRun, StoredScenario
 from sshbench.render.header import print_environment
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.loadroles import print_roles
@@ -59,7 +59,20 @@ def steps(stored: StoredRun) -> list[Step]:
     env = stored.run.environment
     cpus, served = generator_cpus(env), server_cpus(env)
     cpus = cpus * own.generators if cpus else cpus  # a merged run: every generator host's CPUs (as the first's)
-    return [step(st, own.step_time, cpus, served) for st in stored.scenarios if st.samples or not st.failure]
+    seed = stored.run.options.plan.seed
+    return [
+        step(st, own.step_time, cpus, served, _planned(st, own, seed))
+        for st in stored.scenarios
+        if st.samples or not st.failure
+    ]
+
+
+def _planned(st: StoredScenario, own: LoadOptions, seed: int) -> int | None:
+    """Return the logins a step's schedule planned (None: a merged run's, whose hosts each had their own)."""
+    rate = st.scenario.load.size if st.scenario.load else None
+    if rate is None or own.generators > 1:
+        return None
+    return len(schedule(rate, own.step_time, own.arrivals, step_seed(seed, rate)))
 
 
 def _share(s: Step) -> str:
@@ -117,21 +130,25 @@ def _silent(stored: StoredRun) -> str:
 
 def _step_notes(console: Console, rows: list[Step], stored: StoredRun) -> None:
     """Print what each step says besides its row: why it stopped, its failures by cause, a step cut short."""
-    own = stored.run.options.own_as(LoadOptions)
     for s in rows:
         if s.stopped or s.halted:
             said = f"{s.stopped} (not read for the knee)" if s.stopped else s.halted
             console.print(f"  ! {s.rate:g}/s: {said}", highlight=False, markup=False)
         for words, n in s.causes[:3]:
             console.print(f"  ! {s.rate:g}/s: {n} x {words}", highlight=False, markup=False)
-        planned = len(schedule(s.rate, own.step_time, own.arrivals, step_seed(stored.run.options.plan.seed, s.rate)))
-        if s.logins < planned:
+        if s.cut:
             console.print(
-                f"  ! {s.rate:g}/s: cut short, {s.logins} of its {planned} logins (the run was stopped in this step; "
-                "its rate and percentiles are of those logins)",
+                f"  ! {s.rate:g}/s: cut short, {s.logins} of its {s.planned} logins (the run was stopped in this step; "
+                f"its rate and percentiles are of those logins, not read for the knee: `{_resume(stored)}` runs it "
+                "again)",
                 highlight=False,
                 markup=False,
             )
+
+
+def _resume(stored: StoredRun) -> str:
+    """Return the command that finishes a run."""
+    return hints.sshbench(stored.run.kind.resume_command, "--resume", str(stored.run.id))
 
 
 def print_load(console: Console, stored: StoredRun) -> None:

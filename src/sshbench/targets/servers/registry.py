@@ -170,7 +170,7 @@ def make_server(spec: str) -> LocalServer:
             f"the {server_name(spec)} server cannot run as a normal user: {hint}",
             place=spec,
             fix=f"run it as root: `{hints.as_root()}`, or choose another server",
-            code=ExitCode.USAGE,
+            code=ExitCode.SERVER_START,  # the server cannot start here (README: 8), nothing the user typed is wrong
         )
     if hint:
         raise SshbenchError(
