@@ -45,6 +45,7 @@ class ClientType:
     # OpenSSH's ssh itself: `--ssh` gives its path, `ssh -V`/`-Q` tell its version and lists, and it reaches any
     # endpoint as sshbench's own connections do (its config and known_hosts), so no other reach is looked for
     ssh_itself: bool = False
+    sends_ignore: str = ""  # when it sends an SSH_MSG_IGNORE before a channel open, in words ("": it does not)
     # one login outside sshbench against the same server, for an interop failure ({ssh}: the client given, {pins}: -o
     # options of the kex and host key; PORT, KEY and FILE are the server's); None: its driver's `connect 1`
     by_hand: str | None = None
@@ -132,6 +133,7 @@ CLIENT_TYPES = (
         name="asyncssh",
         product="asyncssh",
         binary=None,
+        sends_ignore="asyncssh sends one before every packet once encrypted (connection.py, send_packet)",
         package="asyncssh",
         default="asyncssh.connect, conn.run(stdin=, stdout=); window 2 MiB, max_pktsize 32 KiB; SFTP block_size from "
         "the server's limits, max_requests 4 MiB / block_size (at least 16)",

@@ -103,3 +103,15 @@ def test_a_failing_pairs_login_by_hand_comes_from_its_clients_row() -> None:
     assert by_hand(made("dropbear"), None) == "dbclient -T -i KEY -p PORT 127.0.0.1 true"
     assert by_hand(made("russh"), None).startswith("the russh driver (~/.cache/sshbench/drivers/russh-*/)")
     assert by_hand(made("paramiko"), None).startswith("python -m sshbench.clients.drivers.paramiko_driver --port PORT")
+
+
+def test_a_session_tinyssh_leaves_unopened_behind_asyncssh_s_ignore_is_named_as_the_servers_fault() -> None:
+    from sshbench.analyse.interop import Pair
+    from sshbench.render.interop import known_cause
+
+    hung = (("TimeoutError: the server did not open the session within 3 s", 20),)
+    said = known_cause(Pair("asyncssh", "tinyssh", CURVE, None, False, 30, 20, hung, 66.7, 0.8, None))
+    assert said is not None and said.startswith("TinySSH (20230101) at times leaves a session's channel open")
+    assert "the server's fault, not the client's nor the wait's" in said
+    assert known_cause(Pair("paramiko", "tinyssh", CURVE, None, False, 30, 20, hung, 66.7, 0.8, None)) is None
+    assert known_cause(Pair("asyncssh", "openssh", CURVE, None, False, 30, 20, hung, 66.7, 0.8, None)) is None

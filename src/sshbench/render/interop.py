@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from sshbench import hints
+from sshbench import hints, products
 from sshbench.analyse.interop import RARE, Pair, logins_to_bound, pairs
 from sshbench.clienttypes import known
 from sshbench.exact import CONFIDENCE
@@ -95,6 +95,19 @@ def by_hand(p: Pair, ssh: str | None) -> str:
     )
 
 
+def known_cause(p: Pair) -> str | None:
+    """Return a failing pair's cause where the client's and the server's rows name it (a session's channel open
+    left unanswered behind an SSH_MSG_IGNORE), else None."""
+    client, server = known(p.client), products.named_in(p.server)
+    hung = any("did not open the session" in words or "no answer within" in words for words, _ in p.errors)
+    if client is None or server is None or not (hung and client.sends_ignore and server.ignore_fault):
+        return None
+    return (
+        f"{server.ignore_fault}; {client.sends_ignore}: the server's fault, not the client's nor the wait's (with "
+        "the IGNORE left out, no login hung)"
+    )
+
+
 def print_failures(console: Console, rows: Sequence[Pair], ssh: str | None) -> None:
     """Print each failing pair: how often, the client's words, and the commands that reproduce it."""
     for p in (p for p in rows if p.failures):
@@ -109,6 +122,9 @@ def print_failures(console: Console, rows: Sequence[Pair], ssh: str | None) -> N
             console.print(f"      {n} x {words}", highlight=False, markup=False)
         if len(p.errors) > 3:
             console.print(f"      and {len(p.errors) - 3} other messages", highlight=False, markup=False)
+        why = known_cause(p)
+        if why:
+            console.print(f"      why: {why}", highlight=False, markup=False)
         console.print(f"      again: {reproduce(p, ssh)}", highlight=False, markup=False)
         console.print(
             f"      by hand, against a server like it that you start (its PORT, your KEY, a known_hosts FILE with its "

@@ -16,7 +16,7 @@ from sshbench.clients.drivers.common import Args, main
 
 TUNED_WINDOW = 64 * 2**20  # default 2 MiB
 TUNED_PACKET = 2**18  # default 32 KiB
-OPEN_TIMEOUT = 3  # seconds for the server to open a session (TinySSH often never answers asyncssh's request)
+OPEN_TIMEOUT = 3  # seconds for the server to open a session (TinySSH at times never answers: products.TINYSSH)
 TUNED_REQUESTS = 128  # SFTP requests in flight (default: 4 MiB over the block size, at least 16); the block size
 # stays what the server's limits allow (asyncssh's default: a larger one, 256 KiB, made OpenSSH's sftp-server close)
 
