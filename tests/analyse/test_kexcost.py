@@ -81,3 +81,18 @@ def test_recommend_under_post_quantum_states_what_its_pick_costs_or_how_to_measu
     ]
     alone = recommend([mlkem], None, policy.builtin("post-quantum"), full=False)
     assert any(f"--kex {MLKEM},{BASELINE}" in c.text for c in alone.caveats)
+
+
+def test_a_difference_from_three_rounds_says_its_75_percent_coverage_and_each_sentence_names_its_host_key() -> None:
+    from sshbench.analyse.kexcost import Difference, KexCost, cost_sentence, said
+    from sshbench.render.kexcost import difference_cell
+
+    three = Difference(3, 0.0051, 0.0042, 0.0060, 0.75)
+    assert said(three) == "+5.1 ms (+4.2..+6.0, a 75 % interval)"
+    assert difference_cell(three, False) == "+5.1 (+4.2..+6.0, 75 %)"
+    six = Difference(6, 0.0051, 0.0042, 0.0060, 0.96875)
+    assert said(six) == "+5.1 ms (+4.2..+6.0)" and difference_cell(six, False) == "+5.1 (+4.2..+6.0)"
+    sc = Scenario(Kind.LATENCY, kex="sntrup761x25519-sha512", hostkey="rsa-sha2-512")
+    cost = KexCost(sc, True, 0.1, None, None, None, extra_time=three)
+    assert str(cost_sentence(cost, keyed=True)).startswith("sntrup761x25519-sha512 with rsa-sha2-512 against curve")
+    assert str(cost_sentence(cost)).startswith("sntrup761x25519-sha512 against")  # one host key: not named

@@ -187,3 +187,18 @@ def test_an_anchor_the_others_are_read_against_is_measured_as_long_as_they_are()
     assert got["3des"] == max(got.values()) > 3  # and it keeps pairing with the rows still measured
     rounds = {s.round for s in sink.samples if s.scenario.cipher == "gcm" and not s.warmup}
     assert rounds <= {s.round for s in sink.samples if s.scenario == anchor and not s.warmup}
+
+
+def test_a_row_the_race_calls_slower_is_measured_until_its_printed_verdict_says_so_too() -> None:
+    """Issue 54, item 4: racing stopped rows at n = 3 whose printed verdict was still inconclusive, then asked
+    for more rounds with the budget unspent."""
+    plan = Plan(warmup=0, min_rounds=3, max_rounds=12, racing=True)
+    lead, near = ROWS[0], ROWS[2]
+    sched = Scheduler(plan, noisy(1), ListSink(), ListProgress())
+    for sc, values in ((lead, [1000.0] * 3), (near, [700.0, 700.0, 1010.0])):  # one pair above the leader
+        sched.resume_from(sc, [Sample(sc, r, False, True, v, 1.0) for r, v in enumerate(values, start=1)], None)
+        sched.groups[sc.key] = ("down",)
+    sched.calls = {lead.key: Call.LEADER, near.key: Call.SLOWER}
+    assert sched._unfinished(near)  # 700, 700, 1010 of 1000: the tables could not say "slower" yet
+    sched.state[near.key].values[2] = sched.state[near.key].by_round[3] = 700.0
+    assert not sched._unfinished(near)  # 3 of 3 rounds 30 % slower: shown, stopped

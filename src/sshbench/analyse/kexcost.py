@@ -16,7 +16,7 @@ from sshbench.model import Kind, Scenario, client_name
 from sshbench.ratios import MIN_PAIRS
 from sshbench.records import StoredScenario
 from sshbench.samples import Sample, WireCount
-from sshbench.stats import summarize
+from sshbench.stats import CONFIDENCE, summarize
 
 BASELINE = "curve25519-sha256"  # the classical default of OpenSSH 8.x-9.x: what post-quantum is paid against
 
@@ -190,14 +190,17 @@ def _groups(timed: Sequence[StoredScenario]) -> dict[Scenario, list[StoredScenar
 
 
 def said(d: Difference) -> str:
-    """Return a difference in words: `+1.2 ms (+0.9..+1.6)` or `no measurable difference (-0.3..+0.4 ms)`."""
+    """Return a difference in words: `+1.2 ms (+0.9..+1.6)` or `no measurable difference (-0.3..+0.4 ms)`, with
+    the interval's real coverage where it is under 95 % (`..+1.6, a 75 % interval`)."""
+    cover = "" if d.coverage >= CONFIDENCE else f", a {d.coverage * 100:.0f} % interval"
     if d.ci_low <= 0 <= d.ci_high:
-        return f"no measurable difference ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f} ms)"
-    return f"{d.median * 1000:+.1f} ms ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f})"
+        return f"no measurable difference ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f} ms{cover})"
+    return f"{d.median * 1000:+.1f} ms ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f}{cover})"
 
 
-def cost_sentence(c: KexCost) -> str | None:
-    """Return what a kex costs against the baseline in one sentence, or None without a paired time."""
+def cost_sentence(c: KexCost, keyed: bool = False) -> str | None:
+    """Return what a kex costs against the baseline in one sentence, or None without a paired time; `keyed`: the
+    rows have several host keys, so the sentence names its own."""
     if c.extra_time is None:
         return None
     parts = [f"{said(c.extra_time)} per connection"]
@@ -208,13 +211,15 @@ def cost_sentence(c: KexCost) -> str | None:
         parts.append(f"{c.extra_bytes[0] + c.extra_bytes[1]:+d} bytes to the new keys")
     sc = c.scenario
     who = f"{client_name(sc.client, sc.mode)}: " if sc.client else ""
-    return f"{who}{sc.kex} against {BASELINE} (same rounds): {', '.join(parts)}"
+    key = f" with {sc.hostkey}" if keyed and sc.hostkey else ""
+    return f"{who}{sc.kex}{key} against {BASELINE} (same rounds): {', '.join(parts)}"
 
 
 def pick_cost(stored: Sequence[StoredScenario], pick: str) -> str:
     """Return what a picked post-quantum kex costs against the baseline, or how to measure it."""
     found = [c for c in kex_costs(stored) if kex.same(c.scenario.kex, pick)]
-    sentences = [s for c in found if (s := cost_sentence(c))]
+    keyed = len({c.scenario.hostkey for c in found}) > 1
+    sentences = [s for c in found if (s := cost_sentence(c, keyed))]
     if sentences:
         return "cost of the post-quantum pick: " + "; ".join(sentences)
     return (

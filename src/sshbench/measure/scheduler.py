@@ -16,7 +16,7 @@ from typing import Protocol
 from sshbench.joboptions import Plan
 from sshbench.measure.racing import Arm, Call, Race, decide
 from sshbench.model import Scenario
-from sshbench.ratios import judge, paired_ratio, settled
+from sshbench.ratios import Word, judge, paired_ratio, settled
 from sshbench.samples import SKIPPED, Sample
 from sshbench.stats import MIN_RANKED, summarize
 
@@ -181,6 +181,17 @@ class Scheduler:
             if self.calls.get(sc.key) in (Call.SLOWER, Call.EQUIVALENT) or settled(verdict):
                 self.stopped.add(sc.key)
 
+    def _shown(self, sc: Scenario) -> bool:
+        """Return True when a row's paired verdict against its group's leader is decided (slower or equivalent), as
+        the tables will print it (with its interval's real coverage): a row the race called slower stops only then."""
+        group = self.groups.get(sc.key)
+        leader = next((k for k, g in self.groups.items() if g == group and self.calls.get(k) is Call.LEADER), None)
+        if leader is None:
+            return True
+        ratio = paired_ratio(self.state[leader].by_round, self.state[sc.key].by_round)
+        decided = (Word.SLOWER, Word.EQUIVALENT)
+        return ratio is not None and judge(ratio, sc.metric.higher_is_better, self.margin).word in decided
+
     def _anchor_of(self, sc: Scenario) -> Scenario | None:
         """Return the anchor of a (non-anchor) row's group, or None."""
         if sc.key in self.anchors:
@@ -211,8 +222,9 @@ class Scheduler:
 
     def _unfinished(self, sc: Scenario) -> bool:
         """Return True while a live scenario still needs samples. Racing: a row called slower stops once it has
-        the samples a rank needs; the others take their minimum rounds, then go on while their group has a row
-        with no call (up to max rounds), then until their CI target as without racing."""
+        the samples a rank needs and its printed verdict against the leader is decided (or at max rounds); the
+        others take their minimum rounds, then go on while their group has a row with no call (up to max rounds),
+        then until their CI target as without racing."""
         if not self._live(sc):
             return False
         values = self.state[sc.key].values
@@ -223,8 +235,8 @@ class Scheduler:
             return len(values) < self.plan.min_rounds or any(self._unfinished(o) for o in others)
         if self._anchor_of(sc) is not None:  # raced against the anchor only: until settled
             return sc.key not in self.stopped and len(values) < self.plan.max_rounds
-        if self.calls.get(sc.key) is Call.SLOWER:
-            return len(values) < MIN_RANKED
+        if self.calls.get(sc.key) is Call.SLOWER:  # until the printed verdict shows what the race called
+            return len(values) < MIN_RANKED or (len(values) < self.plan.max_rounds and not self._shown(sc))
         if len(values) < self.plan.min_rounds:
             return True
         if self._group_open(sc):

@@ -10,15 +10,17 @@ from rich.console import Console
 from sshbench.analyse.kexcost import BASELINE, Difference, KexCost, cost_sentence
 from sshbench.model import OPENSSH_CLIENT, client_name
 from sshbench.render.layout import Column, ms_cell, print_fitted
+from sshbench.stats import CONFIDENCE
 
 HOW = (
-    f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval; CPU: the ssh "
-    "client's and every server process's for the whole login."
+    f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval (its real "
+    "coverage named where fewer rounds give less); CPU: the ssh client's and every server process's for the whole "
+    "login."
 )
 HOW_CLIENT = (
-    f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval; CPU: the ssh "
-    "client's for the whole login (no server CPU: an embedded server's is counted in a cgroup, which needs root; a "
-    "host of yours reports none for a login)."
+    f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval (its real "
+    "coverage named where fewer rounds give less); CPU: the ssh client's for the whole login (no server CPU: an "
+    "embedded server's is counted in a cgroup, which needs root; a host of yours reports none for a login)."
 )
 HOW_BYTES = (
     "  Bytes each way up to each side's NEWKEYS and round trips (the client's flights that waited for the server; "
@@ -28,12 +30,14 @@ HOW_BYTES = (
 
 
 def difference_cell(d: Difference | None, baseline: bool) -> str:
-    """Return `+1.2 (0.9..1.6)` ms for a difference and its interval; `-` on the baseline's own row."""
+    """Return `+1.2 (0.9..1.6)` ms for a difference and its interval, with the interval's real coverage where it is
+    under 95 % (`+5.1 (+4.2..+6.0, 75 %)` from 3 paired rounds); `-` on the baseline's own row."""
     if baseline:
         return "-"
     if d is None:
         return ""
-    return f"{d.median * 1000:+.1f} ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f})"
+    cover = "" if d.coverage >= CONFIDENCE else f", {d.coverage * 100:.0f} %"
+    return f"{d.median * 1000:+.1f} ({d.ci_low * 1000:+.1f}..{d.ci_high * 1000:+.1f}{cover})"
 
 
 def _bytes(c: KexCost) -> str:
@@ -79,13 +83,19 @@ def _all_columns(costs: Sequence[KexCost]) -> list[Column]:
         *cols,
         Column("post-quantum", tuple("yes" if c.post_quantum else "no" for c in costs)),
         Column("ms", tuple(ms_cell(c.time) for c in costs), right=True),
-        _extra_column("+ms (95% CI)", costs, lambda c: c.extra_time),
+        _extra_column(_ci_title(costs), costs, lambda c: c.extra_time),
         *_cpu_columns("client", costs, lambda c: c.client_cpu, lambda c: c.extra_client_cpu),
         *_cpu_columns("server", costs, lambda c: c.server_cpu, lambda c: c.extra_server_cpu),
         Column("bytes to new keys out/in", tuple(_bytes(c) for c in costs), right=True),
         Column("+bytes (key shares)", tuple(_extra_bytes(c) for c in costs), right=True, shed=2),
         Column("round trips", tuple(str(c.wire.round_trips) if c.wire else "" for c in costs), right=True, shed=1),
     ]
+
+
+def _ci_title(costs: Sequence[KexCost]) -> str:
+    """Return the time difference's title: `95% CI` while every interval covers 95 %, else `CI` (cells say theirs)."""
+    short = any(c.extra_time is not None and c.extra_time.coverage < CONFIDENCE for c in costs)
+    return "+ms (CI)" if short else "+ms (95% CI)"
 
 
 def _cpu_columns(
@@ -114,10 +124,11 @@ def sentences(costs: Sequence[KexCost]) -> list[str]:
     """Return one sentence per post-quantum kex saying what it costs against the baseline, and why bytes are missing
     where they are."""
     lines = []
+    keyed = len({c.scenario.hostkey for c in costs}) > 1  # each sentence names its host key when rows differ in it
     for c in costs:
         if c.wire_problem:
             lines.append(f"  ! {c.scenario.kex}: bytes {c.wire_problem}")
-        if c.post_quantum and (text := cost_sentence(c)):
+        if c.post_quantum and (text := cost_sentence(c, keyed)):
             lines.append(f"  {text}")
     if costs and not any(c.baseline for c in costs):
         lines.append(f"  add {BASELINE} to --kex to see each key exchange's cost against it, in the same rounds")
