@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,13 +49,26 @@ def test_report_last_skips_a_run_another_sshbench_is_still_writing(cli_env: dict
 
 
 def test_a_cpu_with_aes_instructions_is_not_told_that_aes_instructions_would_help() -> None:
+    from fakes import stored_values
     from sshbench.analyse.claims.remedies import remedy
-    from sshbench.model import BoundKind
+    from sshbench.analyse.results import build_rows
+    from sshbench.model import BoundKind, Direction, Kind, Scenario
 
-    with_aes = remedy(BoundKind.CLIENT_CPU, None, [], "", aes=True)  # type: ignore[arg-type]
+    def row(cipher: str) -> Any:
+        """Return one measured row of a cipher, alone in its group."""
+        sc = Scenario(Kind.THROUGHPUT, cipher=cipher, direction=Direction.DOWN, server="dropbear")
+        return build_rows([stored_values(sc, [500.0, 510.0, 490.0])], 0.05)[0]
+
+    gcm, chacha = row("aes128-gcm@openssh.com"), row("chacha20-poly1305@openssh.com")
+    with_aes = remedy(BoundKind.CLIENT_CPU, gcm, [gcm], "", aes=True)
     assert "AES instructions were in use already; only a faster CPU helps" in with_aes
-    masked = remedy(BoundKind.CLIENT_CPU, None, [], "", aes=False)  # type: ignore[arg-type]
-    assert "without AES instructions" in masked
+    assert "without AES instructions" in remedy(BoundKind.CLIENT_CPU, gcm, [gcm], "", aes=False)
+    # issue 54, item 6: ChaCha20 uses no AES instructions, and a server beside it did more on this CPU
+    words = remedy(BoundKind.SERVER_CPU, chacha, [chacha], "", aes=True)
+    assert "AES" in words and "in use already" not in words and "another SSH implementation helps" in words
+    beside = "openssh did 1038 MB/s (chacha20-poly1305@openssh.com) beside it, on this CPU"
+    said = remedy(BoundKind.SERVER_CPU, chacha, [chacha], "", aes=True, elsewhere=beside)
+    assert said.endswith(f"on this server; {beside}: another implementation helps") and "only" not in said
 
 
 def test_at_80_columns_the_progress_line_keeps_its_count_elapsed_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -117,3 +131,23 @@ def test_a_refused_plan_suggests_only_options_its_command_takes(cli_env: dict[st
     assert done.returncode == ExitCode.USAGE, done.stderr
     assert "narrow the plan (--cipher, --kex, --direction, --client, --server)" in done.stderr
     assert "--macs" not in done.stderr
+
+
+def test_a_servers_run_names_the_faster_server_beside_a_cpu_bound_one() -> None:
+    from fakes import stored_values
+    from sshbench.analyse.claims.collect import _fastest_beside
+    from sshbench.analyse.claims.limits import Limits
+    from sshbench.analyse.results import build_rows
+    from sshbench.model import Direction, Kind, Scenario
+
+    def sc(server: str) -> Scenario:
+        """Return the download row of ChaCha20 on one server."""
+        return Scenario(
+            Kind.THROUGHPUT, cipher="chacha20-poly1305@openssh.com", direction=Direction.DOWN, server=server
+        )
+
+    stored = [stored_values(sc("dropbear"), [500.0, 510.0, 490.0]), stored_values(sc("openssh"), [1038.0] * 3)]
+    lim = Limits(peers=_fastest_beside("dropbear", stored))
+    row = build_rows(stored[:1], 0.05)[0]
+    assert lim.elsewhere(row) == "openssh did 1038 MB/s (chacha20-poly1305@openssh.com) beside it, on this CPU"
+    assert Limits(peers=_fastest_beside("openssh", stored)).elsewhere(build_rows(stored[1:], 0.05)[0]) == ""

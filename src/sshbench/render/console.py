@@ -186,6 +186,27 @@ def _over_one_cpu(rows: Sequence[Row]) -> str | None:
     )
 
 
+def rank_notes(rows: Sequence[Row]) -> list[str]:
+    """Return the lines saying why rows have no rank: too few samples, or not told apart from the leader yet."""
+    lines = []
+    unranked = [r for r in rows if r.summary is not None and not r.summary.rankable]
+    if unranked:
+        lines.append(f"  rank - : fewer than {MIN_RANKED} samples, too few to rank ({len(unranked)} row(s))")
+    undecided = [r for r in rows if r.summary is not None and r.summary.rankable and r.rank == 0]
+    if undecided:
+        lines.append(
+            f"  rank - : not told apart from the leader yet ({len(undecided)} row(s), listed after the ranked ones): "
+            "more rounds decide them (--max-rounds, --max-time)"
+        )
+    return lines
+
+
+def cpu_notes(rows: Sequence[Row]) -> list[str]:
+    """Return the line naming rows whose CPU per GiB at their rate reads as more than one CPU, if any."""
+    over = _over_one_cpu(rows)
+    return [f"  [dim]{escape(over)}[/]"] if over else []
+
+
 def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     """Return the lines printed under a result table: failures, warnings, unranked rows."""
     lines = [
@@ -196,23 +217,14 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
     lines += [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in rows if r.warning]
     if any(r.warning for r in rows):
         lines.append(f"  [yellow]![/] {REMEDY}")
-    unranked = [r for r in rows if r.summary is not None and not r.summary.rankable]
-    if unranked:
-        lines.append(f"  rank - : fewer than {MIN_RANKED} samples, too few to rank ({len(unranked)} row(s))")
-    undecided = [r for r in rows if r.summary is not None and r.summary.rankable and r.rank == 0]
-    if undecided:
-        lines.append(
-            f"  rank - : not told apart from the leader yet ({len(undecided)} row(s), listed after the ranked ones): "
-            "more rounds decide them (--max-rounds, --max-time)"
-        )
+    lines += rank_notes(rows)
     pending = sum(1 for r in rows if r.summary is None and not r.failure)
     if pending:
         lines.append(f"  pending: {pending} row(s) not measured yet")
     connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
     for name, others in kex.aliases_of(connections):  # a key exchange measured once under one of its names
         lines.append(f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)")
-    over = _over_one_cpu(rows)
-    lines += [f"  [dim]{escape(over)}[/]"] if over else []
+    lines += cpu_notes(rows)
     failed = sum(r.failed_samples for r in rows if not (r.failure or "").startswith(SKIPPED))
     if failed and run_id is not None:
         how = escape(hints.sshbench("export", str(run_id)))

@@ -17,9 +17,11 @@ from sshbench.model import Direction, Kind
 from sshbench.records import MemoryRecord, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
     ci_cell,
+    cpu_notes,
     print_claims,
     print_table,
     print_unfinished,
+    rank_notes,
     result_columns,
 )
 from sshbench.render.layout import Column, build, fit, hidden_note
@@ -159,10 +161,11 @@ def throughput_columns(rows: Sequence[Row], defaults: dict[str, str]) -> list[Co
     return result_columns(rows, names)
 
 
-def print_server_table(console: Console, title: str, columns: list[Column]) -> None:
-    """Print one servers table fitted to the console, saying what a narrow terminal hides."""
+def print_server_table(console: Console, title: str, columns: list[Column], rows: Sequence[Row] = ()) -> None:
+    """Print one servers table fitted to the console, saying what a narrow terminal hides, why rows have no rank,
+    and where CPU per GiB at a rate reads as more than one CPU."""
     shown, shed = fit(columns, console.width)
-    print_table(console, title, build(shown), hidden_note(shed, columns))
+    print_table(console, title, build(shown), hidden_note(shed, columns), [*rank_notes(rows), *cpu_notes(rows)])
 
 
 def memory_table(records: Sequence[MemoryRecord]) -> Table:
@@ -210,7 +213,7 @@ def print_servers(
     if lat:
         rows = build_rows(lat, ci_target, run.options.margin)
         title = "Connection time per host key, ms: median (95% CI) n, lower is better"
-        print_server_table(console, title, latency_columns(rows, [r.name for r in run.servers]))
+        print_server_table(console, title, latency_columns(rows, [r.name for r in run.servers]), rows)
         warnings += [r for r in rows if r.warning]
     defaults = _default_ciphers(run.servers)
     for direction in (Direction.DOWN, Direction.UP):
@@ -219,7 +222,7 @@ def print_servers(
             rows = build_rows(members, ci_target, run.options.margin)
             way = "download (server -> client)" if direction is Direction.DOWN else "upload (client -> server)"
             title = f"Throughput, {way}, {symbol('MB/s')}, higher is better (* = what the default profile negotiates)"
-            print_server_table(console, title, throughput_columns(rows, defaults))
+            print_server_table(console, title, throughput_columns(rows, defaults), rows)
             warnings += [r for r in rows if r.warning]
     print_claims(console, "What bounds these rates:", bound_claims(run, stored))
     if memory:

@@ -69,7 +69,7 @@ def diagnose(row: Row, lim: Limits, group: Sequence[Row] = ()) -> Diagnosis | No
     if caps:
         kind, cap, evidence = min(caps, key=lambda c: c[1])
         if rate >= NEAR_LIMIT * cap:
-            lifts = remedy(kind, row, group, lim.server_product, lim.aes)
+            lifts = remedy(kind, row, group, lim.server_product, lim.aes, lim.elsewhere(row))
             bound = Bound(kind, cap / MB, "MB/s", rate / cap, base | evidence, lifts)
             return Diagnosis(bound, tuple(broken))
     cpu = cpu_bound(row, lim, rate, base, group)

@@ -8,6 +8,7 @@ is what the terminal prints. A fleet's claims are its own analysis (analyse/flee
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from collections.abc import Mapping, Sequence
 
 from sshbench.analyse.claims import bounds
@@ -18,6 +19,7 @@ from sshbench.analyse.claims.fastest import fastest_claims
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.recommend import Recommendation, recommend
 from sshbench.analyse.results import Row, ranked
+from sshbench.model import Kind
 from sshbench.records import RunRecord, StoredRun, StoredScenario
 from sshbench.runkinds import entry
 
@@ -51,6 +53,8 @@ def bound_claims(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Claim
                 bounds.has_evidence([st for st in stored if st.scenario.server == report.name]),
             )
             mine = [st for st in stored if st.scenario.server == report.name]
+            if lim is not None:
+                lim = dataclasses.replace(lim, peers=_fastest_beside(report.name, stored))
             if lim is not None and mine:
                 groups = ranked(mine, run.options.plan.ci_target, run.options.margin)
                 out += bounds.bound_claims(groups, lim, prefix=f"{report.name} ")
@@ -98,3 +102,17 @@ def run_claims(stored: StoredRun, policy: Policy) -> list[Claim]:
     if run.kind.row.claims:
         out += entry(run.kind.row.claims)(run, groups)
     return out
+
+
+def _fastest_beside(server: str, stored: Sequence[StoredScenario]) -> dict[str, tuple[str, float, str]]:
+    """Return, per direction, the fastest transfer of the servers beside `server` in a `servers` run: its server,
+    median MB/s and row."""
+    best: dict[str, tuple[str, float, str]] = {}
+    for st in stored:
+        sc, values = st.scenario, st.values()
+        if sc.kind is not Kind.THROUGHPUT or sc.server in (None, server) or sc.direction is None or len(values) < 3:
+            continue
+        rate = statistics.median(values)
+        if rate > best.get(sc.direction.value, ("", 0.0, ""))[1]:
+            best[sc.direction.value] = (sc.server or "", rate, sc.metric.labels.name(sc))
+    return best

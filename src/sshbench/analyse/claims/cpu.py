@@ -30,7 +30,7 @@ def cpu_bound(row: Row, lim: Limits, rate: float, base: dict[str, Any], group: S
         used = _cpus_used(costs, kind, rate)
         if per_gib is not None and used is not None and used >= BUSY * share:
             evidence = base | {"cpu_s_per_GiB": per_gib, "cpus_used": used, "cpu_share": share}
-            lifts = remedy(kind, row, group, lim.server_product, lim.aes)
+            lifts = remedy(kind, row, group, lim.server_product, lim.aes, lim.elsewhere(row))
             return Bound(kind, share, "CPU", used / share, evidence, lifts)
     return None
 
@@ -48,7 +48,7 @@ def throttled(row: Row, lim: Limits, base: dict[str, Any], group: Sequence[Row])
     if not isinstance(held, int | float) or not isinstance(wall, int | float) or wall <= 0 or held < THROTTLED * wall:
         return None
     evidence = base | {"throttled_s": held, "wall_s": wall, "throttled_share": held / wall, "cpu_share": quota}
-    lifts = remedy(BoundKind.SERVER_CPU, row, group, lim.server_product, lim.aes)
+    lifts = remedy(BoundKind.SERVER_CPU, row, group, lim.server_product, lim.aes, lim.elsewhere(row))
     return Bound(BoundKind.SERVER_CPU, quota, "CPU", None, evidence, lifts)
 
 

@@ -174,5 +174,5 @@ def _kernel_bound(
         "MB/s",
         None if not cap else rate / cap,
         evidence,
-        remedy(kind, row, group, lim.server_product, lim.aes),
+        remedy(kind, row, group, lim.server_product, lim.aes, lim.elsewhere(row)),
     )

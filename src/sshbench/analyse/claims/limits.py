@@ -28,6 +28,17 @@ class Limits:
     server_share: float = 1.0
     ceilings: Mapping[str, float] = field(default_factory=dict)  # cipher -> bytes/s OpenSSL manages on the slower side
     aes: bool | None = None  # the CPU's AES instructions in use (None: unknown; False: absent or masked by --emulate)
+    peers: Mapping[str, tuple[str, float, str]] = field(default_factory=dict)  # direction -> the fastest server
+    # measured beside this one on this CPU (a `servers` run): its name, median MB/s and row
+
+    def elsewhere(self, row: Row) -> str:
+        """Return, for a row, the server beside it that was faster on this CPU in its direction, in words ("": none
+        was, or this is no `servers` run); medians of separate servers, not a paired verdict."""
+        found = self.peers.get(row.scenario.direction.value if row.scenario.direction else "")
+        if found is None or row.summary is None or found[1] <= row.summary.median * 1.1:
+            return ""
+        name, rate, label = found
+        return f"{name} did {rate:.0f} MB/s ({label}) beside it, on this CPU"
 
 
 @dataclass(frozen=True)
