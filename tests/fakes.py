@@ -242,7 +242,9 @@ def runs_db(path: Path) -> Path:
 
 def _add_load_run(store: Store) -> None:
     """Store a load run of two 2 s steps: 10/s clean, 20/s with a slow tail and two drops."""
-    opts = JobOptions(command=RunKind.LOAD, own=LoadOptions(rates=(10.0, 20.0), step_time=2.0))
+    opts = JobOptions(
+        command=RunKind.LOAD, measure_throughput=False, own=LoadOptions(rates=(10.0, 20.0), step_time=2.0)
+    )  # as `load` stores it: logins only
     run = store.create_run(opts, "local:openssh", ENVIRONMENT)
     for rate in (10.0, 20.0):
         sc = Scenario(Kind.LATENCY, load=StepKey.rate(rate))

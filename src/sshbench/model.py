@@ -273,7 +273,8 @@ class Scenario:
         where = "" if self.server is None else f"{self.server}: "
         if self.profile is not None:
             return f"{where}{self.profile} profile, host key {self.hostkey}"
-        return where + self.metric.label(self)
+        step = "" if self.load is None else f"{self.load}: "  # a load step is what its row measures: `20/s: ...`
+        return where + step + self.metric.label(self)
 
     def match_key(self) -> tuple[Any, ...]:
         """Return what this scenario measures, for matching across runs (untimed pinned fields left out)."""

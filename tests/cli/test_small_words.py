@@ -151,3 +151,23 @@ def test_a_servers_run_names_the_faster_server_beside_a_cpu_bound_one() -> None:
     row = build_rows(stored[:1], 0.05)[0]
     assert lim.elsewhere(row) == "openssh did 1038 MB/s (chacha20-poly1305@openssh.com) beside it, on this CPU"
     assert Limits(peers=_fastest_beside("openssh", stored)).elsewhere(build_rows(stored[1:], 0.05)[0]) == ""
+
+
+def test_bare_recommend_says_why_a_servers_runs_throughput_does_not_back_a_recommendation(tmp_path: Path) -> None:
+    from fakes import ENVIRONMENT, _samples
+    from sshbench.cli.recommend import _latest_with_throughput
+    from sshbench.joboptions import JobOptions
+    from sshbench.model import Direction, Kind, Scenario
+    from sshbench.runkinds import RunKind
+    from sshbench.storage.store import Store
+
+    store = Store(tmp_path / "runs.db")
+    run = store.create_run(JobOptions(command=RunKind.SERVERS), "local:openssh local:dropbear", ENVIRONMENT)
+    sc = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", direction=Direction.DOWN, server="dropbear")
+    for s in _samples(sc, 230.0):
+        store.add_sample(store.add_scenarios(run, [sc])[sc.key], s)
+    with pytest.raises(SshbenchError) as refused:
+        _latest_with_throughput(store)
+    assert refused.value.cause.startswith(
+        f"no stored run of run, latency, throughput, sweep has throughput results (run {run} has"
+    )

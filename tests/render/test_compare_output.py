@@ -165,3 +165,20 @@ def test_fail_if_over_runs_with_nothing_in_common_fails_with_its_own_code(
     assert done.returncode == ExitCode.NOTHING_COMPARED == 11, done.stderr
     assert "checked nothing" in done.stderr and "no scenario in common" in done.stderr
     assert "0 scenarios matched in both" in done.stdout
+
+
+def test_compare_of_two_load_runs_names_each_step_by_its_rate(tmp_path: Path) -> None:
+    """Issue 54, item 8: every row of a load run read `default kex / default host key`."""
+    from fakes import _add_load_run
+    from sshbench.analyse.compare import compare
+    from sshbench.storage.store import Store
+
+    store = Store(tmp_path / "runs.db")
+    _add_load_run(store)
+    _add_load_run(store)
+    changes = compare(store.scenarios(1), store.scenarios(2))
+    assert [c.scenario.label for c in changes] == [
+        "10/s: default kex / default host key",
+        "20/s: default kex / default host key",
+    ]
+    assert [c.verdict for c in changes] == ["equivalent", "equivalent"]

@@ -212,3 +212,24 @@ def test_a_tune_run_charts_its_default_socket_over_time_and_each_remedy_with_its
     drawn = {f.stem: f.read_text() for f in out.iterdir()}
     assert "cwnd, segments" in drawn[f"run{run_id}-tcp-download"]  # the three panels, drawn offline
     assert "% change against the default copy" in drawn[f"run{run_id}-remedies-download"]
+
+
+def test_a_load_runs_report_carries_no_throughput_notes(tmp_path: Path) -> None:
+    """Issue 54, item 8: a load run's report said `--size auto, payload zero` and ranked its steps."""
+    from sshbench.render.report import render_html
+
+    db = runs_db(tmp_path / "runs.db")
+    html = render_html([Store(db, read_only=True).load(4)])
+    assert "--size auto" not in html and "payload zero" not in html and "rank - " not in html
+    assert "Notes: latency" not in html
+
+
+def test_a_step_cut_short_is_named_on_the_load_chart(tmp_path: Path) -> None:
+    from sshbench.render.loadcharts import load_figures
+
+    stored = Store(runs_db(tmp_path / "runs.db"), read_only=True).load(4)
+    ten, twenty = stored.scenarios
+    cut = dataclasses.replace(stored, scenarios=(ten, dataclasses.replace(twenty, samples=twenty.samples[:25])))
+    (percentiles, _) = load_figures(cut, "run4-")
+    assert percentiles.title.endswith("; cut short, not read for the knee: 20/s (25 of 40 logins)")
+    assert "cut short" not in load_figures(stored, "run4-")[0].title

@@ -173,14 +173,26 @@ def _latest_with_throughput(store: Store) -> int:
 
     run_id = store.latest_run([k for k in RunKind if k.recommends], Kind.THROUGHPUT)
     if run_id is None:
-        raise _no_throughput(store.path)
+        others = store.latest_run([k for k in RunKind if not k.recommends], Kind.THROUGHPUT)
+        raise _no_throughput(store.path, others)
     return run_id
 
 
-def _no_throughput(path: Path) -> SshbenchError:
-    """Return the error for a database without a run to recommend from."""
+def _no_throughput(path: Path, others: int | None = None) -> SshbenchError:
+    """Return the error for a database without a run to recommend from (`others`: the newest run with throughput
+    results of a kind that cannot back one, named so)."""
+    from sshbench.runkinds import RunKind
+
+    kinds = ", ".join(k.value for k in RunKind if k.recommends and k is not RunKind.ALGOS)
+    if others is None:
+        cause = "no stored run has throughput results"
+    else:
+        cause = (
+            f"no stored run of {kinds} has throughput results (run {others} has, but a run of servers, tools, tune "
+            "or clients compares what is not one host's choice of algorithms)"
+        )
     return SshbenchError(
-        "no stored run has throughput results",
+        cause,
         place=str(path),
         fix=f"run `{hints.sshbench('sweep')}` (or `{hints.sshbench()}`) first",
         code=ExitCode.USAGE,

@@ -108,11 +108,15 @@ def options_line(run: RunRecord) -> str:
     ways = "+".join(d.value for d in o.directions)
     size = "--size auto" if o.size is None else f"--size {o.size // 2**20} MiB"
     ci, margin = format_value("share", plan.ci_target), format_value("share", o.margin)
-    race = "racing (rows significantly slower than their leader stop at 3 samples)" if plan.racing else "no racing"
+    race = (
+        "racing (a row significantly slower than its leader stops once its verdict says so, at 3 samples or more)"
+        if plan.racing
+        else "no racing"
+    )
+    moved = f"directions {ways}; {size}, payload {o.payload}; " if o.measure_throughput else ""  # transfers only
     return (
         f"  options: {budget}; {race}; rounds {plan.min_rounds}-{plan.max_rounds}, CI target {ci}, "
-        f"margin {margin}, {plan.warmup} warm-up(s); directions {ways}; {size}, payload {o.payload}; "
-        f"policy {o.policy}; pinning {'on' if o.pin else 'off'}"
+        f"margin {margin}, {plan.warmup} warm-up(s); {moved}policy {o.policy}; pinning {'on' if o.pin else 'off'}"
     )
 
 

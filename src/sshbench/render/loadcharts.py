@@ -57,7 +57,9 @@ def _percentiles(rows: list[Step], own: LoadOptions, prefix: str) -> Figure:
         .mark_rule(strokeDash=[4, 4])
         .encode(y="ms:Q", tooltip=["label:N"])
     )
+    cut = [f"{r.rate:g}/s ({r.logins} of {r.planned} logins)" for r in rows if r.cut]
     title = "Latency percentiles against the offered rate (dashed: the SLO)"
+    title += f"; cut short, not read for the knee: {', '.join(cut)}" if cut else ""
     chart = (lines + slo).properties(width=WIDTH, height=260, title=title)
     return Figure(f"{prefix}load-percentiles", title, vega_spec(chart))
 

@@ -244,7 +244,7 @@ def _notes(data: StoredRun) -> list[dict[str, Any]]:
         return []
     groups = ranked(data.scenarios, run.options.plan.ci_target, run.options.margin)
     sections = []
-    for rows in groups.values():
+    for rows in groups.values() if not run.kind.row.own_charts_only else ():  # its rows are not ranked results
         sc = rows[0].scenario
         lines = [Text.from_markup(line).plain.strip() for line in row_notes(rows, run.id)]
         if lines:
