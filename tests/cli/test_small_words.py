@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from conftest import sshbench
-from fakes import runs_db
+from fakes import runs_db, stored_run_record
 from sshbench import leases
 from sshbench.errors import ExitCode, SshbenchError
+from sshbench.runkinds import RunKind
 
 
 def test_resume_last_names_the_last_run_not_run_minus_1(cli_env: dict[str, str], tmp_path: Path) -> None:
@@ -171,3 +172,34 @@ def test_bare_recommend_says_why_a_servers_runs_throughput_does_not_back_a_recom
     assert refused.value.cause.startswith(
         f"no stored run of run, latency, throughput, sweep has throughput results (run {run} has"
     )
+
+
+def test_what_each_change_did_names_the_cipher_of_each_of_two_downloads() -> None:
+    from rich.console import Console
+
+    from sshbench.analyse.claims.clients import Effect
+    from sshbench.render.clients import print_effects
+
+    effects = [Effect("paramiko", "download", None, c) for c in ("aes128-ctr", "chacha20-poly1305@openssh.com")]
+    console = Console(record=True, width=200)
+    print_effects(console, stored_run_record(RunKind.CLIENTS), effects)
+    text = console.export_text()
+    assert "download with aes128-ctr: too few rounds" in text
+    assert "download with chacha20-poly1305@openssh.com: too few rounds" in text
+
+
+def test_a_host_of_yours_without_server_cpu_says_so_under_the_tables() -> None:
+    import dataclasses
+
+    from fakes import stored_values
+    from sshbench.analyse.results import Costs, build_rows
+    from sshbench.model import Direction, Kind, Scenario
+    from sshbench.render.console import _server_cpu_unread
+
+    sc = Scenario(Kind.THROUGHPUT, cipher="aes128-ctr", direction=Direction.DOWN)
+    (row,) = build_rows([stored_values(sc, [500.0, 510.0, 490.0])], 0.05)
+    row = dataclasses.replace(row, costs=Costs(1.2, None, None, None, None))
+    host = dataclasses.replace(stored_run_record(RunKind.THROUGHPUT), target="myhost")
+    said = _server_cpu_unread(host, [row])
+    assert said is not None and said.startswith("  server CPU: not reported by your host for these rows")
+    assert _server_cpu_unread(stored_run_record(RunKind.THROUGHPUT), [row]) is None  # an embedded server: measured

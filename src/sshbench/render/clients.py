@@ -71,9 +71,14 @@ def code_lines(sc: Scenario, group: str) -> list[str]:
     return lines
 
 
-def _effect(e: Effect) -> str:
-    """Return one job's change by a setting, with its interval and verdict."""
+def _effect(e: Effect, named: bool = False) -> str:
+    """Return one job's change by a setting, with its interval and verdict (`named`: the client has several rows
+    of the job, each named by its cipher and server)."""
     job = SETTING_JOBS.get(e.group, e.group)
+    if named:
+        job += "".join(
+            f" {w}" for w in (f"with {e.cipher}" if e.cipher else "", f"on {e.server}" if e.server else "") if w
+        )
     v = e.verdict
     if v is None:
         return f"{job}: too few rounds paired with its default"
@@ -95,7 +100,9 @@ def print_effects(console: Console, run: RunRecord, effects: Sequence[Effect]) -
         mine = [e for e in effects if e.client == client]
         row = known(client)
         named = (row.setting if row else None) or "its change"
-        console.print(f"  {client} ({named}): {'; '.join(_effect(e) for e in mine)}", highlight=False, markup=False)
+        jobs = [e.group for e in mine]
+        said = "; ".join(_effect(e, jobs.count(e.group) > 1) for e in mine)
+        console.print(f"  {client} ({named}): {said}", highlight=False, markup=False)
         why = run.environment.clients.get(client, {}).get("hurts")
         if why and any(e.hurts for e in mine):
             console.print(f"    why: {why}", highlight=False, markup=False)

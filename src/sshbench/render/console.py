@@ -21,7 +21,7 @@ from sshbench.analyse.kexcost import kex_costs
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
-from sshbench.model import OPENSSH_CLIENT, Kind, client_name
+from sshbench.model import OPENSSH_CLIENT, Kind, client_name, is_local
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.kexcost import print_kex_costs
 from sshbench.render.layout import Column, build, fit, hidden_note
@@ -251,6 +251,9 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
         if kind.timed:  # a tune copy is timed as a user's copy is
             title = title.replace("handshake excluded", kind.timed)
         print_table(console, title, table, note, row_notes(rows, run.id))
+    unread = _server_cpu_unread(run, [r for rows in by_group.values() for r in rows])
+    if unread:
+        console.print(unread, highlight=False, style="dim", markup=False)
     print_kex_costs(console, kex_costs(stored))
     kind = run.kind.row
     if not kind.judged:
@@ -270,6 +273,19 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
         )
     if not kind.own_findings:  # a tune run says so under its findings, where it ends
         print_unfinished(console, run)
+
+
+def _server_cpu_unread(run: RunRecord, rows: Sequence[Row]) -> str | None:
+    """Return the line saying why a host of the user's shows no server CPU, where its rows have the client's only."""
+    if is_local(run.target) or run.fleet is not None:
+        return None
+    client_only = [r for r in rows if r.costs and r.costs.client_cpu_gib is not None and r.costs.server_cpu_gib is None]
+    if not client_only:
+        return None
+    return (
+        "  server CPU: not reported by your host for these rows (its session reports its own CPU where it is Linux "
+        "with `ss` and `mktemp`; elsewhere nothing is guessed); the client's is measured here"
+    )
 
 
 def print_claims(console: Console, title: str, claims: Sequence[Claim]) -> None:

@@ -115,6 +115,8 @@ class Effect:
     client: str
     group: str
     verdict: Verdict | None  # None: too few rounds in common
+    cipher: str | None = None  # the row's pinned cipher (None: the client's own choice)
+    server: str | None = None  # the server it ran against, where the run had several
 
     @property
     def hurts(self) -> bool:
@@ -146,7 +148,7 @@ def setting_effects(groups: Mapping[str, Sequence[Row]], margin: float) -> list[
             ratio = ratio_of(row, default) if default is not None else None
             ok = ratio is not None and ratio.paired and ratio.n >= MIN_PAIRS
             verdict = judge(ratio, sc.metric.higher_is_better, margin) if ratio is not None and ok else None
-            out.append(Effect(sc.client, group, verdict))
+            out.append(Effect(sc.client, group, verdict, sc.cipher, sc.server))
     return out
 
 
