@@ -86,3 +86,24 @@ def test_a_pick_behind_rows_not_told_apart_names_them_among_what_the_policy_pass
     said = sentence(p)
     assert "policy mine allows neither the leader nor what is not told apart from it and picks aes256-gcm" in said
     assert said.endswith("significantly slower than the leader")
+
+
+def test_ranks_among_the_slower_rows_follow_their_medians() -> None:
+    """Issue 54, item 5: a noisy row at 417 shared rank 6 with 554 while 528, steadier, ranked 11 (here 500)."""
+    names = ("aes128-ctr", "aes192-ctr", "aes256-ctr")
+    a, c, b = (Scenario(Kind.THROUGHPUT, cipher=n, direction=Direction.UP) for n in names)
+    rows = build_rows(
+        [
+            stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
+            stored_values(a, [554, 556, 552, 555, 553, 554]),
+            stored_values(c, [500, 502, 498, 501, 499, 500]),
+            stored_values(b, [417, 640, 400, 420, 410, 415]),  # wide: not told apart from 554 or 500
+        ],
+        0.05,
+    )
+    assert [(r.scenario.cipher, r.rank, r.tied) for r in rows] == [
+        ("aes128-gcm@openssh.com", 1, False),
+        ("aes128-ctr", 2, False),
+        ("aes192-ctr", 3, False),
+        ("aes256-ctr", 4, False),
+    ]

@@ -153,34 +153,39 @@ def _standing(row: Row, leader: Row, margin: float) -> tuple[Standing, Verdict |
 
 
 def _rank(rows: list[Row], margin: float) -> list[Row]:
-    """Rank rows given best median first, as the paired verdicts read (docs/CLAIMS.md): the group's first row and
-    every row equivalent to it share rank 1; among the rows significantly slower than it, every row not
-    significantly slower than their first shares the next rank, and so on. A row not told apart from the first
-    (inconclusive: too few samples, or too close for its noise) is undecided: listed after the ranked rows,
-    unranked (rank 0), so that no rank contradicts the numbers. Standings are against the first row."""
+    """Rank rows given best median first, as the paired verdicts read (docs/CLAIMS.md), so that ranks follow the
+    medians: the group's first row and the rows after it that are equivalent to it share rank 1; the next row
+    starts the next rank with the rows after it equivalent to it, and so on (a row not equivalent ends its head's
+    rank: no rank holds a row above or beside one whose median is higher and whose verdict is known). A row not
+    told apart from the first (inconclusive: too few samples, or too close for its noise) is undecided: listed after
+    the ranked rows, unranked (rank 0). Standings are against the first row."""
     judged = [(row, *_standing(row, rows[0], margin)) for row in rows]  # each row against the leader, once
     undecided = [j for j in judged if j[1] is Standing.INCONCLUSIVE]
     judged = [j for j in judged if j[1] is not Standing.INCONCLUSIVE]
     out: list[Row] = []
     while judged:
         head = judged[0][0]
-        members = [j for j in judged if j[0] is head or not _behind(j[0], j[1], head, head is rows[0], margin)]
+        members = [judged[0]]
+        for j in judged[1:]:
+            if not _tied(j[0], j[1], head, head is rows[0], margin):
+                break
+            members.append(j)
         rank, tied = len(out) + 1, len(members) > 1
         out += [
             dataclasses.replace(row, rank=rank, tied=tied, standing=standing, against_leader=verdict)
             for row, standing, verdict in members
         ]
-        judged = [j for j in judged if not any(j is m for m in members)]
+        judged = judged[len(members) :]
     return out + [
         dataclasses.replace(row, rank=0, standing=standing, against_leader=verdict)
         for row, standing, verdict in undecided
     ]
 
 
-def _behind(row: Row, standing: Standing, head: Row, leads: bool, margin: float) -> bool:
-    """Return True when a row is significantly slower than the head of its group (its standing says so when the
-    head is the leader: judged once)."""
-    return standing is Standing.SLOWER if leads else _word(row, head, margin) is Word.SLOWER
+def _tied(row: Row, standing: Standing, head: Row, leads: bool, margin: float) -> bool:
+    """Return True when a row is equivalent to the head of its rank (its standing says so when the head is the
+    leader: judged once)."""
+    return standing is Standing.EQUIVALENT if leads else _word(row, head, margin) is Word.EQUIVALENT
 
 
 def _word(row: Row, head: Row, margin: float) -> Word:
