@@ -106,15 +106,21 @@ def test_a_burst_past_maxstartups_is_dropped_and_named_from_the_servers_log(
     assert "\n    MaxStartups 3:30:10\n" in shown and "MaxStartups 100:30:200" in shown
 
 
-def test_a_server_that_dies_mid_step_ends_the_run_incomplete_and_resume_runs_the_rest(
-    cli_env: dict[str, str], tmp_path: Path
-) -> None:
-    db = tmp_path / "load.db"
+def _two_steps_begun(cli_env: dict[str, str], db: Path) -> subprocess.Popen[str]:
+    """Start `load` of two 2 s steps (10/s, 20/s) and return once 5 logins of the first are stored (60 s at most)."""
     args = ["load", "--rate", "10,20", "--step-time", "2s", "--generator", "openssh", "--kex", CURVE, "--db", str(db)]
     proc = started(cli_env, *args)
     deadline = time.monotonic() + 60
     while stored_samples(db) < 5 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    return proc
+
+
+def test_a_server_that_dies_mid_step_ends_the_run_incomplete_and_resume_runs_the_rest(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "load.db"
+    proc = _two_steps_begun(cli_env, db)
     kids = psutil.Process(proc.pid).children(recursive=True)
     listener = next(p for p in kids if p.name() == "sshd" and p.ppid() == proc.pid)  # not a connection's sshd
     listener.kill()  # the embedded server this test's sshbench started
@@ -133,11 +139,7 @@ def test_a_server_that_dies_mid_step_ends_the_run_incomplete_and_resume_runs_the
 
 def test_a_step_cut_by_ctrl_c_is_run_again_whole_by_resume(cli_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "load.db"
-    args = ["load", "--rate", "10,20", "--step-time", "2s", "--generator", "openssh", "--kex", CURVE, "--db", str(db)]
-    proc = started(cli_env, *args)
-    deadline = time.monotonic() + 60
-    while stored_samples(db) < 5 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
+    proc = _two_steps_begun(cli_env, db)
     proc.send_signal(signal.SIGINT)  # Ctrl-C in the first step
     proc.communicate(timeout=60)
     cut = stored_samples(db)

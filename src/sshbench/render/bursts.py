@@ -13,7 +13,7 @@ from sshbench.exact import fisher
 from sshbench.joboptions import LoadOptions
 from sshbench.loadwords import DIED, before_banner
 from sshbench.records import StoredRun
-from sshbench.render.header import print_environment
+from sshbench.render.header import print_page
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.load import GENERATORS, closers, job_words, loading
 
@@ -99,9 +99,7 @@ def print_bursts(console: Console, stored: StoredRun) -> None:
 
 def print_bursts_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a burst run: its header, the settings, then where it is stored."""
-    print_environment(console, stored.run)
-    print_bursts(console, stored)
-    console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
+    print_page(console, stored, db, print_bursts)
 
 
 def bursts_document(stored: StoredRun) -> dict[str, Any]:

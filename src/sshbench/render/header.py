@@ -4,12 +4,14 @@ emulated link, the crypto ceilings, the emulation, and the options that shaped i
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
+from pathlib import Path
 
 from rich.console import Console
 
 from sshbench.environment import Environment, LinkInfo
 from sshbench.model import is_local
-from sshbench.records import RunRecord
+from sshbench.records import RunRecord, StoredRun
 from sshbench.runkinds import RunKind
 from sshbench.units import format_value
 
@@ -123,3 +125,11 @@ def options_line(run: RunRecord) -> str:
 def print_environment(console: Console, run: RunRecord) -> None:
     """Print the run header."""
     console.print("\n".join(environment_lines(run)), highlight=False, markup=False)
+
+
+def print_page(console: Console, stored: StoredRun, db: Path, *bodies: Callable[[Console, StoredRun], None]) -> None:
+    """Print a run's header (its environment), each body, then where it is stored."""
+    print_environment(console, stored.run)
+    for body in bodies:
+        body(console, stored)
+    console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")

@@ -20,7 +20,7 @@ from sshbench.analyse.load import (
 from sshbench.arrivals import schedule, step_seed
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun, StoredScenario
-from sshbench.render.header import print_environment
+from sshbench.render.header import print_page
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.loadroles import print_roles
 
@@ -196,9 +196,7 @@ def print_load(console: Console, stored: StoredRun) -> None:
 
 def print_load_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a load run: its header, the steps, then where it is stored."""
-    print_environment(console, stored.run)
-    print_load(console, stored)
-    console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
+    print_page(console, stored, db, print_load)
 
 
 def loading(own: LoadOptions) -> dict[str, Any]:

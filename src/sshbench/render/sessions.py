@@ -11,7 +11,7 @@ from rich.console import Console
 from sshbench.analyse.sessions import Held, held_steps, idle_pss, server_label
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
-from sshbench.render.header import print_environment
+from sshbench.render.header import print_page
 from sshbench.render.layout import Column, ms_cell, print_fitted
 
 HOW = (
@@ -121,9 +121,7 @@ def print_sessions(console: Console, stored: StoredRun) -> None:
 
 def print_sessions_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a run of sessions held: its header, the steps, then where it is stored."""
-    print_environment(console, stored.run)
-    print_sessions(console, stored)
-    console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
+    print_page(console, stored, db, print_sessions)
 
 
 def sessions_document(stored: StoredRun) -> dict[str, Any]:

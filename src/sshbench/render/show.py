@@ -3,7 +3,6 @@ sweep, file copies, a tune run, clients, or servers side by side (a fleet's is r
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -13,27 +12,17 @@ from sshbench.records import StoredRun
 from sshbench.render.clients import print_clients
 from sshbench.render.console import print_results
 from sshbench.render.discovery import print_discovery, print_negotiation
-from sshbench.render.header import print_environment
+from sshbench.render.header import print_page
 from sshbench.render.servers import print_servers
 from sshbench.render.sweep import print_sweep
 from sshbench.render.tools import print_efficiency
 from sshbench.render.tune import print_tune
 from sshbench.runkinds import entry
 
-Body = Callable[[Console, StoredRun], None]
-
 
 def print_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a stored run as its kind lays it out (`discovery_only`: what the server offers, for `algos`)."""
     entry(stored.run.kind.row.printer)(console, stored, db, discovery_only)
-
-
-def _page(console: Console, stored: StoredRun, db: Path, *bodies: Body) -> None:
-    """Print a run's header (its environment), each body, then where it is stored."""
-    print_environment(console, stored.run)
-    for body in bodies:
-        body(console, stored)
-    console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
 
 
 def _negotiation(console: Console, stored: StoredRun) -> None:
@@ -51,24 +40,24 @@ def print_single(console: Console, stored: StoredRun, db: Path, discovery_only: 
     """Print a run against one target: what was negotiated (or, for discovery alone, offered), then its results."""
     discovery = stored.run.discovery
     if discovery_only and discovery:
-        _page(console, stored, db, lambda c, s: print_discovery(c, discovery), _results)
+        print_page(console, stored, db, lambda c, s: print_discovery(c, discovery), _results)
     else:
-        _page(console, stored, db, _negotiation, _results)
+        print_page(console, stored, db, _negotiation, _results)
 
 
 def print_sweep_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a sweep: what was negotiated, then its per-dimension tables and recommendation."""
-    _page(console, stored, db, _negotiation, lambda c, s: print_sweep(c, s.run, s.scenarios))
+    print_page(console, stored, db, _negotiation, lambda c, s: print_sweep(c, s.run, s.scenarios))
 
 
 def print_tools_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a `tools` run: its results, then each copy's efficiency against the baselines."""
-    _page(console, stored, db, _negotiation, _results, lambda c, s: print_efficiency(c, s.run, s.scenarios))
+    print_page(console, stored, db, _negotiation, _results, lambda c, s: print_efficiency(c, s.run, s.scenarios))
 
 
 def print_tune_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a `tune` run: its results, then what bounds the default and what each remedy gained."""
-    _page(console, stored, db, _negotiation, _results, lambda c, s: print_tune(c, s.run, s.scenarios))
+    print_page(console, stored, db, _negotiation, _results, lambda c, s: print_tune(c, s.run, s.scenarios))
 
 
 def print_clients_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
@@ -87,9 +76,9 @@ def print_clients_run(console: Console, stored: StoredRun, db: Path, discovery_o
             markup=False,
         )
 
-    _page(console, stored, db, lambda c, s: print_clients(c, s.run), _results, hint)
+    print_page(console, stored, db, lambda c, s: print_clients(c, s.run), _results, hint)
 
 
 def print_side_by_side(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print servers side by side."""
-    _page(console, stored, db, lambda c, s: print_servers(c, s.run, s.scenarios, s.memory))
+    print_page(console, stored, db, lambda c, s: print_servers(c, s.run, s.scenarios, s.memory))
