@@ -34,9 +34,9 @@ MAX_LOGINS = 100_000
 )
 @algorithm_option(
     "kex",
-    "Key exchanges to log in with, comma-separated: exactly these on every server, whether it offers them or not "
-    "(a kex it lacks is a pair whose logins fail, with the client's words) [default: every kex each client and "
-    "server both have].",
+    "Key exchanges to log in with, comma-separated: exactly these on every server that offers them, under a name "
+    "both speak (a server that offers none is n/a, with its offer) [default: every kex each client and server both "
+    "have].",
 )
 @algorithm_option(
     "hostkey",
