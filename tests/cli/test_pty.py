@@ -45,6 +45,7 @@ def run_in_pty(env: dict[str, str], args: list[str], columns: int, timeout: floa
     return code, ANSI.sub("", b"".join(chunks).decode(errors="replace")).replace("\r\n", "\n")
 
 
+@pytest.mark.alone  # reads the plan line a progress bar redraws around: under another test's load it was lost once
 def test_an_80_column_terminal_shows_every_median(cli_env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     args = [
