@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import os
 import resource
+import statistics
 from collections.abc import Sequence
 
 import psutil
@@ -30,9 +31,10 @@ from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench
 from sshbench.loadsteps import StepKey
 from sshbench.loadwords import IDLE
+from sshbench.measure.budget import Estimate
 from sshbench.measure.load import Finished
 from sshbench.measure.memory import snapshot
-from sshbench.measure.sessions import AT_ONCE, Holder, Rest, at_rest, holding
+from sshbench.measure.sessions import AT_ONCE, REST, SETTLE, Holder, Rest, at_rest, holding
 from sshbench.model import Kind, Scenario
 from sshbench.records import MemoryRecord
 from sshbench.samples import SKIPPED, Sample
@@ -41,6 +43,7 @@ from sshbench.targets.servers import registry
 FD_MARGIN = 64  # open files a process holds besides its sessions'
 PROCESSES_PER_SESSION = 4  # at most (OpenSSH: monitor, session, command, and sshd-auth while it logs in)
 MEMORY_SHARE = 0.8  # of the memory available: what a step's sessions may take
+STEP_OVERHEAD = SETTLE + REST + 1.0  # seconds a step takes besides opening its sessions (its memory read: ~1 s)
 
 
 def raise_limits() -> dict[str, tuple[int, int]]:
@@ -189,7 +192,7 @@ def _steps(
     """Run the steps not yet read at rest, in rising order, each from the sessions the ones before it hold."""
     assert where.server is not None
     own, root = job.opts.own_as(LoadOptions), os.geteuid() == 0
-    held, stop = 0, None
+    held, stop, planned = 0, None, False
     for n, sc in zip(own.sessions, steps, strict=True):
         if any(s.warmup for s in rec.samples(sc)):
             held = n  # read at rest before an interruption: kept; its sessions are opened again, unstored
@@ -203,8 +206,42 @@ def _steps(
             continue
         held = _step(job, rec, where, holder, sc, limits)
         alive(rec, where, sc)
+        if not planned:
+            planned = _plan(job, rec, sc, [m for m in own.sessions if m > n], n)
         if held < n:
             stop = f"not run: {n - held} of the sessions of {sc.load} could not be opened"
+
+
+def _plan(job: Job, rec: Recording, first: Scenario, rest: Sequence[int], held: int) -> bool:
+    """From the first step run here (its median time to open a session), estimate the steps after it and hand the
+    plan over (refused when --max-time cannot hold them: the steps that fit are offered); return True."""
+    if not rest:
+        return True
+    step = [st for st in rec.store.scenarios(rec.run_id) if st.scenario.key == first.key]
+    opened = [s.value for st in step for s in st.samples if s.measured and s.value is not None]
+    each = statistics.median(opened) if opened else 0.0
+    times = [(m - before) * each / AT_ONCE + STEP_OVERHEAD for before, m in zip([held, *rest], rest, strict=False)]
+    budget = job.opts.plan.max_time
+    setup = job.elapsed()
+    fit = [m for i, m in enumerate(rest) if budget is None or setup + sum(times[: i + 1]) <= budget]
+    steps = ", ".join(f"{m:,}" for m in rest)
+    estimate = Estimate(
+        connections=len(rest),
+        transfers=0,
+        warmup=0.0,
+        per_round=sum(times),
+        budget=budget,
+        setup=setup,
+        setup_what=f"server, Go generator, {first.load} held and read",
+        rounds_needed=1,
+        what=f"steps of {steps} sessions held after {first.load} ({AT_ONCE} opened at a time, ~{each * 1000:.0f} ms "
+        "each as it opened them; each step read at rest)",
+        fits=f"use --sessions {','.join(str(m) for m in [held, *fit])}" if len(fit) < len(rest) else None,
+        narrows=False,
+        once=True,
+    )
+    job.plan_ready(estimate)
+    return True
 
 
 def run_sessions(job: Job) -> int:

@@ -67,6 +67,7 @@ class Estimate:
     needs: str | None = None  # what the rounds are needed for, in words, when it is not a rank or a verdict
     fits: str | None = None  # a narrower plan that fits, in words, offered before a larger budget
     narrows: bool = True  # the command's narrowing options (--cipher, --kex, ...) change this plan
+    once: bool = False  # a plan run once, not in rounds (`load --job session`'s steps): per_round is all of it
 
     @property
     def rounds(self) -> int | None:
@@ -85,8 +86,11 @@ class Estimate:
         )
         setup = f"set-up ~{_secs(self.setup)} ({self.setup_what}), " if self.setup else ""
         warm = f"warm-ups ~{_secs(self.warmup)}, then " if self.warmup else ""
-        line = f"Plan: {what}; {setup}{warm}~{_secs(self.per_round)} per round"
-        if self.budget is not None:
+        line = f"Plan: {what}; {setup}{warm}~{_secs(self.per_round)} {'more' if self.once else 'per round'}"
+        if self.budget is not None and self.once:
+            fits = "fits" if (self.rounds or 0) >= 1 else "does not fit"
+            line += f": {fits} the {_secs(self.budget)} budget (--max-time)"
+        elif self.budget is not None:
             line += f": ~{self.rounds} rounds fit the {_secs(self.budget)} budget (--max-time)"
         return line
 
@@ -98,8 +102,10 @@ class Estimate:
         they = f"{n} scenario{'s need' if n != 1 else ' needs'}" if self.what is None else f"{self.what} need"
         setup = f"~{_secs(self.setup)} of set-up ({self.setup_what}) and " if self.setup else ""
         warm = f"~{_secs(self.warmup)} of warm-ups" if self.warmup else ""
-        if self.setup + self.warmup >= self.budget:
+        if self.setup + self.warmup >= self.budget and not self.once:
             return f"{they} {setup}{warm or 'nothing more'}; the budget is {_secs(self.budget)}"
+        if self.once:
+            return f"{they} {setup}~{_secs(self.per_round)} more; the budget is {_secs(self.budget)}"
         return (
             f"{they} {setup}{warm + ' and ' if warm else ''}~{_secs(self.per_round)} per round; "
             f"the {_secs(self.budget)} budget leaves {self.rounds} round(s) and {self._needs()}"
@@ -161,11 +167,12 @@ def check(est: Estimate | None, narrowing: Sequence[str] = ()) -> None:
     why = None if est is None else est.problem()
     if est is None or why is None:
         return
-    narrow = f"narrow the plan ({', '.join(narrowing)}) or " if narrowing else ""
-    narrow = f"{est.fits}, {narrow}" if est.fits else narrow
+    ways = [est.fits] if est.fits else []
+    ways += [f"narrow the plan ({', '.join(narrowing)})"] if narrowing else []
+    ways += [f"raise --max-time to at least {math.ceil(est.needed())}s"]
     raise SshbenchError(
         why,
         place="--max-time",
-        fix=f"{narrow}raise --max-time to at least {math.ceil(est.needed())}s",
+        fix=", ".join(ways[:-1]) + (" or " if len(ways) > 1 else "") + ways[-1],
         code=ExitCode.USAGE,
     )
