@@ -24,6 +24,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sshbench.exact import quantile_ranks
 from sshbench.stats import CONFIDENCE, median_ci_ranks
 
 MARGIN = 0.05  # the default equivalence margin: within +-5 % is "equivalent"
@@ -61,10 +62,13 @@ class Ratio:
     coverage: float  # the interval's real confidence level (below 95 % for very few samples)
     n: int  # rounds paired, or the smaller sample
     paired: bool
+    how: str | None = None  # another method than the two below, in words (a percentile's ratio)
 
     @property
     def method(self) -> str:
         """Return how the interval was made, in words."""
+        if self.how is not None:
+            return self.how
         return "paired per round" if self.paired else "unpaired (Hodges-Lehmann, Moses interval)"
 
     def to_dict(self) -> dict[str, object]:
@@ -157,6 +161,33 @@ def unpaired_ratio(a: Sequence[float], b: Sequence[float]) -> Ratio | None:
     )
 
 
+SIDE_CONFIDENCE = math.sqrt(CONFIDENCE)  # each side's percentile interval: both hold together at 95 %
+BY_PERCENTILES = "each side's percentile with its order-statistics interval (97.5 % each, 95 % together)"
+
+
+def percentile(values: Sequence[float], q: float) -> tuple[float, float, float, float] | None:
+    """Return the q-quantile of `values` (nearest rank) with its distribution-free interval at SIDE_CONFIDENCE and
+    that interval's coverage, or None when too few values give the interval both ends."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    lo, hi, coverage = quantile_ranks(len(ordered), q, SIDE_CONFIDENCE)
+    if lo is None or hi is None:
+        return None
+    return ordered[max(math.ceil(q * len(ordered)), 1) - 1], ordered[lo - 1], ordered[hi - 1], coverage
+
+
+def percentile_ratio(a: Sequence[float], b: Sequence[float], q: float) -> Ratio | None:
+    """Return B / A of two samples' q-quantiles, its interval from each side's (B's low over A's high, B's high over
+    A's low: both intervals hold together with the product of their coverages), or None when a side has too few
+    values for both ends (`samples_for_quantile`) or a non-positive one."""
+    pa, pb = percentile(a, q), percentile(b, q)
+    if pa is None or pb is None or min(pa[:3]) <= 0 or min(pb[:3]) <= 0:
+        return None
+    (va, la, ha, ca), (vb, lb, hb, cb) = pa, pb
+    return Ratio(vb / va, lb / ha, hb / la, ca * cb, min(len(a), len(b)), False, BY_PERCENTILES)
+
+
 def interval_name(ratio: Ratio) -> str:
     """Return what a ratio's interval covers in words: `95 % interval`, or less with few samples (`75 %` at 3)."""
     return "95 % interval" if ratio.coverage >= 0.95 else f"{ratio.coverage * 100:.0f} % interval"
@@ -246,4 +277,4 @@ def speed(ratio: Ratio, higher_is_better: bool) -> Ratio:
     """Return the ratio oriented as speed (B's speed over A's): itself when higher is better, else inverted."""
     if higher_is_better:
         return ratio
-    return Ratio(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.coverage, ratio.n, ratio.paired)
+    return Ratio(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.coverage, ratio.n, ratio.paired, ratio.how)

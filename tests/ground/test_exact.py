@@ -53,3 +53,21 @@ def test_the_survival_function_is_a_tail(t: float, df: int) -> None:
 @given(st.floats(0.5001, 0.9999), st.integers(1, 200))
 def test_quantile_inverts_the_survival_function(p: float, df: int) -> None:
     assert t_sf(t_ppf(p, df), df) == pytest.approx(1.0 - p, rel=1e-6, abs=1e-12)
+
+
+def test_a_percentile_interval_by_order_statistics() -> None:
+    """The q = 0.5 ranks are the median's (stats.median_ci_ranks); a p99 of 500 samples at 97.5 % is bracketed by
+    ranks 489..500 (hand check: P(B <= 488) = 0.0052, P(B >= 500) = 0.99^500 = 0.0066, B ~ Bin(500, 0.99)); 300
+    samples bound no p99 from above (0.99^300 = 0.049 > 0.0127), and 435 is the fewest that do."""
+    from sshbench.exact import quantile_ranks, samples_for_quantile
+    from sshbench.stats import median_ci_ranks
+
+    for n in (6, 20, 101):
+        lo, hi, coverage = quantile_ranks(n, 0.5)
+        assert (lo, hi) == median_ci_ranks(n)[:2] and coverage == pytest.approx(median_ci_ranks(n)[2])
+    side = 0.95**0.5
+    lo, hi, coverage = quantile_ranks(500, 0.99, side)
+    assert (lo, hi) == (489, 500) and coverage == pytest.approx(1 - 0.0052 - 0.99**500, abs=0.0005)
+    assert quantile_ranks(300, 0.99, side)[1] is None
+    assert samples_for_quantile(0.99, side) == 435
+    assert quantile_ranks(435, 0.99, side)[1] == 435 and quantile_ranks(434, 0.99, side)[1] is None

@@ -167,8 +167,9 @@ def test_fail_if_over_runs_with_nothing_in_common_fails_with_its_own_code(
     assert "0 scenarios matched in both" in done.stdout
 
 
-def test_compare_of_two_load_runs_names_each_step_by_its_rate(tmp_path: Path) -> None:
-    """Issue 54, item 8: every row of a load run read `default kex / default host key`."""
+def test_compare_of_two_load_runs_names_each_step_by_its_rate_and_percentile(tmp_path: Path) -> None:
+    """Issue 54, item 8: every row of a load run read `default kex / default host key`; a step is now two rows, its
+    p50 and its p99, and a p99 from 40 logins gets no verdict but the logins it needs."""
     from fakes import _add_load_run
     from sshbench.analyse.compare import compare
     from sshbench.storage.store import Store
@@ -177,8 +178,62 @@ def test_compare_of_two_load_runs_names_each_step_by_its_rate(tmp_path: Path) ->
     _add_load_run(store)
     _add_load_run(store)
     changes = compare(store.scenarios(1), store.scenarios(2))
-    assert [c.scenario.label for c in changes] == [
-        "10/s: default kex / default host key",
-        "20/s: default kex / default host key",
-    ]
-    assert [c.verdict for c in changes] == ["equivalent", "equivalent"]
+    assert [c.label for c in changes] == ["10/s: p50", "10/s: p99", "20/s: p50", "20/s: p99"]
+    assert [c.verdict for c in changes] == ["equivalent", "too few samples", "equivalent", "too few samples"]
+    assert [c.needs for c in changes] == [None, 435, None, 435]
+    assert changes[3].a is not None and changes[3].a.median == pytest.approx(0.48)  # the p99 of 38 logins
+
+
+def _load_run(store: Store, rate: float, latencies: list[float]) -> int:
+    """Store a complete load run of one step whose logins took `latencies` seconds (all successful)."""
+    from sshbench.joboptions import LoadOptions
+    from sshbench.loadsteps import StepKey
+
+    opts = JobOptions(command=RunKind.LOAD, measure_throughput=False, own=LoadOptions(rates=(rate,)))
+    run = store.create_run(opts, "local:openssh", ENVIRONMENT)
+    sc = Scenario(Kind.LATENCY, load=StepKey.rate(rate))
+    sid = store.add_scenarios(run, [sc])[sc.key]
+    for i, v in enumerate(latencies):
+        phases = (("intended", i / rate), ("late", 0.001))
+        store.add_sample(sid, Sample(sc, i + 1, False, True, v, wall=v, client_cpu=0.002, phases=phases))
+    store.set_status(run, RunStatus.COMPLETE)
+    return run
+
+
+def _tail(n: int, slow: float) -> list[float]:
+    """Return n login times: 80-90 ms, the slowest 3 % at `slow` seconds (a p99 there)."""
+    return [slow if i % 33 == 0 else 0.080 + (i % 10) / 1000 for i in range(n)]
+
+
+def test_fail_if_gates_a_p99_at_a_rate(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 54, item 8: the CI capacity gate: B's p99 at 20/s doubled (p50 unchanged) fails `--fail-if slower:10%`
+    with exit 10, naming the step's p99; the same runs in the other order pass."""
+    db = tmp_path / "runs.db"
+    store = Store(db)
+    _load_run(store, 20.0, _tail(600, 0.200))
+    _load_run(store, 20.0, _tail(600, 0.400))
+    store.close()
+    done = sshbench({**cli_env, "COLUMNS": "120"}, "compare", "1", "2", "--db", str(db), "--fail-if", "slower:10%")
+    assert done.returncode == ExitCode.REGRESSION, done.stderr
+    assert "FAIL: slower by more than 10%: 20/s: p99 at least" in done.stdout
+    assert "the change of each step's p50 and p99" in done.stdout and "order statistics" in done.stdout
+    rows = {line.split()[1]: line for line in done.stdout.splitlines() if line.startswith("20/s:")}
+    assert "equivalent" in rows["p50"] and "slower" in rows["p99"]
+    back = sshbench(cli_env, "compare", "2", "1", "--db", str(db), "--fail-if", "slower:10%")
+    assert back.returncode == ExitCode.OK and "PASS" in back.stdout, back.stderr
+
+
+def test_fail_if_over_p99s_too_short_to_bound_says_it_checked_nothing(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 54, item 8: 300 logins a step bound no p99 (435 needed): a gate on the p99 alone is not a pass. With the
+    p50 judged and the p99 not, the gate warns that the p99 was not checked."""
+    db = tmp_path / "runs.db"
+    store = Store(db)
+    _load_run(store, 10.0, _tail(300, 0.200))
+    _load_run(store, 10.0, _tail(300, 0.400))
+    store.close()
+    done = sshbench({**cli_env, "COLUMNS": "120"}, "compare", "1", "2", "--db", str(db), "--fail-if", "slower:10%")
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "not checked: 10/s: p99" in done.stderr
+    assert "no verdict on the p99 of 1 step(s): its interval needs 435 logins a side, these had 300" in done.stdout
+    assert "(a longer --step-time gives more)" in done.stdout
+    assert "PASS: nothing is slower by more than 10% (1 not checked: too few samples)" in done.stdout

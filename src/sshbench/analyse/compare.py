@@ -14,19 +14,27 @@ A row of the client's own algorithms (`tune`'s default, a `run`'s "default kex /
 the names its run's discovery saw negotiated (`named`), so it meets the same measurement stored under those names
 (a `sweep` row) in another run, in runs stored before this rule too. `matched` counts the scenarios measured on
 both sides: a `--fail-if` over none checked nothing.
+
+A load step (a rate, a burst, sessions held) is compared at its p50 and its p99, from the logins of its latest
+attempt: each side's percentile with its distribution-free interval, B/A's interval from the two (`ratios.
+percentile_ratio`); a side with too few logins for the interval's ends gets no verdict, and the row says how many
+logins it needs (`needs`): 435 a side for a p99, the CI capacity gate `--fail-if` reads.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sshbench.discovery import Negotiated
 from sshbench.environment import Environment
+from sshbench.exact import samples_for_quantile
+from sshbench.loadwords import latest
 from sshbench.model import Kind, Scenario
-from sshbench.ratios import MARGIN, Verdict, judge, speed, unpaired_ratio
+from sshbench.ratios import MARGIN, SIDE_CONFIDENCE, Verdict, judge, percentile, percentile_ratio, speed, unpaired_ratio
 from sshbench.records import StoredScenario
 from sshbench.stats import MIN_RANKED, Summary, summarize
 
@@ -47,6 +55,7 @@ ENVIRONMENT_FIELDS: tuple[tuple[str, Callable[[Environment], object]], ...] = (
 )
 DRIFT = "drift between runs (5-28 % on a shared machine) is not inside these intervals"
 ONLY_A, ONLY_B, TOO_FEW = "only in A", "only in B", "too few samples"
+STEP_PERCENTILES = (50.0, 99.0)  # what a load step is compared at
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,16 @@ class Change:
     judged: Verdict | None = None  # the ratio B/A of the values, its interval and word
     spread_a: float | None = None  # several runs on side A: (max / min of their medians) - 1
     spread_b: float | None = None
+    percentile: float | None = None  # a load step's row: which percentile (a and b hold it, with its interval)
+    needs: int | None = None  # too few samples: how many a side needs for a verdict on this row
+
+    @property
+    def label(self) -> str:
+        """Return the row's name: the scenario's, a load step's as `20/s: p99` (with its pinned key exchange)."""
+        if self.percentile is None or self.scenario.load is None:
+            return self.scenario.label
+        pinned = f" ({self.scenario.kex})" if self.scenario.kex else ""
+        return f"{self.scenario.load}: p{self.percentile:g}{pinned}"
 
     @property
     def speed(self) -> tuple[float, float] | None:
@@ -145,6 +164,44 @@ def _change(scenario: Scenario, a: list[StoredScenario], b: list[StoredScenario]
     return Change(scenario, sa, sb, percent, verdict.word.value, verdict, *spread)
 
 
+def _step_values(members: Sequence[StoredScenario]) -> list[float]:
+    """Return a load step's login times from each run's latest attempt at it (an attempt cut short is not read)."""
+    return [s.value for st in members for s in latest(st.samples) if s.measured and s.value is not None]
+
+
+def _at(values: Sequence[float], q: float) -> Summary:
+    """Return one side's percentile as a Summary: its value and interval where enough values give both ends (else
+    the value alone, with coverage 0)."""
+    whole = summarize(values)
+    found = percentile(values, q)
+    if found is None:
+        at = sorted(values)[max(math.ceil(q * len(values)), 1) - 1]
+        return dataclasses.replace(whole, median=at, ci_low=at, ci_high=at, coverage=0.0)
+    value, low, high, coverage = found
+    return dataclasses.replace(whole, median=value, ci_low=low, ci_high=high, coverage=coverage)
+
+
+def _step_changes(
+    scenario: Scenario, a: Sequence[StoredScenario], b: Sequence[StoredScenario], margin: float
+) -> list[Change]:
+    """Return a load step's changes at its p50 and p99 (see the module docstring)."""
+    va, vb = _step_values(a), _step_values(b)
+    spread = (_spread(a), _spread(b))
+    out = []
+    for p in STEP_PERCENTILES:
+        q = p / 100
+        sa, sb = _at(va, q), _at(vb, q)
+        percent = 100 * (sb.median / sa.median - 1)
+        ratio = percentile_ratio(va, vb, q)
+        if ratio is None:
+            need = samples_for_quantile(q, SIDE_CONFIDENCE)
+            out.append(Change(scenario, sa, sb, percent, TOO_FEW, None, *spread, percentile=p, needs=need))
+            continue
+        verdict = judge(ratio, scenario.metric.higher_is_better, margin)
+        out.append(Change(scenario, sa, sb, percent, verdict.word.value, verdict, *spread, percentile=p))
+    return out
+
+
 def compare(
     run_a: Sequence[StoredScenario] | Sequence[Sequence[StoredScenario]],
     run_b: Sequence[StoredScenario] | Sequence[Sequence[StoredScenario]],
@@ -158,7 +215,9 @@ def compare(
         has_a = any(st.values() for st in a_by.get(key, []))
         has_b = any(st.values() for st in b_by.get(key, []))
         scenario = (a_by.get(key) or b_by[key])[0].scenario
-        if has_a and has_b:
+        if has_a and has_b and scenario.load is not None:
+            changes.extend(_step_changes(scenario, a_by[key], b_by[key], margin))
+        elif has_a and has_b:
             changes.append(_change(scenario, a_by[key], b_by[key], margin))
         elif has_a or has_b:
             one = summarize([v for st in (a_by if has_a else b_by)[key] for v in st.values()])
@@ -197,6 +256,8 @@ class FailIf:
     threshold: float  # percent
     failing: tuple[Change, ...]  # B's speed is below 1 - PCT even at the interval's upper end
     unsure: tuple[Change, ...]  # the interval reaches below 1 - PCT but not entirely: inconclusive
+    unjudged: tuple[Change, ...] = ()  # in both runs, with too few samples (or logins, for a p99) for a verdict
+    checked: int = 0  # rows with a verdict, which the gate read
 
 
 def fail_if(changes: Sequence[Change], threshold: float) -> FailIf:
@@ -204,6 +265,7 @@ def fail_if(changes: Sequence[Change], threshold: float) -> FailIf:
     whose interval straddles it is inconclusive (no failure, a warning)."""
     limit = 1 - threshold / 100
     failing, unsure = [], []
+    unjudged = tuple(c for c in changes if c.verdict == TOO_FEW)
     for c in changes:
         interval = c.speed
         if interval is None:
@@ -212,4 +274,5 @@ def fail_if(changes: Sequence[Change], threshold: float) -> FailIf:
             failing.append(c)
         elif interval[0] < limit:
             unsure.append(c)
-    return FailIf(threshold, tuple(failing), tuple(unsure))
+    checked = sum(1 for c in changes if c.speed is not None)
+    return FailIf(threshold, tuple(failing), tuple(unsure), unjudged, checked)

@@ -46,6 +46,20 @@ def named_rows(stored: StoredRun) -> list[StoredScenario]:
     return named(stored.scenarios, disc.default() if disc else None)
 
 
+def _names(rows: Sequence[Change]) -> str:
+    """Return rows' labels, the first five, with how many more."""
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    return "; ".join(c.label for c in rows[:5]) + more
+
+
+def _more_samples(rows: Sequence[Change]) -> str:
+    """Return how to give the gate rows it can judge: more logins for a load step's percentile, else more rounds."""
+    needs = max((c.needs for c in rows if c.needs is not None), default=None)
+    if needs is not None:
+        return f"run load steps of at least {needs:,} logins each (a longer --step-time) on both sides, then compare"
+    return "measure at least 3 samples per scenario on both sides (more rounds: --rounds), then compare"
+
+
 def gate(fail_if: str, judged: FailIf, changes: Sequence[Change], ids_a: Sequence[int], ids_b: Sequence[int]) -> None:
     """Warn about scenarios `--fail-if` cannot tell, then fail when it checked nothing (exit 11) or when some scenario
     of B is surely slower than allowed (exit 10)."""
@@ -58,6 +72,20 @@ def gate(fail_if: str, judged: FailIf, changes: Sequence[Change], ids_a: Sequenc
             f"whether they are slower by more than {threshold:g}%: inconclusive, not failed (more samples or runs per "
             "side would tell)",
             err=True,
+        )
+    if judged.unjudged:
+        click.echo(
+            f"sshbench: warning: --fail-if {fail_if}: {len(judged.unjudged)} scenario(s) in both runs have too few "
+            f"samples for a verdict and were not checked: {_names(judged.unjudged)}",
+            err=True,
+        )
+    if matched(changes) and not judged.checked:
+        raise SshbenchError(
+            f"--fail-if {fail_if} checked nothing: the {matched(changes)} scenario(s) runs {side_a} and {side_b} "
+            "have in common have too few samples for a verdict",
+            place="--fail-if",
+            fix=_more_samples(judged.unjudged),
+            code=ExitCode.NOTHING_COMPARED,
         )
     if not matched(changes):
         raise SshbenchError(

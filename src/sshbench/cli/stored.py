@@ -207,6 +207,10 @@ def compare_cmd(
     noise inside the runs, not the drift between runs (5-28 % on a shared machine): give several runs
     per side (`sshbench compare 3,4 7,8`) to pool them and see their spread. Differences in the
     environment (CPU, crypto flags, versions, emulation, pinning) are printed as warnings.
+
+    Load runs are compared per step (a rate, a burst, sessions held) at its p50 and p99, each
+    side's percentile with its order-statistics interval: a p99 needs 435 logins a side for a
+    verdict (at 20/s a --step-time of 22s), so `--fail-if slower:10%` gates a p99 at a rate.
     """
     from sshbench.analyse.compare import compare, environment_differences
     from sshbench.analyse.compare import fail_if as judge_fail_if

@@ -245,11 +245,7 @@ def dimension_figures(dims: Sequence[DimensionRow], prefix: str) -> list[Figure]
 
 def compare_figure(changes: Sequence[Change], a: int, b: int) -> list[Figure]:
     """Change in % from run A to run B per scenario, coloured by verdict."""
-    data = [
-        {"label": c.scenario.label, "percent": c.percent, "verdict": c.verdict}
-        for c in changes
-        if c.percent is not None
-    ]
+    data = [{"label": c.label, "percent": c.percent, "verdict": c.verdict} for c in changes if c.percent is not None]
     if not data:
         return []
     title = f"Run {b} against run {a}: change of the median (%)"

@@ -11,13 +11,20 @@ from rich.table import Table
 
 from sshbench.analyse.claims.core import margin_text
 from sshbench.analyse.compare import DRIFT, Change, FailIf, matched
+from sshbench.loadsteps import StepKind
 from sshbench.model import Metric
+from sshbench.ratios import BY_PERCENTILES
 from sshbench.render.console import ci_cell
 from sshbench.render.layout import Column, build, fit
 from sshbench.stats import MIN_RANKED, Summary
 from sshbench.units import format_value
 
 VERDICT_STYLE = {"faster": "green", "slower": "red", "equivalent": "dim", "inconclusive": "yellow"}
+MORE_LOGINS = {
+    StepKind.RATE: "a longer --step-time",
+    StepKind.BURST: "more --repeats",
+    StepKind.SESSIONS: "more --sessions",
+}
 WORDS = ("equivalent", "faster", "slower", "inconclusive")
 
 
@@ -26,6 +33,14 @@ def summary_cell(metric: Metric, s: Summary | None) -> str:
     if s is None:
         return "-"
     return f"{metric.format(s.median)} ({ci_cell(s, metric.format)})"
+
+
+def side_cell(c: Change, s: Summary | None) -> str:
+    """Format one side of a row: its median, or a load step's percentile, with its interval (a percentile too few
+    logins bound: the value and its logins)."""
+    if s is not None and c.percentile is not None and s.coverage == 0:
+        return f"{c.scenario.metric.format(s.median)} (n {s.n})"
+    return summary_cell(c.scenario.metric, s)
 
 
 def ratio_cell(c: Change) -> str:
@@ -46,11 +61,12 @@ def verdict_cell(c: Change) -> str:
 
 def compare_columns(changes: Sequence[Change], a: str, b: str) -> list[Column]:
     """Return the comparison's columns: scenario, unit, A, B, change, its interval and the verdict."""
+    stat = "value" if any(c.percentile is not None for c in changes) else "median"
     return [
-        Column("scenario", tuple(c.scenario.label for c in changes), fold=True),
+        Column("scenario", tuple(c.label for c in changes), fold=True),
         Column("unit", tuple(c.scenario.metric.unit for c in changes)),
-        Column(f"{a} median (CI)", tuple(summary_cell(c.scenario.metric, c.a) for c in changes), right=True),
-        Column(f"{b} median (CI)", tuple(summary_cell(c.scenario.metric, c.b) for c in changes), right=True),
+        Column(f"{a} {stat} (CI)", tuple(side_cell(c, c.a) for c in changes), right=True),
+        Column(f"{b} {stat} (CI)", tuple(side_cell(c, c.b) for c in changes), right=True),
         Column("change", tuple("" if c.percent is None else f"{c.percent:+.1f}%" for c in changes), right=True),
         Column("95% interval", tuple(ratio_cell(c) for c in changes), right=True),
         Column("verdict", tuple(verdict_cell(c) for c in changes)),
@@ -63,13 +79,20 @@ def compare_table(changes: Sequence[Change], a: str, b: str, width: int | None =
     return build(shown)
 
 
+def steps_only(changes: Sequence[Change]) -> bool:
+    """Return True when every row both sides have is a load step's percentile."""
+    both = [c for c in changes if c.a is not None and c.b is not None]
+    return bool(both) and all(c.percentile is not None for c in both)
+
+
 def side_name(runs: Sequence[int]) -> str:
     """Return how a side is named: `run 3`, or `runs 3+4` for several."""
     return f"run {runs[0]}" if len(runs) == 1 else "runs " + "+".join(str(r) for r in runs)
 
 
-def explanation(a: Sequence[int], b: Sequence[int], margin: float) -> list[str]:
-    """Return the lines that say what the verdicts mean and what the intervals do not hold."""
+def explanation(a: Sequence[int], b: Sequence[int], margin: float, steps: bool = False) -> list[str]:
+    """Return the lines that say what the verdicts mean and what the intervals do not hold; `steps`: every row is a
+    load step's percentile."""
     several = len(a) > 1 or len(b) > 1
     pooled = "; each side's runs are pooled" if several else ""
     drift = (
@@ -77,9 +100,11 @@ def explanation(a: Sequence[int], b: Sequence[int], margin: float) -> list[str]:
         if several
         else "give several runs per side (compare 3,4 7,8) to see it"
     )
+    what = "of each step's p50 and p99" if steps else "of the median"
+    how = "order statistics" if steps else "Hodges-Lehmann, unpaired"
     return [
-        f"{side_name(b)} against {side_name(a)}: the change of the median and the 95 % interval of B/A (Hodges-Lehmann"
-        f", unpaired){pooled}. equivalent = the interval lies {margin_text(margin)}; faster/slower = it excludes 0; "
+        f"{side_name(b)} against {side_name(a)}: the change {what} and the 95 % interval of B/A ({how}){pooled}. "
+        f"equivalent = the interval lies {margin_text(margin)}; faster/slower = it excludes 0; "
         "inconclusive = neither.",
         f"  {DRIFT}: {drift}.",
     ]
@@ -100,15 +125,17 @@ def print_compare(
     console.print(" + ".join(heads[: len(a)]) + " -> " + " + ".join(heads[len(a) :]), highlight=False)
     for line in env_diffs:
         console.print(f"[yellow]! environment {line}[/]: the change may come from this, not from SSH", highlight=False)
-    lines = explanation(ids_a, ids_b, margin)
+    lines = explanation(ids_a, ids_b, margin, steps_only(changes))
     console.print(lines[0], style="bold", highlight=False)
     console.print(lines[1], highlight=False)
     console.print(compare_table(changes, side_name(ids_a), side_name(ids_b), console.width))
     _print_spread(console, changes)
     counts = {w: sum(1 for c in changes if c.verdict == w) for w in WORDS}
     few = sum(1 for c in changes if c.verdict == "too few samples")
-    if few:
-        console.print(f"  no verdict for {few} scenario(s) with fewer than {MIN_RANKED} samples on a side")
+    if short := few - sum(1 for c in changes if c.needs is not None):
+        console.print(f"  no verdict for {short} scenario(s) with fewer than {MIN_RANKED} samples on a side")
+    for line in percentile_notes(changes):
+        console.print(line, highlight=False)
     others = len(changes) - sum(counts.values()) - few
     summary = ", ".join(f"{n} {w}" for w, n in counts.items())
     pairs = matched(changes)
@@ -120,6 +147,29 @@ def print_compare(
     )
     if judged is not None:
         _print_fail_if(console, judged)
+
+
+def percentile_notes(changes: Sequence[Change]) -> list[str]:
+    """Return how a load step's rows were judged, and which percentiles had too few logins for a verdict."""
+    rows = [c for c in changes if c.percentile is not None]
+    if not rows:
+        return []
+    out = [f"  a load step's p50 and p99: {BY_PERCENTILES}; the logins of its latest attempt"]
+    for p in sorted({c.percentile for c in rows if c.needs is not None and c.percentile is not None}):
+        short = [c for c in rows if c.percentile == p and c.needs is not None]
+        had = sorted({s.n for c in short for s in (c.a, c.b) if s is not None})
+        out.append(
+            f"  no verdict on the p{p:g} of {len(short)} step(s): its interval needs {short[0].needs:,} logins a side, "
+            f"these had {', '.join(f'{n:,}' for n in had)}{_more(short)}"
+        )
+    return out
+
+
+def _more(rows: Sequence[Change]) -> str:
+    """Return which option gives a load step more logins, for the kinds of step these rows are."""
+    kinds = {c.scenario.load.kind for c in rows if c.scenario.load is not None}
+    knobs = [MORE_LOGINS[k] for k in StepKind if k in kinds]
+    return f" ({' or '.join(knobs)} gives more)" if knobs else ""
 
 
 def _print_spread(console: Console, changes: Sequence[Change]) -> None:
@@ -139,17 +189,18 @@ def _print_fail_if(console: Console, judged: FailIf) -> None:
     """Print FAIL, PASS or INCONCLUSIVE for --fail-if."""
     limit = f"{judged.threshold:g}%"
     if judged.failing:
-        names = "; ".join(f"{c.scenario.label} at least {c.slower_by:.1f}% slower" for c in judged.failing)
+        names = "; ".join(f"{c.label} at least {c.slower_by:.1f}% slower" for c in judged.failing)
         console.print(f"[red]FAIL[/]: slower by more than {limit}: {names}", highlight=False)
     if judged.unsure:
-        names = "; ".join(c.scenario.label for c in judged.unsure)
+        names = "; ".join(c.label for c in judged.unsure)
         console.print(
             f"[yellow]INCONCLUSIVE[/]: cannot tell whether these are slower by more than {limit}: {names}"
             " (more samples or runs per side would tell)",
             highlight=False,
         )
-    if not judged.failing and not judged.unsure:
-        console.print(f"[green]PASS[/]: nothing is slower by more than {limit}", highlight=False)
+    if not judged.failing and not judged.unsure and judged.checked:
+        unread = f" ({len(judged.unjudged)} not checked: too few samples)" if judged.unjudged else ""
+        console.print(f"[green]PASS[/]: nothing is slower by more than {limit}{unread}", highlight=False)
 
 
 def compare_document(
@@ -171,13 +222,15 @@ def compare_document(
         "changes": [
             {
                 "scenario": c.scenario.to_dict(),
-                "label": c.scenario.label,
+                "label": c.label,
                 "unit": c.scenario.metric.stored_unit,
                 "a_median": c.a.median if c.a else None,
                 "b_median": c.b.median if c.b else None,
                 "a_n": c.a.n if c.a else None,
                 "b_n": c.b.n if c.b else None,
                 "percent": c.percent,
+                "percentile": c.percentile,
+                "needs": c.needs,
                 "verdict": c.verdict,
                 "ratio": c.judged.to_dict() if c.judged else None,
                 "spread_a": c.spread_a,
@@ -185,6 +238,6 @@ def compare_document(
             }
             for c in changes
         ],
-        "failing": None if judged is None else [c.scenario.label for c in judged.failing],
-        "inconclusive": None if judged is None else [c.scenario.label for c in judged.unsure],
+        "failing": None if judged is None else [c.label for c in judged.failing],
+        "inconclusive": None if judged is None else [c.label for c in judged.unsure],
     }

@@ -32,7 +32,7 @@ from sshbench.model import Direction, Kind
 from sshbench.records import RunRecord, StoredRun
 from sshbench.render import charts
 from sshbench.render.charts import Figure
-from sshbench.render.compare import explanation, ratio_cell, summary_cell
+from sshbench.render.compare import explanation, ratio_cell, side_cell, steps_only
 from sshbench.render.console import policy_of, row_notes
 from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
 from sshbench.render.header import environment_lines, options_line
@@ -267,9 +267,9 @@ def _comparison(a: StoredRun, b: StoredRun) -> dict[str, Any]:
     changes: list[Change] = compare(a.scenarios, b.scenarios, margin)
     rows = [
         {
-            "label": c.scenario.label,
-            "a": summary_cell(c.scenario.metric, c.a),
-            "b": summary_cell(c.scenario.metric, c.b),
+            "label": c.label,
+            "a": side_cell(c, c.a),
+            "b": side_cell(c, c.b),
             "change": "" if c.percent is None else f"{c.percent:+.1f}%",
             "interval": ratio_cell(c),
             "verdict": c.verdict,
@@ -281,7 +281,9 @@ def _comparison(a: StoredRun, b: StoredRun) -> dict[str, Any]:
         "a": a.run.id,
         "b": b.run.id,
         "warnings": environment_differences(a.run.environment, b.run.environment),
-        "explanation": " ".join(line.strip() for line in explanation([a.run.id], [b.run.id], margin)),
+        "explanation": " ".join(
+            line.strip() for line in explanation([a.run.id], [b.run.id], margin, steps_only(changes))
+        ),
         "figures": charts.compare_figure(changes, a.run.id, b.run.id),
         "rows": rows,
     }
