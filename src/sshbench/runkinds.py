@@ -124,7 +124,7 @@ LOAD_ROW = KindRow(  # `load`: rate steps (login or exec); bursts and sessions h
     "CPU, or the generator.",
     shell_csv=False,
     counts_failures=True,
-    failed_in="rows (steps or burst settings)",
+    failed_in="steps",
     failed_fix="the causes are listed above, from the server's log where it names them (a login failing under "
     "load is a result: the exit status says that some did)",
     merges=True,
@@ -206,6 +206,9 @@ ROWS: dict[RunKind, KindRow] = {
         printer="sshbench.render.bursts:print_bursts_run",
         document="sshbench.render.bursts:bursts_document",
         figures="sshbench.render.loadcharts:burst_figures",
+        bounds="What bounds a burst is said per setting: the connections dropped, by the cause the server's log "
+        "names (OpenSSH: MaxStartups, PerSourcePenalties).",
+        failed_in="burst settings",
         resumed_by=RunKind.LOAD,
         merges=False,
         hosts=False,
@@ -217,6 +220,8 @@ ROWS: dict[RunKind, KindRow] = {
         document="sshbench.render.sessions:sessions_document",
         figures="sshbench.render.loadcharts:session_figures",
         across="sshbench.render.loadcharts:sessions_across",
+        bounds="Sessions held bound no rate: each step reads the server's memory per session and its CPU at rest.",
+        failed_in="steps of sessions held",
         resumed_by=RunKind.LOAD,
         merges=False,
         hosts=False,

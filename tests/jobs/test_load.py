@@ -92,7 +92,7 @@ def test_a_burst_past_maxstartups_is_dropped_and_named_from_the_servers_log(
     done = sshbench(cli_env, "load", *args, "--max-time", "3m", "--json")  # refused before: "up to 250 s"
     assert done.returncode == ExitCode.LOGINS_FAILED, done.stderr
     assert "Plan: 2 settings x 5 bursts of 20 connections" in done.stderr and "one unstored burst" in done.stderr
-    assert "failed in 1 of 2 rows (steps or burst settings)" in done.stderr and "Fix: the causes are" in done.stderr
+    assert "failed in 1 of 2 burst settings" in done.stderr and "Fix: the causes are" in done.stderr
     doc = json.loads(done.stdout)["bursts"]
     started, limited = doc["settings"]
     assert started["server_options"] is None and (started["bursts"], started["connections"]) == (5, 100)
