@@ -81,6 +81,7 @@ class LoadOptions:
     sessions: tuple[int, ...] = ()  # --job session: the numbers of sessions held, one step each
     start_at: float | None = None  # steps start at agreed instants (Unix seconds) from here, one generator of several
     generators: int = 1  # the generators whose logins a run holds (`import --merge` of several hosts' runs)
+    precision: float = 0.0  # bisect the knee until its two bracketing rates are this far apart (0: the steps given)
 
     @property
     def sends(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import statistics
 
@@ -239,3 +240,87 @@ def test_a_step_cut_short_is_not_read_for_the_knee_and_its_rerun_replaces_it() -
     again = (*_logins(20, 69), *_logins(20, 300, attempt=2))  # --resume ran it again, whole
     redone = step(StoredScenario(1, 0, s20, None, again), 15.0, planned=300)
     assert redone.logins == 300 and not redone.cut and knee([first, redone], 1.0).rate == 20
+
+
+def _served(rate: float, capacity: float = 52.0) -> Step:
+    """A step of a server whose one CPU serves `capacity` logins a second (1/capacity s of CPU a login): p99 80 ms
+    up to 50/s, 3 s past it."""
+    p99 = 0.080 if rate <= 50 else 3.0
+    return Step(
+        rate=rate,
+        logins=int(rate * 10),
+        failures=0,
+        causes=(),
+        achieved=min(rate, capacity),
+        percentiles=((50.0, 0.06), (99.0, p99)),
+        worst=p99,
+        generator_cpu=0.002,
+        upper=0.01,
+        late=0.001,
+        server_cpu=1 / capacity,
+        server_share=min(rate / capacity, 1.0),
+        server_cores=1,
+    )
+
+
+class _Rec:
+    """The part of a Recording bisection uses: the steps it adds."""
+
+    def __init__(self) -> None:
+        self.added: list[Scenario] = []
+
+    def add(self, scenarios: list[Scenario]) -> None:
+        """Keep the steps added."""
+        self.added += scenarios
+
+
+def test_the_knee_is_bisected_to_the_precision_and_said_beside_what_the_cpu_predicts() -> None:
+    """Issue 56: 10..80 doubling reads `knee 40/s` for a server that keeps the SLO up to 50/s; bisection tries 57, 48
+    and 52 (each halving the gap on a log scale) and stops with 48-52 (8 % apart, under 10 %); the knee sentence
+    puts 48/s beside the 52/s one CPU serves at 19.2 ms a login."""
+    from sshbench.analyse.load import between, bisections, bracket
+    from sshbench.joboptions import LoadOptions
+    from sshbench.jobs.load import _bisect
+
+    read = [_served(r) for r in (10, 20, 40, 80)]
+    rec = _Rec()
+    own = LoadOptions(rates=(10, 20, 40, 80), slo=1.0, precision=0.10)
+    _bisect(rec, Scenario(Kind.LATENCY), own, read, lambda i, sc: _served(sc.load.size if sc.load else 0))  # type: ignore[arg-type]
+    assert [sc.load.size for sc in rec.added if sc.load] == [57, 48, 52]
+    assert bracket(read, 1.0) == (48, 52) and 52 / 48 <= 1.10
+    said = knee(read, 1.0).sentence()
+    assert "the knee: 48/s kept" in said and "52/s did not (p99 3000 ms)" in said
+    assert "one CPU at 19.2 ms of server CPU a login (at 52/s) serves at most 52/s: the knee is 92 % of that" in said
+    assert bisections((10, 20, 40, 80), 0.10) == 3 and bisections((10, 20, 40, 80), 0.0) == 0
+    assert bisections((10, 11), 0.10) == 0 and between(40, 80) == 57 and between(1, 2) == 1.4
+
+
+def test_bisection_ends_at_a_step_that_says_nothing_of_the_server() -> None:
+    """A bisecting step the generator bound is not read: the bisection stops there rather than chase noise."""
+    from sshbench.joboptions import LoadOptions
+    from sshbench.jobs.load import _bisect
+
+    read = [_served(r) for r in (10, 20, 40, 80)]
+    rec = _Rec()
+    bound = dataclasses.replace(_served(57), generator_share=0.95)
+    _bisect(rec, Scenario(Kind.LATENCY), LoadOptions(rates=(10, 20, 40, 80), precision=0.10), read, lambda i, sc: bound)
+    assert len(rec.added) == 1 and knee(read, 1.0).rate == 40
+
+
+def test_a_burst_setting_is_offered_to_paste_only_where_it_dropped_fewer() -> None:
+    """Issue 54, reread: a setting that dropped 32 % against 0 % as started was printed as `sshd_config (measured
+    here: more dropped): MaxStartups 10:30:60`, a line to paste that makes things worse; now only a setting that
+    dropped significantly fewer is offered."""
+    from sshbench.analyse.load import Bursts
+    from sshbench.render.bursts import compared
+
+    def arm(setting: tuple[str, ...] | None, dropped: int) -> Bursts:
+        """A setting's 200 connections in 5 bursts, `dropped` of them dropped."""
+        return Bursts(40, setting, 5, 200, dropped, (), (0.0, 1.0), 0.8, ())
+
+    worse = compared(arm(None, 0), arm(("MaxStartups=10:30:60",), 64))
+    assert "more dropped" in worse and "keep the setting as started" in worse and "sshd_config" not in worse
+    better = compared(arm(None, 64), arm(("MaxStartups=100:30:200",), 0))
+    assert "fewer dropped" in better and better.endswith(
+        "sshd_config (measured here: fewer dropped):\n    MaxStartups 100:30:200"
+    )

@@ -167,6 +167,7 @@ STORED_ORDER = [  # how runs have stored their options (schema 6-9): documents a
     "sessions",  # `load --job session`'s (issue 39)
     "start_at",  # `load --start-at`'s and a merged run's generators (issue 39)
     "generators",
+    "precision",  # `load --precision`'s (issue 56): stored runs before it read as 0 (no bisection)
 ]
 
 

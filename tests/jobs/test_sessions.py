@@ -37,7 +37,8 @@ def test_tinyssh_holds_past_tcpservers_default_limit_and_a_step_past_the_open_fi
     )
     assert done.returncode == 0, done.stderr
     plan = " ".join(done.stderr.split())
-    assert "Plan: steps of 45, 80 sessions held after 1 sessions (8 opened at a time, ~" in plan, plan  # issue 54, 7
+    assert "Plan: steps of 1, 45, 80 sessions held (8 opened at a time: ~" in plan, plan  # issue 54, item 7
+    assert "ms each, from the first 16;" in plan and "set-up ~" in plan, plan
     doc = json.loads(done.stdout)
     one, many, past = doc["sessions"]["held"]
     assert (one["held"], many["held"], many["opened"], many["failed"]) == (1, 45, 44, 0), many
@@ -57,16 +58,16 @@ def test_tinyssh_holds_past_tcpservers_default_limit_and_a_step_past_the_open_fi
     assert "held 45 sessions in" in words and "MiB a session above the idle server" in words, words
 
 
-def test_a_budget_too_short_for_the_steps_is_refused_after_the_first_with_the_steps_that_fit(
+def test_a_budget_too_short_for_the_steps_is_refused_from_the_pace_of_the_first_sessions(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Issue 54, item 7: `--job session` printed no plan; its estimate is made from the first step (the time a
-    session took to open there) and a budget that cannot hold the rest is refused, offering the steps that fit."""
+    """Issue 54, item 7: `--job session` printed no plan; its estimate is made from the pace of the first 16
+    sessions opened, and a budget that cannot hold the steps is refused there (what was opened is stored)."""
     argv = [sys.executable, "-m", "sshbench", "load", "local:tinyssh", "--job", "session", "--sessions", "1,400"]
     done = subprocess.run(
         [*argv, "--max-time", "2s", "--db", str(tmp_path / "s.db")], env=cli_env, capture_output=True, text=True
     )
     words = " ".join(done.stderr.split())
     assert done.returncode == 2, words
-    assert "Plan: steps of 400 sessions held after 1 sessions" in words and "does not fit the 2.0 s budget" in words
-    assert "Fix: use --sessions 1 or raise --max-time to at least" in words, words
+    assert "Plan: steps of 1, 400 sessions held (8 opened at a time" in words, words
+    assert "to run them: does not fit the 2.0 s budget" in words and "Fix: raise --max-time to at least" in words

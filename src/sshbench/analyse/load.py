@@ -6,6 +6,7 @@ dropped with an exact interval, why, and how long until all were served, and two
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections import Counter
@@ -63,6 +64,15 @@ class Step:
     roles: tuple[tuple[str, float], ...] = ()  # the server's CPU seconds per login by process role (root only)
     halted: str | None = None  # why a step against a host of the user's was stopped early (closes before the banner)
     planned: int | None = None  # the logins its schedule planned (None: not known, a merged run's)
+    server_cores: int | None = None  # the CPUs the server could use (None: not judged)
+
+    @property
+    def capacity(self) -> float | None:
+        """Return the logins a second the server's CPUs could serve at this step's server CPU a login (None: not
+        counted)."""
+        if not self.server_cpu or not self.server_cores:
+            return None
+        return self.server_cores / self.server_cpu
 
     @property
     def cut(self) -> bool:
@@ -163,6 +173,7 @@ def step(
         stopped=st.failure.removeprefix(DIED) if st.failure and st.failure.startswith(DIED) else None,
         halted=st.failure.removeprefix(HALTED) if st.failure and st.failure.startswith(HALTED) else None,
         planned=planned,
+        server_cores=server_cpus,
     )
 
 
@@ -186,6 +197,7 @@ class Knee:
     slo: float
     unread: tuple[Step, ...] = ()
     kept: Step | None = None  # the step at the knee's rate
+    busiest: Step | None = None  # the read step whose server used the largest share of its CPUs (its capacity said)
 
     def sentence(self, silent: str = "", host: bool = False) -> str:
         """Return the knee in words; `silent`: the limits of this server that log nothing (named where the evidence
@@ -205,7 +217,20 @@ class Knee:
         if self.rate is None:
             return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}{tail}; {bounded_by(b, silent, host)}"
         bound = bounded_by(b, silent, host)
-        return f"the knee: {self.rate:g}/s kept {slo}{shown}; {b.rate:g}/s did not ({why}){tail}; {bound}"
+        said = f"the knee: {self.rate:g}/s kept {slo}{shown}; {b.rate:g}/s did not ({why}){tail}; {bound}"
+        return said + self.predicted()
+
+    def predicted(self) -> str:
+        """Return the knee beside what the server's CPU predicts (its busiest step's CPU a login), or ''."""
+        s = self.busiest
+        if s is None or s.capacity is None or self.rate is None or s.server_cores is None or s.server_cpu is None:
+            return ""
+        cpus = "one CPU" if s.server_cores == 1 else f"{s.server_cores} CPUs"
+        verb = "serves" if s.server_cores == 1 else "serve"
+        return (
+            f"; {cpus} at {s.server_cpu * 1000:.1f} ms of server CPU a login (at {s.rate:g}/s) {verb} at most "
+            f"{s.capacity:.0f}/s: the knee is {self.rate / s.capacity * 100:.0f} % of that"
+        )
 
 
 def logins_to_show(rate: float) -> int:
@@ -265,7 +290,38 @@ def knee(steps: Sequence[Step], slo: float) -> Knee:
     broken = next((s for s in read if not within(s, slo)), None)
     kept = [s.rate for s in read if within(s, slo) and (broken is None or s.rate < broken.rate)]
     at = next((s for s in read if kept and s.rate == kept[-1]), None)
-    return Knee(kept[-1] if kept else None, broken, slo, unread, at)
+    busy = [s for s in read if s.capacity is not None and s.server_share is not None]
+    busiest = max(busy, key=lambda s: s.server_share or 0.0, default=None)
+    return Knee(kept[-1] if kept else None, broken, slo, unread, at, busiest)
+
+
+MAX_BISECTIONS = 8  # steps a run adds at most to find the knee to --precision
+
+
+def bracket(steps: Sequence[Step], slo: float) -> tuple[float, float] | None:
+    """Return the last rate within the SLO and the first past it among the steps that say something of the server
+    (None: no step broke it, or none below the first that did kept it)."""
+    k = knee(steps, slo)
+    if k.broken is None or k.rate is None:
+        return None
+    return k.rate, k.broken.rate
+
+
+def between(good: float, bad: float) -> float:
+    """Return the rate that halves the gap between two rates on a log scale, rounded (whole logins a second from
+    10/s, tenths below) where the rounding stays strictly inside."""
+    mid = math.sqrt(good * bad)
+    rounded = round(mid) if mid >= 10 else round(mid, 1)
+    return rounded if good < rounded < bad else mid
+
+
+def bisections(rates: Sequence[float], precision: float) -> int:
+    """Return the steps bisection may add after `rates`: enough to narrow their widest gap to `precision`."""
+    ordered = sorted(rates)
+    widest = max((b / a for a, b in itertools.pairwise(ordered)), default=1.0)
+    if precision <= 0 or widest <= 1 + precision:
+        return 0
+    return min(math.ceil(math.log2(math.log(widest) / math.log1p(precision))), MAX_BISECTIONS)
 
 
 @dataclass(frozen=True)

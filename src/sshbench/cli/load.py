@@ -31,6 +31,7 @@ OWN = (  # `load`'s own options, taken out of the shared ones
     "max_rate",
     "sessions",
     "start_at",
+    "precision",
 )
 
 
@@ -116,6 +117,15 @@ OWN = (  # `load`'s own options, taken out of the shared ones
     show_default=True,
     help="The latency users accept: the knee is the highest rate whose p99 stays under it with under 0.1 % of "
     "logins failed; stepping stops at the first step past it.",
+)
+@click.option(
+    "--precision",
+    default="10%",
+    show_default=True,
+    metavar="PCT",
+    help="Once a step breaks the SLO, rates between the last that kept it and that one are tried, halving the gap "
+    "on a log scale, until the two are PCT apart: the knee to within PCT (10..80 finds 40-80, then 57, 48, 52). "
+    "`off`: the --rate steps only. Steps agreed with other generators (--start-at) are never bisected.",
 )
 @click.option(
     "--max-time",

@@ -8,7 +8,7 @@ import math
 import re
 from typing import Any
 
-from sshbench.cli.options import byte_count, parse_duration
+from sshbench.cli.options import byte_count, parse_duration, parse_percent
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions, load_kind
 from sshbench.runkinds import RunKind
@@ -189,7 +189,15 @@ def load_options(own: dict[str, Any], embedded: bool = True) -> LoadOptions:
         own["max_rate"],
         sessions,
         _start(own, kind.row.merges),
+        precision=_precision(own["precision"]),
     )
+
+
+def _precision(text: str) -> float:
+    """Parse --precision: a percentage (10%), or `off`."""
+    if text.strip().lower() in ("off", "0", "0%"):
+        return 0.0
+    return parse_percent(text, "--precision")
 
 
 def _start(own: dict[str, Any], merges: bool) -> float | None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 
-from sshbench.analyse.load import Step, generator_cpus, step, within
+from sshbench.analyse.load import MAX_BISECTIONS, Step, between, bisections, bracket, generator_cpus, step, within
 from sshbench.arrivals import schedule, step_seed
 from sshbench.clients.launch import Detected
 from sshbench.errors import ExitCode, SshbenchError
@@ -18,10 +19,11 @@ from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.loadrun import generators, go_generator, run_step, staged
 from sshbench.jobs.loadstore import Closes, alive, explaining, own_address
-from sshbench.jobs.recording import Job
+from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.staging import Bench
 from sshbench.loadsteps import StepKey
 from sshbench.loadwords import HALTED, attempt_of, latest
+from sshbench.measure.budget import Estimate
 from sshbench.measure.exits import ExitWatch
 from sshbench.measure.interop import LOGIN_LIMIT
 from sshbench.model import Kind, Scenario
@@ -38,54 +40,106 @@ def _check(opts: LoadOptions, max_time: float | None) -> None:
             fix="add --burst N (connections started at one instant)",
             code=ExitCode.USAGE,
         )
-    need = len(opts.rates) * (opts.step_time + LOGIN_LIMIT)
+    extra = bisections(opts.rates, opts.precision) if opts.start_at is None else 0
+    steps = len(opts.rates) + extra
+    need = steps * (opts.step_time + LOGIN_LIMIT)
     ahead = max((opts.start_at or 0.0) - time.time(), 0.0)  # the wait for the agreed start counts too
-    if max_time is not None and ahead + len(opts.rates) * opts.step_time > max_time:
+    if max_time is not None and ahead + steps * opts.step_time > max_time:
+        more = f" and up to {extra} bisecting the knee to {opts.precision * 100:g} %" if extra else ""
+        coarser = "a coarser --precision (or off), " if extra else ""
         raise SshbenchError(
-            f"{len(opts.rates)} steps of {opts.step_time:g} s need {len(opts.rates) * opts.step_time:g} s and more; "
-            f"the budget is {max_time:g} s",
+            f"{len(opts.rates)} steps{more}, of {opts.step_time:g} s each, need {steps * opts.step_time:g} s and "
+            f"more; the budget is {max_time:g} s",
             place="--max-time",
-            fix=f"use fewer rates or a shorter --step-time, or raise --max-time to {need:g}s (each step can run "
-            f"{LOGIN_LIMIT:g} s past its end while its last logins finish)",
+            fix=f"use fewer rates, {coarser}or a shorter --step-time, or raise --max-time to {need:g}s (each step "
+            f"can run {LOGIN_LIMIT:g} s past its end while its last logins finish)",
             code=ExitCode.USAGE,
         )
+
+
+def _estimate(own: LoadOptions, budget: float | None) -> Estimate:
+    """Return the plan in words: the steps, those bisection may add, and their time at most (refused before, in
+    `_check`, when it cannot fit)."""
+    extra = bisections(own.rates, own.precision) if own.start_at is None else 0
+    rates = ", ".join(f"{r:g}" for r in own.rates)
+    more = f" and up to {extra} more bisecting the knee to {own.precision * 100:g} %" if extra else ""
+    return Estimate(
+        connections=len(own.rates) + extra,
+        transfers=0,
+        warmup=0.0,
+        per_round=(len(own.rates) + extra) * own.step_time,
+        budget=budget,
+        what=f"{len(own.rates)} step{'s' if len(own.rates) != 1 else ''} of {own.step_time:g} s at {rates}/s{more}"
+        + (", rising until one breaks the SLO" if len(own.rates) > 1 else ""),
+        rounds_needed=0,
+        narrows=False,
+        once=True,
+    )
 
 
 def _run_steps(
     job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario, watch: ExitWatch | None
 ) -> int:
-    """Run (or resume) the steps in rising order, up to the first past the SLO; a step an interrupted run cut short
-    is run again whole (its first attempt kept, not read)."""
+    """Run (or resume) the steps in rising order, up to the first past the SLO, then bisect between the last good
+    rate and it to --precision; a step an interrupted run cut short is run again whole (its first attempt kept, not
+    read)."""
     own = job.opts.own_as(LoadOptions)
     generator = generators(bench, where, own, bench.ssh, go)
     steps = [dataclasses.replace(base, load=StepKey.rate(r)) for r in own.rates]
     env = bench.environment(where, None)
     rec = job.record(job.opts.target, env)
+
+    def run(i: int, sc: Scenario) -> Step:
+        """Run one step unless it is stored whole; return it read back."""
+        assert sc.load is not None
+        rate, stored = sc.load.size, rec.samples(sc)
+        offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
+        before = rec.stored.get(sc.key)  # a step its server died in, or a host stopped, is kept as it is, marked
+        failure = before.failure if before is not None else None
+        halt = None
+        current = latest(stored)
+        if failure is None and len(current) < len(offsets):  # not run yet, or cut short: run (again), whole
+            attempt = attempt_of(current[0]) + 1 if current else 1
+            _wait_slot(job, own, i, sc)
+            halt = Closes(own_address(where.target.host, where.target.port)) if where.server is None else None
+            storing = explaining(where, own, watch, len(stored), attempt=attempt)
+            stored = (*stored, *run_step(job, rec, sc, offsets, generator(sc), storing, halt))
+            alive(rec, where, sc)
+        failure = HALTED + halt.said if halt is not None and halt.said else failure  # marked, not yet re-read
+        return step(
+            StoredScenario(0, 0, sc, failure, tuple(stored)), own.step_time, generator_cpus(env), None, len(offsets)
+        )
+
     with rec.status():
         rec.register(steps)
         stop: str | None = None
-        for i, (rate, sc) in enumerate(zip(own.rates, steps, strict=True)):
-            stored = rec.samples(sc)
+        read: list[Step] = []
+        for i, sc in enumerate(steps):
             if stop is not None:
                 rec.failed(sc, f"{SKIPPED}not run: {stop}")
                 continue
-            offsets = schedule(rate, own.step_time, own.arrivals, step_seed(job.opts.plan.seed, rate))
-            before = rec.stored.get(sc.key)  # a step its server died in, or a host stopped, is kept as it is, marked
-            failure = before.failure if before is not None else None
-            halt = None
-            current = latest(stored)
-            if failure is None and len(current) < len(offsets):  # not run yet, or cut short: run (again), whole
-                attempt = attempt_of(current[0]) + 1 if current else 1
-                _wait_slot(job, own, i, sc)
-                halt = Closes(own_address(where.target.host, where.target.port)) if where.server is None else None
-                storing = explaining(where, own, watch, len(stored), attempt=attempt)
-                stored = (*stored, *run_step(job, rec, sc, offsets, generator(sc), storing, halt))
-                alive(rec, where, sc)
-            failure = HALTED + halt.said if halt is not None and halt.said else failure  # marked, not yet re-read
-            st = StoredScenario(0, 0, sc, failure, tuple(stored))
-            read = step(st, own.step_time, generator_cpus(env), planned=len(offsets))
-            stop = _stop(read, own.slo, own.start_at is not None)
+            read.append(run(i, sc))
+            stop = _stop(read[-1], own.slo, own.start_at is not None)
+        if own.start_at is None:
+            _bisect(rec, base, own, read, run)
     return rec.run_id
+
+
+def _bisect(
+    rec: Recording, base: Scenario, own: LoadOptions, read: list[Step], run: Callable[[int, Scenario], Step]
+) -> None:
+    """Bisect between the last rate within the SLO and the first past it until they are --precision apart (steps a
+    resumed run stored are read, not run again); a step that says nothing of the server ends the bisection."""
+    for _ in range(MAX_BISECTIONS):
+        gap = bracket(read, own.slo)
+        if gap is None or gap[1] / gap[0] <= 1 + own.precision:
+            return
+        sc = dataclasses.replace(base, load=StepKey.rate(between(*gap)))
+        rec.add([sc])
+        s = run(len(read), sc)
+        read.append(s)
+        if s.halted is not None or s.stopped is not None or s.generator_bound or s.cut:
+            return
 
 
 STEP_GAP = 5.0  # seconds between agreed steps (--start-at): the last logins of one end before the next begins
@@ -121,6 +175,7 @@ def run_load(job: Job) -> int:
     own = job.opts.own_as(LoadOptions)
     if job.resume is None:
         _check(own, job.opts.plan.max_time)
+        job.plan_ready(_estimate(own, job.opts.plan.max_time))
     with staged(job) as (bench, watch):
         return _run_steps(job, bench, bench.only, go_generator(job, own), base_scenario(job), watch)
 

@@ -151,6 +151,11 @@ class Recording:
             self.store.mark_failed(self.ids[sc.key], reason)
         self.stored = {s.scenario.key: s for s in self.store.scenarios(self.run_id)}
 
+    def add(self, scenarios: Sequence[Scenario]) -> None:
+        """Store scenarios the run adds as it goes (a step bisecting the knee; idempotent on resume)."""
+        self.ids |= self.store.add_scenarios(self.run_id, list(scenarios), len(self.stored))
+        self.stored = {s.scenario.key: s for s in self.store.scenarios(self.run_id)}
+
     def samples(self, scenario: Scenario) -> tuple[Sample, ...]:
         """Return what an interrupted invocation stored for a scenario."""
         found = self.stored.get(scenario.key)

@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import os
 import resource
-import statistics
+import time
 from collections.abc import Sequence
 
 import psutil
@@ -43,6 +43,7 @@ from sshbench.targets.servers import registry
 FD_MARGIN = 64  # open files a process holds besides its sessions'
 PROCESSES_PER_SESSION = 4  # at most (OpenSSH: monitor, session, command, and sshd-auth while it logs in)
 MEMORY_SHARE = 0.8  # of the memory available: what a step's sessions may take
+PACE_SESSIONS = 2 * AT_ONCE  # sessions opened before the plan is made from their pace
 STEP_OVERHEAD = SETTLE + REST + 1.0  # seconds a step takes besides opening its sessions (its memory read: ~1 s)
 
 
@@ -144,7 +145,13 @@ def rest_sample(sc: Scenario, rest: Rest, limits: dict[str, tuple[int, int]]) ->
 
 
 def _step(
-    job: Job, rec: Recording, where: Endpoint, holder: Holder, sc: Scenario, limits: dict[str, tuple[int, int]]
+    job: Job,
+    rec: Recording,
+    where: Endpoint,
+    holder: Holder,
+    sc: Scenario,
+    limits: dict[str, tuple[int, int]],
+    pace: _Pace,
 ) -> int:
     """Open sessions until the step's number are held (each stored as it opens, after what an interrupted attempt
     stored), read the server at rest, store it; return how many are held."""
@@ -160,8 +167,12 @@ def _step(
         opened[0] += f.error is None
         failed[0] += f.error is not None
         job.progress.update(f"{sc.load}: {holder.held + opened[0]} held, {failed[0]} failed", opened[0], n)
+        if f.error is None:
+            pace.one()
 
+    pace.start()
     held = holder.grow(n, done)
+    pace.stop()
     job.progress.update(f"{sc.load}: {held} held; reading the server at rest", n, n)
     rec.store.add_memory(rec.run_id, snapshot(where.server, sc.load.text))
     rec.sample(rest_sample(sc, at_rest(where.server, held), limits))
@@ -192,7 +203,7 @@ def _steps(
     """Run the steps not yet read at rest, in rising order, each from the sessions the ones before it hold."""
     assert where.server is not None
     own, root = job.opts.own_as(LoadOptions), os.geteuid() == 0
-    held, stop, planned = 0, None, False
+    held, stop, pace = 0, None, None
     for n, sc in zip(own.sessions, steps, strict=True):
         if any(s.warmup for s in rec.samples(sc)):
             held = n  # read at rest before an interruption: kept; its sessions are opened again, unstored
@@ -204,44 +215,60 @@ def _steps(
             rec.failed(sc, f"{SKIPPED}not run: {why}" if stop is None else f"{SKIPPED}{why}")
             stop = stop or f"not run: {sc.load} did not fit"
             continue
-        held = _step(job, rec, where, holder, sc, limits)
+        pace = pace or _Pace(job, [m for m in own.sessions if m >= n], held)
+        held = _step(job, rec, where, holder, sc, limits, pace)
         alive(rec, where, sc)
-        if not planned:
-            planned = _plan(job, rec, sc, [m for m in own.sessions if m > n], n)
         if held < n:
             stop = f"not run: {n - held} of the sessions of {sc.load} could not be opened"
 
 
-def _plan(job: Job, rec: Recording, first: Scenario, rest: Sequence[int], held: int) -> bool:
-    """From the first step run here (its median time to open a session), estimate the steps after it and hand the
-    plan over (refused when --max-time cannot hold them: the steps that fit are offered); return True."""
-    if not rest:
-        return True
-    step = [st for st in rec.store.scenarios(rec.run_id) if st.scenario.key == first.key]
-    opened = [s.value for st in step for s in st.samples if s.measured and s.value is not None]
-    each = statistics.median(opened) if opened else 0.0
-    times = [(m - before) * each / AT_ONCE + STEP_OVERHEAD for before, m in zip([held, *rest], rest, strict=False)]
-    budget = job.opts.plan.max_time
-    setup = job.elapsed()
-    fit = [m for i, m in enumerate(rest) if budget is None or setup + sum(times[: i + 1]) <= budget]
-    steps = ", ".join(f"{m:,}" for m in rest)
-    estimate = Estimate(
-        connections=len(rest),
-        transfers=0,
-        warmup=0.0,
-        per_round=sum(times),
-        budget=budget,
-        setup=setup,
-        setup_what=f"server, Go generator, {first.load} held and read",
-        rounds_needed=1,
-        what=f"steps of {steps} sessions held after {first.load} ({AT_ONCE} opened at a time, ~{each * 1000:.0f} ms "
-        "each as it opened them; each step read at rest)",
-        fits=f"use --sessions {','.join(str(m) for m in [held, *fit])}" if len(fit) < len(rest) else None,
-        narrows=False,
-        once=True,
-    )
-    job.plan_ready(estimate)
-    return True
+class _Pace:
+    """The plan, made once from the first PACE_SESSIONS sessions this invocation opens (their wall time while
+    opening, AT_ONCE at a time), and handed over: refused when --max-time cannot hold the steps, offering those that
+    fit."""
+
+    def __init__(self, job: Job, steps: Sequence[int], held: int) -> None:
+        self.job, self.steps, self.held = job, list(steps), held  # the steps to run, and the sessions held before
+        self.opened, self.seconds, self.since = 0, 0.0, 0.0
+        self.planned = not self.steps
+
+    def start(self) -> None:
+        """Mark a step's sessions beginning to open."""
+        self.since = time.monotonic()
+
+    def stop(self) -> None:
+        """Mark a step's sessions all opened (the time spent opening them counts)."""
+        self.seconds += time.monotonic() - self.since
+
+    def one(self) -> None:
+        """Count one session opened; at PACE_SESSIONS (or the steps' all), estimate the rest and hand it over."""
+        self.opened += 1
+        if self.planned or self.opened < min(PACE_SESSIONS, self.steps[-1] - self.held):
+            return
+        self.planned = True
+        each = (self.seconds + time.monotonic() - self.since) / self.opened
+        done, times = self.held + self.opened, []
+        for before, m in zip([self.held, *self.steps], self.steps, strict=False):
+            times.append(max(m - max(before, done), 0) * each + STEP_OVERHEAD)
+        budget, setup = self.job.opts.plan.max_time, self.job.elapsed()
+        fit = [m for i, m in enumerate(self.steps) if budget is None or setup + sum(times[: i + 1]) <= budget]
+        self.job.plan_ready(
+            Estimate(
+                connections=len(self.steps),
+                transfers=0,
+                warmup=0.0,
+                per_round=sum(times),
+                budget=budget,
+                setup=setup,
+                setup_what=f"server, Go generator, the first {self.opened} sessions opened",
+                rounds_needed=1,
+                what=f"steps of {', '.join(f'{m:,}' for m in self.steps)} sessions held ({AT_ONCE} opened at a time: "
+                f"~{each * 1000:.0f} ms each, from the first {self.opened}; each step read at rest)",
+                fits=f"use --sessions {','.join(str(m) for m in fit)}" if fit and len(fit) < len(self.steps) else None,
+                narrows=False,
+                once=True,
+            )
+        )
 
 
 def run_sessions(job: Job) -> int:

@@ -86,7 +86,7 @@ class Estimate:
         )
         setup = f"set-up ~{_secs(self.setup)} ({self.setup_what}), " if self.setup else ""
         warm = f"warm-ups ~{_secs(self.warmup)}, then " if self.warmup else ""
-        line = f"Plan: {what}; {setup}{warm}~{_secs(self.per_round)} {'more' if self.once else 'per round'}"
+        line = f"Plan: {what}; {setup}{warm}~{_secs(self.per_round)} {'to run them' if self.once else 'per round'}"
         if self.budget is not None and self.once:
             fits = "fits" if (self.rounds or 0) >= 1 else "does not fit"
             line += f": {fits} the {_secs(self.budget)} budget (--max-time)"
@@ -105,7 +105,7 @@ class Estimate:
         if self.setup + self.warmup >= self.budget and not self.once:
             return f"{they} {setup}{warm or 'nothing more'}; the budget is {_secs(self.budget)}"
         if self.once:
-            return f"{they} {setup}~{_secs(self.per_round)} more; the budget is {_secs(self.budget)}"
+            return f"{they} {setup}~{_secs(self.per_round)} to run them; the budget is {_secs(self.budget)}"
         return (
             f"{they} {setup}{warm + ' and ' if warm else ''}~{_secs(self.per_round)} per round; "
             f"the {_secs(self.budget)} budget leaves {self.rounds} round(s) and {self._needs()}"

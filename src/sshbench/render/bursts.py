@@ -46,7 +46,8 @@ def _burst_columns(rows: list[Bursts]) -> list[Column]:
 
 
 def compared(base: Bursts, other: Bursts) -> str:
-    """Return the two settings' drops compared (Fisher's exact test) with the line to paste and its effect."""
+    """Return the two settings' drops compared (Fisher's exact test), with the line to paste where the setting
+    dropped significantly fewer."""
     p = fisher(other.dropped, other.logins, base.dropped, base.logins)
     effect = (
         f"{other.dropped} of {other.logins} connections dropped ({_pct(other.dropped / other.logins)}) "
@@ -58,8 +59,10 @@ def compared(base: Bursts, other: Bursts) -> str:
     elif other.dropped / other.logins < base.dropped / base.logins:
         verdict = f"fewer dropped (Fisher's exact p = {p:.2g}): worth a change"
     else:
-        verdict = f"more dropped (Fisher's exact p = {p:.2g}): not worth a change"
-    return f"  {effect}: {verdict}\n  sshd_config (measured here: {verdict.split(' (')[0]}):\n{lines}"
+        verdict = f"more dropped (Fisher's exact p = {p:.2g}): not worth a change; keep the setting as started"
+    if not verdict.startswith("fewer"):
+        return f"  {effect}: {verdict}"  # no line to paste for a setting that did not drop fewer
+    return f"  {effect}: {verdict}\n  sshd_config (measured here: fewer dropped):\n{lines}"
 
 
 def print_bursts(console: Console, stored: StoredRun) -> None:

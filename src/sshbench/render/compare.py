@@ -137,7 +137,7 @@ def print_compare(
     for line in percentile_notes(changes):
         console.print(line, highlight=False)
     others = len(changes) - sum(counts.values()) - few
-    summary = ", ".join(f"{n} {w}" for w, n in counts.items())
+    summary = ", ".join(f"{n} {w}" for w, n in counts.items()) + (f", {few} without a verdict" if few else "")
     pairs = matched(changes)
     console.print(
         f"{pairs} scenario{'s' if pairs != 1 else ''} matched in both: "

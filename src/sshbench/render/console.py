@@ -22,6 +22,7 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
 from sshbench.model import OPENSSH_CLIENT, Kind, client_name, is_local
+from sshbench.ratios import Standing
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.kexcost import print_kex_costs
 from sshbench.render.layout import Column, build, fit, hidden_note
@@ -201,6 +202,11 @@ def rank_notes(rows: Sequence[Row]) -> list[str]:
     return lines
 
 
+def _decided_early(r: Row) -> bool:
+    """Return True for a row whose few samples already decided it slower than its group's leader."""
+    return r.standing is Standing.SLOWER and r.summary is not None and r.summary.coverage < CONFIDENCE
+
+
 def cpu_notes(rows: Sequence[Row]) -> list[str]:
     """Return the line naming rows whose CPU per GiB at their rate reads as more than one CPU, if any."""
     over = _over_one_cpu(rows)
@@ -214,9 +220,17 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
         for r in rows
         if r.summary is None and r.failure
     ]
-    lines += [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in rows if r.warning]
-    if any(r.warning for r in rows):
+    settled = [r for r in rows if r.warning and _decided_early(r)]
+    warned = [r for r in rows if r.warning and r not in settled]
+    lines += [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in warned]
+    if warned:
         lines.append(f"  [yellow]![/] {REMEDY}")
+    if settled:
+        least = min(r.summary.n for r in settled if r.summary is not None)
+        lines.append(
+            f"  ! on {len(settled)} row(s) with as few as {least} samples: already significantly slower than the "
+            "leader (racing stops a row there), so more rounds would not change their rank; their medians are rough"
+        )
     lines += rank_notes(rows)
     pending = sum(1 for r in rows if r.summary is None and not r.failure)
     if pending:

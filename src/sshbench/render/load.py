@@ -54,7 +54,8 @@ def _bytes(n: int) -> str:
 
 
 def steps(stored: StoredRun) -> list[Step]:
-    """Return the run's steps read back, in order (steps not run left out)."""
+    """Return the run's steps read back in rising rate (a step bisecting the knee among them; steps not run left
+    out)."""
     own = stored.run.options.own_as(LoadOptions)
     env = stored.run.environment
     cpus, served = generator_cpus(env), server_cpus(env)
@@ -62,7 +63,7 @@ def steps(stored: StoredRun) -> list[Step]:
     seed = stored.run.options.plan.seed
     return [
         step(st, own.step_time, cpus, served, _planned(st, own, seed))
-        for st in stored.scenarios
+        for st in sorted(stored.scenarios, key=lambda st: st.scenario.load.size if st.scenario.load else 0.0)
         if st.samples or not st.failure
     ]
 

@@ -217,10 +217,10 @@ class Store(Reads):
         with self._writing() as db:
             db.execute("UPDATE runs SET discovery=?, updated_at=? WHERE id=?", (text, _now(), run_id))
 
-    def add_scenarios(self, run_id: int, scenarios: list[Scenario]) -> dict[str, int]:
-        """Register scenarios (idempotent) and return their ids by key."""
+    def add_scenarios(self, run_id: int, scenarios: list[Scenario], first: int = 0) -> dict[str, int]:
+        """Register scenarios (idempotent) at positions from `first` and return the run's ids by key."""
         with self._writing() as db:
-            for position, sc in enumerate(scenarios):
+            for position, sc in enumerate(scenarios, first):
                 db.execute(
                     "INSERT OR IGNORE INTO scenarios (run_id, position, key, params) VALUES (?, ?, ?, ?)",
                     (run_id, position, sc.key, json.dumps(sc.to_dict())),
