@@ -278,7 +278,7 @@ def test_the_knee_is_bisected_to_the_precision_and_said_beside_what_the_cpu_pred
     """Issue 56: 10..80 doubling reads `knee 40/s` for a server that keeps the SLO up to 50/s; bisection tries 57, 48
     and 52 (each halving the gap on a log scale) and stops with 48-52 (8 % apart, under 10 %); the knee sentence
     puts 48/s beside the 52/s one CPU serves at 19.2 ms a login."""
-    from sshbench.analyse.load import between, bisections, bracket
+    from sshbench.analyse.knee import between, bisections, bracket
     from sshbench.joboptions import LoadOptions
     from sshbench.jobs.load import _bisect
 
@@ -323,4 +323,24 @@ def test_a_burst_setting_is_offered_to_paste_only_where_it_dropped_fewer() -> No
     better = compared(arm(None, 64), arm(("MaxStartups=100:30:200",), 0))
     assert "fewer dropped" in better and better.endswith(
         "sshd_config (measured here: fewer dropped):\n    MaxStartups 100:30:200"
+    )
+
+
+def test_a_step_whose_queue_grew_broke_the_slo_though_its_p99_was_under_it() -> None:
+    """Issue 56: at 48/s against a server whose one CPU serves 46/s, a 5 s step's p99 (724 ms) was under the 1 s SLO
+    and read as the knee, while 44.7 a second were served and each login waited longer than the one before: a queue
+    that grows breaks any SLO in a longer step. Logins from 100 ms to 700 ms across the step read as broken."""
+    s = Scenario(Kind.LATENCY, load=StepKey.rate(48))
+    ramp = [
+        Sample(s, i, False, True, 0.1 + 0.6 * i / 240, wall=0.1, phases=(("intended", i / 48),)) for i in range(240)
+    ]
+    s40 = Scenario(Kind.LATENCY, load=StepKey.rate(40))
+    flat = step(StoredScenario(1, 0, s40, None, tuple(_logins(40, 200))), 5.0)
+    grew = step(StoredScenario(2, 1, s, None, tuple(ramp)), 5.0)
+    assert not flat.growing and grew.growing and grew.growth is not None and grew.growth > 3
+    said = knee([flat, grew], 1.0).sentence()
+    assert (
+        "the knee: 40/s kept" in said
+        and "48/s did not (p99 " in said
+        and "but a queue grew: its last logins took" in said
     )

@@ -6,7 +6,6 @@ dropped with an exact interval, why, and how long until all were served, and two
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from collections import Counter
@@ -65,6 +64,12 @@ class Step:
     halted: str | None = None  # why a step against a host of the user's was stopped early (closes before the banner)
     planned: int | None = None  # the logins its schedule planned (None: not known, a merged run's)
     server_cores: int | None = None  # the CPUs the server could use (None: not judged)
+    growth: float | None = None  # the median login of the step's last quarter over its first quarter's (a queue)
+
+    @property
+    def growing(self) -> bool:
+        """Return True for a step whose logins took ever longer: a queue grew, the server did not keep up."""
+        return self.growth is not None and self.growth > GROWING
 
     @property
     def capacity(self) -> float | None:
@@ -174,17 +179,35 @@ def step(
         halted=st.failure.removeprefix(HALTED) if st.failure and st.failure.startswith(HALTED) else None,
         planned=planned,
         server_cores=server_cpus,
+        growth=_growth(ok),
     )
+
+
+def _growth(ok: Sequence[Sample]) -> float | None:
+    """Return the median login time of a step's last quarter of arrivals over its first quarter's (None: fewer than
+    QUARTERS_FROM logins)."""
+    if len(ok) < QUARTERS_FROM:
+        return None
+    times = [s.value or 0.0 for s in sorted(ok, key=intended)]
+    quarter = len(times) // 4
+    first = statistics.median(times[:quarter])
+    return statistics.median(times[-quarter:]) / first if first > 0 else None
 
 
 RARE_FAILURES = 0.001  # a step whose logins fail this often or more is past the knee
 GENERATOR_BOUND = 0.85  # a step whose generator used this share of its CPU or more says nothing of the server
 
 
+GROWING = 1.5  # a step whose last logins took this many times its first ones' built a queue: not sustained
+QUARTERS_FROM = 20  # fewest logins a step's growth is read from
+
+
 def within(s: Step, slo: float) -> bool:
-    """Return True for a step whose p99 stays under the SLO and whose logins failed less than 0.1 % of the time."""
+    """Return True for a step whose p99 stays under the SLO, whose logins failed less than 0.1 % of the time, and
+    whose logins did not take ever longer (a queue that grows breaks any SLO given a longer step)."""
     p99 = s.at(99.0)
-    return s.logins > 0 and p99 is not None and p99 <= slo and s.failures / s.logins < RARE_FAILURES
+    kept = s.logins > 0 and p99 is not None and p99 <= slo and s.failures / s.logins < RARE_FAILURES
+    return kept and not s.growing
 
 
 @dataclass(frozen=True)
@@ -202,7 +225,7 @@ class Knee:
     def sentence(self, silent: str = "", host: bool = False) -> str:
         """Return the knee in words; `silent`: the limits of this server that log nothing (named where the evidence
         does not say what bounds a step); `host`: a host of the user's, whose log and CPU are not read."""
-        slo = f"p99 under {self.slo * 1000:g} ms with under 0.1 % of its logins failed"
+        slo = f"p99 under {self.slo * 1000:g} ms with under 0.1 % of its logins failed and no queue growing"
         unread = "; ".join(f"{s.rate:g}/s not read: {why_unread(s)}" for s in self.unread)
         shown = f" ({failures_shown(self.kept)})" if self.kept is not None else ""
         if self.broken is None:
@@ -211,8 +234,8 @@ class Knee:
                 least = f"at least {self.rate:g}/s" if self.rate is not None else "not known"
                 return f"every step read kept {slo} ({top}{shown}); {unread}: the knee is {least}"
             return f"every step kept {slo} ({top}{shown}): the knee is higher than the rates tried"
-        b, p99 = self.broken, self.broken.at(99.0)
-        why = f"p99 {p99 * 1000:.0f} ms" if p99 is not None and p99 > self.slo else f"{b.failures} of {b.logins} failed"
+        b = self.broken
+        why = _broke(b, self.slo)
         tail = f" ({unread})" if unread else ""
         if self.rate is None:
             return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}{tail}; {bounded_by(b, silent, host)}"
@@ -231,6 +254,19 @@ class Knee:
             f"; {cpus} at {s.server_cpu * 1000:.1f} ms of server CPU a login (at {s.rate:g}/s) {verb} at most "
             f"{s.capacity:.0f}/s: the knee is {self.rate / s.capacity * 100:.0f} % of that"
         )
+
+
+def _broke(s: Step, slo: float) -> str:
+    """Return how a step broke the SLO: its p99, its failures, or a queue that grew through it."""
+    p99 = s.at(99.0)
+    if p99 is not None and p99 > slo:
+        return f"p99 {p99 * 1000:.0f} ms"
+    if s.failures / max(s.logins, 1) >= RARE_FAILURES:
+        return f"{s.failures} of {s.logins} failed"
+    return (
+        f"p99 {(p99 or 0) * 1000:.0f} ms, but a queue grew: its last logins took {s.growth or 0:.1f} times its first "
+        f"ones, {s.achieved or 0:.1f} served a second"
+    )
 
 
 def logins_to_show(rate: float) -> int:
@@ -293,35 +329,6 @@ def knee(steps: Sequence[Step], slo: float) -> Knee:
     busy = [s for s in read if s.capacity is not None and s.server_share is not None]
     busiest = max(busy, key=lambda s: s.server_share or 0.0, default=None)
     return Knee(kept[-1] if kept else None, broken, slo, unread, at, busiest)
-
-
-MAX_BISECTIONS = 8  # steps a run adds at most to find the knee to --precision
-
-
-def bracket(steps: Sequence[Step], slo: float) -> tuple[float, float] | None:
-    """Return the last rate within the SLO and the first past it among the steps that say something of the server
-    (None: no step broke it, or none below the first that did kept it)."""
-    k = knee(steps, slo)
-    if k.broken is None or k.rate is None:
-        return None
-    return k.rate, k.broken.rate
-
-
-def between(good: float, bad: float) -> float:
-    """Return the rate that halves the gap between two rates on a log scale, rounded (whole logins a second from
-    10/s, tenths below) where the rounding stays strictly inside."""
-    mid = math.sqrt(good * bad)
-    rounded = round(mid) if mid >= 10 else round(mid, 1)
-    return rounded if good < rounded < bad else mid
-
-
-def bisections(rates: Sequence[float], precision: float) -> int:
-    """Return the steps bisection may add after `rates`: enough to narrow their widest gap to `precision`."""
-    ordered = sorted(rates)
-    widest = max((b / a for a, b in itertools.pairwise(ordered)), default=1.0)
-    if precision <= 0 or widest <= 1 + precision:
-        return 0
-    return min(math.ceil(math.log2(math.log(widest) / math.log1p(precision))), MAX_BISECTIONS)
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,8 @@ OWN = (  # `load`'s own options, taken out of the shared ones
     default="1s",
     show_default=True,
     help="The latency users accept: the knee is the highest rate whose p99 stays under it with under 0.1 % of "
-    "logins failed; stepping stops at the first step past it.",
+    "logins failed and no queue growing (the step's last logins under 1.5 times its first ones'); stepping stops "
+    "at the first step past it.",
 )
 @click.option(
     "--precision",

@@ -11,7 +11,8 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from sshbench.analyse.load import MAX_BISECTIONS, Step, between, bisections, bracket, generator_cpus, step, within
+from sshbench.analyse.knee import MAX_BISECTIONS, between, bisections, bracket
+from sshbench.analyse.load import Step, generator_cpus, step, within
 from sshbench.arrivals import schedule, step_seed
 from sshbench.clients.launch import Detected
 from sshbench.errors import ExitCode, SshbenchError
