@@ -125,7 +125,7 @@ OWN = (  # `load`'s own options, taken out of the shared ones
     show_default=True,
     metavar="PCT",
     help="Once a step breaks the SLO, rates between the last that kept it and that one are tried, halving the gap "
-    "on a log scale, until the two are PCT apart: the knee to within PCT (10..80 finds 40-80, then 57, 48, 52). "
+    "on a log scale, until the two are PCT apart: the knee to within PCT (10..80 finds 40-80, then tries 57, 48, 44). "
     "`off`: the --rate steps only. Steps agreed with other generators (--start-at) are never bisected.",
 )
 @click.option(
