@@ -107,3 +107,23 @@ def test_ranks_among_the_slower_rows_follow_their_medians() -> None:
         ("aes192-ctr", 3, False),
         ("aes256-ctr", 4, False),
     ]
+
+
+def test_rows_decided_slower_on_three_samples_are_one_line_not_a_warning_each() -> None:
+    """Issue 54, item 4 (and 57's first step): a row racing stopped at 3 samples because it was already slower was
+    warned about one by one ("only 3 samples, the CI covers 75%") under "allow more rounds (--max-rounds,
+    --max-time)", which would not change its rank; now one line says so, and a row that more rounds would help (the
+    leader's wide interval) still gets the warning and the advice."""
+    from sshbench.render.console import row_notes
+
+    slow = Scenario(Kind.THROUGHPUT, cipher="3des-cbc", direction=Direction.UP)
+    rows = build_rows(
+        [
+            stored_values(LEADER, [1000, 1400, 700, 1005, 995, 1300]),  # wide: its CI is over the 5 % target
+            stored_values(slow, [24, 25, 24]),
+        ],
+        0.05,
+    )
+    notes = " ".join(row_notes(rows))
+    assert "3des-cbc up: only 3 samples" not in notes and "on 1 row(s) with as few as 3 samples: already" in notes
+    assert "aes128-gcm@openssh.com up: 95 % CI is" in notes and "allow more rounds" in notes
