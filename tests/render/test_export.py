@@ -30,7 +30,7 @@ def test_export_formats_come_from_one_table() -> None:
 
     choice = next(p for p in export_cmd.params if p.name == "fmt").type
     assert list(choice.choices) == list(FORMATS)  # type: ignore[attr-defined]
-    assert [f.name for f in FORMATS.values() if f.directory] == ["shell-csv"]
+    assert [f.name for f in FORMATS.values() if f.directory] == ["shell-csv", "hgrm"]
 
 
 @pytest.mark.parametrize("name", ["csv", "json"])
@@ -154,3 +154,37 @@ def test_shell_csv_of_a_run_without_its_rows_is_refused(tmp_path: Path) -> None:
     assert isinstance(error, SshbenchError) and error.code == ExitCode.USAGE
     assert "nothing to write as shell-csv" in error.cause and "--format csv or json" in (error.fix or "")
     assert not out.exists()
+
+
+def test_hgrm_export_of_a_load_run_is_read_back_by_hdrhistograms_own_decoder(tmp_path: Path) -> None:
+    """Issue 56: `export --format hgrm` writes each step's percentile distribution (.hgrm, ms) and every step's
+    histogram in steps.hlog; hdrh's HistogramLogReader decodes the log, and its percentiles are the step table's (one
+    histogram, so equal to the microsecond); a run without steps is refused with the kinds that have them."""
+    from click.testing import CliRunner
+    from hdrh.histogram import HdrHistogram
+    from hdrh.log import HistogramLogReader
+
+    from fakes import runs_db
+    from sshbench.analyse.load import DIGITS, HIGHEST_US, LOWEST_US
+    from sshbench.cli.main import cli
+    from sshbench.errors import SshbenchError
+    from sshbench.render.load import steps
+    from sshbench.storage.store import Store
+
+    db = runs_db(tmp_path / "runs.db")
+    out = tmp_path / "hdr"
+    done = CliRunner().invoke(cli, ["export", "4", "--db", str(db), "--format", "hgrm", "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.iterdir()) == ["10-per-s.hgrm", "20-per-s.hgrm", "steps.hlog"]
+    hgrm = (out / "20-per-s.hgrm").read_text()
+    assert hgrm.split()[:4] == ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"] and "#[Max     =" in hgrm
+    table = steps(Store(db).load(4))
+    reader = HistogramLogReader(str(out / "steps.hlog"), HdrHistogram(LOWEST_US, HIGHEST_US, DIGITS))
+    for row in table:
+        decoded = reader.get_next_interval_histogram()
+        assert decoded is not None and decoded.get_total_count() == row.logins - row.failures
+        for p in (50.0, 99.0):
+            assert decoded.get_value_at_percentile(p) / 1e6 == pytest.approx(row.at(p), abs=1e-6)
+    assert reader.get_next_interval_histogram() is None
+    refused = CliRunner().invoke(cli, ["export", "1", "--db", str(db), "--format", "hgrm", "-o", str(tmp_path / "x")])
+    assert isinstance(refused.exception, SshbenchError) and "a run of load" in (refused.exception.fix or "")

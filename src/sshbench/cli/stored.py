@@ -71,12 +71,13 @@ def show_cmd(run_id: int, margin: str | None, db: Path | None, as_json: bool) ->
     help="; ".join(f"{f.name}: {f.help}" for f in FORMATS.values()) + ".",
 )
 @click.option(
-    "-o", "--output", type=click.Path(path_type=Path), help="File (directory for shell-csv) [default: stdout]."
+    "-o", "--output", type=click.Path(path_type=Path), help="File (directory for shell-csv, hgrm) [default: stdout]."
 )
 @db_only
 @json_option
 def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None, as_json: bool) -> None:
-    """Export a run: every sample (CSV/JSON), hyperfine's JSON, or the shell-script layout (shell-csv).
+    """Export a run: every sample (CSV/JSON), hyperfine's JSON, the shell-script layout (shell-csv), or a load
+    run's steps as HdrHistogram files (hgrm).
 
     RUN: an id, or `last` (the default). --json is --format json.
     """
@@ -97,11 +98,10 @@ def export_cmd(run_id: int, fmt: str, output: Path | None, db: Path | None, as_j
     if export.directory and not files:
         run = stored.run
         raise SshbenchError(
-            f"run {run.id} ({run.kind}) has nothing to write as {fmt}: its files hold throughput per cipher and MAC "
-            "and connection time per key exchange and host key, and this run measured none",
+            f"run {run.id} ({run.kind}) has nothing to write as {fmt}: its files hold {export.holds}, and this run "
+            "measured none",
             place=f"--format {fmt}",
-            fix="export every sample with --format csv or json, or give a run of run, latency, throughput, sweep or "
-            "servers",
+            fix=f"export every sample with --format csv or json, or give a run of {export.kinds}",
             code=ExitCode.USAGE,
         )
     if output is None:

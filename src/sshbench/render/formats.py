@@ -24,6 +24,8 @@ class ExportFormat:
     help: str
     directory: bool  # writes several files, so it needs -o DIR
     writer: str  # `module:function` of render/: StoredRun -> {file name: text}, one file named ""
+    holds: str = ""  # a directory format: what its files hold, said when a run has none of it
+    kinds: str = ""  # a directory format: the runs that have it
 
     def write(self, stored: StoredRun) -> dict[str, str]:
         """Return the files of this format for a run."""
@@ -51,6 +53,17 @@ FORMATS = {
             "common shell scripts (time: s per connection, or s per GiB at the median rate) - needs -o DIR",
             True,
             "layouts:to_shell_csv",
+            "throughput per cipher and MAC and connection time per key exchange and host key",
+            "run, latency, throughput, sweep or servers",
+        ),
+        ExportFormat(
+            "hgrm",
+            "a load run's steps as HdrHistogram's percentile distribution (one .hgrm a step, ms, for its plotter) and "
+            "every step's histogram encoded in steps.hlog (us) - needs -o DIR",
+            True,
+            "hdr:to_hgrm",
+            "the login times of a load run's steps",
+            "load (rate steps, bursts or sessions held)",
         ),
     )
 }
