@@ -344,3 +344,15 @@ def test_a_step_whose_queue_grew_broke_the_slo_though_its_p99_was_under_it() -> 
         and "48/s did not (p99 " in said
         and "but a queue grew: its last logins took" in said
     )
+
+
+def test_a_step_reads_two_latencies_from_the_intended_and_the_actual_start() -> None:
+    """Issue 56: a login that started 90 ms late (the generator's lag) and ended 100 ms after its intended start
+    took the server 10 ms: both are read, the first what users feel, the second the server's service time."""
+    s = Scenario(Kind.LATENCY, load=StepKey.rate(10))
+    lagged = [
+        Sample(s, i, False, True, 0.100, wall=0.1, phases=(("intended", i / 10), ("late", 0.090))) for i in range(50)
+    ]
+    read = step(StoredScenario(1, 0, s, None, tuple(lagged)), 5.0)
+    assert read.at(99.0) == pytest.approx(0.100, rel=0.001)
+    assert dict(read.service)[99.0] == pytest.approx(0.010, rel=0.001)

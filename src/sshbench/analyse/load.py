@@ -65,6 +65,8 @@ class Step:
     planned: int | None = None  # the logins its schedule planned (None: not known, a merged run's)
     server_cores: int | None = None  # the CPUs the server could use (None: not judged)
     growth: float | None = None  # the median login of the step's last quarter over its first quarter's (a queue)
+    service: tuple[tuple[float, float], ...] = ()  # (percentile, seconds from the actual start): the server's time,
+    # without the generator's lag (the table's percentiles are from the intended start: what users feel)
 
     @property
     def growing(self) -> bool:
@@ -180,7 +182,16 @@ def step(
         planned=planned,
         server_cores=server_cpus,
         growth=_growth(ok),
+        service=_percentiles([(s.value or 0.0) - dict(s.phases).get("late", 0.0) for s in ok]),
     )
+
+
+def _percentiles(seconds: Sequence[float]) -> tuple[tuple[float, float], ...]:
+    """Return PERCENTILES of `seconds` from an HdrHistogram (() for none)."""
+    if not seconds:
+        return ()
+    h = histogram(seconds)
+    return tuple((p, h.get_value_at_percentile(p) / 1e6) for p in PERCENTILES)
 
 
 def _growth(ok: Sequence[Sample]) -> float | None:
