@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -205,35 +206,41 @@ def _tail(n: int, slow: float) -> list[float]:
     return [slow if i % 33 == 0 else 0.080 + (i % 10) / 1000 for i in range(n)]
 
 
+def _gate(cli_env: dict[str, str], tmp_path: Path, rate: float, n: int) -> subprocess.CompletedProcess[str]:
+    """Store two load runs of one step of n logins, B's slowest 3 % twice A's, and gate B on A at 10 %."""
+    db = tmp_path / "runs.db"
+    store = Store(db)
+    _load_run(store, rate, _tail(n, 0.200))
+    _load_run(store, rate, _tail(n, 0.400))
+    store.close()
+    return sshbench({**cli_env, "COLUMNS": "120"}, "compare", "1", "2", "--db", str(db), "--fail-if", "slower:10%")
+
+
 def test_fail_if_gates_a_p99_at_a_rate(cli_env: dict[str, str], tmp_path: Path) -> None:
     """Issue 54, item 8: the CI capacity gate: B's p99 at 20/s doubled (p50 unchanged) fails `--fail-if slower:10%`
     with exit 10, naming the step's p99; the same runs in the other order pass."""
-    db = tmp_path / "runs.db"
-    store = Store(db)
-    _load_run(store, 20.0, _tail(600, 0.200))
-    _load_run(store, 20.0, _tail(600, 0.400))
-    store.close()
-    done = sshbench({**cli_env, "COLUMNS": "120"}, "compare", "1", "2", "--db", str(db), "--fail-if", "slower:10%")
+    done = _gate(cli_env, tmp_path, 20.0, 600)
     assert done.returncode == ExitCode.REGRESSION, done.stderr
     assert "FAIL: slower by more than 10%: 20/s: p99 at least" in done.stdout
     assert "the change of each step's p50 and p99" in done.stdout and "order statistics" in done.stdout
     rows = {line.split()[1]: line for line in done.stdout.splitlines() if line.startswith("20/s:")}
     assert "equivalent" in rows["p50"] and "slower" in rows["p99"]
-    back = sshbench(cli_env, "compare", "2", "1", "--db", str(db), "--fail-if", "slower:10%")
+    back = sshbench(cli_env, "compare", "2", "1", "--db", str(tmp_path / "runs.db"), "--fail-if", "slower:10%")
     assert back.returncode == ExitCode.OK and "PASS" in back.stdout, back.stderr
 
 
-def test_fail_if_over_p99s_too_short_to_bound_says_it_checked_nothing(cli_env: dict[str, str], tmp_path: Path) -> None:
-    """Issue 54, item 8: 300 logins a step bound no p99 (435 needed): a gate on the p99 alone is not a pass. With the
-    p50 judged and the p99 not, the gate warns that the p99 was not checked."""
-    db = tmp_path / "runs.db"
-    store = Store(db)
-    _load_run(store, 10.0, _tail(300, 0.200))
-    _load_run(store, 10.0, _tail(300, 0.400))
-    store.close()
-    done = sshbench({**cli_env, "COLUMNS": "120"}, "compare", "1", "2", "--db", str(db), "--fail-if", "slower:10%")
+def test_fail_if_says_which_rows_it_could_not_check_and_that_none_is_not_a_pass(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 54, item 8: 300 logins a step bound no p99 (435 needed): with the p50 judged and the p99 not, the gate
+    passes on the p50 and warns that the p99 was not checked; with 5 logins neither is judged, and a gate that
+    checked nothing exits 11, not 0."""
+    done = _gate(cli_env, tmp_path, 10.0, 300)
     assert done.returncode == ExitCode.OK, done.stderr
     assert "not checked: 10/s: p99" in done.stderr
     assert "no verdict on the p99 of 1 step(s): its interval needs 435 logins a side, these had 300" in done.stdout
     assert "(a longer --step-time gives more)" in done.stdout
     assert "PASS: nothing is slower by more than 10% (1 not checked: too few samples)" in done.stdout
+    few = _gate(cli_env, tmp_path / "few", 10.0, 5)
+    assert few.returncode == ExitCode.NOTHING_COMPARED, few.stderr
+    assert "checked nothing: runs 1 and 2 have 2 scenario(s) in common, each with too few samples" in few.stderr

@@ -81,8 +81,8 @@ def gate(fail_if: str, judged: FailIf, changes: Sequence[Change], ids_a: Sequenc
         )
     if matched(changes) and not judged.checked:
         raise SshbenchError(
-            f"--fail-if {fail_if} checked nothing: the {matched(changes)} scenario(s) runs {side_a} and {side_b} "
-            "have in common have too few samples for a verdict",
+            f"--fail-if {fail_if} checked nothing: runs {side_a} and {side_b} have {matched(changes)} scenario(s) in "
+            "common, each with too few samples for a verdict",
             place="--fail-if",
             fix=_more_samples(judged.unjudged),
             code=ExitCode.NOTHING_COMPARED,
