@@ -186,7 +186,10 @@ def test_a_burst_larger_than_the_descriptors_allowed_is_refused(cli_env: dict[st
     [
         (["--rate", "0"], "bad --rate"),
         (["--rate", "10..5"], "bad --rate"),
-        (["--rate", "10,20", "--step-time", "60s", "--max-time", "90s"], "2 steps of 60 s"),
+        (
+            ["--rate", "10,20", "--step-time", "60s", "--max-time", "90s"],
+            "2 steps and up to 3 bisecting the knee to 10 %, of 60 s each",
+        ),
         (["somehost"], "--max-rate is missing"),
         (["somehost", "--max-rate", "4", "--rate", "2,8"], "steps above --max-rate 4: 8"),
         (["somehost", "--max-rate", "4", "--burst", "5"], "embedded servers only"),
