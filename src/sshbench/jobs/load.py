@@ -47,12 +47,12 @@ def _check(opts: LoadOptions, max_time: float | None) -> None:
     ahead = max((opts.start_at or 0.0) - time.time(), 0.0)  # the wait for the agreed start counts too
     if max_time is not None and ahead + steps * opts.step_time > max_time:
         more = f" and up to {extra} bisecting the knee to {opts.precision * 100:g} %" if extra else ""
-        coarser = "a coarser --precision (or off), " if extra else ""
+        coarser = "a coarser --precision (or off) " if extra else ""
         raise SshbenchError(
             f"{len(opts.rates)} steps{more}, of {opts.step_time:g} s each, need {steps * opts.step_time:g} s and "
             f"more; the budget is {max_time:g} s",
             place="--max-time",
-            fix=f"use fewer rates, {coarser}or a shorter --step-time, or raise --max-time to {need:g}s (each step "
+            fix=f"use fewer rates, {coarser}or a shorter --step-time; or raise --max-time to {need:g}s (each step "
             f"can run {LOGIN_LIMIT:g} s past its end while its last logins finish)",
             code=ExitCode.USAGE,
         )
