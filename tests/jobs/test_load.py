@@ -150,7 +150,8 @@ def test_a_step_cut_by_ctrl_c_is_run_again_whole_by_resume(cli_env: dict[str, st
     done = sshbench(cli_env, "load", "--resume", "1", "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
     steps = json.loads(done.stdout)["load"]["steps"]
-    assert [s["logins"] for s in steps] == [20, 40] and stored_samples(db) == cut + 60, done.stderr  # run again, whole
+    ran = sum(s["logins"] for s in steps)  # 20/s and bisection follow unless a busy machine broke 10/s: not judged
+    assert steps[0]["logins"] == 20 and stored_samples(db) == cut + ran, done.stderr  # run again, whole
     assert "cut short" not in sshbench(cli_env, "show", "last", "--db", str(db)).stdout
 
 

@@ -196,13 +196,17 @@ def _percentiles(seconds: Sequence[float]) -> tuple[tuple[float, float], ...]:
 
 def _growth(ok: Sequence[Sample]) -> float | None:
     """Return the median login time of a step's last quarter of arrivals over its first quarter's (None: fewer than
-    QUARTERS_FROM logins)."""
+    QUARTERS_FROM logins, or the last quarter not surely slower: a noisy second is not a queue)."""
     if len(ok) < QUARTERS_FROM:
         return None
+    from scipy.stats import mannwhitneyu  # slow to import, needed only here
+
     times = [s.value or 0.0 for s in sorted(ok, key=intended)]
     quarter = len(times) // 4
-    first = statistics.median(times[:quarter])
-    return statistics.median(times[-quarter:]) / first if first > 0 else None
+    first, last = times[:quarter], times[-quarter:]
+    if statistics.median(first) <= 0 or mannwhitneyu(last, first, alternative="greater").pvalue >= GROWTH_P:
+        return None
+    return statistics.median(last) / statistics.median(first)
 
 
 RARE_FAILURES = 0.001  # a step whose logins fail this often or more is past the knee
@@ -210,7 +214,8 @@ GENERATOR_BOUND = 0.85  # a step whose generator used this share of its CPU or m
 
 
 GROWING = 1.5  # a step whose last logins took this many times its first ones' built a queue: not sustained
-QUARTERS_FROM = 20  # fewest logins a step's growth is read from
+QUARTERS_FROM = 32  # fewest logins a step's growth is read from (quarters of 8: enough for GROWTH_P)
+GROWTH_P = 0.001  # the last quarter's logins must be slower than the first's at this one-sided Mann-Whitney p
 
 
 def within(s: Step, slo: float) -> bool:
