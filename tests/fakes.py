@@ -348,11 +348,11 @@ class FakeCopies(FakeTransfers):
     """`tune`'s copy sampler with nothing to stage: it remembers the sizes it was given."""
 
     copy_sizes: dict[Direction | None, int] = field(default_factory=dict)
-    sized: list[float | None] = field(default_factory=list)  # the budget of each sizing
+    sized: list[Sizing] = field(default_factory=list)  # what each sizing was given
 
     def size_copies(self, sizing: Sizing) -> None:
-        """Give each direction a copy of 8 MiB and note the budget."""
-        self.sized.append(sizing.budget)
+        """Give each direction a copy of 8 MiB and note what sized it."""
+        self.sized.append(sizing)
         self.copy_sizes.update(dict.fromkeys(sizing.rates, 8 * 2**20))
 
 

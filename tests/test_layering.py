@@ -34,6 +34,7 @@ GROUND = (
     "sshbench.arrivals",
     "sshbench.loadsteps",
     "sshbench.loadwords",
+    "sshbench.authnames",
     "sshbench.remedy",
     "sshbench.clienttypes",
 )

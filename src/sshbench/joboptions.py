@@ -116,6 +116,7 @@ class JobOptions:
     full_latency: bool = False
     directions: tuple[Direction, ...] = (Direction.DOWN, Direction.UP)
     size: int | None = None  # bytes; None = about `sample_seconds` per sample
+    for_size: int | None = None  # `tune`: bytes of the copy its verdict and pasted lines are for (None: measured's)
     sample_seconds: float = 1.0
     payload: str = "zero"
     plan: Plan = dataclasses.field(default_factory=Plan)
@@ -142,10 +143,10 @@ class JobOptions:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict, flat as runs store it (`ssh` only when a client was given by path,
-        `cpu_period_ms` only when a quota's period was)."""
+        `cpu_period_ms` only when a quota's period was, `for_size` only when given)."""
         data = dataclasses.asdict(self)
         own = data.pop("own") or {}
-        for optional in ("ssh", "cpu_period_ms"):
+        for optional in ("ssh", "cpu_period_ms", "for_size"):
             if data[optional] is None:
                 del data[optional]
         flat: dict[str, Any] = {}

@@ -3,15 +3,18 @@ against it, paired per round, with the lines or command that give it."""
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sshbench.analyse import sizes
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.fastest import pq_loss
 from sshbench.analyse.results import Row, ranked, ratio_of
 from sshbench.environment import Environment
+from sshbench.joboptions import JobOptions
 from sshbench.model import BoundKind
 from sshbench.ratios import MIN_PAIRS, Verdict, judge, settled, worth_a_change
 from sshbench.records import RunRecord, StoredScenario
@@ -29,6 +32,8 @@ class Remedy:
     config: tuple[str, ...]  # ssh_config lines (empty for a command)
     command: str  # a command to run instead (several connections at once), else ""
     measured: bool = True  # the config/command itself was measured (the split command is advice around it)
+    sizes: tuple[tuple[int, Verdict | None], ...] = ()  # a copy remedy's gain per copy size (analyse/sizes.py)
+    at_copy: Verdict | None = None  # with --for-size: the gain on the copy measured (`verdict` is for that size)
 
     @property
     def helps(self) -> bool:
@@ -71,6 +76,11 @@ class Finding:
                     "command": r.command,
                     "helps": r.helps,
                     "settled": r.settled,
+                    "by_size": [
+                        {"bytes": size, "verdict": v.to_dict() if v else None, "predicted": size != self.copy_bytes}
+                        for size, v in r.sizes
+                    ],
+                    **({"measured_copy": r.at_copy.to_dict()} if r.at_copy else {}),
                 }
                 for r in self.remedies
             ],
@@ -176,7 +186,8 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
                 else None
             )  # 3 rounds, as a rank
             config, command, measured = _how(r, run.target)
-            remedies.append(Remedy(r, verdict, config, command, measured))
+            remedy = Remedy(r, verdict, config, command, measured)
+            remedies.append(_sized(remedy, base, stored, run.options) if base and group != "latency" else remedy)
         remedies.sort(key=lambda m: (not m.helps, _better_first(m, group)))
         sizes = [
             s.nbytes
@@ -200,6 +211,23 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
             )
         )
     return out
+
+
+def _sized(remedy: Remedy, base: Row, stored: Sequence[StoredScenario], opts: JobOptions) -> Remedy:
+    """Return the remedy with its gain per copy size (sizes.SIZES and --for-size); with --for-size, its verdict is
+    the one for that size, and the measured copy's is kept beside it."""
+    by = {st.scenario: st for st in stored}
+    a, b = by.get(base.scenario), by.get(remedy.row.scenario)
+    if a is None or b is None:
+        return remedy
+    wanted = sorted({*sizes.SIZES, *([opts.for_size] if opts.for_size else [])})
+    found = sizes.gains(a, b, wanted, opts.margin)
+    if not found:
+        return remedy
+    chosen = dict(found).get(opts.for_size) if opts.for_size else None
+    if opts.for_size is None or chosen is None:
+        return dataclasses.replace(remedy, sizes=found)
+    return dataclasses.replace(remedy, sizes=found, verdict=chosen, at_copy=remedy.verdict)
 
 
 def paste(found: Sequence[Finding]) -> Mapping[str, list[str]]:

@@ -32,6 +32,7 @@ from sshbench.cli.options import (
     parse_budget,
     parse_cpu_period,
     parse_cpu_share,
+    parse_for_size,
     parse_list,
     parse_percent,
     parse_size,
@@ -136,6 +137,7 @@ def build_options(kind: RunKind, given: Given, *, latency: bool, throughput: boo
         full_latency=given.full,
         directions=tuple(Direction(d) for d in DIRECTIONS[given.direction]),
         size=parse_size(given.size),
+        for_size=parse_for_size(given.for_size),
         payload=given.payload,
         plan=plan,
         servers=given.servers,
@@ -326,7 +328,19 @@ def servers_cmd(**kw: Any) -> None:
 @click.command("tune")
 @target_options
 @click.option("--direction", type=click.Choice(list(DIRECTIONS)), default="both", show_default=True)
-@click.option("--size", default="auto", show_default=True, help="Bytes per copy (512M, 1G) or auto (about 1 s).")
+@click.option(
+    "--size",
+    default="auto",
+    show_default=True,
+    help="Bytes per copy (512M, 1G) or auto: long enough for a remedy to show (5 logins, 50 round trips of the "
+    "path, each of N connections' part 4 times its slow start, the longest; never shrunk to fit --max-time).",
+)
+@click.option(
+    "--for-size",
+    default=None,
+    help="The copy size (10M, 1G) the verdicts and pasted lines are for, predicted from each copy's steady rate "
+    "and fixed cost (default: the size measured; the gain for 10 MB and 1 GB is said either way).",
+)
 @click.option(
     "--payload",
     type=click.Choice(["zero", "text", "random"]),

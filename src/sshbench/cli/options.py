@@ -45,6 +45,16 @@ def parse_size(value: str) -> int | None:
     return size
 
 
+def parse_for_size(value: str | None) -> int | None:
+    """Parse `tune --for-size` (10M, 1G: any size from 64K to 16T, binary suffixes) into bytes (None: not given)."""
+    if value is None:
+        return None
+    size = byte_count(value)
+    if size is None or not 2**16 <= size <= 2**44:
+        raise _usage("--for-size", value, "use the size of the copies you make, from 64K to 16T, e.g. --for-size 1G")
+    return size
+
+
 def parse_duration(
     value: str, option: str = "--max-time", fix: str = "use a positive duration such as 90s, 3m or 1h"
 ) -> float:

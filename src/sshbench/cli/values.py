@@ -32,6 +32,7 @@ class Given:
     full: bool = False
     direction: str = "both"
     size: str = "auto"
+    for_size: str | None = None  # `tune`: the copy size its verdict and pasted lines are for
     payload: str = "zero"
     warmup: int = 1
     rounds: int = DEFAULT_ROUNDS

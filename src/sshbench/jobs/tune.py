@@ -17,9 +17,9 @@ with the default, under one budget.
 4. One schedule (racing) of the fresh login, the default copy timed as the remedies are (one connection, from
    spawn to exit, handshake included) and the remedies, for the rest of the budget; the steady rates keep the 3
    samples the diagnosis read. Each remedy's gain is read against that copy, paired per round (analyse/tune.py).
-   Copies last 8 logins (remedies.COPY_LOGINS) or what lets 6 rounds of the whole schedule (the fresh login too)
-   fit what the remedies' warm-ups leave of the budget, whichever is shorter (each transfer's login and ramp as step
-   1 measured them).
+   Copies are long enough for what a remedy changes to show (remedies.Sizing): 5 logins, 50 round trips of the
+   path (the kernel's, from step 1), and for N connections each part 4 times its slow start, whichever is longest;
+   never shrunk to fit a budget, which is checked instead.
 The race is anchored on the default (measure/racing.py): the default copy and fresh login are measured every round,
 and a remedy stops only once the race calls it slower than or equivalent to the default, or its paired 95 % verdict
 against the default is settled (ratios.settled), never because another remedy is faster; every remedy gets
@@ -50,7 +50,16 @@ from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Copies, Staging
 from sshbench.measure.budget import Estimate, Probe
-from sshbench.measure.remedies import Sizing, baseline, is_steady, rounds_seconds, steady, warmup_seconds
+from sshbench.measure.remedies import (
+    Sizing,
+    baseline,
+    copy_bytes,
+    is_steady,
+    rounds_seconds,
+    steady,
+    streams,
+    warmup_seconds,
+)
 from sshbench.measure.scheduler import Sampler
 from sshbench.measure.steady import MB
 from sshbench.model import BoundKind, Direction, Kind, Scenario, is_aead
@@ -173,13 +182,15 @@ def _with_window(bench: Bench, wide: Endpoint, sizer: Copies, copies: Sampler) -
 
 def plan_estimate(job: Job, disc: Discovery, probe: Probe | None) -> Estimate | None:
     """Return the plan's estimate from a probe: step 1 (the defaults' warm-ups and 3 rounds) as set-up, then the
-    smallest set of remedies any bound calls for, each warmed up and measured DECIDING_PAIRS rounds with copies as
-    short as they are allowed to be, or of --size at the probe's rate (None without a probe)."""
+    smallest set of remedies any bound calls for, each warmed up and measured DECIDING_PAIRS rounds on copies as long
+    as the probe shows they must be (Sizing, from its login and rate), or of --size (None without a probe)."""
     opts = job.opts
     if probe is None or probe.rate is None:
         return None
     login, least = probe.connection, opts.sample_seconds
-    copy = max(least, opts.size / (probe.rate * MB)) if opts.size and probe.rate > 0 else least  # --size fixes it
+    copy, rule = Sizing({}, login).seconds(least)  # at least: the path's round trips are seen in step 1
+    if opts.size and probe.rate > 0:
+        copy, rule = opts.size / (probe.rate * MB), "--size"
     first = defaults(opts.directions)
     transfers = [sc for sc in first if sc.kind is Kind.THROUGHPUT]
     first_warm = opts.plan.warmup * (len(transfers) * (login + copy) + login)
@@ -203,26 +214,29 @@ def plan_estimate(job: Job, disc: Discovery, probe: Probe | None) -> Estimate | 
         setup=job.elapsed() + first_rounds,
         setup_what="discovery, a probe, 3 rounds of the defaults",
         rounds_needed=DECIDING_PAIRS,
-        what=f"the defaults, then the remedies of the bound found (at least {len(raced)} rows)",
+        what=f"the defaults, then the remedies of the bound found (at least {len(raced)} rows) on copies of "
+        f"{copy_bytes(probe.rate, copy) / 2**20:.0f} MiB or more ({rule} at the probe's rate)",
     )
 
 
 def _refuse_short(
     rec: Recording,
     job: Job,
-    times: tuple[float | None, float | None],
-    rates: Mapping[Direction | None, float],
+    times: tuple[Sizing, float | None],
+    sizes: Mapping[Direction | None, int],
     raced: Sequence[Scenario],
     warm: Sequence[Scenario],
     bound: Mapping[str, BoundKind],
 ) -> None:
     """Stop the run, its diagnosis kept, when what is left of the budget cannot give the remedies of the bound found
-    DECIDING_PAIRS rounds each with copies as short as allowed (incomplete, exit 9, with the budget that fits)."""
+    DECIDING_PAIRS rounds each on copies of the size chosen (incomplete, exit 9, with the budget that fits)."""
     left = rec.remaining().max_time
     if left is None:
         return
-    least, (login, overhead) = job.opts.sample_seconds, times
-    copy = max([least, *(job.opts.size / (r * MB) for r in rates.values() if r > 0)] if job.opts.size else [least])
+    (sizing, overhead), least = times, job.opts.sample_seconds
+    login = sizing.login
+    seconds = [(job.opts.size or sizes.get(d, 0)) / (r * MB) for d, r in sizing.rates.items() if r > 0]
+    copy = max([least, *seconds])
     need = warmup_seconds(warm, login, overhead) + rounds_seconds(login, raced, least, copy, overhead)
     if left >= need:
         return
@@ -233,11 +247,33 @@ def _refuse_short(
     raise Unfinished(
         rec.run_id,
         f"the {left:.0f} s left of the budget after the diagnosis ({found}) cannot give its {rows} remedies "
-        f"{DECIDING_PAIRS} rounds each against the default: they need ~{need:.0f} s",
+        f"{DECIDING_PAIRS} rounds each against the default on {_copies_words(job, sizing, sizes)}: "
+        f"they need ~{need:.0f} s",
         place=f"run {rec.run_id}",
         fix=f"start again with `{_again(job.opts, whole)}`, or "
         f"finish this run, whose defaults are kept, with `{sshbench('tune', '--resume', str(rec.run_id))}`",
     )
+
+
+def _copies_words(job: Job, sizing: Sizing, sizes: Mapping[Direction | None, int]) -> str:
+    """Return the copies' size in words, with the rule that set it (or --size)."""
+    if job.opts.size:
+        return f"copies of {_size_word(job.opts.size)}B (--size)"
+    each = ", ".join(sorted({f"{n / 2**20:.0f} MiB" for n in sizes.values()}))
+    return f"copies of {each} ({sizing.seconds(job.opts.sample_seconds)[1]} at the default's rate)"
+
+
+def path_rtt(stored: Sequence[StoredScenario]) -> float:
+    """Return the path's round trip (seconds) as the kernel saw it on the default transfers' client sockets (their
+    median `min_rtt`; 0 when not seen)."""
+    seen = [
+        float(s.tcp["client"]["min_rtt_ms"]) / 1e3
+        for st in stored
+        if is_steady(st.scenario)
+        for s in st.samples
+        if s.measured and s.tcp and isinstance(s.tcp.get("client"), dict) and s.tcp["client"].get("min_rtt_ms")
+    ]
+    return statistics.median(seen) if seen else 0.0
 
 
 def _again(opts: JobOptions, seconds: int) -> str:
@@ -247,6 +283,7 @@ def _again(opts: JobOptions, seconds: int) -> str:
     words += ["--direction", opts.directions[0].value] if len(opts.directions) == 1 else []
     words += ["--payload", opts.payload] if opts.payload != "zero" else []
     words += ["--size", _size_word(opts.size)] if opts.size else []
+    words += ["--for-size", _size_word(opts.for_size)] if opts.for_size else []
     words += ["--emulate", opts.emulate] if opts.emulate else []
     for flag, share in (("--server-cpu", opts.server_cpu), ("--client-cpu", opts.client_cpu)):
         words += [flag, f"{share * 100:g}%"] if share is not None else []
@@ -295,10 +332,11 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
             raced = [sc for sc in [*first, *chosen] if not is_steady(sc)]
             rates, login, overhead = _defaults_measured(stored)
             warm = [sc for sc in chosen if sc.key not in {st.scenario.key for st in stored}] * opts.plan.warmup
-            if not opts.size:  # every raced row's rounds, and the new rows' warm-ups, within what is left
-                sizer.size_copies(Sizing(rates, login, rec.remaining().max_time, raced, overhead, warm))
+            sizing = Sizing(rates, login, path_rtt(stored), max(streams(sc) for sc in raced))
+            if not opts.size:  # long enough for what a remedy changes to show; the budget is checked, not obeyed
+                sizer.size_copies(sizing)
                 sizer.copy_sizes.update(_copies_stored(stored))
-            _refuse_short(rec, job, (login, overhead), rates, raced, warm, found)
+            _refuse_short(rec, job, (sizing, overhead), sizer.copy_sizes, raced, warm, found)
             rec.register([*first, *chosen])
             wider = next((sc.remedy.n for sc in chosen if sc.remedy is not None and widens(sc.remedy)), None)
             if window and wider is not None:

@@ -32,9 +32,10 @@ from sshbench.ssh.text import ssh_failure
 
 MIB = 2**20
 PART = 2**16  # a part of a copy over N connections is whole 64 KiB (1 MiB parts made 8 connections move 8 MiB)
-COPY_LOGINS = 8  # a copy lasts this many logins at the default's steady rate: the handshake stays small
-SIZED_SHARE = 0.8  # of what is left, copies are sized for: N connections at once can take longer than 1/N of a copy
-COPY_ROUNDS = DECIDING_PAIRS  # the rounds a verdict on a remedy needs: copies no longer than lets them fit
+COPY_LOGINS = 5  # a default copy lasts this many logins at least: a login is a sixth of it at most
+COPY_RTTS = 50  # and this many round trips of the path
+SLOW_STARTS = 4  # each part of a copy over N connections moves this many times what its slow start sends
+COPY_ROUNDS = DECIDING_PAIRS  # the rounds a verdict on a remedy needs: the budget must give copies that many
 
 
 def streams(sc: Scenario) -> int:
@@ -60,15 +61,32 @@ def steady(direction: Direction | None) -> Scenario:
 
 @dataclass(frozen=True)
 class Sizing:
-    """What sizes `tune`'s copies: each direction's steady rate (MB/s), a login's seconds, and, within a budget, the
-    seconds left, the rows scheduled, the scheduler's overhead per sample and the rows still to warm up."""
+    """What sizes `tune`'s copies: each direction's steady rate (MB/s), a login's seconds, the path's round trip
+    (seconds, 0 when not seen) and the most connections one copy is split over."""
 
     rates: Mapping[Direction | None, float]
     login: float | None
-    budget: float | None = None
-    scheduled: Sequence[Scenario] = ()
-    overhead: float | None = None
-    warm: Sequence[Scenario] = ()
+    rtt: float = 0.0
+    most: int = 1
+
+    def rules(self, least: float) -> list[tuple[float, str]]:
+        """Return each rule's seconds of a default copy with its words: a sample's worth, COPY_LOGINS logins,
+        COPY_RTTS round trips, and for N connections each part SLOW_STARTS times what its slow start sends (about
+        twice the window: two round trips at the rate one connection holds, which N at once hold too at best)."""
+        out = [(least, f"{least:g} s, a sample's worth")]
+        if self.login:
+            out.append((COPY_LOGINS * self.login, f"{COPY_LOGINS} logins of {self.login:.2g} s"))
+        if self.rtt > 0:
+            out.append((COPY_RTTS * self.rtt, f"{COPY_RTTS} round trips of {self.rtt * 1e3:.3g} ms"))
+            if self.most > 1:
+                words = f"each of {self.most} connections' part {SLOW_STARTS} times its slow start"
+                out.append((self.most * SLOW_STARTS * 2 * self.rtt, words))
+        return out
+
+    def seconds(self, least: float) -> tuple[float, str]:
+        """Return how long a default copy moves payload at its steady rate, and the rule that set it (the longest:
+        what a remedy changes must dominate the copy, never shrunk to a budget, which is checked instead)."""
+        return max(self.rules(least), key=lambda rule: rule[0])
 
 
 class CopySampler:
@@ -79,18 +97,10 @@ class CopySampler:
         self.copy_sizes: dict[Direction | None, int] = {}  # set by the job once the defaults are measured
 
     def size_copies(self, sizing: Sizing) -> None:
-        """Size each direction's copies (whole MiB) to last COPY_LOGINS logins at its steady rate, so the handshake
-        (1.4 s on a 100 ms path here) stays a small part of a copy as it is of a user's; no shorter than
-        `sample_seconds`, and no longer than lets COPY_ROUNDS rounds of the scheduled rows (after the warm-ups of
-        `warm`) fit what is left of the budget."""
-        least, login, overhead = self.inner.opts.sample_seconds, sizing.login, sizing.overhead
-        seconds = max(least, COPY_LOGINS * (login or 0.0))
-        if sizing.budget is not None:
-            budget = sizing.budget - warmup_seconds(sizing.warm, login, overhead)
-            within = copy_seconds_within(budget * SIZED_SHARE, login, sizing.scheduled, least, overhead)
-            seconds = max(least, min(seconds, within))
+        """Size each direction's copies (whole MiB) to last `Sizing.seconds` at its steady rate."""
+        seconds, _ = sizing.seconds(self.inner.opts.sample_seconds)
         for direction, rate in sizing.rates.items():
-            self.copy_sizes[direction] = int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
+            self.copy_sizes[direction] = copy_bytes(rate, seconds)
 
     def cleanup(self) -> None:
         """Remove the payload files the inner sampler staged."""
@@ -132,23 +142,6 @@ def warmup_seconds(warm: Sequence[Scenario], login: float | None, overhead: floa
     return sum(each if sc.kind is Kind.THROUGHPUT else (login or 0.0) for sc in warm)
 
 
-def copy_seconds_within(
-    budget: float,
-    login: float | None,
-    scheduled: Sequence[Scenario],
-    steady_seconds: float,
-    overhead: float | None = None,
-) -> float:
-    """Return how long one default copy may move payload at the steady rate for COPY_ROUNDS rounds of `scheduled`
-    to fit `budget` seconds: a copy over N connections takes about 1/N of it (compression counts as a whole one), a
-    steady-rate sample about `steady_seconds`, every connection a login, and every transfer its `overhead` besides
-    its payload (login and the stream's ramp: 2.3-3.6 s on a 100 ms path here; the login when unknown). One more copy
-    per direction is kept in reserve: connections that start together can lose packets together (8 took 2.4 times
-    one's time on a 100 ms path here)."""
-    fixed, whole = _round_shape(login, scheduled, steady_seconds, overhead)
-    return (budget / COPY_ROUNDS - fixed) / whole
-
-
 def rounds_seconds(
     login: float | None,
     scheduled: Sequence[Scenario],
@@ -156,8 +149,12 @@ def rounds_seconds(
     copy_seconds: float,
     overhead: float | None = None,
 ) -> float:
-    """Return what COPY_ROUNDS rounds of `scheduled` take when a default copy moves payload for `copy_seconds` (the
-    inverse of `copy_seconds_within`)."""
+    """Return what COPY_ROUNDS rounds of `scheduled` take when a default copy moves payload for `copy_seconds`: a
+    copy over N connections takes about 1/N of it (compression counts as a whole one), a steady-rate sample about
+    `steady_seconds`, every connection a login, and every transfer its `overhead` besides its payload (login and the
+    stream's ramp: 2.3-3.6 s on a 100 ms path here; the login when unknown). One more copy per direction is kept in
+    reserve: connections that start together can lose packets together (8 took 2.4 times one's time on a 100 ms
+    path here)."""
     fixed, whole = _round_shape(login, scheduled, steady_seconds, overhead)
     return COPY_ROUNDS * (fixed + whole * copy_seconds)
 
@@ -166,7 +163,7 @@ def _round_shape(
     login: float | None, scheduled: Sequence[Scenario], steady_seconds: float, overhead: float | None
 ) -> tuple[float, float]:
     """Return one round's fixed seconds (logins, overheads, steady samples) and how many whole default copies it
-    moves (see `copy_seconds_within`)."""
+    moves (see `rounds_seconds`)."""
     copies = [sc for sc in scheduled if sc.kind is Kind.THROUGHPUT and sc.remedy is not None]
     whole = sum(1.0 / streams(sc) for sc in copies)  # a copy over N connections: 1/N of the default's time each
     whole += len({sc.direction for sc in copies})
@@ -178,8 +175,15 @@ def _round_shape(
     return fixed, max(whole, 1.0)
 
 
+def copy_bytes(rate: float, seconds: float) -> int:
+    """Return a copy's bytes (whole MiB, 1 MiB to MAX_SIZE) for `seconds` at `rate` MB/s."""
+    return int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
+
+
 def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall: float) -> Sample:
-    """Return one sample of N parts: their bytes over the wall time, their CPU summed (failed if any part failed)."""
+    """Return one sample of N parts: their bytes over the wall time, their CPU summed (failed if any part failed),
+    and phase `fixed`: what the copy took besides its bytes at N times its slowest part's steady rate (the copy ends
+    with that part; a copy of any size then takes about fixed + size / that rate: analyse/sizes.py)."""
     bad = next((s for s in parts if not s.ok), None)
     if bad is not None or len(parts) < n:
         why = bad.error if bad is not None else "a connection did not report"
@@ -191,6 +195,8 @@ def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall
         return None if any(v is None for v in values) else float(sum(values))
 
     rss = [s.server_rss for s in parts if s.server_rss is not None]
+    steady = n * min(s.value or 0.0 for s in parts) * MB  # the copy ends with its slowest part: N at its steady rate
+    fixed = (("fixed", max(0.0, wall - n * part / steady)),) if steady > 0 else ()
     return Sample(
         sc,
         rnd,
@@ -204,6 +210,7 @@ def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall
         server_cpu=total("server_cpu"),
         server_rss=max(rss) if rss else None,
         tcp=parts[0].tcp,
+        phases=fixed,  # seconds besides moving the bytes at the parts' steady rates: logins, ramps, exits
     )
 
 

@@ -46,6 +46,7 @@ from sshbench.model import Direction, Kind, Scenario, is_local
 from sshbench.payloads import Payload
 from sshbench.remedy import COMPRESSION
 from sshbench.samples import Sample, WireCount
+from sshbench.ssh.authsteps import login_steps
 from sshbench.ssh.destination import LOGIN_TIMEOUT, SENT, Target, transfer_mark
 from sshbench.ssh.proc import run_timed
 from sshbench.ssh.scratch import remote_scratch
@@ -145,9 +146,16 @@ def latency_sample(
         warmup,
         done,
         done.wall,
-        phases=phase_breakdown(done.lines, done.started, done.ended),
+        phases=_phases(done),
         wire=_wire_record(counted) if relayed else None,
     )
+
+
+def _phases(done: Finished) -> tuple[tuple[str, float], ...]:
+    """Return a login's phases and, inside its authentication and session, the steps `ssh -v` says
+    (ssh/authsteps.py)."""
+    phases = phase_breakdown(done.lines, done.started, done.ended)
+    return (*phases, *login_steps(done.lines, done.ended)) if phases else ()
 
 
 def _wire_record(counted: WireCount | str | None) -> dict[str, Any]:

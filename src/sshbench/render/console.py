@@ -18,6 +18,7 @@ from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.core import Claim, ClaimKind
 from sshbench.analyse.claims.fastest import fastest_claims
 from sshbench.analyse.kexcost import kex_costs
+from sshbench.analyse.logins import login_split
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
@@ -26,6 +27,7 @@ from sshbench.ratios import Standing
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.kexcost import print_kex_costs
 from sshbench.render.layout import Column, build, fit, hidden_note
+from sshbench.render.logins import print_login_split
 from sshbench.samples import SKIPPED, RunStatus, not_measurable
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
 from sshbench.units import format_value
@@ -269,6 +271,7 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
     if unread:
         console.print(unread, highlight=False, style="dim", markup=False)
     print_kex_costs(console, kex_costs(stored))
+    print_login_split(console, login_split(stored))
     kind = run.kind.row
     if not kind.judged:
         console.print(kind.bounds, highlight=False, style="dim")

@@ -9,8 +9,9 @@ from rich.console import Console
 
 from sshbench.analyse import tune
 from sshbench.analyse.claims import bounds
+from sshbench.analyse.sizes import size_words
 from sshbench.payloads import text_ratio
-from sshbench.ratios import DECIDING_PAIRS, Word, interval_name
+from sshbench.ratios import DECIDING_PAIRS, Verdict, Word, interval_name
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import print_unfinished
 
@@ -39,6 +40,23 @@ def _gain(r: tune.Remedy) -> str:
             else f", faster but within the ±{v.margin:.0%} margin: not worth a change)"
         )
     return f"{numbers}, {v.word.value})"
+
+
+def _by_size(r: tune.Remedy, measured: int | None) -> list[str]:
+    """Return the lines under a copy remedy: the copy measured (with --for-size) and its gain per copy size."""
+    out = []
+    if r.at_copy is not None and measured:
+        out.append(f"on the copy measured ({size_words(measured)}): {_numbers(r.at_copy)}")
+    said = [f"{size_words(size)} {_numbers(v) if v else 'too few rounds'}" for size, v in r.sizes]
+    if said:
+        out.append("by copy size, predicted from each copy's steady rate and fixed cost: " + "; ".join(said))
+    return out
+
+
+def _numbers(v: Verdict) -> str:
+    """Return a gain and its interval: +190 % (+170 .. +205 %)."""
+    pct, low, high = (_percent(x) for x in (v.ratio.value, v.ratio.low, v.ratio.high))
+    return f"{pct:+.0f} % ({low:+.0f} .. {high:+.0f} %)"
 
 
 RTTS = (("min RTT", "min_rtt_ms"), ("smoothed RTT", "rtt_ms"), ("receiver's RTT", "rcv_rtt_ms"))
@@ -76,7 +94,7 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         if f.group == "latency":
             line = f"  {f.group}: default {metric.format(f.default.summary.median)} {metric.unit} (a fresh login)"
         else:
-            size = f" of {f.copy_bytes / 1e6:.0f} MB" if f.copy_bytes else ""
+            size = f" of {size_words(f.copy_bytes)}" if f.copy_bytes else ""
             steady = f"{metric.format(f.default.summary.median)} {metric.unit}"
             line = (
                 f"  {f.group}: default {steady} steady (a copy{size} with its handshake: "
@@ -90,7 +108,11 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         console.print(line, highlight=False, markup=False)
         for r in f.remedies:
             name = r.row.scenario.metric.labels.name(r.row.scenario).strip() or "default algorithms"
-            console.print(f"    {name}: {_gain(r)}", highlight=False, markup=False)
+            given = run.options.for_size if r.at_copy is not None else None
+            said = f" for a {size_words(given)} copy (predicted)" if given else ""
+            console.print(f"    {name}{said}: {_gain(r)}", highlight=False, markup=False)
+            for line in _by_size(r, f.copy_bytes):
+                console.print(f"      {line}", highlight=False, markup=False)
         for words in f.advice:
             console.print(f"    also: {words}", highlight=False, markup=False)
     _print_paste(console, run, found)
@@ -135,8 +157,9 @@ def _print_paste(console: Console, run: RunRecord, found: Sequence[tune.Finding]
             f"{DECIDING_PAIRS} rounds or more): keep it",
             highlight=False,
         )
+    given = f" for a {size_words(run.options.for_size)} copy (--for-size)" if run.options.for_size else ""
     console.print(
-        f"  (pasted: a gain whose whole 95 % interval lies beyond the ±{run.options.margin:.0%} margin, "
+        f"  (pasted{given}: a gain whose whole 95 % interval lies beyond the ±{run.options.margin:.0%} margin, "
         f"from {DECIDING_PAIRS} rounds or more; --margin sets it)",
         highlight=False,
         style="dim",
