@@ -65,6 +65,7 @@ class Step:
     planned: int | None = None  # the logins its schedule planned (None: not known, a merged run's)
     server_cores: int | None = None  # the CPUs the server could use (None: not judged)
     growth: float | None = None  # the median login of the step's last quarter over its first quarter's (a queue)
+    kex: str | None = None  # the key exchange its logins were pinned to (None: the client's own choice)
     service: tuple[tuple[float, float], ...] = ()  # (percentile, seconds from the actual start): the server's time,
     # without the generator's lag (the table's percentiles are from the intended start: what users feel)
 
@@ -182,6 +183,7 @@ def step(
         planned=planned,
         server_cores=server_cpus,
         growth=_growth(ok),
+        kex=st.scenario.kex,
         service=_percentiles([(s.value or 0.0) - dict(s.phases).get("late", 0.0) for s in ok]),
     )
 

@@ -3,7 +3,7 @@ in cli/loadparse.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,6 +15,9 @@ from sshbench.cli.measuring import build_options
 from sshbench.cli.values import Given
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.model import is_local
+
+if TYPE_CHECKING:
+    from sshbench.joboptions import LoadOptions
 
 OWN = (  # `load`'s own options, taken out of the shared ones
     "rate",
@@ -109,7 +112,13 @@ OWN = (  # `load`'s own options, taken out of the shared ones
     metavar="UP,DOWN",
     help="--job exec: bytes sent and bytes read back per connection (0 to 16M each).",
 )
-@click.option("--kex", help="The key exchange every login is pinned to [default: the client's own choice].")
+@click.option(
+    "--kex",
+    help="The key exchange every login is pinned to [default: the client's own choice]. Rate steps: several, "
+    "comma-separated (curve25519-sha256,mlkem768x25519-sha256), run the same steps for each, interleaved in a fresh "
+    "order at each rate, each with its own knee, and a capacity table: the server's CPU a login per key exchange, "
+    "the logins a second one core serves, and the difference from the first with its 95 % interval.",
+)
 @click.option("--hostkey", help="The host key algorithm every login is pinned to [default: the client's own choice].")
 @click.option(
     "--slo",
@@ -199,17 +208,30 @@ def load_cmd(**kw: Any) -> None:
     given = Given.from_click(kw)
     if resuming(given):
         return
-    if "," in (given.kex or "") or "," in (given.hostkey or ""):
-        raise SshbenchError(
-            "load pins one key exchange and one host key",
-            place="--kex/--hostkey",
-            fix="give one name each (sshbench latency compares several)",
-            code=ExitCode.USAGE,
-        )
     given = dataclasses.replace(given, warmup=0, rounds=1, max_rounds=1, race=False)
     loading = load_options(own, is_local(given.target))
+    _one_kex_unless_steps(given, loading)
     opts = build_options(load_kind(loading), given, latency=True, throughput=False)
     execute(dataclasses.replace(opts, own=loading), given.db, given.as_json)
+
+
+def _one_kex_unless_steps(given: Given, loading: LoadOptions) -> None:
+    """Refuse several key exchanges where they are not compared (bursts, sessions held, agreed steps) and several
+    host keys anywhere."""
+    if "," in (given.hostkey or ""):
+        raise SshbenchError(
+            "load pins one host key",
+            place="--hostkey",
+            fix="give one name (sshbench latency compares several)",
+            code=ExitCode.USAGE,
+        )
+    if "," in (given.kex or "") and (loading.burst or loading.job == "session" or loading.start_at is not None):
+        raise SshbenchError(
+            "several key exchanges are compared in rate steps only (--rate, one generator)",
+            place="--kex",
+            fix="give one key exchange with --burst, --job session or --start-at, or drop those for --rate steps",
+            code=ExitCode.USAGE,
+        )
 
 
 COMMANDS = (load_cmd,)

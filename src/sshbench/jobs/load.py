@@ -8,6 +8,7 @@ server, the generator, a step run and stored) is jobs/loadrun.py."""
 from __future__ import annotations
 
 import dataclasses
+import random
 import time
 from collections.abc import Callable
 
@@ -32,8 +33,9 @@ from sshbench.records import StoredScenario
 from sshbench.samples import SKIPPED
 
 
-def _check(opts: LoadOptions, max_time: float | None) -> None:
-    """Refuse a plan whose steps cannot fit the budget before anything is stored."""
+def _check(opts: LoadOptions, max_time: float | None, kexes: int = 1) -> None:
+    """Refuse a plan whose steps (each rate once per key exchange) cannot fit the budget before anything is
+    stored."""
     if opts.server_options:
         raise SshbenchError(
             "--server-option compares bursts with and without the options",
@@ -41,15 +43,16 @@ def _check(opts: LoadOptions, max_time: float | None) -> None:
             fix="add --burst N (connections started at one instant)",
             code=ExitCode.USAGE,
         )
-    extra = bisections(opts.rates, opts.precision) if opts.start_at is None else 0
-    steps = len(opts.rates) + extra
+    extra = bisections(opts.rates, opts.precision) * kexes if opts.start_at is None else 0
+    steps = len(opts.rates) * kexes + extra
     need = steps * (opts.step_time + LOGIN_LIMIT)
     ahead = max((opts.start_at or 0.0) - time.time(), 0.0)  # the wait for the agreed start counts too
     if max_time is not None and ahead + steps * opts.step_time > max_time:
         more = f" and up to {extra} bisecting the knee to {opts.precision * 100:g} %" if extra else ""
         coarser = "a coarser --precision (or off) " if extra else ""
+        each = f" for each of {kexes} key exchanges" if kexes > 1 else ""
         raise SshbenchError(
-            f"{len(opts.rates)} steps{more}, of {opts.step_time:g} s each, need {steps * opts.step_time:g} s and "
+            f"{len(opts.rates)} steps{each}{more}, of {opts.step_time:g} s each, need {steps * opts.step_time:g} s and "
             f"more; the budget is {max_time:g} s",
             place="--max-time",
             fix=f"use fewer rates, {coarser}or a shorter --step-time; or raise --max-time to {need:g}s (each step "
@@ -58,20 +61,21 @@ def _check(opts: LoadOptions, max_time: float | None) -> None:
         )
 
 
-def _estimate(own: LoadOptions, budget: float | None) -> Estimate:
-    """Return the plan in words: the steps, those bisection may add, and their time at most (refused before, in
-    `_check`, when it cannot fit)."""
-    extra = bisections(own.rates, own.precision) if own.start_at is None else 0
+def _estimate(own: LoadOptions, budget: float | None, kexes: int = 1) -> Estimate:
+    """Return the plan in words: the steps (each rate once per key exchange, interleaved), those bisection may add,
+    and their time at most (refused before, in `_check`, when it cannot fit)."""
+    extra = bisections(own.rates, own.precision) * kexes if own.start_at is None else 0
     rates = ", ".join(f"{r:g}" for r in own.rates)
     more = f" and up to {extra} more bisecting the knee to {own.precision * 100:g} %" if extra else ""
+    each = f" for each of {kexes} key exchanges, in a fresh order at each rate," if kexes > 1 else ""
     return Estimate(
-        connections=len(own.rates) + extra,
+        connections=len(own.rates) * kexes + extra,
         transfers=0,
         warmup=0.0,
-        per_round=(len(own.rates) + extra) * own.step_time,
+        per_round=(len(own.rates) * kexes + extra) * own.step_time,
         budget=budget,
-        what=f"{len(own.rates)} step{'s' if len(own.rates) != 1 else ''} of {own.step_time:g} s at {rates}/s{more}"
-        + (", rising until one breaks the SLO" if len(own.rates) > 1 else ""),
+        what=f"{len(own.rates)} step{'s' if len(own.rates) != 1 else ''} of {own.step_time:g} s at {rates}/s{each}"
+        f"{more}" + (", rising until one breaks the SLO" if len(own.rates) > 1 else ""),
         rounds_needed=0,
         narrows=False,
         once=True,
@@ -86,7 +90,12 @@ def _run_steps(
     read)."""
     own = job.opts.own_as(LoadOptions)
     generator = generators(bench, where, own, bench.ssh, go)
-    steps = [dataclasses.replace(base, load=StepKey.rate(r)) for r in own.rates]
+    kexes = kex_order(job.opts.kex)
+    steps = [
+        dataclasses.replace(base, kex=k, load=StepKey.rate(r))
+        for r in own.rates
+        for k in shuffled(kexes, job.opts.plan.seed, r)
+    ]
     env = bench.environment(where, None)
     rec = job.record(job.opts.target, env)
 
@@ -113,34 +122,54 @@ def _run_steps(
 
     with rec.status():
         rec.register(steps)
-        stop: str | None = None
-        read: list[Step] = []
+        stop: dict[str | None, str | None] = {}
+        read: dict[str | None, list[Step]] = {k: [] for k in kexes}
         for i, sc in enumerate(steps):
-            if stop is not None:
-                rec.failed(sc, f"{SKIPPED}not run: {stop}")
+            if stop.get(sc.kex) is not None:
+                rec.failed(sc, f"{SKIPPED}not run: {stop[sc.kex]}")
                 continue
-            read.append(run(i, sc))
-            stop = _stop(read[-1], own.slo, own.start_at is not None)
+            read[sc.kex].append(run(i, sc))
+            stop[sc.kex] = _stop(read[sc.kex][-1], own.slo, own.start_at is not None)
         if own.start_at is None:
             _bisect(rec, base, own, read, run)
     return rec.run_id
 
 
+def kex_order(given: tuple[str, ...]) -> tuple[str | None, ...]:
+    """Return the key exchanges a run's steps are pinned to, the first the baseline (None: the client's own)."""
+    return given or (None,)
+
+
+def shuffled(kexes: tuple[str | None, ...], seed: int, rate: float) -> list[str | None]:
+    """Return the key exchanges in the order a rate runs them: fresh at each rate, the same on --resume."""
+    order = list(kexes)
+    random.Random(step_seed(seed, rate)).shuffle(order)
+    return order
+
+
 def _bisect(
-    rec: Recording, base: Scenario, own: LoadOptions, read: list[Step], run: Callable[[int, Scenario], Step]
+    rec: Recording,
+    base: Scenario,
+    own: LoadOptions,
+    read: dict[str | None, list[Step]],
+    run: Callable[[int, Scenario], Step],
 ) -> None:
-    """Bisect between the last rate within the SLO and the first past it until they are --precision apart (steps a
-    resumed run stored are read, not run again); a step that says nothing of the server ends the bisection."""
+    """Bisect each key exchange's steps between the last rate within the SLO and the first past it until they are
+    --precision apart, one step of each in turn (steps a resumed run stored are read, not run again); a step that
+    says nothing of the server ends that key exchange's bisection."""
+    ended: set[str | None] = set()
     for _ in range(MAX_BISECTIONS):
-        gap = bracket(read, own.slo)
-        if gap is None or gap[1] / gap[0] <= 1 + own.precision:
+        gaps = {k: bracket(steps, own.slo) for k, steps in read.items() if k not in ended}
+        todo = {k: gap for k, gap in gaps.items() if gap is not None and gap[1] / gap[0] > 1 + own.precision}
+        if not todo:
             return
-        sc = dataclasses.replace(base, load=StepKey.rate(between(*gap)))
-        rec.add([sc])
-        s = run(len(read), sc)
-        read.append(s)
-        if s.halted is not None or s.stopped is not None or s.generator_bound or s.cut:
-            return
+        for k, gap in todo.items():
+            sc = dataclasses.replace(base, kex=k, load=StepKey.rate(between(*gap)))
+            rec.add([sc])
+            s = run(sum(len(v) for v in read.values()), sc)
+            read[k].append(s)
+            if s.halted is not None or s.stopped is not None or s.generator_bound or s.cut:
+                ended.add(k)
 
 
 STEP_GAP = 5.0  # seconds between agreed steps (--start-at): the last logins of one end before the next begins
@@ -175,8 +204,8 @@ def run_load(job: Job) -> int:
     """Run (or resume) the load steps; return the run id."""
     own = job.opts.own_as(LoadOptions)
     if job.resume is None:
-        _check(own, job.opts.plan.max_time)
-        job.plan_ready(_estimate(own, job.opts.plan.max_time))
+        _check(own, job.opts.plan.max_time, len(kex_order(job.opts.kex)))
+        job.plan_ready(_estimate(own, job.opts.plan.max_time, len(kex_order(job.opts.kex))))
     with staged(job) as (bench, watch):
         return _run_steps(job, bench, bench.only, go_generator(job, own), base_scenario(job), watch)
 

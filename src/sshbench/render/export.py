@@ -19,6 +19,7 @@ from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.baselines import efficiency
 from sshbench.analyse.claims.collect import run_claims, run_recommendation
 from sshbench.analyse.kexcost import kex_costs
+from sshbench.analyse.logins import login_split
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
 from sshbench.model import Kind
@@ -206,6 +207,12 @@ def _bound(row: Row, group: Sequence[Row], limits: bounds.Limits | None) -> dict
     return None if found is None else found.bound.to_dict()
 
 
+def _login_steps(stored: StoredRun) -> dict[str, Any]:
+    """Return where the run's logins go after their key exchange (analyse/logins.py), when they say it."""
+    split = login_split(stored.scenarios)
+    return {} if split is None else {"login_steps": split.to_dict()}
+
+
 def _document(stored: StoredRun, results: dict[str, Any]) -> dict[str, Any]:
     """Return the run document around its results."""
     run = stored.run
@@ -216,6 +223,7 @@ def _document(stored: StoredRun, results: dict[str, Any]) -> dict[str, Any]:
         "discovery": run.discovery_dict(),
         "results": results,
         "kex_costs": [c.to_dict() for c in kex_costs(stored.scenarios)],
+        **_login_steps(stored),
         "memory": [dataclasses.asdict(m) for m in stored.memory],
         "analysis": analysis(stored),
         "claims": [c.to_dict() for c in run_claims(stored, _policy(run))],

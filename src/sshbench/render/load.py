@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from sshbench import hints, products
+from sshbench.analyse.capacity import capacities
 from sshbench.analyse.load import (
     PERCENTILES,
     Step,
@@ -20,6 +21,7 @@ from sshbench.analyse.load import (
 from sshbench.arrivals import schedule, step_seed
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun, StoredScenario
+from sshbench.render.capacity import capacity_document, print_capacity
 from sshbench.render.header import print_page
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.loadroles import print_roles
@@ -61,11 +63,25 @@ def steps(stored: StoredRun) -> list[Step]:
     cpus, served = generator_cpus(env), server_cpus(env)
     cpus = cpus * own.generators if cpus else cpus  # a merged run: every generator host's CPUs (as the first's)
     seed = stored.run.options.plan.seed
+    order = {k: i for i, k in enumerate(stored.run.options.kex)}
     return [
         step(st, own.step_time, cpus, served, _planned(st, own, seed))
-        for st in sorted(stored.scenarios, key=lambda st: st.scenario.load.size if st.scenario.load else 0.0)
+        for st in sorted(
+            stored.scenarios,
+            key=lambda st: (order.get(st.scenario.kex or "", 0), st.scenario.load.size if st.scenario.load else 0.0),
+        )
         if st.samples or not st.failure
     ]
+
+
+def several(stored: StoredRun) -> bool:
+    """Return True for a run whose steps compare key exchanges (`--kex A,B`)."""
+    return len(stored.run.options.kex) > 1
+
+
+def _named(s: Step, kexes: bool) -> str:
+    """Return how a step is named in a sentence: its rate, and its key exchange when a run compares several."""
+    return f"{s.kex} {s.rate:g}/s" if kexes and s.kex else f"{s.rate:g}/s"
 
 
 def _planned(st: StoredScenario, own: LoadOptions, seed: int) -> int | None:
@@ -84,9 +100,10 @@ def _share(s: Step) -> str:
     return f"[red]{text}[/red]" if s.generator_bound else text
 
 
-def _columns(rows: list[Step]) -> list[Column]:
-    """Return the step table's columns."""
+def _columns(rows: list[Step], kexes: bool = False) -> list[Column]:
+    """Return the step table's columns (the key exchange first when a run compares several)."""
     return [
+        *([Column("kex", tuple(s.kex or "" for s in rows))] if kexes else []),
         Column("offered /s", tuple(f"{s.rate:g}" for s in rows), right=True),
         Column("logins", tuple(str(s.logins) for s in rows), right=True),
         Column("failed", tuple(f"[red]{s.failures}[/red]" if s.failures else "0" for s in rows), right=True),
@@ -132,15 +149,17 @@ def _silent(stored: StoredRun) -> str:
 
 def _step_notes(console: Console, rows: list[Step], stored: StoredRun) -> None:
     """Print what each step says besides its row: why it stopped, its failures by cause, a step cut short."""
+    kexes = several(stored)
     for s in rows:
+        name = _named(s, kexes)
         if s.stopped or s.halted:
             said = f"{s.stopped} (not read for the knee)" if s.stopped else s.halted
-            console.print(f"  ! {s.rate:g}/s: {said}", highlight=False, markup=False)
+            console.print(f"  ! {name}: {said}", highlight=False, markup=False)
         for words, n in s.causes[:3]:
-            console.print(f"  ! {s.rate:g}/s: {n} x {words}", highlight=False, markup=False)
+            console.print(f"  ! {name}: {n} x {words}", highlight=False, markup=False)
         if s.cut:
             console.print(
-                f"  ! {s.rate:g}/s: cut short, {s.logins} of its {s.planned} logins (the run was stopped in this step; "
+                f"  ! {name}: cut short, {s.logins} of its {s.planned} logins (the run was stopped in this step; "
                 f"its rate and percentiles are of those logins, not read for the knee: `{_resume(stored)}` runs it "
                 "again)",
                 highlight=False,
@@ -174,17 +193,23 @@ def print_load(console: Console, stored: StoredRun) -> None:
         f"{job_words(own)}; latency from each login's intended start (p99 from start: from its actual start, the "
         "server's time without the generator's lag)"
     )
-    print_fitted(console, title, _columns(rows))
+    print_fitted(console, title, _columns(rows, several(stored)))
     _step_notes(console, rows, stored)
     for st in stored.scenarios:
         if st.failure and not st.samples:
+            pinned = f"{st.scenario.kex} " if several(stored) and st.scenario.kex else ""
             console.print(
-                f"  {st.scenario.load}: {st.failure.removeprefix('skipped: ')}", highlight=False, markup=False
+                f"  {pinned}{st.scenario.load}: {st.failure.removeprefix('skipped: ')}", highlight=False, markup=False
             )
-    read = knee(rows, own.slo)
-    capped = f"; no step went above --max-rate {own.max_rate:g}/s" if own.max_rate and read.broken is None else ""
-    sentence = read.sentence(_silent(stored), host=own.max_rate is not None)
-    console.print(f"  {sentence}{capped}", highlight=False, markup=False)
+    kexes: tuple[str | None, ...] = stored.run.options.kex if several(stored) else (None,)
+    for kex in kexes:
+        mine = [s for s in rows if kex is None or s.kex == kex]
+        read = knee(mine, own.slo)
+        capped = f"; no step went above --max-rate {own.max_rate:g}/s" if own.max_rate and read.broken is None else ""
+        sentence = read.sentence(_silent(stored), host=own.max_rate is not None)
+        console.print(f"  {kex + ': ' if kex else ''}{sentence}{capped}", highlight=False, markup=False)
+    if several(stored):
+        print_capacity(console, capacities(rows, stored.run.options.kex, own.slo))
     clean = [s for s in rows if s.logins and not s.failures]
     if clean:
         console.print(
@@ -225,9 +250,11 @@ def load_document(stored: StoredRun) -> dict[str, Any]:
         "step_time": own.step_time,
         "slo": own.slo,
         "max_rate": own.max_rate,
-        "knee": knee(rows, own.slo).rate,
+        "knee": knee(rows, own.slo).rate if not several(stored) else None,
+        **capacity_document(stored, rows),
         "steps": [
             {
+                "kex": s.kex,
                 "offered_rate": s.rate,
                 "logins": s.logins,
                 "failures": s.failures,

@@ -31,6 +31,7 @@ def login_lines(split: LoginSplit) -> list[str]:
             )
     if split.waits:
         out.append(f"  {split.waits * 1e3:.0f} ms a login waited so; what removes it: {REMEDY}")
+    out += [f"  {words}" for words in split.advice()]
     if split.tried >= 1:
         out.append(
             f"  {split.tried:.0f} method(s) or key(s) tried and refused each login before the one accepted: "

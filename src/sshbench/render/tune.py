@@ -9,11 +9,13 @@ from rich.console import Console
 
 from sshbench.analyse import tune
 from sshbench.analyse.claims import bounds
+from sshbench.analyse.logins import login_split
 from sshbench.analyse.sizes import size_words
 from sshbench.payloads import text_ratio
 from sshbench.ratios import DECIDING_PAIRS, Verdict, Word, interval_name
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import print_unfinished
+from sshbench.render.logins import print_login_split
 
 
 def _percent(ratio: float) -> float:
@@ -115,6 +117,7 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
                 console.print(f"      {line}", highlight=False, markup=False)
         for words in f.advice:
             console.print(f"    also: {words}", highlight=False, markup=False)
+    print_login_split(console, login_split(stored))
     _print_paste(console, run, found)
     print_unfinished(console, run)
 

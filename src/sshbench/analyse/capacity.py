@@ -1,0 +1,95 @@
+"""What each key exchange costs a server in logins a second (pure): `load --kex A,B,...` runs the same steps for
+each, interleaved, and this reads them side by side.
+
+Per key exchange: the server's CPU a login over its read steps (each step's cgroup CPU over its logins: one value a
+step; their mean with a t-interval), the logins a second one core serves at that cost, and its knee. Against the
+first key exchange (the baseline): the difference in server CPU a login, paired per offered rate (the two ran the
+same rate one after the other), its mean with a t-interval, and what it makes of the logins a second a core serves.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sshbench.analyse.load import Knee, Step, knee
+from sshbench.exact import t_ppf
+
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Mean:
+    """A mean over a few values with its two-sided 95 % t-interval (no interval from one value)."""
+
+    value: float
+    low: float | None
+    high: float | None
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form."""
+        return {"mean": self.value, "low": self.low, "high": self.high, "n": self.n}
+
+
+def mean(values: Sequence[float]) -> Mean | None:
+    """Return the mean and its 95 % t-interval (None without values)."""
+    if not values:
+        return None
+    m = statistics.fmean(values)
+    if len(values) < 2:
+        return Mean(m, None, None, 1)
+    half = t_ppf(1 - (1 - CONFIDENCE) / 2, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return Mean(m, m - half, m + half, len(values))
+
+
+@dataclass(frozen=True)
+class KexCapacity:
+    """One key exchange's row of the capacity table."""
+
+    kex: str | None
+    cpu: Mean | None  # the server's CPU seconds a login, over its read steps
+    knee: Knee
+    diff: Mean | None = None  # against the baseline: its CPU a login minus the baseline's, paired per rate
+
+    @property
+    def per_core(self) -> float | None:
+        """Return the logins a second one core serves at this CPU a login (None: not counted)."""
+        return 1 / self.cpu.value if self.cpu is not None and self.cpu.value > 0 else None
+
+    def to_dict(self, base: KexCapacity | None = None) -> dict[str, Any]:
+        """Return the JSON form (seconds), with the loss in logins a second a core against `base`."""
+        return {
+            "kex": self.kex,
+            "server_cpu_per_login": self.cpu.to_dict() if self.cpu else None,
+            "logins_per_second_per_core": self.per_core,
+            "knee": self.knee.rate,
+            "against_first": None if self.diff is None else self.diff.to_dict(),
+            "logins_per_core_change": self.change(base),
+        }
+
+    def change(self, base: KexCapacity | None) -> float | None:
+        """Return the change in logins a second a core against `base` (-0.23: 23 % fewer; None: not counted)."""
+        if base is None or base is self or self.per_core is None or base.per_core is None:
+            return None
+        return self.per_core / base.per_core - 1
+
+
+def read(rows: Sequence[Step]) -> list[Step]:
+    """Return the steps that say something of the server, with its CPU counted."""
+    return [s for s in rows if s.logins and s.server_cpu is not None and not s.generator_bound and not s.cut]
+
+
+def capacities(rows: Sequence[Step], kexes: Sequence[str | None], slo: float) -> list[KexCapacity]:
+    """Return each key exchange's row, the first one the baseline of the others' differences."""
+    by = {k: [s for s in rows if s.kex == k] for k in kexes}
+    cpu = {k: {s.rate: s.server_cpu for s in read(by[k]) if s.server_cpu is not None} for k in kexes}
+    out = []
+    for k in kexes:
+        paired = [cpu[k][r] - cpu[kexes[0]][r] for r in cpu[k] if r in cpu[kexes[0]]]
+        diff = mean(paired) if k != kexes[0] else None
+        out.append(KexCapacity(k, mean(list(cpu[k].values())), knee(by[k], slo), diff))
+    return out
