@@ -285,7 +285,7 @@ def test_the_knee_is_bisected_to_the_precision_and_said_beside_what_the_cpu_pred
     read = [_served(r) for r in (10, 20, 40, 80)]
     rec = _Rec()
     own = LoadOptions(rates=(10, 20, 40, 80), slo=1.0, precision=0.10)
-    _bisect(rec, Scenario(Kind.LATENCY), own, read, lambda i, sc: _served(sc.load.size if sc.load else 0))  # type: ignore[arg-type]
+    _bisect(rec, Scenario(Kind.LATENCY), own, {None: read}, lambda i, sc: _served(sc.load.size if sc.load else 0))  # type: ignore[arg-type]
     assert [sc.load.size for sc in rec.added if sc.load] == [57, 48, 52]
     assert bracket(read, 1.0) == (48, 52) and 52 / 48 <= 1.10
     said = knee(read, 1.0).sentence()
@@ -303,8 +303,14 @@ def test_bisection_ends_at_a_step_that_says_nothing_of_the_server() -> None:
     read = [_served(r) for r in (10, 20, 40, 80)]
     rec = _Rec()
     bound = dataclasses.replace(_served(57), generator_share=0.95)
-    _bisect(rec, Scenario(Kind.LATENCY), LoadOptions(rates=(10, 20, 40, 80), precision=0.10), read, lambda i, sc: bound)
-    assert len(rec.added) == 1 and knee(read, 1.0).rate == 40
+    both = {"curve25519-sha256": read, "sntrup761x25519-sha512": [_served(r) for r in (10, 20, 40, 80)]}
+    own = LoadOptions(rates=(10, 20, 40, 80), precision=0.10)
+    _bisect(rec, Scenario(Kind.LATENCY), own, both, lambda i, sc: bound)  # type: ignore[arg-type]
+    assert [(sc.kex, sc.load.size if sc.load else 0) for sc in rec.added] == [
+        ("curve25519-sha256", 57),
+        ("sntrup761x25519-sha512", 57),
+    ]  # each key exchange bisected in turn, each ended by its own generator-bound step
+    assert knee(read, 1.0).rate == 40
 
 
 def test_a_burst_setting_is_offered_to_paste_only_where_it_dropped_fewer() -> None:

@@ -195,7 +195,8 @@ def test_a_burst_larger_than_the_descriptors_allowed_is_refused(cli_env: dict[st
         (["somehost", "--max-rate", "4", "--rate", "2,8"], "steps above --max-rate 4: 8"),
         (["somehost", "--max-rate", "4", "--burst", "5"], "embedded servers only"),
         (["--max-rate", "4"], "--max-rate is for a host of yours"),
-        (["--kex", "curve25519-sha256,sntrup761x25519-sha512"], "one key exchange"),
+        (["--kex", "curve25519-sha256,sntrup761x25519-sha512", "--burst", "5"], "compared in rate steps only"),
+        (["--hostkey", "ssh-ed25519,ssh-rsa"], "load pins one host key"),
         (["--burst", "5", "--server-option", "Max Startups=1"], "bad --server-option"),
         (["--server-option", "MaxStartups=1:30:2"], "--server-option compares bursts"),
         (["--burst", "5", "--rate", "10"], "two ways to load"),
@@ -241,3 +242,22 @@ def test_a_host_of_yours_under_penalties_is_stopped_and_explained(cli_env: dict[
     assert "closed before the banner" in first["stopped_early"], first
     assert "PerSourcePenaltyExemptList 127.0.0.1" in first["stopped_early"], first
     assert first["logins"] < 12 and "penalty" in log, (first, log[-500:])
+
+
+def test_several_key_exchanges_run_the_same_steps_interleaved_and_read_as_a_capacity_table(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 56: `load --kex A,B` pins each step to one key exchange, every rate once per key exchange."""
+    db = tmp_path / "load.db"
+    kexes = f"{CURVE},ecdh-sha2-nistp256"
+    args = ["--kex", kexes, "--rate", "5", "--step-time", "2s", "--generator", "openssh", "--precision", "off"]
+    done = sshbench(cli_env, "load", *args, "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)["load"]
+    assert sorted(s["kex"] for s in doc["steps"]) == sorted(kexes.split(",")) and doc["knee"] is None
+    first, second = doc["capacity"]
+    assert first["kex"] == CURVE and first["against_first"] is None and second["against_first"]["n"] == 1
+    assert first["server_cpu_per_login"]["mean"] > 0 and set(doc["knees"]) == set(kexes.split(","))
+    shown = sshbench(cli_env, "show", "last", "--db", str(db)).stdout
+    assert "What each key exchange costs the server" in shown and "the baseline" in shown
+    assert f"{CURVE}: every step kept" in shown and "one rate in common: no interval" in shown

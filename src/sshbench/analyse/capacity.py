@@ -1,10 +1,11 @@
 """What each key exchange costs a server in logins a second (pure): `load --kex A,B,...` runs the same steps for
 each, interleaved, and this reads them side by side.
 
-Per key exchange: the server's CPU a login over its read steps (each step's cgroup CPU over its logins: one value a
-step; their mean with a t-interval), the logins a second one core serves at that cost, and its knee. Against the
-first key exchange (the baseline): the difference in server CPU a login, paired per offered rate (the two ran the
-same rate one after the other), its mean with a t-interval, and what it makes of the logins a second a core serves.
+Per key exchange: the server's CPU a login over its steps (each step's cgroup CPU over its logins: one value a step,
+a generator-bound step's too; their mean with a t-interval), the logins a second one core serves at that cost, and
+its knee. Against the first key exchange (the baseline): the difference in server CPU a login, paired per offered
+rate (the two ran the same rate one after the other), its mean with a t-interval, and what it makes of the logins a
+second a core serves over the rates the two share.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class KexCapacity:
     cpu: Mean | None  # the server's CPU seconds a login, over its read steps
     knee: Knee
     diff: Mean | None = None  # against the baseline: its CPU a login minus the baseline's, paired per rate
+    base: float | None = None  # the baseline's CPU a login over the rates the two share (what `diff` is against)
 
     @property
     def per_core(self) -> float | None:
@@ -67,20 +69,25 @@ class KexCapacity:
             "server_cpu_per_login": self.cpu.to_dict() if self.cpu else None,
             "logins_per_second_per_core": self.per_core,
             "knee": self.knee.rate,
+            "knee_found": self.knee.broken is not None,  # False: no step read broke the SLO, the knee is higher
             "against_first": None if self.diff is None else self.diff.to_dict(),
             "logins_per_core_change": self.change(base),
         }
 
     def change(self, base: KexCapacity | None) -> float | None:
-        """Return the change in logins a second a core against `base` (-0.23: 23 % fewer; None: not counted)."""
-        if base is None or base is self or self.per_core is None or base.per_core is None:
+        """Return the change in logins a second a core against `base` over the rates the two share: the baseline's
+        CPU a login there over it plus the paired difference (-0.23: 23 % fewer; None: not counted). Per-login CPU
+        falls as the rate rises (fixed costs spread), so rates one of the two did not run would bias it."""
+        if base is None or base is self or self.diff is None or not self.base or self.base + self.diff.value <= 0:
             return None
-        return self.per_core / base.per_core - 1
+        return self.base / (self.base + self.diff.value) - 1
 
 
 def read(rows: Sequence[Step]) -> list[Step]:
-    """Return the steps that say something of the server, with its CPU counted."""
-    return [s for s in rows if s.logins and s.server_cpu is not None and not s.generator_bound and not s.cut]
+    """Return the steps whose server CPU a login is counted: a generator-bound step's too (its server still spent
+    what it spent on each login; only its latency says nothing of the server), not one cut short or whose server
+    died."""
+    return [s for s in rows if s.logins and s.server_cpu is not None and not s.cut and s.stopped is None]
 
 
 def capacities(rows: Sequence[Step], kexes: Sequence[str | None], slo: float) -> list[KexCapacity]:
@@ -88,8 +95,10 @@ def capacities(rows: Sequence[Step], kexes: Sequence[str | None], slo: float) ->
     by = {k: [s for s in rows if s.kex == k] for k in kexes}
     cpu = {k: {s.rate: s.server_cpu for s in read(by[k]) if s.server_cpu is not None} for k in kexes}
     out = []
+    first = cpu[kexes[0]]
     for k in kexes:
-        paired = [cpu[k][r] - cpu[kexes[0]][r] for r in cpu[k] if r in cpu[kexes[0]]]
-        diff = mean(paired) if k != kexes[0] else None
-        out.append(KexCapacity(k, mean(list(cpu[k].values())), knee(by[k], slo), diff))
+        common = [r for r in cpu[k] if r in first]
+        diff = mean([cpu[k][r] - first[r] for r in common]) if k != kexes[0] else None
+        base = statistics.fmean(first[r] for r in common) if common and k != kexes[0] else None
+        out.append(KexCapacity(k, mean(list(cpu[k].values())), knee(by[k], slo), diff, base))
     return out

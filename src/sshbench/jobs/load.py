@@ -91,11 +91,7 @@ def _run_steps(
     own = job.opts.own_as(LoadOptions)
     generator = generators(bench, where, own, bench.ssh, go)
     kexes = kex_order(job.opts.kex)
-    steps = [
-        dataclasses.replace(base, kex=k, load=StepKey.rate(r))
-        for r in own.rates
-        for k in shuffled(kexes, job.opts.plan.seed, r)
-    ]
+    steps = [_at(base, k, r) for r in own.rates for k in shuffled(kexes, job.opts.plan.seed, r)]
     env = bench.environment(where, None)
     rec = job.record(job.opts.target, env)
 
@@ -135,6 +131,11 @@ def _run_steps(
     return rec.run_id
 
 
+def _at(base: Scenario, kex: str | None, rate: float) -> Scenario:
+    """Return the step of `rate` logins a second pinned to `kex`."""
+    return dataclasses.replace(base, kex=kex, load=StepKey.rate(rate))
+
+
 def kex_order(given: tuple[str, ...]) -> tuple[str | None, ...]:
     """Return the key exchanges a run's steps are pinned to, the first the baseline (None: the client's own)."""
     return given or (None,)
@@ -164,7 +165,7 @@ def _bisect(
         if not todo:
             return
         for k, gap in todo.items():
-            sc = dataclasses.replace(base, kex=k, load=StepKey.rate(between(*gap)))
+            sc = _at(base, k, between(*gap))
             rec.add([sc])
             s = run(sum(len(v) for v in read.values()), sc)
             read[k].append(s)

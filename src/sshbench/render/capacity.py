@@ -38,6 +38,13 @@ def _verdict(row: KexCapacity, base: KexCapacity) -> str:
     return per_core
 
 
+def _knee(row: KexCapacity) -> str:
+    """Return the knee's cell: the rate, or at least the highest rate kept when no step read broke the SLO."""
+    if row.knee.rate is None:
+        return ""
+    return f"{row.knee.rate:g}" if row.knee.broken is not None else f">= {row.knee.rate:g}"
+
+
 def print_capacity(console: Console, rows: Sequence[KexCapacity]) -> None:
     """Print the capacity table: per key exchange, the server's CPU a login, what one core serves, the knee, and the
     difference from the first."""
@@ -48,14 +55,15 @@ def print_capacity(console: Console, rows: Sequence[KexCapacity]) -> None:
         Column("kex", tuple(r.kex or "the client's own" for r in rows)),
         Column("server CPU ms/login (95 %)", tuple(_ms(r.cpu) for r in rows), right=True),
         Column("logins/s a core", tuple("" if r.per_core is None else f"{r.per_core:.0f}" for r in rows), right=True),
-        Column("knee /s", tuple("" if r.knee.rate is None else f"{r.knee.rate:g}" for r in rows), right=True),
+        Column("knee /s", tuple(_knee(r) for r in rows), right=True),
         Column("vs first, ms/login (95 %)", tuple(_ms(r.diff, signed=True) for r in rows), right=True),
         Column("so", tuple(_verdict(r, base) for r in rows)),
     ]
     title = (
-        "What each key exchange costs the server (same server, same steps, interleaved): its CPU a login over the "
-        "steps read (mean, t-interval), the logins a second one core serves at that cost, the knee found; against "
-        f"the first, {base.kex or 'the client own'}: the difference a login, paired per offered rate"
+        "What each key exchange costs the server (same server, same steps, interleaved): its CPU a login over its "
+        "steps, a generator-bound one's too (mean, t-interval), the logins a second one core serves at that cost, "
+        f"the knee found; against the first, {base.kex or 'the client own'}: the difference a login, paired per "
+        "offered rate"
     )
     print_fitted(console, title, columns)
 

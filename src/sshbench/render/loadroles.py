@@ -13,7 +13,9 @@ from sshbench.render.layout import Column, ms_cell, print_fitted
 def _role_columns(rows: list[Step], roles: list[str]) -> list[Column]:
     """Return the role table's columns: each role's ms per login, what they sum to and the cgroup's total."""
     counted = [sum(v for _, v in s.roles) for s in rows]
+    kexes = len({s.kex for s in rows}) > 1  # a run that compares key exchanges: each row's named
     return [
+        *([Column("kex", tuple(s.kex or "" for s in rows))] if kexes else []),
         Column("offered /s", tuple(f"{s.rate:g}" for s in rows), right=True),
         *(Column(r, tuple(ms_cell(dict(s.roles).get(r)) for s in rows), right=True) for r in roles),
         Column("in records", tuple(ms_cell(c) for c in counted), right=True),
