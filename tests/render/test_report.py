@@ -4,6 +4,7 @@ report with networking disabled."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -233,3 +234,22 @@ def test_a_step_cut_short_is_named_on_the_load_chart(tmp_path: Path) -> None:
     (percentiles, _) = load_figures(cut, "run4-")
     assert percentiles.title.endswith("; cut short, not read for the knee: 20/s (25 of 40 logins)")
     assert "cut short" not in load_figures(stored, "run4-")[0].title
+
+
+def test_a_run_that_compares_key_exchanges_charts_p99_and_capacity_per_key_exchange(tmp_path: Path) -> None:
+    """Issue 56: `load --kex A,B` reports each key exchange's p99 and its knee beside what one core serves."""
+    from sshbench.render.loadcharts import load_figures
+
+    stored = Store(runs_db(tmp_path / "runs.db"), read_only=True).load(4)
+    kexes = ("curve25519-sha256", "mlkem768x25519-sha256")
+    pinned = tuple(
+        dataclasses.replace(st, scenario=dataclasses.replace(st.scenario, kex=k))
+        for k in kexes
+        for st in stored.scenarios
+    )
+    run = dataclasses.replace(stored.run, options=dataclasses.replace(stored.run.options, kex=kexes))
+    figures = load_figures(dataclasses.replace(stored, run=run, scenarios=pinned), "run4-")
+    assert [f.id for f in figures] == ["run4-load-p99-kex", "run4-load-capacity", "run4-load-outcomes"]
+    capacity = json.dumps(figures[1].spec)
+    assert all(k in capacity for k in kexes) and "knee" in capacity
+    assert "mlkem768x25519-sha256 20/s" in json.dumps(figures[2].spec)

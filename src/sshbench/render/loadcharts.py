@@ -9,6 +9,7 @@ from typing import Any
 
 import altair as alt
 
+from sshbench.analyse.capacity import KexCapacity, capacities
 from sshbench.analyse.load import PERCENTILES, Step
 from sshbench.analyse.sessions import Held, held_steps, server_label
 from sshbench.joboptions import LoadOptions
@@ -28,7 +29,62 @@ def load_figures(data: StoredRun, prefix: str) -> list[Figure]:
     rows = [s for s in steps(data) if s.logins]
     if not rows:
         return []
+    if len(data.run.options.kex) > 1:  # key exchanges compared: p99 per key exchange, and what each costs
+        table = capacities(rows, data.run.options.kex, own.slo)
+        return [_p99_per_kex(rows, own, prefix), _capacity(table, prefix), _outcomes(rows, prefix, kexes=True)]
     return [_percentiles(rows, own, prefix), _outcomes(rows, prefix)]
+
+
+def _p99_per_kex(rows: list[Step], own: LoadOptions, prefix: str) -> Figure:
+    """Each key exchange's p99 (from the intended start) against the offered rate, with the SLO."""
+    points = [{"offered": s.rate, "kex": s.kex or "", "ms": v * 1000} for s in rows if (v := s.at(99.0)) is not None]
+    lines = (
+        alt.Chart(inline_data(points))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("offered:Q", title="offered logins per second", scale=alt.Scale(type="log", nice=False)),
+            y=alt.Y("ms:Q", title="p99 ms from the intended start (log)", scale=alt.Scale(type="log")),
+            color=alt.Color("kex:N", title="key exchange", sort=None),
+            tooltip=["kex:N", "offered:Q", alt.Tooltip("ms:Q", format=".1f")],
+        )
+    )
+    slo = alt.Chart(inline_data([{"ms": own.slo * 1000}])).mark_rule(strokeDash=[4, 4]).encode(y="ms:Q")
+    title = "p99 against the offered rate, per key exchange (dashed: the SLO)"
+    return Figure(
+        f"{prefix}load-p99-kex", title, vega_spec((lines + slo).properties(width=WIDTH, height=260, title=title))
+    )
+
+
+def _capacity(table: list[KexCapacity], prefix: str) -> Figure:
+    """Per key exchange: the knee found and the logins a second one core serves at its server CPU a login."""
+    bars = [
+        {"kex": r.kex or "", "measure": "logins/s one core serves (its CPU a login)", "per_s": r.per_core}
+        for r in table
+        if r.per_core is not None
+    ]
+    bars += [
+        {
+            "kex": r.kex or "",
+            "measure": "knee" if r.knee.broken is not None else "knee (at least)",
+            "per_s": r.knee.rate,
+        }
+        for r in table
+        if r.knee.rate is not None
+    ]
+    title = "What each key exchange lets the server take: its knee, and the logins a second one core serves"
+    chart = (
+        alt.Chart(inline_data(bars))
+        .mark_bar()
+        .encode(
+            y=alt.Y("kex:N", title=None, sort=[r.kex or "" for r in table]),
+            yOffset=alt.YOffset("measure:N"),
+            x=alt.X("per_s:Q", title="logins a second"),
+            color=alt.Color("measure:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=420)),
+            tooltip=["kex:N", "measure:N", alt.Tooltip("per_s:Q", format=".1f")],
+        )
+        .properties(width=WIDTH, height=bar_height(len(table) * 2), title=title)
+    )
+    return Figure(f"{prefix}load-capacity", title, vega_spec(chart))
 
 
 def _percentiles(rows: list[Step], own: LoadOptions, prefix: str) -> Figure:
@@ -64,17 +120,18 @@ def _percentiles(rows: list[Step], own: LoadOptions, prefix: str) -> Figure:
     return Figure(f"{prefix}load-percentiles", title, vega_spec(chart))
 
 
-def _outcomes(rows: list[Step], prefix: str) -> Figure:
-    """Each step's logins: served, and failed by cause, stacked."""
-    bars = [{"offered": f"{s.rate:g}/s", "outcome": SERVED, "logins": s.logins - s.failures} for s in rows]
+def _outcomes(rows: list[Step], prefix: str, kexes: bool = False) -> Figure:
+    """Each step's logins: served, and failed by cause, stacked (each named by its key exchange when `kexes`)."""
+    label = {id(s): f"{s.kex} {s.rate:g}/s" if kexes and s.kex else f"{s.rate:g}/s" for s in rows}
+    bars = [{"offered": label[id(s)], "outcome": SERVED, "logins": s.logins - s.failures} for s in rows]
     bars += [
-        {"offered": f"{s.rate:g}/s", "outcome": words[:CAUSE_CHARS], "logins": n} for s in rows for words, n in s.causes
+        {"offered": label[id(s)], "outcome": words[:CAUSE_CHARS], "logins": n} for s in rows for words, n in s.causes
     ]
     chart = (
         alt.Chart(inline_data(bars))
         .mark_bar()
         .encode(
-            y=alt.Y("offered:N", title=None, sort=[f"{s.rate:g}/s" for s in rows]),
+            y=alt.Y("offered:N", title=None, sort=[label[id(s)] for s in rows]),
             x=alt.X("sum(logins):Q", title="logins (failed ones by cause)"),
             color=alt.Color("outcome:N", title="outcome", legend=alt.Legend(labelLimit=420, orient="bottom")),
             tooltip=["offered:N", "outcome:N", "logins:Q"],
