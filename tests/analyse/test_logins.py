@@ -28,6 +28,7 @@ def test_two_waits_of_the_delayed_ack_shape_are_named_and_the_quick_steps_are_no
     assert 0.0855 < split.waits < 0.0857 and split.tried == 0
     said = "\n".join(login_lines(split))
     assert "authentication 61 ms: service 43.4 (waited), methods 6.0, offer 0.8, signature 10.5" in said
+    assert "the path's round trip 0.1 ms" in said
     assert "session 47 ms: channel 42.4 (waited), command 3.0, close 1.4" in said
     assert "the shape of a delayed-ACK wait" in said and "quickack 1" in said and "tried and refused" not in said
     doc = split.to_dict()

@@ -15,12 +15,13 @@ def login_lines(split: LoginSplit) -> list[str]:
         steps = ", ".join(
             f"{s.name.split('.', 1)[1]} {s.median * 1e3:.1f}" + (" (waited)" if s.waited else "")
             for s in split.steps
-            if s.phase == phase
+            if s.phase == phase and (s.name != "auth.refused" or split.tried >= 1)  # nothing refused: no step
         )
         parts.append(f"{'authentication' if phase == 'auth' else phase} {median * 1e3:.0f} ms: {steps}")
+    rtt = f"{split.rtt * 1e3:.1f} ms" if split.rtt >= 5e-5 else "under 0.1 ms"
     out = [
         f"Where a login goes after its key exchange (ms, medians of {split.logins} logins; the path's round trip "
-        f"{split.rtt * 1e3:.1f} ms): {'; '.join(parts)}"
+        f"{rtt}): {'; '.join(parts)}"
     ]
     for s in split.steps:
         if s.waited:
