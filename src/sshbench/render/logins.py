@@ -23,15 +23,13 @@ def login_lines(split: LoginSplit) -> list[str]:
         f"Where a login goes after its key exchange (ms, medians of {split.logins} logins; the path's round trip "
         f"{rtt}): {'; '.join(parts)}"
     ]
-    for s in split.steps:
-        if s.waited:
-            out.append(
-                f"  {s.name} ({SAYS[s.name]}): {(s.median - split.rtt) * 1e3:.0f} ms beyond a round trip with "
-                "nothing to compute: the shape of a delayed-ACK wait (a small packet held by Nagle's algorithm "
-                "until the peer acknowledges the last; Linux delays an ACK 40 ms at least)"
-            )
-    if split.waits:
-        out.append(f"  {split.waits * 1e3:.0f} ms a login waited so; what removes it: {REMEDY}")
+    waited = [f"{s.name} +{(s.median - split.rtt) * 1e3:.0f} ms ({SAYS[s.name]})" for s in split.steps if s.waited]
+    if waited:
+        out.append(
+            f"  {split.waits * 1e3:.0f} ms a login waited beyond a round trip with nothing to compute: "
+            f"{'; '.join(waited)}: the shape of a delayed-ACK wait (a small packet held by Nagle's algorithm until "
+            f"the peer acknowledges the last; Linux delays an ACK 40 ms at least); what removes it: {REMEDY}"
+        )
     out += [f"  {words}" for words in split.advice()]
     if split.tried >= 1:
         out.append(
