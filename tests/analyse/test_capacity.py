@@ -59,3 +59,18 @@ def test_one_value_has_no_interval_and_none_has_no_mean() -> None:
     one = mean([0.02])
     assert one is not None and one.low is None and one.n == 1
     assert mean([]) is None
+
+
+def test_two_runs_set_each_key_exchanges_cpu_side_by_side_with_welchs_interval() -> None:
+    """`compare A B` of two `load --kex` runs: the same key exchange's CPU a login in each, B - A unpaired."""
+    from sshbench.analyse.capacity import across, welch
+
+    before = [_step(CURVE, r, 0.0260 + d) for r, d in ((4, 0.0004), (8, -0.0003), (16, 0.0001))]
+    before += [_step(SNTRUP, r, 0.0284 + d) for r, d in ((4, 0.0003), (8, -0.0002), (16, 0.0))]
+    after = [_step(CURVE, r, 0.0200 + d) for r, d in ((4, 0.0002), (8, -0.0001), (16, 0.0002))]  # a faster build
+    (curve,) = across(before, after, (CURVE, MLKEM))  # ML-KEM in neither: left out
+    assert curve.diff is not None and curve.diff.high is not None and curve.diff.high < 0
+    assert curve.diff.value == pytest.approx(-0.006, abs=2e-4)
+    assert welch([0.02], [0.03, 0.031]) is None
+    same = welch([0.02, 0.02], [0.03, 0.03])
+    assert same is not None and same.low == same.high == pytest.approx(0.01)

@@ -36,10 +36,22 @@ def test_algos_lists_both_sides_profiles_and_ratings(cli_env: dict[str, str]) ->
     assert disc["ratings"]["cipher"]["3des-cbc"]["rating"] == "fail"
 
 
+def _failed_samples(stdout: str) -> str:
+    """Return the failed samples of a run's --json document, for an assertion's message."""
+    try:
+        doc = json.loads(stdout)
+    except ValueError:
+        return ""
+    failed = [
+        (st["scenario"], s["round"], s["error"]) for st in doc.get("samples", []) for s in st["samples"] if not s["ok"]
+    ]
+    return f"\nfailed samples: {failed}"
+
+
 def test_run_measures_latency_and_both_directions(cli_env: dict[str, str], tmp_path: Path) -> None:
     ciphers = "aes128-ctr,aes128-gcm@openssh.com"
     done = sshbench(cli_env, "run", "--json", *ONE_KEX, "--cipher", ciphers, *SMALL)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr + _failed_samples(done.stdout)
     doc = json.loads(done.stdout)
     assert doc["run"]["status"] == "complete"
     latency = doc["results"]["latency"][0]

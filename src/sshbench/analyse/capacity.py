@@ -102,3 +102,37 @@ def capacities(rows: Sequence[Step], kexes: Sequence[str | None], slo: float) ->
         base = statistics.fmean(first[r] for r in common) if common and k != kexes[0] else None
         out.append(KexCapacity(k, mean(list(cpu[k].values())), knee(by[k], slo), diff, base))
     return out
+
+
+def welch(a: Sequence[float], b: Sequence[float]) -> Mean | None:
+    """Return mean(b) - mean(a) with its 95 % Welch t-interval (None with fewer than 2 values a side)."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    d = statistics.fmean(b) - statistics.fmean(a)
+    if va + vb == 0:
+        return Mean(d, d, d, min(len(a), len(b)))
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = t_ppf(1 - (1 - CONFIDENCE) / 2, df) * math.sqrt(va + vb)
+    return Mean(d, d - half, d + half, min(len(a), len(b)))
+
+
+@dataclass(frozen=True)
+class Across:
+    """One key exchange in two runs that compare key exchanges: its server CPU a login in each, and B - A."""
+
+    kex: str | None
+    a: Mean | None
+    b: Mean | None
+    diff: Mean | None  # Welch: the runs' steps are not paired
+
+
+def across(a: Sequence[Step], b: Sequence[Step], kexes: Sequence[str | None]) -> list[Across]:
+    """Return each key exchange both runs measured, its CPU a login in each and the change (steps unpaired)."""
+    out = []
+    for k in kexes:
+        va = [s.server_cpu for s in read(a) if s.kex == k and s.server_cpu is not None]
+        vb = [s.server_cpu for s in read(b) if s.kex == k and s.server_cpu is not None]
+        if va and vb:
+            out.append(Across(k, mean(va), mean(vb), welch(va, vb)))
+    return out

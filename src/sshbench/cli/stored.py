@@ -215,6 +215,7 @@ def compare_cmd(
     from sshbench.analyse.compare import compare, environment_differences
     from sshbench.analyse.compare import fail_if as judge_fail_if
     from sshbench.render.compare import compare_document, print_compare
+    from sshbench.render.load import capacity_change_document, print_capacity_change
 
     threshold = parse_fail_if(fail_if) if fail_if else None
     m = parse_percent(margin, "--margin") if margin else MARGIN_DEFAULT
@@ -226,10 +227,14 @@ def compare_cmd(
     changes = compare(side_a, [named_rows(store.load(i)) for i in ids_b], m)
     diffs = sorted({d for x in a for y in b for d in environment_differences(x.environment, y.environment)})
     judged = judge_fail_if(changes, threshold) if threshold is not None else None
+    pair = (store.load(ids_a[0]), store.load(ids_b[0])) if len(ids_a) == len(ids_b) == 1 else None
     if as_json:
-        click.echo(json.dumps(compare_document(a, b, changes, diffs, judged, m), indent=2))
+        doc = compare_document(a, b, changes, diffs, judged, m)
+        click.echo(json.dumps(doc | (capacity_change_document(*pair) if pair else {}), indent=2))
     else:
         print_compare(out(), a, b, changes, diffs, judged, m)
+        if pair:
+            print_capacity_change(out(), *pair)
     if judged is not None:
         gate(fail_if or "", judged, changes, ids_a, ids_b)
 

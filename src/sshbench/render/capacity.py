@@ -15,7 +15,7 @@ from sshbench.records import StoredRun
 from sshbench.render.layout import Column, print_fitted
 
 
-def _ms(m: Mean | None, signed: bool = False) -> str:
+def ms_interval(m: Mean | None, signed: bool = False) -> str:
     """Return a mean in ms with its interval: 19.2 (18.1 .. 20.3), or +0.4 (-0.5 .. +1.2)."""
     if m is None:
         return ""
@@ -53,10 +53,10 @@ def print_capacity(console: Console, rows: Sequence[KexCapacity]) -> None:
     base = rows[0]
     columns = [
         Column("kex", tuple(r.kex or "the client's own" for r in rows)),
-        Column("server CPU ms/login (95 %)", tuple(_ms(r.cpu) for r in rows), right=True),
+        Column("server CPU ms/login (95 %)", tuple(ms_interval(r.cpu) for r in rows), right=True),
         Column("logins/s a core", tuple("" if r.per_core is None else f"{r.per_core:.0f}" for r in rows), right=True),
         Column("knee /s", tuple(_knee(r) for r in rows), right=True),
-        Column("vs first, ms/login (95 %)", tuple(_ms(r.diff, signed=True) for r in rows), right=True),
+        Column("vs first, ms/login (95 %)", tuple(ms_interval(r.diff, signed=True) for r in rows), right=True),
         Column("so", tuple(_verdict(r, base) for r in rows)),
     ]
     title = (

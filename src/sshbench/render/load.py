@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from sshbench import hints, products
-from sshbench.analyse.capacity import capacities
+from sshbench.analyse.capacity import Across, across, capacities
 from sshbench.analyse.load import (
     PERCENTILES,
     Step,
@@ -21,7 +21,7 @@ from sshbench.analyse.load import (
 from sshbench.arrivals import schedule, step_seed
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun, StoredScenario
-from sshbench.render.capacity import capacity_document, print_capacity
+from sshbench.render.capacity import capacity_document, ms_interval, print_capacity
 from sshbench.render.header import print_page
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.loadroles import print_roles
@@ -275,4 +275,49 @@ def load_document(stored: StoredRun) -> dict[str, Any]:
             }
             for s in rows
         ],
+    }
+
+
+def print_capacity_change(console: Console, a: StoredRun, b: StoredRun) -> None:
+    """Print each key exchange's server CPU a login in two runs that compare key exchanges, and B - A (nothing
+    unless both do)."""
+    rows = _across(a, b)
+    if not rows:
+        return
+    columns = [
+        Column("kex", tuple(r.kex or "" for r in rows)),
+        Column(f"run {a.run.id} ms/login", tuple(ms_interval(r.a) for r in rows), right=True),
+        Column(f"run {b.run.id} ms/login", tuple(ms_interval(r.b) for r in rows), right=True),
+        Column("B - A (95 %)", tuple(ms_interval(r.diff, signed=True) or "too few steps" for r in rows), right=True),
+    ]
+    title = (
+        f"Server CPU a login per key exchange, run {a.run.id} -> run {b.run.id} (each run's steps, mean; "
+        "B - A: Welch's t-interval, the runs' steps not paired)"
+    )
+    print_fitted(console, title, columns)
+
+
+def _across(a: StoredRun, b: StoredRun) -> list[Across]:
+    """Return the key exchanges both runs compared, side by side ([] unless both compare key exchanges)."""
+    ka, kb = a.run.options.kex, b.run.options.kex
+    if len(ka) < 2 or len(kb) < 2 or a.run.kind != b.run.kind:
+        return []
+    return across(steps(a), steps(b), [k for k in ka if k in kb])
+
+
+def capacity_change_document(a: StoredRun, b: StoredRun) -> dict[str, Any]:
+    """Return the side-by-side table's JSON form ({} unless both runs compare key exchanges)."""
+    rows = _across(a, b)
+    if not rows:
+        return {}
+    return {
+        "capacity_change": [
+            {
+                "kex": r.kex,
+                "a": r.a.to_dict() if r.a else None,
+                "b": r.b.to_dict() if r.b else None,
+                "b_minus_a": r.diff.to_dict() if r.diff else None,
+            }
+            for r in rows
+        ]
     }
