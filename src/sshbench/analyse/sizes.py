@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from sshbench.ratios import MIN_PAIRS, Verdict, judge, paired_ratio
 from sshbench.records import StoredScenario
-from sshbench.samples import Sample
+from sshbench.samples import FIXED, Sample
 
 MB = 1e6  # bytes in a MB, as rates are stored (MB/s)
 
@@ -27,7 +27,7 @@ SIZES = (10 * 10**6, 10**9)  # the copies a transfer remedy's gain is said for: 
 def seconds_for(s: Sample, size: int) -> float | None:
     """Return how long this copy's connections would take to move `size` bytes: its fixed seconds plus the size at
     its steady rate (None: a sample without phase `fixed`, taken before issue 55, or failed)."""
-    fixed = dict(s.phases).get("fixed")
+    fixed = dict(s.phases).get(FIXED)
     if fixed is None or not s.ok or not s.nbytes or s.wall <= fixed:
         return None
     return fixed + size * (s.wall - fixed) / s.nbytes

@@ -15,7 +15,7 @@ from sshbench.analyse.claims.fastest import pq_loss
 from sshbench.analyse.results import Row, ranked, ratio_of
 from sshbench.environment import Environment
 from sshbench.joboptions import JobOptions
-from sshbench.model import BoundKind
+from sshbench.model import BoundKind, Scenario
 from sshbench.ratios import MIN_PAIRS, Verdict, judge, settled, worth_a_change
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.remedy import ONE_CONNECTION, widens
@@ -169,6 +169,7 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
     groups = ranked(stored, run.options.plan.ci_target, run.options.margin)
     lim = bounds.limits(run.environment, evidence=bounds.has_evidence(stored))
     out, logins = [], run.discovery.most_logins() if run.discovery else None
+    by = {st.scenario: st for st in stored}
     for group in GROUPS:
         rows = [r for r in groups.get(group, []) if r.summary is not None]
         default, base = _default(rows), _copy(rows)
@@ -187,7 +188,7 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
             )  # 3 rounds, as a rank
             config, command, measured = _how(r, run.target)
             remedy = Remedy(r, verdict, config, command, measured)
-            remedies.append(_sized(remedy, base, stored, run.options) if base and group != "latency" else remedy)
+            remedies.append(_sized(remedy, base, by, run.options) if base and group != "latency" else remedy)
         remedies.sort(key=lambda m: (not m.helps, _better_first(m, group)))
         sizes = [
             s.nbytes
@@ -213,10 +214,10 @@ def findings(run: RunRecord, stored: Sequence[StoredScenario]) -> list[Finding]:
     return out
 
 
-def _sized(remedy: Remedy, base: Row, stored: Sequence[StoredScenario], opts: JobOptions) -> Remedy:
-    """Return the remedy with its gain per copy size (sizes.SIZES and --for-size); with --for-size, its verdict is
-    the one for that size, and the measured copy's is kept beside it."""
-    by = {st.scenario: st for st in stored}
+def _sized(remedy: Remedy, base: Row, by: Mapping[Scenario, StoredScenario], opts: JobOptions) -> Remedy:
+    """Return the remedy with its gain per copy size (sizes.SIZES and --for-size) from the run's stored scenarios
+    `by` scenario; with --for-size, its verdict is the one for that size, and the measured copy's is kept beside
+    it."""
     a, b = by.get(base.scenario), by.get(remedy.row.scenario)
     if a is None or b is None:
         return remedy

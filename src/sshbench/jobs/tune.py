@@ -258,7 +258,7 @@ def _refuse_short(
 def _copies_words(job: Job, sizing: Sizing, sizes: Mapping[Direction | None, int]) -> str:
     """Return the copies' size in words, with the rule that set it (or --size)."""
     if job.opts.size:
-        return f"copies of {_size_word(job.opts.size)}B (--size)"
+        return f"copies of --size {_size_word(job.opts.size)}"
     each = ", ".join(sorted({f"{n / 2**20:.0f} MiB" for n in sizes.values()}))
     return f"copies of {each} ({sizing.seconds(job.opts.sample_seconds)[1]} at the default's rate)"
 

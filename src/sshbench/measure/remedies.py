@@ -25,7 +25,7 @@ from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.remedy import ONE_CONNECTION
-from sshbench.samples import Sample
+from sshbench.samples import FIXED, Sample
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
 from sshbench.ssh.proc import run_timed
 from sshbench.ssh.text import ssh_failure
@@ -196,7 +196,7 @@ def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall
 
     rss = [s.server_rss for s in parts if s.server_rss is not None]
     steady = n * min(s.value or 0.0 for s in parts) * MB  # the copy ends with its slowest part: N at its steady rate
-    fixed = (("fixed", max(0.0, wall - n * part / steady)),) if steady > 0 else ()
+    fixed = ((FIXED, max(0.0, wall - n * part / steady)),) if steady > 0 else ()
     return Sample(
         sc,
         rnd,

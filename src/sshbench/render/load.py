@@ -79,7 +79,7 @@ def several(stored: StoredRun) -> bool:
     return len(stored.run.options.kex) > 1
 
 
-def _named(s: Step, kexes: bool) -> str:
+def step_name(s: Step, kexes: bool) -> str:
     """Return how a step is named in a sentence: its rate, and its key exchange when a run compares several."""
     return f"{s.kex} {s.rate:g}/s" if kexes and s.kex else f"{s.rate:g}/s"
 
@@ -151,7 +151,7 @@ def _step_notes(console: Console, rows: list[Step], stored: StoredRun) -> None:
     """Print what each step says besides its row: why it stopped, its failures by cause, a step cut short."""
     kexes = several(stored)
     for s in rows:
-        name = _named(s, kexes)
+        name = step_name(s, kexes)
         if s.stopped or s.halted:
             said = f"{s.stopped} (not read for the knee)" if s.stopped else s.halted
             console.print(f"  ! {name}: {said}", highlight=False, markup=False)

@@ -16,7 +16,7 @@ from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
 from sshbench.render.bursts import settings
 from sshbench.render.charts import WIDTH, Figure, bar_height, inline_data, vega_spec
-from sshbench.render.load import steps
+from sshbench.render.load import step_name, steps
 
 SERVED = "served"
 CAUSE_CHARS = 70  # a cause's words in a legend
@@ -122,16 +122,17 @@ def _percentiles(rows: list[Step], own: LoadOptions, prefix: str) -> Figure:
 
 def _outcomes(rows: list[Step], prefix: str, kexes: bool = False) -> Figure:
     """Each step's logins: served, and failed by cause, stacked (each named by its key exchange when `kexes`)."""
-    label = {id(s): f"{s.kex} {s.rate:g}/s" if kexes and s.kex else f"{s.rate:g}/s" for s in rows}
-    bars = [{"offered": label[id(s)], "outcome": SERVED, "logins": s.logins - s.failures} for s in rows]
+    bars = [{"offered": step_name(s, kexes), "outcome": SERVED, "logins": s.logins - s.failures} for s in rows]
     bars += [
-        {"offered": label[id(s)], "outcome": words[:CAUSE_CHARS], "logins": n} for s in rows for words, n in s.causes
+        {"offered": step_name(s, kexes), "outcome": words[:CAUSE_CHARS], "logins": n}
+        for s in rows
+        for words, n in s.causes
     ]
     chart = (
         alt.Chart(inline_data(bars))
         .mark_bar()
         .encode(
-            y=alt.Y("offered:N", title=None, sort=[label[id(s)] for s in rows]),
+            y=alt.Y("offered:N", title=None, sort=[step_name(s, kexes) for s in rows]),
             x=alt.X("sum(logins):Q", title="logins (failed ones by cause)"),
             color=alt.Color("outcome:N", title="outcome", legend=alt.Legend(labelLimit=420, orient="bottom")),
             tooltip=["offered:N", "outcome:N", "logins:Q"],

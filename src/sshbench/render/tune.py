@@ -29,8 +29,7 @@ def _gain(r: tune.Remedy) -> str:
     v = r.verdict
     if v is None:
         return f"not told apart yet: too few rounds paired with the default ({DECIDING_PAIRS} are needed)"
-    pct, low, high = (_percent(x) for x in (v.ratio.value, v.ratio.low, v.ratio.high))
-    numbers = f"{pct:+.0f} % ({interval_name(v.ratio)} {low:+.0f} .. {high:+.0f} %"
+    numbers = _opened(v, interval_name(v.ratio) + " ")  # the verdict's words close the parenthesis
     if not r.settled:
         more = max(DECIDING_PAIRS - v.ratio.n, v.more or 0)
         likely = f"; about {more} more round{'s' if more > 1 else ''} would likely decide" if more else ""
@@ -55,10 +54,15 @@ def _by_size(r: tune.Remedy, measured: int | None) -> list[str]:
     return out
 
 
+def _opened(v: Verdict, name: str = "") -> str:
+    """Return a gain and its interval, the parenthesis left open: +190 % (95 % interval +170 .. +205 %."""
+    pct, low, high = (_percent(x) for x in (v.ratio.value, v.ratio.low, v.ratio.high))
+    return f"{pct:+.0f} % ({name}{low:+.0f} .. {high:+.0f} %"
+
+
 def _numbers(v: Verdict) -> str:
     """Return a gain and its interval: +190 % (+170 .. +205 %)."""
-    pct, low, high = (_percent(x) for x in (v.ratio.value, v.ratio.low, v.ratio.high))
-    return f"{pct:+.0f} % ({low:+.0f} .. {high:+.0f} %)"
+    return _opened(v) + ")"
 
 
 RTTS = (("min RTT", "min_rtt_ms"), ("smoothed RTT", "rtt_ms"), ("receiver's RTT", "rcv_rtt_ms"))
