@@ -80,4 +80,6 @@ def not_measurable(failure: str | None) -> bool:
     """Return True for a row that could not be measured for a reason of its own (unsupported, or skipped, such as a
     host key your known_hosts lacks), not because something failed."""
     return failure is not None and (failure.startswith("unsupported") or failure.startswith(SKIPPED))
+
+
 FIXED = "fixed"  # a `tune` copy's phase: its seconds besides moving its bytes at its steady rate (analyse/sizes.py)
