@@ -35,6 +35,8 @@ FEWEST_CONNECTS = 9  # at a long RTT that jitter is a small part of it: ~0.25 s 
 POLL = 0.05
 CALIBRATIONS = 6
 DAMPING = 0.7  # of each correction: single medians of sub-ms connect times jitter by ~0.05 ms
+# each correction is checked with more connects than the last (2, 2, 3, 3, 4, 4 times the count): on a busy
+# machine a median of 31 sub-ms connects jumps by 0.05-0.1 ms now and then, and chasing it never settles
 
 
 def connect_rtt(address: str, port: int, count: int = CONNECTS) -> float:
@@ -72,21 +74,27 @@ def listeners(link: EmulatedLink) -> Iterator[str]:
         yield socat
 
 
+def rtt_missed(measured: float, asked: float, share: float = TOLERANCE) -> bool:
+    """Return whether a measured RTT is further from the asked one than `share` of it (or the floor)."""
+    return asked > 0 and abs(measured - asked) > max(share * asked, RTT_FLOOR)
+
+
 def calibrate(link: EmulatedLink) -> float:
-    """Bring the measured RTT to the asked one (delay line: adjust its delay); return the last measurement."""
+    """Bring the measured RTT to the asked one (delay line: adjust its delay from where it is); return the last
+    measurement."""
     asked = link.spec.rtt
     count = connects_for(asked)
     measured = connect_rtt(link.server_address, SINK_PORT, count)
     if link.delay_line is None:
         return measured
-    delay = asked / 2
-    for _ in range(CALIBRATIONS):
-        if abs(measured - asked) <= max(TOLERANCE * asked, RTT_FLOOR) / 2:
+    delay = asked / 2 if link.one_way is None else link.one_way
+    for attempt in range(CALIBRATIONS):
+        if not rtt_missed(measured, asked, TOLERANCE / 2):
             break
         delay = max(0.0, delay + DAMPING * (asked - measured) / 2)
         link.set_delay(delay)
         time.sleep(0.05)
-        measured = connect_rtt(link.server_address, SINK_PORT, count)
+        measured = connect_rtt(link.server_address, SINK_PORT, count * (2 + attempt // 2))
     return measured
 
 
@@ -149,12 +157,16 @@ def _best_window(marks: list[tuple[float, int]], window: float) -> float:
 
 
 def verify(link: EmulatedLink) -> LinkCheck:
-    """Measure the link's RTT and rate; fail with the numbers when either is more than 10 % off."""
+    """Measure the link's RTT and rate; fail with the numbers when either is more than 10 % off.
+    An RTT that misses is calibrated once more, as a rate that misses is measured once more: a delay line's
+    sub-ms RTT moves with the machine's load, and one unlucky stretch is not the link."""
     with listeners(link) as socat:
         rtt = calibrate(link)
+        if rtt_missed(rtt, link.spec.rtt) and link.delay_line is not None:
+            rtt = calibrate(link)
         up, down, streams = measure_rates(link, socat)
     spec, problems = link.spec, []
-    if spec.rtt > 0 and abs(rtt - spec.rtt) > max(TOLERANCE * spec.rtt, RTT_FLOOR):
+    if rtt_missed(rtt, spec.rtt):
         problems.append(f"RTT {fmt_rtt(rtt)} for {fmt_rtt(spec.rtt)} asked")
     for name, rate in (("upload", up), ("download", down)):
         if abs(rate - spec.rate_bytes) > TOLERANCE * spec.rate_bytes:
