@@ -100,8 +100,13 @@ def test_each_package_imports_only_the_layers_below(package: str) -> None:
 
 
 # The taking tower reads the reading tower in two deliberate loops only (measure -> read -> measure): `tune` reads
-# the diagnosis of its defaults to choose its remedies, and `load` reads each step back to stop at the SLO.
-CROSSINGS = {"jobs/tune.py": "sshbench.analyse.tune", "jobs/load.py": "sshbench.analyse.load"}
+# the diagnosis of its defaults to choose its remedies and its remedies' gains to choose the one it checks at
+# another copy size, and `load` reads each step back to stop at the SLO.
+CROSSINGS = {
+    "jobs/tune.py": "sshbench.analyse.tune",
+    "jobs/tunecheck.py": "sshbench.analyse.sizes",
+    "jobs/load.py": "sshbench.analyse.load",
+}
 
 
 def test_jobs_read_the_analysis_only_where_a_loop_needs_it() -> None:

@@ -154,6 +154,8 @@ class Metric:
     def group(self, scenario: Scenario) -> ResultGroup:
         """Return the result group a scenario belongs to (a library's in-process connections apart: no process
         starts in them)."""
+        if scenario.remedy is not None and scenario.remedy.copy:
+            return CHECK_GROUPS[scenario.direction]
         return IN_PROCESS_GROUP if scenario.mode == IN_PROCESS else self.groups[scenario.direction]
 
     def label(self, scenario: Scenario) -> str:
@@ -224,10 +226,17 @@ IN_PROCESS_GROUP = ResultGroup(
     "Connection time inside one process (connect -> authenticated "
     "-> `true` -> closed; the process's second connection), lower is better",
 )
+CHECK_NOTE = "copies of another size than tune's, spawn to exit: a predicted gain's test, higher is better"
+CHECK_GROUPS = {  # `tune`'s check of a gain predicted for another copy size (analyse/sizes.py)
+    None: ResultGroup("check", f"Check copies, {CHECK_NOTE}"),
+    Direction.DOWN: ResultGroup("download check", f"Check copies, download, {CHECK_NOTE}"),
+    Direction.UP: ResultGroup("upload check", f"Check copies, upload, {CHECK_NOTE}"),
+}
 GROUP_ORDER = (
     "latency",
     IN_PROCESS_GROUP.name,
     *(g.name for k in (Kind.THROUGHPUT, Kind.TOOL) for g in METRICS[k].groups.values()),
+    *(g.name for g in CHECK_GROUPS.values()),
 )
 
 

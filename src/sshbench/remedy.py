@@ -9,6 +9,7 @@ is one row (and a Bench service, where none of the present ones stages it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
 
@@ -102,6 +103,7 @@ class Remedy:
     kind: RemedyKind
     n: int = 0  # connections (streams) or bytes (window)
     options: tuple[str, ...] = ()  # sshd_config options, `MaxStartups=10:30:60` (sshd)
+    copy: int = 0  # `tune`'s check of a prediction: copies of this many bytes (0: the run's sized copies)
 
     @classmethod
     def streams(cls, connections: int) -> Remedy:
@@ -118,6 +120,10 @@ class Remedy:
         """Return a second server with these sshd_config options."""
         return cls(RemedyKind.SSHD, options=tuple(options))
 
+    def checking(self, size: int) -> Remedy:
+        """Return this remedy on copies of `size` bytes: the row that checks a gain predicted for that size."""
+        return dataclasses.replace(self, copy=size)
+
     @property
     def row(self) -> RemedyRow:
         """Return its kind's row."""
@@ -130,7 +136,10 @@ class Remedy:
 
     @property
     def text(self) -> str:
-        """Return the stored form: `streams=4`, `compression`, `master`, `window=8388608`, `sshd:K=V;K=V`."""
+        """Return the stored form: `streams=4`, `compression`, `master`, `window=8388608`, `sshd:K=V;K=V`; a check's
+        copy size after `@` (`streams=4@10000000`)."""
+        if self.copy:
+            return f"{dataclasses.replace(self, copy=0).text}@{self.copy}"
         if self.row.sized:
             return f"{self.kind}={self.n}"
         if self.row.service is Service.CONFIGURED:
@@ -148,6 +157,8 @@ class Remedy:
     @property
     def label(self) -> str:
         """Return how the remedy reads after a row's name (` x 4 connections at once`)."""
+        if self.copy:
+            return f"{dataclasses.replace(self, copy=0).label}, {self.copy / 1e6:g} MB copies"
         if self == ONE_CONNECTION:
             return " (one connection)"
         return self._words(self.row.label)
@@ -163,6 +174,11 @@ class Remedy:
     @classmethod
     def parse(cls, text: str) -> Remedy:
         """Return the remedy a stored form names; ValueError for any other text."""
+        text, at, copy = text.partition("@")
+        if at:
+            if not copy.isdigit() or int(copy) <= 0:
+                raise ValueError(f"not a remedy: {text}@{copy!r}")
+            return cls.parse(text).checking(int(copy))
         name, colon, options = text.partition(":")
         if colon:  # `sshd:K=V;K=V`
             kind = _kind(name, text)

@@ -8,20 +8,56 @@ copy ends with that part, and a part that lags lags in proportion to its bytes).
 costs. Per round, the default copy and the remedy's are each carried to S that way, and their ratio is paired per
 round as the measured gain is (ratios.paired_ratio): the interval is the rounds' spread, not the model's error. At
 the size measured the prediction is the measurement itself; at sizes far from it, it is a prediction and said so.
+
+The prediction is checked in the run: after the remedies, the default and the best copy remedy one way are copied
+at CHECK_SIZE (10 MB) for DECIDING_PAIRS paired rounds (rows whose remedy carries that copy size, a group of their
+own), when the copies measured are at least CHECK_FACTOR times larger. A predicted gain outside the interval of
+the gain those copies measured is a failed check, and said.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
+from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import MIN_PAIRS, Verdict, judge, paired_ratio
 from sshbench.records import StoredScenario
+from sshbench.remedy import ONE_CONNECTION
 from sshbench.samples import FIXED, Sample
 
 MB = 1e6  # bytes in a MB, as rates are stored (MB/s)
 
 SIZES = (10 * 10**6, 10**9)  # the copies a transfer remedy's gain is said for: 10 MB and 1 GB (and --for-size)
+CHECK_SIZE = SIZES[0]  # the copies a prediction is checked with: small ones, where the fixed costs weigh most
+CHECK_FACTOR = 4  # checked only when the copies measured are this many times larger (else it is the measurement)
+
+
+@dataclass(frozen=True)
+class Check:
+    """A gain predicted for copies of `size` bytes against the gain copies of that size measured in the same run."""
+
+    size: int
+    predicted: Verdict | None
+    measured: Verdict | None  # None: too few paired rounds of the check copies
+
+    @property
+    def holds(self) -> bool | None:
+        """Return whether the measured gain's interval holds the predicted gain (None: one of them is missing)."""
+        if self.predicted is None or self.measured is None:
+            return None
+        return self.measured.ratio.low <= self.predicted.ratio.value <= self.measured.ratio.high
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the JSON form."""
+        return {
+            "bytes": self.size,
+            "predicted": self.predicted.to_dict() if self.predicted else None,
+            "measured": self.measured.to_dict() if self.measured else None,
+            "holds": self.holds,
+        }
 
 
 def seconds_for(s: Sample, size: int) -> float | None:
@@ -69,3 +105,58 @@ def size_words(size: int) -> str:
         if size >= unit:
             return f"{size / unit:.3g} {word}"
     return f"{size} B"
+
+
+def per_round(st: StoredScenario) -> dict[int, float]:
+    """Return a scenario's measured values per round (the median when a round has several)."""
+    per: dict[int, list[float]] = {}
+    for s in st.samples:
+        if s.measured and s.ok and s.value:
+            per.setdefault(s.round, []).append(s.value)
+    return {r: statistics.median(v) for r, v in per.items()}
+
+
+def is_check(sc: Scenario) -> bool:
+    """Return True for a check copy (a remedy carrying its own copy size)."""
+    return sc.remedy is not None and bool(sc.remedy.copy)
+
+
+def checked(sc: Scenario, size: int = CHECK_SIZE) -> Scenario:
+    """Return the check row of a copy scenario: the same copy at `size` bytes."""
+    assert sc.remedy is not None
+    return dataclasses.replace(sc, remedy=sc.remedy.checking(size))
+
+
+def to_check(stored: Sequence[StoredScenario], copies: Mapping[Direction | None, int]) -> list[Scenario]:
+    """Return the check rows after the remedies: per direction whose copies (`copies`, bytes) are at least
+    CHECK_FACTOR x CHECK_SIZE, the default copy and the remedy with the largest gain measured, both at CHECK_SIZE."""
+    out: list[Scenario] = []
+    for direction, size in copies.items():
+        if size < CHECK_FACTOR * CHECK_SIZE:
+            continue
+        mine = [st for st in stored if st.scenario.kind is Kind.THROUGHPUT and st.scenario.direction == direction]
+        base = next((st for st in mine if st.scenario.remedy == ONE_CONNECTION and st.scenario.cipher is None), None)
+        if base is None:
+            continue
+        gained = []
+        for st in mine:
+            if st is base or st.scenario.remedy is None or is_check(st.scenario):
+                continue
+            ratio = paired_ratio(per_round(base), per_round(st))
+            if ratio is not None:
+                gained.append((ratio.value, st.scenario))
+        if gained:
+            out += [checked(base.scenario), checked(max(gained, key=lambda g: g[0])[1])]
+    return out
+
+
+def check_of(
+    remedy: Scenario, base: Scenario, by: Mapping[Scenario, StoredScenario], predicted: Verdict | None, margin: float
+) -> Check | None:
+    """Return the check of a remedy's gain predicted at CHECK_SIZE, from the check rows stored (None: not checked)."""
+    a, b = by.get(checked(base)), by.get(checked(remedy))
+    if a is None or b is None:
+        return None
+    ratio = paired_ratio(per_round(a), per_round(b))
+    measured = judge(ratio, True, margin) if ratio is not None else None
+    return Check(CHECK_SIZE, predicted, measured)

@@ -13,6 +13,7 @@ from sshbench.analyse import sizes
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.fastest import pq_loss
 from sshbench.analyse.results import Row, ranked, ratio_of
+from sshbench.analyse.sizes import Check
 from sshbench.environment import Environment
 from sshbench.joboptions import JobOptions
 from sshbench.model import BoundKind, Scenario
@@ -34,6 +35,7 @@ class Remedy:
     measured: bool = True  # the config/command itself was measured (the split command is advice around it)
     sizes: tuple[tuple[int, Verdict | None], ...] = ()  # a copy remedy's gain per copy size (analyse/sizes.py)
     at_copy: Verdict | None = None  # with --for-size: the gain on the copy measured (`verdict` is for that size)
+    check: Check | None = None  # the gain predicted for CHECK_SIZE against copies of that size measured
 
     @property
     def helps(self) -> bool:
@@ -81,6 +83,7 @@ class Finding:
                         for size, v in r.sizes
                     ],
                     **({"measured_copy": r.at_copy.to_dict()} if r.at_copy else {}),
+                    **({"check": r.check.to_dict()} if r.check else {}),
                 }
                 for r in self.remedies
             ],
@@ -225,10 +228,11 @@ def _sized(remedy: Remedy, base: Row, by: Mapping[Scenario, StoredScenario], opt
     found = sizes.gains(a, b, wanted, opts.margin)
     if not found:
         return remedy
+    check = sizes.check_of(remedy.row.scenario, base.scenario, by, dict(found).get(sizes.CHECK_SIZE), opts.margin)
     chosen = dict(found).get(opts.for_size) if opts.for_size else None
     if opts.for_size is None or chosen is None:
-        return dataclasses.replace(remedy, sizes=found)
-    return dataclasses.replace(remedy, sizes=found, verdict=chosen, at_copy=remedy.verdict)
+        return dataclasses.replace(remedy, sizes=found, check=check)
+    return dataclasses.replace(remedy, sizes=found, verdict=chosen, at_copy=remedy.verdict, check=check)
 
 
 def paste(found: Sequence[Finding]) -> Mapping[str, list[str]]:

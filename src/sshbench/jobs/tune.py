@@ -20,6 +20,9 @@ with the default, under one budget.
    Copies are long enough for what a remedy changes to show (remedies.Sizing): 5 logins, 50 round trips of the
    path (the kernel's, from step 1), and for N connections each part 4 times its slow start, whichever is longest;
    never shrunk to fit a budget, which is checked instead.
+5. The check of the gains predicted for other copy sizes (analyse/sizes.py): the default and each direction's
+   best remedy copied at 10 MB, DECIDING_PAIRS paired rounds, where the copies measured are 40 MB or more; its
+   time is kept out of step 4's budget, and when the budget left cannot hold it, it is skipped and said.
 The race is anchored on the default (measure/racing.py): the default copy and fresh login are measured every round,
 and a remedy stops only once the race calls it slower than or equivalent to the default, or its paired 95 % verdict
 against the default is settled (ratios.settled), never because another remedy is faster; every remedy gets
@@ -49,6 +52,7 @@ from sshbench.jobs.endpoints import Endpoint, require_connectable, require_reach
 from sshbench.jobs.recording import Job, Recording
 from sshbench.jobs.single import by_kind
 from sshbench.jobs.staging import Bench, Copies, Staging
+from sshbench.jobs.tunecheck import Checking
 from sshbench.measure.budget import Estimate, Probe
 from sshbench.measure.remedies import (
     Sizing,
@@ -346,11 +350,10 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
             anchors = frozenset(
                 sc.key for sc in raced if sc.cipher is None and sc.kex is None and sc.remedy in (ONE_CONNECTION, None)
             )  # the default copy and fresh login
-            plan = rec.remaining()
-            plan = dataclasses.replace(
-                plan, min_rounds=max(plan.min_rounds, DECIDING_PAIRS), max_rounds=max(plan.max_rounds, DECIDING_PAIRS)
-            )
-            rec.schedule(raced, take, job.progress, "remedies", plan=plan, anchors=anchors)
+            sized: dict[Direction | None, int] = {d: opts.size or sizer.copy_sizes.get(d, 0) for d in opts.directions}
+            check = Checking(sized, sizing, overhead, opts.sample_seconds)
+            rec.schedule(raced, take, job.progress, "remedies", plan=check.race_plan(rec.remaining()), anchors=anchors)
+            check.run(rec, job, take)
         finally:
             for staged_copies in staged:
                 staged_copies.cleanup()

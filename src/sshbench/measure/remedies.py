@@ -116,7 +116,7 @@ class CopySampler:
             return throughput_sample(self.inner.ssh, self.inner.target, sc, MIB, self.inner.payload, rnd, True)
         base = steady(sc.direction).key
         size = self.inner.opts.size or self.inner.sizes.get(base) or self.inner.sizes.get(sc.key)
-        size = self.copy_sizes.get(sc.direction) or size or calibration_size(self.inner.opts)
+        size = sc.remedy.copy or self.copy_sizes.get(sc.direction) or size or calibration_size(self.inner.opts)
         n = streams(sc)
         part = max(PART, size // n // PART * PART)
         taken: list[Sample | None] = [None] * n

@@ -10,7 +10,7 @@ from rich.console import Console
 from sshbench.analyse import tune
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.logins import login_split
-from sshbench.analyse.sizes import size_words
+from sshbench.analyse.sizes import CHECK_FACTOR, CHECK_SIZE, Check, size_words
 from sshbench.payloads import text_ratio
 from sshbench.ratios import DECIDING_PAIRS, Verdict, Word, interval_name
 from sshbench.records import RunRecord, StoredScenario
@@ -51,7 +51,27 @@ def _by_size(r: tune.Remedy, measured: int | None) -> list[str]:
     said = [f"{size_words(size)} {_numbers(v) if v else 'too few rounds'}" for size, v in r.sizes]
     if said:
         out.append("by copy size, predicted from each copy's steady rate and fixed cost: " + "; ".join(said))
+    if r.check is not None:
+        out.append(_check_words(r.check))
     return out
+
+
+def _unchecked(f: tune.Finding) -> bool:
+    """Return True when a finding's copies were large enough for a check of its predictions and none was made."""
+    large = (f.copy_bytes or 0) >= CHECK_FACTOR * CHECK_SIZE
+    return large and any(r.sizes for r in f.remedies) and not any(r.check for r in f.remedies)
+
+
+def _check_words(check: Check) -> str:
+    """Return what copies of the check's size measured against the gain predicted for them."""
+    size = size_words(check.size)
+    if check.measured is None or check.predicted is None:
+        return f"checked with {size} copies: too few rounds of them paired to read a gain"
+    predicted = _percent(check.predicted.ratio.value)
+    said = f"{size} copies measured in this run: {_numbers(check.measured)} against {predicted:+.0f} % predicted"
+    if check.holds:
+        return f"{said}: the prediction holds (inside the measured interval)"
+    return f"{said}: a failed check (outside the measured interval): read the predicted sizes as rough"
 
 
 def _opened(v: Verdict, name: str = "") -> str:
@@ -95,35 +115,47 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
             highlight=False,
         )
     for f in found:
-        metric = f.default.scenario.metric
-        assert f.default.summary is not None and f.copy.summary is not None
-        if f.group == "latency":
-            line = f"  {f.group}: default {metric.format(f.default.summary.median)} {metric.unit} (a fresh login)"
-        else:
-            size = f" of {size_words(f.copy_bytes)}" if f.copy_bytes else ""
-            steady = f"{metric.format(f.default.summary.median)} {metric.unit}"
-            line = (
-                f"  {f.group}: default {steady} steady (a copy{size} with its handshake: "
-                f"{metric.format(f.copy.summary.median)} {metric.unit}, what remedies are compared with)"
-            )
-        if f.bound is not None:
-            line += f": {bounds.describe(f.bound)}"
-            evidence = f.bound.evidence
-            if evidence.get("side"):
-                line += f" [kernel, {evidence['side']}: {_rtts(evidence)}]"
-        console.print(line, highlight=False, markup=False)
-        for r in f.remedies:
-            name = r.row.scenario.metric.labels.name(r.row.scenario).strip() or "default algorithms"
-            given = run.options.for_size if r.at_copy is not None else None
-            said = f" for a {size_words(given)} copy (predicted)" if given else ""
-            console.print(f"    {name}{said}: {_gain(r)}", highlight=False, markup=False)
-            for line in _by_size(r, f.copy_bytes):
-                console.print(f"      {line}", highlight=False, markup=False)
-        for words in f.advice:
-            console.print(f"    also: {words}", highlight=False, markup=False)
+        _print_finding(console, run, f)
     print_login_split(console, login_split(stored))
     _print_paste(console, run, found)
     print_unfinished(console, run)
+
+
+def _print_finding(console: Console, run: RunRecord, f: tune.Finding) -> None:
+    """Print one group's default with its bound, its remedies best first, and what else it calls for."""
+    metric = f.default.scenario.metric
+    assert f.default.summary is not None and f.copy.summary is not None
+    if f.group == "latency":
+        line = f"  {f.group}: default {metric.format(f.default.summary.median)} {metric.unit} (a fresh login)"
+    else:
+        size = f" of {size_words(f.copy_bytes)}" if f.copy_bytes else ""
+        steady = f"{metric.format(f.default.summary.median)} {metric.unit}"
+        line = (
+            f"  {f.group}: default {steady} steady (a copy{size} with its handshake: "
+            f"{metric.format(f.copy.summary.median)} {metric.unit}, what remedies are compared with)"
+        )
+    if f.bound is not None:
+        line += f": {bounds.describe(f.bound)}"
+        evidence = f.bound.evidence
+        if evidence.get("side"):
+            line += f" [kernel, {evidence['side']}: {_rtts(evidence)}]"
+    console.print(line, highlight=False, markup=False)
+    for r in f.remedies:
+        name = r.row.scenario.metric.labels.name(r.row.scenario).strip() or "default algorithms"
+        given = run.options.for_size if r.at_copy is not None else None
+        said = f" for a {size_words(given)} copy (predicted)" if given else ""
+        console.print(f"    {name}{said}: {_gain(r)}", highlight=False, markup=False)
+        for line in _by_size(r, f.copy_bytes):
+            console.print(f"      {line}", highlight=False, markup=False)
+    if _unchecked(f):
+        console.print(
+            f"    the gains predicted per copy size were not checked: no {size_words(CHECK_SIZE)} copies were "
+            "measured in this run (the budget left no time for them; a longer --max-time gives it)",
+            highlight=False,
+            markup=False,
+        )
+    for words in f.advice:
+        console.print(f"    also: {words}", highlight=False, markup=False)
 
 
 def _print_paste(console: Console, run: RunRecord, found: Sequence[tune.Finding]) -> None:

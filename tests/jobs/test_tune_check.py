@@ -1,0 +1,130 @@
+"""Issue 55: a gain `tune` predicts for 10 MB copies is checked by 10 MB copies measured in the same run (pure, and
+the job on the fake bench)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import fakes
+from fakes import ListProgress, fake_stage, stored_values
+from sshbench import jobs
+from sshbench.analyse import sizes, tune
+from sshbench.environment import Environment
+from sshbench.joboptions import JobOptions, Plan
+from sshbench.measure.remedies import Sizing
+from sshbench.measure.steady import MB
+from sshbench.model import Direction, Kind, Scenario
+from sshbench.ratios import DECIDING_PAIRS
+from sshbench.records import RunRecord, StoredScenario
+from sshbench.remedy import ONE_CONNECTION, Remedy
+from sshbench.render.tune import print_tune
+from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus, Sample
+from sshbench.storage.store import Store
+
+COPY = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN, remedy=ONE_CONNECTION)
+FOUR = dataclasses.replace(COPY, remedy=Remedy.streams(4))
+TWO = dataclasses.replace(COPY, remedy=Remedy.streams(2))
+BIG = 128 * 2**20
+
+
+def _copies(sc: Scenario, steady: float, fixed: float, size: int = BIG) -> StoredScenario:
+    """Return 6 rounds of copies of `size` bytes at `steady` MB/s past `fixed` seconds (+-2 % a round)."""
+    samples = []
+    for i, noise in enumerate((0.98, 1.0, 1.02, 0.99, 1.01, 1.0), 1):
+        wall = (fixed + size / (steady * MB)) * noise
+        samples.append(Sample(sc, i, False, True, size / wall / MB, wall, nbytes=size, phases=(("fixed", fixed),)))
+    return StoredScenario(0, 0, sc, None, tuple(samples))
+
+
+def _run() -> RunRecord:
+    """Return a tune run's record."""
+    opts = JobOptions(command=RunKind.TUNE, target="backup")
+    return RunRecord(
+        1, "2026-11-29T00:00:00", "2026-11-29T00:00:00", RunStatus.COMPLETE, RunKind.TUNE, "backup", opts, Environment()
+    )
+
+
+def _measured(four_fixed_at_10mb: float) -> tuple[tune.Remedy, str]:
+    """Return the 4-connection remedy (20 -> 60 MB/s steady, 3 s -> 4 s fixed on 128 MiB copies) and what is printed,
+    when its 10 MB check copies took `four_fixed_at_10mb` s besides their bytes."""
+    stored = [
+        stored_values(dataclasses.replace(COPY, remedy=None), [24.0] * 6),
+        _copies(COPY, 20, 3),
+        _copies(FOUR, 60, 4),
+        _copies(sizes.checked(COPY), 20, 3, sizes.CHECK_SIZE),
+        _copies(sizes.checked(FOUR), 60, four_fixed_at_10mb, sizes.CHECK_SIZE),
+    ]
+    (down,) = tune.findings(_run(), stored)
+    printed = Console(record=True, width=250)
+    print_tune(printed, _run(), stored)
+    return down.remedies[0], printed.export_text()
+
+
+def test_a_check_copy_is_its_own_row_stored_by_its_size_and_in_a_group_of_its_own() -> None:
+    checked = sizes.checked(FOUR)
+    assert checked.remedy is not None and checked.remedy.text == "streams=4@10000000"
+    assert Remedy.parse(checked.remedy.text) == checked.remedy and Remedy.parse("streams=4") == Remedy.streams(4)
+    assert checked.key != FOUR.key and checked.metric.group(checked).name == "download check"
+    assert checked.remedy.label == " x 4 connections at once, 10 MB copies"
+    for bad in ("streams=4@", "streams=4@0", "streams=4@ten", "bogus@10"):
+        with pytest.raises(ValueError, match="not a remedy"):
+            Remedy.parse(bad)
+
+
+def test_the_best_remedy_each_way_is_checked_only_where_the_copies_are_four_times_the_check_size() -> None:
+    stored = [_copies(COPY, 20, 3), _copies(TWO, 38, 3.5), _copies(FOUR, 60, 4)]
+    assert sizes.to_check(stored, {Direction.DOWN: BIG}) == [sizes.checked(COPY), sizes.checked(FOUR)]
+    assert sizes.to_check(stored, {Direction.DOWN: 3 * sizes.CHECK_SIZE}) == []
+    assert sizes.to_check(stored, {Direction.UP: BIG}) == []  # nothing measured that way
+
+
+def test_a_prediction_inside_the_check_copies_interval_holds_and_one_outside_is_a_failed_check() -> None:
+    """4 connections: -16 % predicted for 10 MB (a second more of fixed cost eats the faster rate)."""
+    remedy, said = _measured(4.0)  # the check copies behave as the model says
+    assert remedy.check is not None and remedy.check.holds is True
+    assert "10 MB copies measured in this run: -" in said and "the prediction holds" in said
+    remedy, said = _measured(1.0)  # a 10 MB copy over 4 connections starts faster than its large copies said
+    assert remedy.check is not None and remedy.check.holds is False
+    assert remedy.check.measured is not None and remedy.check.measured.ratio.low > 1
+    assert "a failed check (outside the measured interval)" in said
+
+
+def test_copies_large_enough_for_a_check_that_got_none_say_so() -> None:
+    stored = [
+        stored_values(dataclasses.replace(COPY, remedy=None), [24.0] * 6),
+        _copies(COPY, 20, 3),
+        _copies(FOUR, 60, 4),
+    ]
+    printed = Console(record=True, width=250)
+    print_tune(printed, _run(), stored)
+    assert "the gains predicted per copy size were not checked: no 10 MB copies" in printed.export_text()
+
+
+def _sixty_four(self: fakes.FakeCopies, sizing: Sizing) -> None:
+    """Give each direction copies of 64 MiB: large enough for a check."""
+    self.copy_sizes.update(dict.fromkeys(sizing.rates, 64 * 2**20))
+
+
+def _tune(tmp_path: Path, max_time: float | None) -> tuple[Store, int]:
+    """Run tune (download only) on the fake bench; return the store and the run."""
+    store = Store(tmp_path / "runs.db")
+    plan = Plan(warmup=1, min_rounds=3, max_rounds=10, ci_target=0.05, max_time=max_time, racing=True)
+    opts = JobOptions(command=RunKind.TUNE, target="local:openssh", plan=plan, directions=(Direction.DOWN,))
+    return store, jobs.run(jobs.Job(store, opts, ListProgress(), stage=fake_stage()))  # type: ignore[arg-type]
+
+
+def test_the_job_copies_the_default_and_the_best_remedy_at_10_mb_six_paired_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fakes.FakeCopies, "size_copies", _sixty_four)
+    store, run_id = _tune(tmp_path, None)
+    stored = store.load(run_id)
+    assert stored.run.status is RunStatus.COMPLETE
+    checks = {st.scenario: len(st.values()) for st in stored.scenarios if sizes.is_check(st.scenario)}
+    (best,) = [sc for sc in checks if sc.remedy is not None and sc.remedy.copy and sc.cipher]  # +200 %: a cipher
+    assert set(checks) == {sizes.checked(COPY), best} and set(checks.values()) == {DECIDING_PAIRS}
