@@ -11,7 +11,7 @@ Run (root, /dev/net/tun, socat):  .venv/bin/python benchmarks/bench_tune_sized.p
    connections at once, each carrying SIZE/N (N = the connection counts tune measured), logins included, timed from
    the first spawn to the last exit; the rows in a fresh random order each round, the gain paired per round.
 3. The check of what tune says for other sizes: plain ssh the same way at each --check size (SIZE:ROUNDS), beside
-   tune's prediction for it.
+   tune's prediction for it, and tune's own check (its best remedy and the default copied at 10 MB in its run).
 """
 
 from __future__ import annotations
@@ -130,6 +130,14 @@ def main() -> None:
             f"| {(tuned - 1) / (median - 1) * 100:.0f} % of the gain | {verdict(by.get(10**7))} "
             f"| {verdict(by.get(10**9))} |"
         )
+    for n in counts:
+        check = streams[n].get("check")
+        if check:
+            print(
+                f"\ntune's own check, {n} connections at {check['bytes'] / 1e6:.0f} MB: predicted "
+                f"{verdict(check['predicted'])}, its check copies measured {verdict(check['measured'])}: "
+                f"{'holds' if check['holds'] else 'a failed check' if check['holds'] is False else 'not read'}"
+            )
     print()
     print("| copy | connections | tune's prediction (95 % interval) | plain ssh measured (median, range) |")
     print("|---|---:|---|---|")

@@ -9,13 +9,11 @@ from rich.console import Console
 
 from sshbench.analyse import tune
 from sshbench.analyse.claims import bounds
-from sshbench.analyse.logins import login_split
 from sshbench.analyse.sizes import CHECK_FACTOR, CHECK_SIZE, Check, size_words
 from sshbench.payloads import text_ratio
 from sshbench.ratios import DECIDING_PAIRS, Verdict, Word, interval_name
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render.console import print_unfinished
-from sshbench.render.logins import print_login_split
 
 
 def _percent(ratio: float) -> float:
@@ -116,7 +114,6 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         )
     for f in found:
         _print_finding(console, run, f)
-    print_login_split(console, login_split(stored))
     _print_paste(console, run, found)
     print_unfinished(console, run)
 
