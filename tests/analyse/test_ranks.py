@@ -114,7 +114,7 @@ def test_rows_decided_slower_on_three_samples_are_one_line_not_a_warning_each() 
     warned about one by one ("only 3 samples, the CI covers 75%") under "allow more rounds (--max-rounds,
     --max-time)", which would not change its rank; now one line says so, and a row that more rounds would help (the
     leader's wide interval) still gets the warning and the advice."""
-    from sshbench.render.console import row_notes
+    from sshbench.render.notes import row_notes
 
     slow = Scenario(Kind.THROUGHPUT, cipher="3des-cbc", direction=Direction.UP)
     rows = build_rows(
@@ -125,5 +125,6 @@ def test_rows_decided_slower_on_three_samples_are_one_line_not_a_warning_each() 
         0.05,
     )
     notes = " ".join(row_notes(rows))
-    assert "3des-cbc up: only 3 samples" not in notes and "on 1 row(s) with as few as 3 samples: already" in notes
+    assert "3des-cbc up: only 3 samples" not in notes
+    assert "~ stopped early: 1 row(s) already significantly slower than the leader at 3 samples" in notes
     assert "aes128-gcm@openssh.com up: 95 % CI is" in notes and "allow more rounds" in notes

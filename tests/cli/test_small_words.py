@@ -95,7 +95,7 @@ def test_a_cpu_per_gib_that_reads_as_more_than_one_cpu_is_explained_under_the_ta
     from sshbench.analyse.results import build_rows
     from sshbench.model import Direction, Kind, Scenario
     from sshbench.records import StoredScenario
-    from sshbench.render.console import row_notes
+    from sshbench.render.notes import row_notes
     from sshbench.samples import Sample
 
     sc = Scenario(Kind.THROUGHPUT, direction=Direction.UP)

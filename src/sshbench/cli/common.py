@@ -8,6 +8,7 @@ are imported inside the functions that use them.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ class Session:
     resume_command: str = "run"
     traceback: bool = False
     wide: bool = False  # --wide: tables at full width whatever the terminal's
+    details: bool = False  # --details: every caveat and figure on a terminal too (render/screen.py)
 
 
 def session() -> Session:
@@ -49,12 +51,14 @@ WIDE = 10_000  # "no limit": piped output and --wide are plain and complete, nev
 
 
 def out() -> Console:
-    """Return the console for results (stdout): the terminal's width, or no limit when piped or --wide."""
-    import sys
+    """Return the results console (stdout): a terminal's width and brief screens, complete when piped or --wide."""
+    from sshbench.render.screen import set_brief
 
     context = click.get_current_context(silent=True)
     state = context.find_object(Session) if context else None
-    return _console(bool(state and state.wide) or not sys.stdout.isatty())
+    wide = bool(state and state.wide) or not sys.stdout.isatty()
+    set_brief(not wide and not (state and state.details))
+    return _console(wide)
 
 
 @functools.cache
@@ -150,8 +154,7 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
 
 
 def _allows(opts: JobOptions) -> Callable[[str, str], bool]:
-    """Return the run's security policy as a filter (a fleet times only the key exchanges it allows), read at its
-    first use: other jobs never ask it."""
+    """Return the run's policy as a filter (a fleet times only the kex it allows), read at its first use."""
     from sshbench.analyse.policy import Policy, resolve
 
     @functools.cache
@@ -304,7 +307,7 @@ def show(store: Store, run_id: int, as_json: bool, discovery_only: bool = False,
     print_run(out(), stored, store.path, discovery_only)
 
 
-OUTPUT_ONLY = {"resume", "db", "as_json", "wide"}
+OUTPUT_ONLY = {"resume", "db", "as_json", "wide", "details"}
 
 
 def resuming(given: Given) -> bool:

@@ -61,6 +61,25 @@ def _set_wide(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         ctx.ensure_object(Session).wide = True
 
 
+def _set_details(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """Remember --details for the results screens."""
+    if value:
+        ctx.ensure_object(Session).details = True
+
+
+def details_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --details (every caveat and figure; a terminal otherwise gets the brief screen)."""
+    return click.option(
+        "--details",
+        "--verbose",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_details,
+        help="Every caveat and figure on the screen (a terminal otherwise gets the answer and the warnings to act "
+        "on, and counts what it leaves out; piped output is always complete).",
+    )(f)
+
+
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """Add --json."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of tables.")(f)
@@ -78,8 +97,8 @@ def wide_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def db_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --db, --json and --wide to a command that prints tables."""
-    return db_only(json_option(wide_option(f)))
+    """Add --db, --json, --wide and --details to a command that prints tables."""
+    return db_only(json_option(wide_option(details_option(f))))
 
 
 def ssh_config_option(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -29,6 +29,8 @@ class DefaultJob(click.Group):
         "--ssh": True,
         "--json": False,
         "--wide": False,
+        "--details": False,
+        "--verbose": False,
     }
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

@@ -20,6 +20,8 @@ from sshbench.measure.steady import MB
 from sshbench.model import Direction
 from sshbench.ratios import DECIDING_PAIRS
 
+KEPT = 0.75  # of the check's time: what must be left of the budget after the race for the check to run
+
 
 @dataclass(frozen=True)
 class Checking:
@@ -54,11 +56,16 @@ class Checking:
 
     def run(self, rec: Recording, job: Job, take: Sampler) -> None:
         """Copy the default and the best remedy each way at CHECK_SIZE, DECIDING_PAIRS paired rounds, when the
-        budget left holds them (else the printout says the predictions were not checked)."""
+        budget left holds the time kept for them (a race that ran to its own budget leaves about that time, a
+        little less: the check has the time kept, at least), else the printout says they were not checked."""
         rows = to_check(job.store.scenarios(rec.run_id), self.copies)
-        left, begun = rec.remaining(), any(sc.key in rec.stored for sc in rows)  # begun: a resumed run ends it
-        if not rows or (left.max_time is not None and left.max_time < self.seconds() and not begun):
+        left, need = rec.remaining(), self.seconds()
+        begun = any(sc.key in rec.stored for sc in rows)  # a resumed run ends what it began
+        if not rows or (left.max_time is not None and left.max_time < KEPT * need and not begun):
             return
         rec.register(rows)
-        plan = dataclasses.replace(left, min_rounds=DECIDING_PAIRS, max_rounds=DECIDING_PAIRS, racing=False)
+        most = None if left.max_time is None else max(left.max_time, need)
+        plan = dataclasses.replace(
+            left, min_rounds=DECIDING_PAIRS, max_rounds=DECIDING_PAIRS, racing=False, max_time=most
+        )
         rec.schedule(rows, take, job.progress, "check copies", plan=plan)

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sshbench import hints, kex
+from sshbench import hints
 from sshbench.analyse import policy as policies
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.core import Claim, ClaimKind
@@ -23,13 +23,14 @@ from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
 from sshbench.errors import SshbenchError
 from sshbench.model import OPENSSH_CLIENT, Kind, client_name, is_local
-from sshbench.ratios import Standing
 from sshbench.records import RunRecord, StoredScenario
+from sshbench.render import screen
 from sshbench.render.kexcost import print_kex_costs
 from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.render.logins import print_login_split
-from sshbench.samples import SKIPPED, RunStatus, not_measurable
-from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY, Summary
+from sshbench.render.notes import decided_early, not_measured_word, row_notes, warned
+from sshbench.samples import RunStatus, not_measurable
+from sshbench.stats import CONFIDENCE, Summary
 from sshbench.units import format_value
 
 STATUS_STYLE = {
@@ -93,9 +94,20 @@ def median_cell(row: Row) -> str:
     s = row.summary
     if s is None:
         if row.failure:
-            return f"[dim]{_not_measured_word(row.failure)}[/]" if not_measurable(row.failure) else "[red]failed[/]"
+            return f"[dim]{not_measured_word(row.failure)}[/]" if not_measurable(row.failure) else "[red]failed[/]"
         return "[dim]pending[/]"
-    return row.scenario.metric.format(s.median) + (" [yellow]![/]" if row.warning else "")
+    if decided_early(row):
+        return row.scenario.metric.format(s.median) + " ~"
+    return row.scenario.metric.format(s.median) + (" [yellow]![/]" if row.warning and warned(row) else "")
+
+
+def _ci(row: Row, fmt: Callable[[float], str]) -> str:
+    """Return a row's interval cell; a row racing stopped early (~) without its coverage on the brief screen (its
+    legend line says it)."""
+    if row.summary is None:
+        return ""
+    cell = ci_cell(row.summary, fmt)
+    return cell.split(" (")[0] if screen.brief() and decided_early(row) else cell
 
 
 def _measured(rows: Sequence[Row], cell: Callable[[Summary], str]) -> tuple[str, ...]:
@@ -132,7 +144,7 @@ def result_columns(rows: Sequence[Row], names: Sequence[Column] | None = None) -
         Column("#", tuple(rank_cell(r) for r in rows), right=True),
         *names,
         Column(f"median {metric.unit}", tuple(median_cell(r) for r in rows), right=True),
-        Column("95% CI", _measured(rows, lambda s: ci_cell(s, fmt)), right=True),
+        Column("95% CI", tuple(_ci(r, fmt) for r in rows), right=True),
         Column("IQR", _measured(rows, lambda s: f"{fmt(s.q1)}-{fmt(s.q3)}"), right=True, shed=4, hidden_as="IQR"),
         Column("n", _measured(rows, lambda s: str(s.n)), right=True),
         Column("vs leader", tuple(r.standing.value if r.standing else "" for r in rows)),  # the claim itself, never
@@ -155,105 +167,12 @@ def result_table(rows: Sequence[Row], width: int | None = None) -> tuple[Table, 
     return build(shown), hidden_note(shed, full)
 
 
-def _not_measured_word(failure: str) -> str:
-    """Return the word a row without samples is listed under: skipped, n/a (unsupported) or failed."""
-    if failure.startswith(SKIPPED):
-        return "skipped"
-    return "n/a" if failure.startswith("unsupported") else "[red]failed[/]"
-
-
-def _over_one_cpu(rows: Sequence[Row]) -> str | None:
-    """Return one note naming the rows whose CPU per GiB at their rate reads as more than one CPU (one ssh is
-    single-threaded, an embedded server is pinned to one CPU): the figure counts each sample's login, the rate does
-    not; with what each side used while the payload moved, where that was read apart."""
-    found = []
-    for row in rows:
-        costs, s = row.costs, row.summary
-        if costs is None or s is None or not row.scenario.metric.costs_per_gib or row.scenario.client is not None:
-            continue
-        sides = [
-            f"{side} {per_gib * s.median * 1e6 / 2**30:.1f}" + ("" if busy is None else f" ({busy:.2f})")
-            for side, per_gib, busy in (
-                ("client", costs.client_cpu_gib, costs.client_busy),
-                ("server", costs.server_cpu_gib, costs.server_busy),
-            )
-            if per_gib is not None and per_gib * s.median * 1e6 / 2**30 > 1.05
-        ]
-        if sides:
-            found.append(f"{row.scenario.label} {', '.join(sides)}")
-    if not found:
-        return None
-    return (
-        "CPU s/GiB counts each sample's login (its CPU, not its time), so at these rates it reads as more than "
-        "one CPU (CPUs, and in brackets those used while the payload moved): " + "; ".join(found)
-    )
-
-
-def rank_notes(rows: Sequence[Row]) -> list[str]:
-    """Return the lines saying why rows have no rank: too few samples, or not told apart from the leader yet."""
-    lines = []
-    unranked = [r for r in rows if r.summary is not None and not r.summary.rankable]
-    if unranked:
-        lines.append(f"  rank - : fewer than {MIN_RANKED} samples, too few to rank ({len(unranked)} row(s))")
-    undecided = [r for r in rows if r.summary is not None and r.summary.rankable and r.rank == 0]
-    if undecided:
-        lines.append(
-            f"  rank - : not told apart from the leader yet ({len(undecided)} row(s), listed after the ranked ones): "
-            "more rounds decide them (--max-rounds, --max-time)"
-        )
-    return lines
-
-
-def _decided_early(r: Row) -> bool:
-    """Return True for a row whose few samples already decided it slower than its group's leader."""
-    return r.standing is Standing.SLOWER and r.summary is not None and r.summary.coverage < CONFIDENCE
-
-
-def cpu_notes(rows: Sequence[Row]) -> list[str]:
-    """Return the line naming rows whose CPU per GiB at their rate reads as more than one CPU, if any."""
-    over = _over_one_cpu(rows)
-    return [f"  [dim]{escape(over)}[/]"] if over else []
-
-
-def row_notes(rows: Sequence[Row], run_id: int | None = None) -> list[str]:
-    """Return the lines printed under a result table: failures, warnings, unranked rows."""
-    lines = [
-        f"  {_not_measured_word(r.failure)} {escape(r.scenario.label)}: {escape(r.failure.removeprefix(SKIPPED))}"
-        for r in rows
-        if r.summary is None and r.failure
-    ]
-    settled = [r for r in rows if r.warning and _decided_early(r)]
-    warned = [r for r in rows if r.warning and r not in settled]
-    lines += [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in warned]
-    if warned:
-        lines.append(f"  [yellow]![/] {REMEDY}")
-    if settled:
-        least = min(r.summary.n for r in settled if r.summary is not None)
-        lines.append(
-            f"  ! on {len(settled)} row(s) with as few as {least} samples: already significantly slower than the "
-            "leader (racing stops a row there), so more rounds would not change their rank; their medians are rough"
-        )
-    lines += rank_notes(rows)
-    pending = sum(1 for r in rows if r.summary is None and not r.failure)
-    if pending:
-        lines.append(f"  pending: {pending} row(s) not measured yet")
-    connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
-    for name, others in kex.aliases_of(connections):  # a key exchange measured once under one of its names
-        lines.append(f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)")
-    lines += cpu_notes(rows)
-    failed = sum(r.failed_samples for r in rows if not (r.failure or "").startswith(SKIPPED))
-    if failed and run_id is not None:
-        how = escape(hints.sshbench("export", str(run_id)))
-        lines.append(f"  {failed} failed sample(s) kept in the database (`{how}`)")
-    return lines
-
-
 def print_table(console: Console, title: str, table: Table, note: str | None, lines: Sequence[str] = ()) -> None:
     """Print a title, its table, the note on hidden columns, and the lines under it."""
     console.print(title, highlight=False, style="bold")
     console.print(table)
     for line in ([note] if note else []) + list(lines):
-        console.print(line, highlight=False)
+        screen.say(console, line, markup=True)
 
 
 def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
@@ -266,7 +185,9 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
         kind = run.kind.row
         if kind.timed:  # a tune copy is timed as a user's copy is
             title = title.replace("handshake excluded", kind.timed)
-        print_table(console, title, table, note, row_notes(rows, run.id))
+        _, shed = fit(result_columns(rows), console.width)
+        costs_shown = not any(c.hidden_as == "CPU and memory" for c in shed)
+        print_table(console, title, table, note, row_notes(rows, run.id, costs_shown))
     unread = _server_cpu_unread(run, [r for rows in by_group.values() for r in rows])
     if unread:
         console.print(unread, highlight=False, style="dim", markup=False)
@@ -282,11 +203,10 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
             console, "Fastest here:", fastest_claims(by_group, run.discovery, policy_of(run), run.options.margin)
         )
     if any(g in by_group for g in ("download", "upload", "latency")) and kind.recommends:
-        console.print(
+        screen.say(
+            console,
             f"  `{hints.sshbench('recommend', str(run.id))}` turns this into config lines under a security "
             "policy (--policy)",
-            highlight=False,
-            markup=False,
         )
     if not kind.own_findings:  # a tune run says so under its findings, where it ends
         print_unfinished(console, run)
@@ -313,7 +233,9 @@ def print_claims(console: Console, title: str, claims: Sequence[Claim]) -> None:
         console.print(title, style="bold", highlight=False)
     for claim in claims:
         mark = "! " if claim.kind is ClaimKind.CAVEAT or claim.kind is ClaimKind.CEILING else ""
-        console.print(f"  {mark}{claim.text}", highlight=False, markup=False)
+        said = claim.brief if claim.brief and screen.brief() else claim.text
+        for line in said.split("\n"):
+            screen.say(console, f"  {mark}{line}")
 
 
 def print_bounds(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from sshbench.discovery import Discovery
+from sshbench.render import screen
 from sshbench.render.layout import Column, build, fit
 
 RATING_STYLE = {"ok": "green", "ok, not post-quantum": "cyan", "warn": "yellow", "fail": "red", "unknown": "dim"}
@@ -56,10 +57,10 @@ def print_negotiation(console: Console, disc: Discovery) -> None:
     for p in disc.profiles:
         n = p.negotiated
         if n is None:
-            console.print(f"{p.name:>8} profile: [red]fails to connect[/]: {p.failure}", highlight=False)
+            screen.say(console, f"{p.name:>8} profile: [red]fails to connect[/]: {escape(p.failure or '')}", True)
         else:
-            console.print(
+            screen.say(
+                console,
                 f"{p.name:>8} profile: kex {n.kex}, host key {n.hostkey}, cipher {n.cipher}, "
                 f"MAC {n.mac or '(implicit, AEAD)'}",
-                highlight=False,
             )

@@ -12,6 +12,7 @@ from rich.console import Console
 from sshbench.environment import Environment, LinkInfo
 from sshbench.model import is_local
 from sshbench.records import RunRecord, StoredRun
+from sshbench.render import screen
 from sshbench.runkinds import RunKind
 from sshbench.units import format_value
 
@@ -69,7 +70,9 @@ def environment_lines(run: RunRecord) -> list[str]:
     if run.options.ssh:  # a client by path: not the system's
         lines.append(f"  ssh client: {run.options.ssh} (--ssh)")
     embedded = env.embedded
-    if embedded and embedded.settings:
+    if embedded and embedded.settings and screen.brief():
+        lines.append(f"  server settings: {len(embedded.settings)} made for a throw-away server: --details says them")
+    elif embedded and embedded.settings:
         lines.append(f"  server settings: {'; '.join(embedded.settings)}")
     if embedded and (embedded.cpu_accounting or embedded.cpu_unavailable):
         lines.append(f"  server CPU: {_server_cpu(run.kind, embedded.cpu_accounting, embedded.cpu_unavailable)}")
@@ -124,7 +127,8 @@ def options_line(run: RunRecord) -> str:
 
 def print_environment(console: Console, run: RunRecord) -> None:
     """Print the run header."""
-    console.print("\n".join(environment_lines(run)), highlight=False, markup=False)
+    for line in environment_lines(run):
+        screen.say(console, line)
 
 
 def print_page(console: Console, stored: StoredRun, db: Path, *bodies: Callable[[Console, StoredRun], None]) -> None:

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from sshbench.analyse.kexcost import BASELINE, Difference, KexCost, cost_sentence
 from sshbench.model import OPENSSH_CLIENT, client_name
+from sshbench.render import screen
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.stats import CONFIDENCE
 
@@ -140,10 +141,15 @@ def print_kex_costs(console: Console, costs: Sequence[KexCost]) -> None:
     costs = measured(costs)
     if not costs:
         return
+    if screen.brief():  # the table's figures: --details; what post-quantum costs: said here
+        screen.say(console, f"Key exchange cost against {BASELINE}: CPU, bytes and round trips per row: --details")
+        for line in sentences(costs):
+            screen.say(console, line)
+        return
     print_fitted(console, f"Key exchange cost against {BASELINE} (same rounds)", cost_columns(costs))
     for line in sentences(costs):
-        console.print(line, highlight=False, markup=False)
+        screen.say(console, line)
     how = HOW if any(c.server_cpu is not None for c in costs) else HOW_CLIENT
-    console.print(how, highlight=False, style="dim", markup=False)
+    screen.say(console, how, style="dim")
     if any(c.wire for c in costs):
-        console.print(HOW_BYTES, highlight=False, style="dim", markup=False)
+        screen.say(console, HOW_BYTES, style="dim")

@@ -7,6 +7,8 @@ wrap their names, and the others carry a `shed` rank (lowest goes first).
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -16,6 +18,9 @@ from rich.console import Console
 from rich.markup import render
 from rich.table import Table
 
+from sshbench.render import screen
+
+FOLD_TRIES = 4000  # width combinations of the foldable columns tried for the fewest lines, at most
 GAP = 2  # columns are separated by a padding cell and a blank divider
 MIN_FOLD = 12  # a folded name column is never narrower than this
 
@@ -68,10 +73,17 @@ def fit(columns: Sequence[Column], width: int | None) -> tuple[list[Column], lis
 
 
 def _fold(columns: list[Column], width: int) -> list[Column]:
-    """Narrow the widest foldable columns until the table fits (never below MIN_FOLD)."""
-    widths = {i: c.width() for i, c in enumerate(columns)}
+    """Fold the foldable columns' names so that the table fits in the fewest lines (`_fewest_lines`), else narrow
+    the widest of them until it fits (never below MIN_FOLD)."""
     if total_width(columns) <= width:
         return columns
+    best = _fewest_lines(columns, width)
+    if best is not None:
+        return [
+            replace(c, cells=tuple(fold_name(cell, best[i]) for cell in c.cells)) if i in best else c
+            for i, c in enumerate(columns)
+        ]
+    widths = {i: c.width() for i, c in enumerate(columns)}
     excess = total_width(columns) - width
     while excess > 0:
         candidates = [i for i, c in enumerate(columns) if c.fold and widths[i] > MIN_FOLD]
@@ -84,6 +96,28 @@ def _fold(columns: list[Column], width: int) -> list[Column]:
         replace(c, cells=tuple(fold_name(cell, widths[i]) for cell in c.cells)) if widths[i] < c.width() else c
         for i, c in enumerate(columns)
     ]
+
+
+def _fewest_lines(columns: list[Column], width: int) -> dict[int, int] | None:
+    """Return the widths of the foldable columns (by index) that fit the table in `width` with the fewest lines of
+    folded names, the widest such on a tie (None: more combinations than FOLD_TRIES, or none fits)."""
+    folds = [i for i, c in enumerate(columns) if c.fold and c.width() > MIN_FOLD]
+    room = width - (total_width(columns) - sum(columns[i].width() for i in folds))
+    choices = [range(MIN_FOLD, columns[i].width() + 1) for i in folds]
+    if not folds or math.prod(len(r) for r in choices) > FOLD_TRIES:
+        return None
+    best: tuple[int, int, dict[int, int]] | None = None
+    for widths in itertools.product(*choices):
+        if sum(widths) > room:
+            continue
+        chosen = dict(zip(folds, widths, strict=True))
+        lines = sum(
+            max(fold_name(columns[i].cells[r], w).count("\n") for i, w in chosen.items())
+            for r in range(len(columns[folds[0]].cells))
+        )
+        if best is None or (lines, -sum(widths)) < (best[0], best[1]):
+            best = (lines, -sum(widths), chosen)
+    return None if best is None else best[2]
 
 
 def fold_name(name: str, width: int) -> str:
@@ -134,4 +168,4 @@ def print_fitted(console: Console, title: str, columns: Sequence[Column]) -> Non
     console.print(title, highlight=False, style="bold")
     console.print(build(shown))
     if note := hidden_note(shed, columns):
-        console.print(note, highlight=False)
+        screen.say(console, note, markup=True)

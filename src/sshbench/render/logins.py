@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from sshbench.analyse.logins import REMEDY, SAYS, LoginSplit
+from sshbench.render import screen
 
 
 def login_lines(split: LoginSplit) -> list[str]:
@@ -45,4 +46,4 @@ def print_login_split(console: Console, split: LoginSplit | None) -> None:
     if split is None:
         return
     for line in login_lines(split):
-        console.print(line, highlight=False, markup=False, style="dim" if line.startswith("  ") else None)
+        screen.say(console, line, style="dim" if line.startswith("  ") else None)

@@ -30,12 +30,13 @@ from sshbench.analyse.compare import Change, compare, environment_differences
 from sshbench.analyse.results import build_rows, ranked
 from sshbench.model import Direction, Kind
 from sshbench.records import RunRecord, StoredRun
-from sshbench.render import charts
+from sshbench.render import charts, screen
 from sshbench.render.charts import Figure
 from sshbench.render.compare import explanation, ratio_cell, side_cell, steps_only
-from sshbench.render.console import policy_of, row_notes
+from sshbench.render.console import policy_of
 from sshbench.render.fleet import ms, ms_range, server, ssh_config_block, sshd_config_lines
 from sshbench.render.header import environment_lines, options_line
+from sshbench.render.notes import row_notes
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
 from sshbench.runkinds import entry
 
@@ -310,7 +311,14 @@ def _inline_js(code: str) -> Markup:
 
 
 def render_html(runs: Sequence[StoredRun]) -> str:
-    """Return the whole report as one self-contained HTML document."""
+    """Return the whole report as one self-contained HTML document (the complete screen's words, whatever the
+    terminal the command runs in)."""
+    with screen.briefly(False):
+        return _html(runs)
+
+
+def _html(runs: Sequence[StoredRun]) -> str:
+    """Return the report's HTML (render_html)."""
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(resources.files("sshbench.render").joinpath("templates/report.html.j2").read_text())
     sections, every = [], []

@@ -17,14 +17,13 @@ from sshbench.model import Direction, Kind
 from sshbench.records import MemoryRecord, RunRecord, ServerReport, StoredScenario
 from sshbench.render.console import (
     ci_cell,
-    cpu_notes,
     print_claims,
     print_table,
     print_unfinished,
-    rank_notes,
     result_columns,
 )
 from sshbench.render.layout import Column, build, fit, hidden_note
+from sshbench.render.notes import cpu_notes, rank_notes
 from sshbench.stats import REMEDY
 from sshbench.units import format_value, symbol
 

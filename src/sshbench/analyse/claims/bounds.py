@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sshbench.analyse.claims.core import NEAR_LIMIT, TOLERANCE, Claim, ClaimKind, names
+from sshbench.analyse.claims.core import BRIEF_NAMES, NEAR_LIMIT, TOLERANCE, Claim, ClaimKind, names
 from sshbench.analyse.claims.cpu import cpu_bound
 from sshbench.analyse.claims.kernel import from_kernel
 from sshbench.analyse.claims.limits import MB, Bound, Limits, has_evidence, limits, rate_caps
@@ -167,8 +167,20 @@ def bound_claims(groups: Mapping[str, Sequence[Row]], lim: Limits, prefix: str =
                     for r, b in members
                 ]
             }
-            out.append(Claim(ClaimKind.BOUND, f"{prefix}{group}", f"{prefix}{group}: " + "; ".join(parts), evidence))
+            short = [
+                f"{prefix}{group}, {_counted([r for r, _ in members], len(rows), every)}: {text}"
+                for (_, text), members in together.items()
+            ]
+            text = f"{prefix}{group}: " + "; ".join(parts)
+            out.append(Claim(ClaimKind.BOUND, f"{prefix}{group}", text, evidence, "\n".join(short)))
     return out + broken
+
+
+def _counted(rows: Sequence[Row], total: int, every: str) -> str:
+    """Name the rows sharing one bound on a brief screen: `every cipher`, up to BRIEF_NAMES names, else a count."""
+    if len(rows) == total > 1 or len(rows) <= BRIEF_NAMES:
+        return _who(rows, total, every)
+    return f"{len(rows)} {every.removeprefix('every ')}s"
 
 
 def _who(rows: Sequence[Row], total: int, every: str) -> str:

@@ -35,10 +35,14 @@ class Claim:
     subject: str  # a result group (download), a row, a recommendation or a comparison
     text: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    brief: str | None = None  # the same, shorter, for a terminal's first screen (lines; names counted past 3)
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
         return {"kind": self.kind.value, "subject": self.subject, "text": self.text, "evidence": dict(self.evidence)}
+
+
+BRIEF_NAMES = 3  # names a brief sentence lists inline, at most: more are counted
 
 
 def names(items: Sequence[str], most: int = 6) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sshbench.analyse.claims.core import Claim, ClaimKind, margin_text, names
+from sshbench.analyse.claims.core import BRIEF_NAMES, Claim, ClaimKind, margin_text, names
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row
 from sshbench.discovery import Discovery, Negotiated
@@ -135,8 +135,9 @@ def _more(r: Row) -> str:
     return f"about {more} more sample{'s' if more > 1 else ''} each would likely decide"
 
 
-def sentence(p: Pick, rating_note: str = "") -> str:
-    """Return the claim about a result group's leader, its equals, its pick and what was not measured."""
+def sentence(p: Pick, rating_note: str = "", most: int = 6) -> str:
+    """Return the claim about a result group's leader, its equals, its pick and what was not measured (`most`
+    names of a list inline, the rest counted)."""
     label = p.leader.scenario.metric.labels.name
     if p.outright:
         text = (
@@ -147,10 +148,10 @@ def sentence(p: Pick, rating_note: str = "") -> str:
     else:
         text = f"{_named(p.leader)}{rating_note} leads"
     if p.equivalent:
-        text += f"; equivalent to it {margin_text(p.margin)}: {names([_named(r) for r in p.equivalent])}"
+        text += f"; equivalent to it {margin_text(p.margin)}: {names([_named(r) for r in p.equivalent], most)}"
     if p.inconclusive:
         each = [f"{_named(r)}: {_more(r)}" for r in p.inconclusive]
-        text += f"; not told apart from it yet: {names(each)}"
+        text += f"; not told apart from it yet: {names(each, most)}"
     if p.chosen is not p.leader or p.equivalent:
         if p.chosen in p.top:
             text += f"; {p.policy} picks {label(p.chosen.scenario)}"
@@ -158,7 +159,7 @@ def sentence(p: Pick, rating_note: str = "") -> str:
             standing = STANDING_WORDS.get(p.chosen.standing, "unranked") if p.chosen.standing else "unranked"
             text += f"; {p.policy} {_refused(p)} and picks {_named(p.chosen)}, {standing}"
     if p.unmeasured:
-        text += f"; not measured: {names([f'{label(r.scenario)} ({_why_unmeasured(r)})' for r in p.unmeasured])}"
+        text += f"; not measured: {names([f'{label(r.scenario)} ({_why_unmeasured(r)})' for r in p.unmeasured], most)}"
     return text
 
 
@@ -224,7 +225,8 @@ def fastest_claims(
                 )
             continue
         note = _rating_note(discovery, "kex", p.leader.scenario.kex)
-        out.append(Claim(ClaimKind.FASTEST, word, f"{word}: {sentence(p, note)}", evidence(p)))
+        text, short = f"{word}: {sentence(p, note)}", f"{word}: {sentence(p, note, BRIEF_NAMES)}"
+        out.append(Claim(ClaimKind.FASTEST, word, text, evidence(p), None if short == text else short))
         if p.loses:
             out.append(Claim(ClaimKind.CAVEAT, word, p.loses, {"default_kex": default.kex if default else None}))
     return out

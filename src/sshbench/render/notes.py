@@ -1,0 +1,146 @@
+"""The lines under a result table: failures, the warnings a reader must act on (all of them on the complete
+screen), the legend of rows racing stopped early, unranked rows, aliases, CPU read over one CPU, failed samples."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.markup import escape
+
+from sshbench import hints, kex
+from sshbench.analyse.results import Row
+from sshbench.model import Kind
+from sshbench.ratios import Standing
+from sshbench.render import screen
+from sshbench.samples import SKIPPED
+from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY
+
+MOST_WARNED = 5  # warning lines under a table, at most: the rest counted in one line
+
+
+def not_measured_word(failure: str) -> str:
+    """Return the word a row without samples is listed under: skipped, n/a (unsupported) or failed."""
+    if failure.startswith(SKIPPED):
+        return "skipped"
+    return "n/a" if failure.startswith("unsupported") else "[red]failed[/]"
+
+
+def _over_one_cpu(rows: Sequence[Row]) -> str | None:
+    """Return one note naming the rows whose CPU per GiB at their rate reads as more than one CPU (one ssh is
+    single-threaded, an embedded server is pinned to one CPU): the figure counts each sample's login, the rate does
+    not; with what each side used while the payload moved, where that was read apart."""
+    found = []
+    for row in rows:
+        costs, s = row.costs, row.summary
+        if costs is None or s is None or not row.scenario.metric.costs_per_gib or row.scenario.client is not None:
+            continue
+        sides = [
+            f"{side} {per_gib * s.median * 1e6 / 2**30:.1f}" + ("" if busy is None else f" ({busy:.2f})")
+            for side, per_gib, busy in (
+                ("client", costs.client_cpu_gib, costs.client_busy),
+                ("server", costs.server_cpu_gib, costs.server_busy),
+            )
+            if per_gib is not None and per_gib * s.median * 1e6 / 2**30 > 1.05
+        ]
+        if sides:
+            found.append(f"{row.scenario.label} {', '.join(sides)}")
+    if not found:
+        return None
+    return (
+        "CPU s/GiB counts each sample's login (its CPU, not its time), so at these rates it reads as more than "
+        "one CPU (CPUs, and in brackets those used while the payload moved): " + "; ".join(found)
+    )
+
+
+def rank_notes(rows: Sequence[Row]) -> list[str]:
+    """Return the lines saying why rows have no rank: too few samples, or not told apart from the leader yet."""
+    lines = []
+    unranked = [r for r in rows if r.summary is not None and not r.summary.rankable]
+    if unranked:
+        lines.append(f"  rank - : fewer than {MIN_RANKED} samples, too few to rank ({len(unranked)} row(s))")
+    undecided = [r for r in rows if r.summary is not None and r.summary.rankable and r.rank == 0]
+    if undecided:
+        lines.append(
+            f"  rank - : not told apart from the leader yet ({len(undecided)} row(s), listed after the ranked ones): "
+            "more rounds decide them (--max-rounds, --max-time)"
+        )
+    return lines
+
+
+def decided_early(r: Row) -> bool:
+    """Return True for a row whose few samples already decided it slower than its group's leader (racing stopped
+    it: marked ~, not warned about)."""
+    return (
+        bool(r.warning) and r.standing is Standing.SLOWER and r.summary is not None and r.summary.coverage < CONFIDENCE
+    )
+
+
+def cpu_notes(rows: Sequence[Row], shown: bool = True) -> list[str]:
+    """Return the line naming rows whose CPU per GiB at their rate reads as more than one CPU, if any (the brief
+    screen: nothing when the table hides that column, else the rows counted)."""
+    over = _over_one_cpu(rows)
+    if over and screen.brief():
+        if not shown:
+            return []
+        count = over.count(";") + 1
+        return [
+            f"  [dim]CPU s/GiB: {count} row(s) read as more than one CPU (each sample's login counts): --details[/]"
+        ]
+    return [f"  [dim]{escape(over)}[/]"] if over else []
+
+
+def row_notes(rows: Sequence[Row], run_id: int | None = None, costs_shown: bool = True) -> list[str]:
+    """Return the lines printed under a result table: failures, warnings, unranked rows (`costs_shown`: the table
+    shows the CPU and memory columns)."""
+    lines = [
+        f"  {not_measured_word(r.failure)} {escape(r.scenario.label)}: {escape(r.failure.removeprefix(SKIPPED))}"
+        for r in rows
+        if r.summary is None and r.failure
+    ]
+    lines += _warning_lines(rows)
+    lines += rank_notes(rows)
+    pending = sum(1 for r in rows if r.summary is None and not r.failure)
+    if pending:
+        lines.append(f"  pending: {pending} row(s) not measured yet")
+    connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
+    for name, others in kex.aliases_of(connections):  # a key exchange measured once under one of its names
+        lines.append(f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)")
+    lines += cpu_notes(rows, costs_shown)
+    failed = sum(r.failed_samples for r in rows if not (r.failure or "").startswith(SKIPPED))
+    if failed and run_id is not None:
+        how = escape(hints.sshbench("export", str(run_id)))
+        lines.append(f"  {failed} failed sample(s) kept in the database (`{how}`)")
+    return lines
+
+
+def _warning_lines(rows: Sequence[Row]) -> list[str]:
+    """Return the warnings under a table: one line per row a reader must act on (`warned`, at most MOST_WARNED;
+    the others counted, named by --details), what to do about them, and one legend line for the rows racing stopped
+    early (marked ~ in the table)."""
+    settled = [r for r in rows if decided_early(r)]
+    flagged = [r for r in rows if r.warning and r not in settled]
+    acted = [r for r in flagged if warned(r)][:MOST_WARNED]
+    lines = [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in acted]
+    if len(flagged) > len(acted):
+        lines.append(
+            f"  {len(flagged) - len(acted)} other row(s) with an interval wider than the target or few samples: "
+            "--details names them"
+        )
+    if acted:
+        lines.append(f"  [yellow]![/] {REMEDY}")
+    if settled:
+        least = min(r.summary.n for r in settled if r.summary is not None)
+        lines.append(
+            f"  ~ stopped early: {len(settled)} row(s) already significantly slower than the leader at {least} "
+            "samples or more (racing stops a row there): their rank holds; their medians are rough, their "
+            "intervals cover less than 95 %"
+        )
+    return lines
+
+
+def warned(row: Row) -> bool:
+    """Return True for a warning a reader must act on, the only kind the brief screen marks: on the leader or a row
+    tied with it (the answer), or outliers; every warning on the complete screen."""
+    if not screen.brief():
+        return True
+    return row.rank == 1 or row.standing is Standing.LEADER or "outlier" in (row.warning or "")

@@ -1,0 +1,113 @@
+"""Issue 57: the brief screen a terminal gets and the complete one (`--details`, piped output), on a fake raced run:
+rows racing stopped are marked, not warned about; "!" only where a reader must act; sentences wrapped with a
+hanging indent; nothing the brief screen says is missing from the complete one."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from fakes import CHACHA, CTR, DISCOVERY, ENVIRONMENT, GCM, FakeSampler, ListProgress
+from sshbench.joboptions import JobOptions, Plan
+from sshbench.jobs.recording import Job
+from sshbench.model import Direction, Kind, Scenario
+from sshbench.render import screen
+from sshbench.render.show import print_run
+from sshbench.runkinds import RunKind
+from sshbench.storage.store import Store
+
+GOLDEN = Path(__file__).parent.parent / "golden"
+PLAN = Plan(warmup=1, min_rounds=3, max_rounds=10, racing=True)
+CIPHERS = {GCM: 1000.0, "aes256-gcm@openssh.com": 990.0, "aes192-ctr": 930.0, CHACHA: 600.0, CTR: 500.0}
+KEX = {"curve25519-sha256": 0.130, "ecdh-sha2-nistp256": 0.127, "diffie-hellman-group16-sha512": 0.150}
+WIGGLE = (1.0, 0.98, 1.02, 0.99, 1.01, 1.0, 0.97, 1.03, 0.985, 1.015, 1.0)
+WILD = (1.0, 0.8, 1.2, 0.85, 1.15, 0.9, 1.1, 0.82, 1.18, 0.88, 1.12)  # aes192-ctr: not told apart, a wide interval
+
+
+def value(sc: Scenario, rnd: int) -> float:
+    """Return a fake measurement: known spreads, so ranks, racing and warnings are exact."""
+    if sc.kind is Kind.LATENCY:
+        return KEX[str(sc.kex)] * WIGGLE[rnd]
+    wiggle = WILD if sc.cipher == "aes192-ctr" else WIGGLE
+    return CIPHERS[str(sc.cipher)] * wiggle[rnd]
+
+
+def _run(store: Store) -> int:
+    """Measure the fake run through the scheduler, racing on, as the quick start's `run` does."""
+    latency = [Scenario(Kind.LATENCY, kex=k, hostkey="ssh-ed25519") for k in KEX]
+    transfers = [Scenario(Kind.THROUGHPUT, cipher=c, direction=Direction.DOWN) for c in CIPHERS]
+    job = Job(store, JobOptions(command=RunKind.RUN, plan=PLAN), ListProgress())
+    rec = job.record("local", ENVIRONMENT)
+    store.set_discovery(rec.run_id, DISCOVERY)
+    with rec.status():
+        rec.register([*latency, *transfers])
+        rec.schedule(latency, FakeSampler(value), job.progress, "latency")
+        rec.schedule(transfers, FakeSampler(value), job.progress, "throughput")
+    return rec.run_id
+
+
+def _screen(tmp_path: Path, width: int, brief: bool) -> str:
+    """Return the screen `show` prints of the fake run at `width` columns."""
+    store = Store(tmp_path / f"runs-{width}-{brief}.db")  # run 1 in each
+    run_id = _run(store)
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
+    with screen.briefly(brief):
+        print_run(console, store.load(run_id), Path("runs.db"))
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def _sentences(text: str) -> set[str]:
+    """Return the screen's sentences outside its tables, each unwrapped onto one line."""
+    out: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        if line.startswith("    ") and (skipping or out):
+            if not skipping:
+                out[-1] += " " + line.strip()
+            continue
+        skipping = "─" in line or bool(re.match(r"^\s*(=?\d+|-|#)\s{2}", line))
+        skipping = skipping or "median" in line or "hidden at this" in line  # laid out anew at each width
+        if not skipping:
+            out.append(line.strip())
+    return {s for s in out if s}
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_the_brief_screen_is_exact_and_every_line_fits(tmp_path: Path, width: int) -> None:
+    text = _screen(tmp_path, width, brief=True)
+    golden = GOLDEN / f"first-screen-{width}.txt"
+    if os.environ.get("SSHBENCH_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()
+    assert all(len(line) <= width for line in text.splitlines())
+
+
+def test_rows_racing_stopped_are_marked_and_only_a_warning_to_act_on_is_marked_with_a_bang(tmp_path: Path) -> None:
+    text = _screen(tmp_path, 200, brief=True)
+    stopped = [line for line in text.splitlines() if re.search(r"\d ~ ", line)]
+    assert stopped and "~ stopped early:" in text  # one legend line, not a warning per row
+    assert "!" not in "".join(line for line in text.splitlines() if "aes192-ctr" in line)
+    assert "other row(s) with an interval wider than the target or few samples: --details names them" in text
+    complete = _screen(tmp_path, 200, brief=False)
+    assert "! aes192-ctr down: 95 % CI is" in complete  # said whole on the complete screen
+
+
+def test_the_complete_screen_says_everything_the_brief_one_does(tmp_path: Path) -> None:
+    for width in (80, 200):
+        brief, complete = _sentences(_screen(tmp_path, width, True)), _sentences(_screen(tmp_path, width, False))
+        moved = {s for s in brief - complete if "--details" not in s}  # a count of what --details says whole
+        assert not moved, moved
+        assert len(_screen(tmp_path, width, True).splitlines()) <= len(_screen(tmp_path, width, False).splitlines())
+
+
+def test_a_long_sentence_wraps_at_the_width_with_a_hanging_indent() -> None:
+    console = Console(file=io.StringIO(), width=40, color_system=None)
+    screen.say(console, "  " + " ".join(["word"] * 30))
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert len(lines) > 1 and all(len(line) <= 40 for line in lines)
+    assert lines[0].startswith("  word") and all(line.startswith("    word") for line in lines[1:])
