@@ -13,10 +13,14 @@ import pytest
 from rich.console import Console
 
 from fakes import CHACHA, CTR, DISCOVERY, ENVIRONMENT, GCM, FakeSampler, ListProgress
+from sshbench.analyse.claims.collect import run_recommendation
+from sshbench.analyse.results import ranked
 from sshbench.joboptions import JobOptions, Plan
 from sshbench.jobs.recording import Job
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.render import screen
+from sshbench.render.answer import answer_lines
+from sshbench.render.console import policy_of
 from sshbench.render.show import print_run
 from sshbench.runkinds import RunKind
 from sshbench.storage.store import Store
@@ -99,9 +103,14 @@ def test_rows_racing_stopped_are_marked_and_only_a_warning_to_act_on_is_marked_w
 
 def test_the_complete_screen_says_everything_the_brief_one_does(tmp_path: Path) -> None:
     for width in (80, 200):
-        brief, complete = _sentences(_screen(tmp_path, width, True)), _sentences(_screen(tmp_path, width, False))
+        text = _screen(tmp_path, width, True)
+        said, answer = text.split("The answer (")
+        brief, complete = _sentences(said), _sentences(_screen(tmp_path, width, False))
         moved = {s for s in brief - complete if "--details" not in s}  # a count of what --details says whole
         assert not moved, moved
+        whole = _screen(tmp_path, width, False)
+        figures = set(re.findall(r"[+-]?\d+\.\d+|\d{3,}", answer.replace("\n    ", " ")))
+        assert figures and all(f in whole for f in figures), figures - {f for f in figures if f in whole}
         assert len(_screen(tmp_path, width, True).splitlines()) <= len(_screen(tmp_path, width, False).splitlines())
 
 
@@ -111,3 +120,18 @@ def test_a_long_sentence_wraps_at_the_width_with_a_hanging_indent() -> None:
     lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
     assert len(lines) > 1 and all(len(line) <= 40 for line in lines)
     assert lines[0].startswith("  word") and all(line.startswith("    word") for line in lines[1:])
+
+
+def test_the_answer_picks_what_recommend_derives_from_the_same_run(tmp_path: Path) -> None:
+    store = Store(tmp_path / "runs.db")
+    stored = store.load(_run(store))
+    rec = run_recommendation(stored.run, stored.scenarios, policy_of(stored.run))
+    groups = ranked(stored.scenarios, PLAN.ci_target)
+    with screen.briefly():
+        lines = answer_lines(stored.run, stored.scenarios, groups, policy_of(stored.run))
+    assert rec.within_policy is not None and rec.within_policy.cipher and rec.within_policy.kex
+    download = next(line for line in lines if line.startswith("  download:"))
+    connection = next(line for line in lines if line.startswith("  quickest connection:"))
+    assert download.startswith(f"  download: {rec.within_policy.cipher} ")
+    picked = connection.split(" picks ")[1] if " picks " in connection else connection.split(": ", 1)[1]
+    assert picked.startswith(rec.within_policy.kex)

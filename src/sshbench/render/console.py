@@ -25,6 +25,7 @@ from sshbench.errors import SshbenchError
 from sshbench.model import OPENSSH_CLIENT, Kind, client_name, is_local
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render import screen
+from sshbench.render.answer import print_answer
 from sshbench.render.kexcost import print_kex_costs
 from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.render.logins import print_login_split
@@ -176,24 +177,17 @@ def print_table(console: Console, title: str, table: Table, note: str | None, li
 
 
 def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScenario]) -> None:
-    """Print every result group of a run, its warnings, what bounds its rates, and who is fastest."""
+    """Print every result group of a run, its warnings, what bounds its rates, and who is fastest (the brief screen:
+    the answer in a few lines instead, render/answer.py)."""
     by_group = ranked(stored, run.options.plan.ci_target, run.options.margin)
-    for rows in by_group.values():
-        sc = rows[0].scenario
-        table, note = result_table(rows, console.width)
-        title = sc.metric.group(sc).title
-        kind = run.kind.row
-        if kind.timed:  # a tune copy is timed as a user's copy is
-            title = title.replace("handshake excluded", kind.timed)
-        _, shed = fit(result_columns(rows), console.width)
-        costs_shown = not any(c.hidden_as == "CPU and memory" for c in shed)
-        print_table(console, title, table, note, row_notes(rows, run.id, costs_shown))
-    unread = _server_cpu_unread(run, [r for rows in by_group.values() for r in rows])
-    if unread:
-        console.print(unread, highlight=False, style="dim", markup=False)
+    _print_tables(console, run, by_group)
+    kind = run.kind.row
+    if screen.brief() and kind.judged and kind.fastest and not kind.own_findings:
+        print_answer(console, run, stored, by_group, policy_of(run))
+        print_unfinished(console, run)
+        return
     print_kex_costs(console, kex_costs(stored))
     print_login_split(console, login_split(stored))
-    kind = run.kind.row
     if not kind.judged:
         console.print(kind.bounds, highlight=False, style="dim")
     elif not kind.own_findings:  # a tune run names its default's bound and measures the remedies itself
@@ -210,6 +204,22 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
         )
     if not kind.own_findings:  # a tune run says so under its findings, where it ends
         print_unfinished(console, run)
+
+
+def _print_tables(console: Console, run: RunRecord, by_group: dict[str, list[Row]]) -> None:
+    """Print each result group's table with the lines under it, then why a host of the user's shows no server CPU."""
+    for rows in by_group.values():
+        sc = rows[0].scenario
+        table, note = result_table(rows, console.width)
+        title = sc.metric.group(sc).title
+        if run.kind.row.timed:  # a tune copy is timed as a user's copy is
+            title = title.replace("handshake excluded", run.kind.row.timed)
+        _, shed = fit(result_columns(rows), console.width)
+        costs_shown = not any(c.hidden_as == "CPU and memory" for c in shed)
+        print_table(console, title, table, note, row_notes(rows, run.id, costs_shown))
+    unread = _server_cpu_unread(run, [r for rows in by_group.values() for r in rows])
+    if unread:
+        console.print(unread, highlight=False, style="dim", markup=False)
 
 
 def _server_cpu_unread(run: RunRecord, rows: Sequence[Row]) -> str | None:
