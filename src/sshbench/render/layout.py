@@ -154,6 +154,8 @@ def hidden_note(shed: Sequence[Column], full: Sequence[Column]) -> str | None:
     names = list(dict.fromkeys(c.hidden_as or c.title for c in shed))
     if not names:
         return None
+    if screen.brief():
+        return f"  [dim]hidden at this width: {', '.join(names)} (--wide)[/]"
     return f"  [dim]hidden at this width: {', '.join(names)} (--wide, or a terminal of {total_width(full)} columns)[/]"
 
 

@@ -16,6 +16,7 @@ from sshbench.samples import SKIPPED
 from sshbench.stats import CONFIDENCE, MIN_RANKED, REMEDY
 
 MOST_WARNED = 5  # warning lines under a table, at most: the rest counted in one line
+BRIEF_REMEDY = "marked ! may be unstable: more rounds (--max-time), a quieter machine"
 
 
 def not_measured_word(failure: str) -> str:
@@ -59,7 +60,9 @@ def rank_notes(rows: Sequence[Row]) -> list[str]:
     if unranked:
         lines.append(f"  rank - : fewer than {MIN_RANKED} samples, too few to rank ({len(unranked)} row(s))")
     undecided = [r for r in rows if r.summary is not None and r.summary.rankable and r.rank == 0]
-    if undecided:
+    if undecided and screen.brief():
+        lines.append(f"  rank - : {len(undecided)} row(s) not told apart from the leader yet (more rounds decide)")
+    elif undecided:
         lines.append(
             f"  rank - : not told apart from the leader yet ({len(undecided)} row(s), listed after the ranked ones): "
             "more rounds decide them (--max-rounds, --max-time)"
@@ -103,8 +106,11 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None, costs_shown: bool 
     if pending:
         lines.append(f"  pending: {pending} row(s) not measured yet")
     connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
-    for name, others in kex.aliases_of(connections):  # a key exchange measured once under one of its names
-        lines.append(f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)")
+    aliases = kex.aliases_of(connections)  # a key exchange measured once under one of its names
+    if aliases and screen.brief():
+        lines.append(f"  measured once under one name: {', '.join(escape(name) for name, _ in aliases)} (--details)")
+    else:
+        lines += [f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)" for name, others in aliases]
     lines += cpu_notes(rows, costs_shown)
     failed = sum(r.failed_samples for r in rows if not (r.failure or "").startswith(SKIPPED))
     if failed and run_id is not None:
@@ -127,8 +133,10 @@ def _warning_lines(rows: Sequence[Row]) -> list[str]:
             "--details names them"
         )
     if acted:
-        lines.append(f"  [yellow]![/] {REMEDY}")
-    if settled:
+        lines.append(f"  [yellow]![/] {BRIEF_REMEDY if screen.brief() else REMEDY}")
+    if settled and screen.brief():
+        lines.append(f"  ~ {len(settled)} row(s) stopped early by racing (already slower): rough figures")
+    elif settled:
         least = min(r.summary.n for r in settled if r.summary is not None)
         lines.append(
             f"  ~ stopped early: {len(settled)} row(s) already significantly slower than the leader at {least} "
