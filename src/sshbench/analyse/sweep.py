@@ -153,7 +153,13 @@ def dimensions(stored: Sequence[StoredScenario], full: bool) -> list[DimensionRo
     rows += best_first(_dimension(lat, "kex", "hostkey", "kex", None, full), Kind.LATENCY)
     rows += best_first(_dimension(lat, "hostkey", "kex", "hostkey", None, full), Kind.LATENCY)
     for d in Direction:
-        thr = [st for st in stored if st.scenario.kind is Kind.THROUGHPUT and st.scenario.direction is d]
+        thr = [
+            st
+            for st in stored
+            if st.scenario.kind is Kind.THROUGHPUT
+            and st.scenario.direction is d
+            and not (st.scenario.remedy and st.scenario.remedy.copy)  # a tune check's copies: another size
+        ]
         ciphers = _dimension(thr, "cipher", "mac", "cipher", d.value, full)
         plain = [st for st in thr if not is_aead(st.scenario.cipher or "")]
         macs = _dimension(plain, "mac", "cipher", "mac", d.value, full)
