@@ -42,6 +42,15 @@ def stored_values(sc: Scenario, values: list[float]) -> StoredScenario:
     return StoredScenario(0, 0, sc, None, tuple(samples))
 
 
+def stored_copies(sc: Scenario, steady: float, fixed: float, size: int = 128 * 2**20) -> StoredScenario:
+    """Return 6 rounds of `tune` copies of `size` bytes at `steady` MB/s past `fixed` seconds (+-2 % a round)."""
+    samples = []
+    for i, noise in enumerate((0.98, 1.0, 1.02, 0.99, 1.01, 1.0), 1):
+        wall = (fixed + size / (steady * 1e6)) * noise
+        samples.append(Sample(sc, i, False, True, size / wall / 1e6, wall, nbytes=size, phases=(("fixed", fixed),)))
+    return StoredScenario(0, 0, sc, None, tuple(samples))
+
+
 def transfer(cipher: str, mac: str | None, rate: float, d: Direction) -> StoredScenario:
     """Return a throughput scenario around `rate` MB/s (+-1 %)."""
     sc = Scenario(Kind.THROUGHPUT, cipher=cipher, mac=mac, direction=d)

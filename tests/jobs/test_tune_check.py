@@ -10,35 +10,25 @@ import pytest
 from rich.console import Console
 
 import fakes
-from fakes import ListProgress, fake_stage, stored_values
+from fakes import ListProgress, fake_stage, stored_copies, stored_values
 from sshbench import jobs
 from sshbench.analyse import sizes, tune
 from sshbench.environment import Environment
 from sshbench.joboptions import JobOptions, Plan
 from sshbench.measure.remedies import Sizing
-from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
-from sshbench.records import RunRecord, StoredScenario
+from sshbench.records import RunRecord
 from sshbench.remedy import ONE_CONNECTION, Remedy
 from sshbench.render.tune import print_tune
 from sshbench.runkinds import RunKind
-from sshbench.samples import RunStatus, Sample
+from sshbench.samples import RunStatus
 from sshbench.storage.store import Store
 
 COPY = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN, remedy=ONE_CONNECTION)
 FOUR = dataclasses.replace(COPY, remedy=Remedy.streams(4))
 TWO = dataclasses.replace(COPY, remedy=Remedy.streams(2))
 BIG = 128 * 2**20
-
-
-def _copies(sc: Scenario, steady: float, fixed: float, size: int = BIG) -> StoredScenario:
-    """Return 6 rounds of copies of `size` bytes at `steady` MB/s past `fixed` seconds (+-2 % a round)."""
-    samples = []
-    for i, noise in enumerate((0.98, 1.0, 1.02, 0.99, 1.01, 1.0), 1):
-        wall = (fixed + size / (steady * MB)) * noise
-        samples.append(Sample(sc, i, False, True, size / wall / MB, wall, nbytes=size, phases=(("fixed", fixed),)))
-    return StoredScenario(0, 0, sc, None, tuple(samples))
 
 
 def _run() -> RunRecord:
@@ -54,10 +44,10 @@ def _measured(four_fixed_at_10mb: float) -> tuple[tune.Remedy, str]:
     when its 10 MB check copies took `four_fixed_at_10mb` s besides their bytes."""
     stored = [
         stored_values(dataclasses.replace(COPY, remedy=None), [24.0] * 6),
-        _copies(COPY, 20, 3),
-        _copies(FOUR, 60, 4),
-        _copies(sizes.checked(COPY), 20, 3, sizes.CHECK_SIZE),
-        _copies(sizes.checked(FOUR), 60, four_fixed_at_10mb, sizes.CHECK_SIZE),
+        stored_copies(COPY, 20, 3),
+        stored_copies(FOUR, 60, 4),
+        stored_copies(sizes.checked(COPY), 20, 3, sizes.CHECK_SIZE),
+        stored_copies(sizes.checked(FOUR), 60, four_fixed_at_10mb, sizes.CHECK_SIZE),
     ]
     (down,) = tune.findings(_run(), stored)
     printed = Console(record=True, width=250)
@@ -77,7 +67,7 @@ def test_a_check_copy_is_its_own_row_stored_by_its_size_and_in_a_group_of_its_ow
 
 
 def test_the_best_remedy_each_way_is_checked_only_where_the_copies_are_four_times_the_check_size() -> None:
-    stored = [_copies(COPY, 20, 3), _copies(TWO, 38, 3.5), _copies(FOUR, 60, 4)]
+    stored = [stored_copies(COPY, 20, 3), stored_copies(TWO, 38, 3.5), stored_copies(FOUR, 60, 4)]
     assert sizes.to_check(stored, {Direction.DOWN: BIG}) == [sizes.checked(COPY), sizes.checked(FOUR)]
     assert sizes.to_check(stored, {Direction.DOWN: 3 * sizes.CHECK_SIZE}) == []
     assert sizes.to_check(stored, {Direction.UP: BIG}) == []  # nothing measured that way
@@ -97,8 +87,8 @@ def test_a_prediction_inside_the_check_copies_interval_holds_and_one_outside_is_
 def test_copies_large_enough_for_a_check_that_got_none_say_so() -> None:
     stored = [
         stored_values(dataclasses.replace(COPY, remedy=None), [24.0] * 6),
-        _copies(COPY, 20, 3),
-        _copies(FOUR, 60, 4),
+        stored_copies(COPY, 20, 3),
+        stored_copies(FOUR, 60, 4),
     ]
     printed = Console(record=True, width=250)
     print_tune(printed, _run(), stored)

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from rich.console import Console
 
-from fakes import CHACHA, GCM, SNTRUP, stored_values
+from fakes import CHACHA, GCM, SNTRUP, stored_copies, stored_values
 from sshbench.analyse import tune
 from sshbench.discovery import Discovery, Negotiated, Profile
 from sshbench.environment import Environment
@@ -23,11 +23,11 @@ from sshbench.measure.remedies import (
 )
 from sshbench.measure.steady import MB
 from sshbench.model import BoundKind, Direction, Kind, Scenario
-from sshbench.records import RunRecord, StoredScenario
+from sshbench.records import RunRecord
 from sshbench.remedy import COMPRESSION, MASTER, ONE_CONNECTION, Remedy, RemedyKind, widens
 from sshbench.render.tune import _gain, print_tune
 from sshbench.runkinds import RunKind
-from sshbench.samples import RunStatus, Sample
+from sshbench.samples import RunStatus
 
 DISC = Discovery(
     client={
@@ -256,15 +256,6 @@ def test_keep_it_only_when_every_remedy_is_settled_from_six_rounds_and_none_is_w
     assert "keep it" not in said and "not told apart yet: 1 remedy against the default (about 3 more rounds" in said
 
 
-def _copies(sc: Scenario, steady: float, fixed: float, size: int = 128 * 2**20) -> StoredScenario:
-    """Return 6 rounds of copies of `size` bytes at `steady` MB/s past `fixed` seconds (+-2 % a round)."""
-    samples = []
-    for i, noise in enumerate((0.98, 1.0, 1.02, 0.99, 1.01, 1.0), 1):
-        wall = (fixed + size / (steady * MB)) * noise
-        samples.append(Sample(sc, i, False, True, size / wall / MB, wall, nbytes=size, phases=(("fixed", fixed),)))
-    return StoredScenario(0, 0, sc, None, tuple(samples))
-
-
 def test_a_remedys_gain_is_said_for_the_sizes_people_copy_from_its_steady_rate_and_fixed_cost() -> None:
     """Issue 55: 4 connections at once lift the steady rate 3 times (20 -> 60 MB/s) but cost a second more to start:
     for a 1 GB copy +156 %, for a 10 MB copy -16 %; --for-size sets which of them is the verdict and the paste."""
@@ -272,8 +263,8 @@ def test_a_remedys_gain_is_said_for_the_sizes_people_copy_from_its_steady_rate_a
     four = dataclasses.replace(copy, remedy=Remedy.streams(4))
     stored = [
         stored_values(dataclasses.replace(copy, remedy=None), [24.0] * 6),
-        _copies(copy, 20, 3),
-        _copies(four, 60, 4),
+        stored_copies(copy, 20, 3),
+        stored_copies(four, 60, 4),
     ]
     (down,) = tune.findings(_run(), stored)
     (r,) = down.remedies
