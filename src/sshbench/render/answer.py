@@ -77,7 +77,8 @@ def print_answer(
     lines = answer_lines(run, stored, by_group, policy)
     if not lines:
         return
-    console.print(f"The answer ({policy.name}; every caveat and figure: --details):", style="bold", highlight=False)
+    whole = hints.sshbench("show", str(run.id), "--details")
+    screen.say(console, f"The answer ({policy.name}; every caveat and figure: `{whole}`):", style="bold")
     for line in lines:
         screen.say(console, line)
     if run.kind.row.recommends:
