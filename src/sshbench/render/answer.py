@@ -19,6 +19,7 @@ from sshbench.analyse.kexcost import BASELINE, kex_costs, said
 from sshbench.analyse.logins import login_split
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row
+from sshbench.ratios import Standing
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render import screen
 
@@ -38,6 +39,18 @@ def _bound(r: Row, lim: bounds.Limits | None, rows: Sequence[Row]) -> str:
     return "" if found is None else f", {found.bound.kind}-bound"
 
 
+def _against(r: Row) -> str:
+    """Return how a pick stands against its group's leader: ` (3 % slower)` (the median of their per-round ratios),
+    equivalent, or not told apart yet (nothing where it was not read)."""
+    if r.standing is Standing.EQUIVALENT:
+        return " (equivalent to the leader)"
+    if r.standing is Standing.INCONCLUSIVE:
+        return " (not told apart from the leader yet)"
+    if r.standing is not Standing.SLOWER or r.against_leader is None:
+        return ""
+    return f" ({abs(r.against_leader.ratio.value - 1) * 100:.0f} % slower)"
+
+
 def answer_lines(
     run: RunRecord, stored: Sequence[StoredScenario], by_group: Mapping[str, list[Row]], policy: Policy
 ) -> list[str]:
@@ -53,7 +66,7 @@ def answer_lines(
         line = f"  {word}: {_row(p.leader)}{_bound(p.leader, lim, rows)}"
         if p.chosen is not p.leader:
             chosen = p.chosen.scenario
-            line += f"; {p.policy} picks {chosen.metric.labels.name(chosen).strip()}"
+            line += f"; {p.policy} picks {chosen.metric.labels.name(chosen).strip()}{_against(p.chosen)}"
         out.append(line)
         if p.loses and default is not None:
             out.append(f"  ! the pick's {p.chosen.scenario.kex} is not post-quantum, your default {default.kex} is")
