@@ -154,7 +154,7 @@ class Metric:
     def group(self, scenario: Scenario) -> ResultGroup:
         """Return the result group a scenario belongs to (a library's in-process connections apart: no process
         starts in them)."""
-        if scenario.remedy is not None and scenario.remedy.copy:
+        if scenario.is_check:
             return CHECK_GROUPS[scenario.direction]
         return IN_PROCESS_GROUP if scenario.mode == IN_PROCESS else self.groups[scenario.direction]
 
@@ -269,6 +269,11 @@ class Scenario:
         if self.cipher is None:
             return None
         return self.cipher if self.mac is None else f"{self.cipher} + {self.mac}"
+
+    @property
+    def is_check(self) -> bool:
+        """Return True for `tune`'s check of a prediction: a copy whose remedy carries its own size (Remedy.copy)."""
+        return self.remedy is not None and bool(self.remedy.copy)
 
     @functools.cached_property
     def key(self) -> str:

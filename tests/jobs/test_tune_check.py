@@ -115,6 +115,6 @@ def test_the_job_copies_the_default_and_the_best_remedy_at_10_mb_six_paired_roun
     store, run_id = _tune(tmp_path, None)
     stored = store.load(run_id)
     assert stored.run.status is RunStatus.COMPLETE
-    checks = {st.scenario: len(st.values()) for st in stored.scenarios if sizes.is_check(st.scenario)}
+    checks = {st.scenario: len(st.values()) for st in stored.scenarios if st.scenario.is_check}
     (best,) = [sc for sc in checks if sc.remedy is not None and sc.remedy.copy and sc.cipher]  # +200 %: a cipher
     assert set(checks) == {sizes.checked(COPY), best} and set(checks.values()) == {DECIDING_PAIRS}

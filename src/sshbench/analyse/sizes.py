@@ -22,6 +22,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sshbench.analyse.results import by_round
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import MIN_PAIRS, Verdict, judge, paired_ratio
 from sshbench.records import StoredScenario
@@ -107,20 +108,6 @@ def size_words(size: int) -> str:
     return f"{size} B"
 
 
-def per_round(st: StoredScenario) -> dict[int, float]:
-    """Return a scenario's measured values per round (the median when a round has several)."""
-    per: dict[int, list[float]] = {}
-    for s in st.samples:
-        if s.measured and s.ok and s.value:
-            per.setdefault(s.round, []).append(s.value)
-    return {r: statistics.median(v) for r, v in per.items()}
-
-
-def is_check(sc: Scenario) -> bool:
-    """Return True for a check copy (a remedy carrying its own copy size)."""
-    return sc.remedy is not None and bool(sc.remedy.copy)
-
-
 def checked(sc: Scenario, size: int = CHECK_SIZE) -> Scenario:
     """Return the check row of a copy scenario: the same copy at `size` bytes."""
     assert sc.remedy is not None
@@ -140,9 +127,9 @@ def to_check(stored: Sequence[StoredScenario], copies: Mapping[Direction | None,
             continue
         gained = []
         for st in mine:
-            if st is base or st.scenario.remedy is None or is_check(st.scenario):
+            if st is base or st.scenario.remedy is None or st.scenario.is_check:
                 continue
-            ratio = paired_ratio(per_round(base), per_round(st))
+            ratio = paired_ratio(by_round(base), by_round(st))
             if ratio is not None:
                 gained.append((ratio.value, st.scenario))
         if gained:
@@ -157,6 +144,6 @@ def check_of(
     a, b = by.get(checked(base)), by.get(checked(remedy))
     if a is None or b is None:
         return None
-    ratio = paired_ratio(per_round(a), per_round(b))
+    ratio = paired_ratio(by_round(a), by_round(b))
     measured = judge(ratio, True, margin) if ratio is not None else None
     return Check(CHECK_SIZE, predicted, measured)

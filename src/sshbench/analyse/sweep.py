@@ -158,7 +158,7 @@ def dimensions(stored: Sequence[StoredScenario], full: bool) -> list[DimensionRo
             for st in stored
             if st.scenario.kind is Kind.THROUGHPUT
             and st.scenario.direction is d
-            and not (st.scenario.remedy and st.scenario.remedy.copy)  # a tune check's copies: another size
+            and not st.scenario.is_check  # a tune check's copies: another size
         ]
         ciphers = _dimension(thr, "cipher", "mac", "cipher", d.value, full)
         plain = [st for st in thr if not is_aead(st.scenario.cipher or "")]

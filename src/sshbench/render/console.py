@@ -82,11 +82,12 @@ def inline_bar(value: float, best: float, width: int = 16) -> str:
     return "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
 
 
-def ci_cell(s: Summary, fmt: Callable[[float], str]) -> str:
-    """Return the median's confidence interval, labelled with its real coverage when below 95 % ('-' for n=1)."""
+def ci_cell(s: Summary, fmt: Callable[[float], str], labelled: bool = True) -> str:
+    """Return the median's confidence interval, labelled with its real coverage when below 95 % ('-' for n=1;
+    `labelled` False: without it, where a legend line says it)."""
     if s.n < 2:
         return "-"
-    cover = "" if s.coverage >= CONFIDENCE else f" ({format_value('share', s.coverage)})"
+    cover = "" if s.coverage >= CONFIDENCE or not labelled else f" ({format_value('share', s.coverage)})"
     return f"{fmt(s.ci_low)}-{fmt(s.ci_high)}{cover}"
 
 
@@ -107,8 +108,7 @@ def _ci(row: Row, fmt: Callable[[float], str]) -> str:
     legend line says it)."""
     if row.summary is None:
         return ""
-    cell = ci_cell(row.summary, fmt)
-    return cell.split(" (")[0] if screen.brief() and decided_early(row) else cell
+    return ci_cell(row.summary, fmt, labelled=not (screen.brief() and decided_early(row)))
 
 
 def _measured(rows: Sequence[Row], cell: Callable[[Summary], str]) -> tuple[str, ...]:

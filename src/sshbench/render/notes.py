@@ -26,10 +26,10 @@ def not_measured_word(failure: str) -> str:
     return "n/a" if failure.startswith("unsupported") else "[red]failed[/]"
 
 
-def _over_one_cpu(rows: Sequence[Row]) -> str | None:
-    """Return one note naming the rows whose CPU per GiB at their rate reads as more than one CPU (one ssh is
-    single-threaded, an embedded server is pinned to one CPU): the figure counts each sample's login, the rate does
-    not; with what each side used while the payload moved, where that was read apart."""
+def _over_one_cpu(rows: Sequence[Row]) -> list[str]:
+    """Return the rows whose CPU per GiB at their rate reads as more than one CPU (one ssh is single-threaded, an
+    embedded server is pinned to one CPU), each with its sides' figures: the figure counts each sample's login, the
+    rate does not; with what each side used while the payload moved, where that was read apart."""
     found = []
     for row in rows:
         costs, s = row.costs, row.summary
@@ -45,12 +45,7 @@ def _over_one_cpu(rows: Sequence[Row]) -> str | None:
         ]
         if sides:
             found.append(f"{row.scenario.label} {', '.join(sides)}")
-    if not found:
-        return None
-    return (
-        "CPU s/GiB counts each sample's login (its CPU, not its time), so at these rates it reads as more than "
-        "one CPU (CPUs, and in brackets those used while the payload moved): " + "; ".join(found)
-    )
+    return found
 
 
 def rank_notes(rows: Sequence[Row]) -> list[str]:
@@ -82,14 +77,17 @@ def cpu_notes(rows: Sequence[Row], shown: bool = True) -> list[str]:
     """Return the line naming rows whose CPU per GiB at their rate reads as more than one CPU, if any (the brief
     screen: nothing when the table hides that column, else the rows counted)."""
     over = _over_one_cpu(rows)
-    if over and screen.brief():
-        if not shown:
-            return []
-        count = over.count(";") + 1
+    if not over or (screen.brief() and not shown):
+        return []
+    if screen.brief():
         return [
-            f"  [dim]CPU s/GiB: {count} row(s) read as more than one CPU (each sample's login counts): --details[/]"
+            f"  [dim]CPU s/GiB: {len(over)} row(s) read as more than one CPU (each sample's login counts): --details[/]"
         ]
-    return [f"  [dim]{escape(over)}[/]"] if over else []
+    said = (
+        "CPU s/GiB counts each sample's login (its CPU, not its time), so at these rates it reads as more than one CPU "
+        "(CPUs, and in brackets those used while the payload moved): " + "; ".join(over)
+    )
+    return [f"  [dim]{escape(said)}[/]"]
 
 
 def row_notes(rows: Sequence[Row], run_id: int | None = None, costs_shown: bool = True) -> list[str]:

@@ -176,11 +176,14 @@ def bound_claims(groups: Mapping[str, Sequence[Row]], lim: Limits, prefix: str =
     return out + broken
 
 
+PLURAL = {"every cipher": "ciphers", "every copy": "copies"}  # rows named by count on a brief screen
+
+
 def _counted(rows: Sequence[Row], total: int, every: str) -> str:
     """Name the rows sharing one bound on a brief screen: `every cipher`, up to BRIEF_NAMES names, else a count."""
     if len(rows) == total > 1 or len(rows) <= BRIEF_NAMES:
         return _who(rows, total, every)
-    return f"{len(rows)} {every.removeprefix('every ')}s"
+    return f"{len(rows)} {PLURAL[every]}"
 
 
 def _who(rows: Sequence[Row], total: int, every: str) -> str:
