@@ -14,7 +14,7 @@ from rich.console import Console
 
 from sshbench import hints
 from sshbench.analyse.claims import bounds
-from sshbench.analyse.claims.fastest import GROUP_WORDS, pick
+from sshbench.analyse.claims.fastest import GROUP_WORDS, pick, rating_note
 from sshbench.analyse.kexcost import BASELINE, kex_costs, said
 from sshbench.analyse.logins import login_split
 from sshbench.analyse.policy import Policy
@@ -63,7 +63,8 @@ def answer_lines(
         p = pick(rows, policy, default, run.options.margin)
         if p is None:
             continue
-        line = f"  {word}: {_row(p.leader)}{_bound(p.leader, lim, rows)}"
+        note = rating_note(run.discovery, "kex", p.leader.scenario.kex)  # ` (ssh-audit: fail)`, as the claim says
+        line = f"  {word}: {_row(p.leader)}{note}{_bound(p.leader, lim, rows)}"
         if p.chosen is not p.leader:
             chosen = p.chosen.scenario
             line += f"; {p.policy} picks {chosen.metric.labels.name(chosen).strip()}{_against(p.chosen)}"

@@ -224,7 +224,7 @@ def fastest_claims(
                     )
                 )
             continue
-        note = _rating_note(discovery, "kex", p.leader.scenario.kex)
+        note = rating_note(discovery, "kex", p.leader.scenario.kex)
         text, short = f"{word}: {sentence(p, note)}", f"{word}: {sentence(p, note, BRIEF_NAMES)}"
         out.append(Claim(ClaimKind.FASTEST, word, text, evidence(p), None if short == text else short))
         if p.loses:
@@ -232,7 +232,7 @@ def fastest_claims(
     return out
 
 
-def _rating_note(discovery: Discovery | None, kind: str, name: str | None) -> str:
+def rating_note(discovery: Discovery | None, kind: str, name: str | None) -> str:
     """Return ' (ssh-audit: fail)' when the algorithm is rated fail or warn, else ''."""
     rating = discovery.rating(kind, name) if discovery and name else None
     return f" (ssh-audit: {rating})" if rating in ("fail", "warn") else ""
