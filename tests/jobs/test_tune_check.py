@@ -15,14 +15,14 @@ from sshbench import jobs
 from sshbench.analyse import sizes, tune
 from sshbench.environment import Environment
 from sshbench.joboptions import JobOptions, Plan
-from sshbench.measure.remedies import Sizing
+from sshbench.measure.remedies import MB, Sizing, combine, moving
 from sshbench.model import Direction, Kind, Scenario
 from sshbench.ratios import DECIDING_PAIRS
 from sshbench.records import RunRecord
-from sshbench.remedy import ONE_CONNECTION, Remedy
+from sshbench.remedy import ONE_CONNECTION, Remedy, RemedyKind
 from sshbench.render.tune import print_tune
 from sshbench.runkinds import RunKind
-from sshbench.samples import RunStatus
+from sshbench.samples import FIXED, RunStatus, Sample
 from sshbench.storage.store import Store
 
 COPY = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN, remedy=ONE_CONNECTION)
@@ -118,3 +118,23 @@ def test_the_job_copies_the_default_and_the_best_remedy_at_10_mb_six_paired_roun
     checks = {st.scenario: len(st.values()) for st in stored.scenarios if st.scenario.is_check}
     (best,) = [sc for sc in checks if sc.remedy is not None and sc.remedy.copy and sc.cipher]  # +200 %: a cipher
     assert set(checks) == {sizes.checked(COPY), best} and set(checks.values()) == {DECIDING_PAIRS}
+
+
+def test_parts_that_ran_one_after_another_are_not_credited_a_path_each() -> None:
+    """8 parts of 128 KiB on a 2.5 MB/s path whose logins staggered them: each part alone saw the whole path (its
+    steady rate 2.5 MB/s), so the copy's bytes moved at one path's rate, not eight (a 1 GB prediction of +171 % for 8
+    connections on a 20 Mbit/s path came from that); parts that ran together share it and count once."""
+    part, n = 2**17, 8
+    alone = part / (2.5 * MB)  # seconds a part moved its bytes
+    sc = Scenario(Kind.THROUGHPUT, direction=Direction.DOWN, remedy=Remedy(RemedyKind.STREAMS, 8))
+
+    def sample(rate: float) -> Sample:
+        return Sample(sc, 1, False, ok=True, value=rate, wall=1.0, nbytes=part)
+
+    staggered = [(sample(2.5), 0.4 + i * 0.1) for i in range(n)]  # each ends 0.1 s after the last: no overlap
+    copy = combine(sc, 1, staggered, n, part, wall=1.2)
+    assert moving([(e - alone, e) for _, e in staggered]) == pytest.approx(n * alone)
+    assert dict(copy.phases)[FIXED] == pytest.approx(1.2 - n * alone)
+    assert sizes.seconds_for(copy, 10**9) == pytest.approx(1.2 - n * alone + 10**9 / (2.5 * MB))  # one path's rate
+    together = [(sample(2.5 / n), 1.0) for _ in range(n)]  # all at once, each an eighth of the path
+    assert dict(combine(sc, 1, together, n, part, wall=1.2).phases)[FIXED] == pytest.approx(1.2 - n * alone)

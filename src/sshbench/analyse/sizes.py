@@ -2,9 +2,9 @@
 gain measured on one copy size is said for others.
 
 A copy of one or N connections is timed from spawn to exit; its sampler records phase `fixed`, what it took besides
-moving its bytes at N times its slowest part's steady rate (logins, slow starts, exits; measure/remedies.combine: the
-copy ends with that part, and a part that lags lags in proportion to its bytes). A copy of S bytes then takes about
-`fixed + S / steady`: for a large copy the steady rates decide, for a small one the fixed
+the seconds in which its parts moved bytes at their steady rates (logins, slow starts, exits; measure/remedies.combine:
+parts that ran together count those seconds once, parts that ran one after another each count theirs). A copy of S
+bytes then takes about `fixed + S / steady`: for a large copy the steady rates decide, for a small one the fixed
 costs. Per round, the default copy and the remedy's are each carried to S that way, and their ratio is paired per
 round as the measured gain is (ratios.paired_ratio): the interval is the rounds' spread, not the model's error. At
 the size measured the prediction is the measurement itself; at sizes far from it, it is a prediction and said so.

@@ -120,10 +120,12 @@ class CopySampler:
         n = streams(sc)
         part = max(PART, size // n // PART * PART)
         taken: list[Sample | None] = [None] * n
+        ends = [0.0] * n
 
         def one(i: int) -> None:
-            """Move one part."""
+            """Move one part; note when it ended."""
             taken[i] = throughput_sample(self.inner.ssh, self.inner.target, sc, part, self.inner.payload, rnd, False)
+            ends[i] = time.monotonic() - start
 
         start = time.monotonic()
         threads = [threading.Thread(target=one, args=(i,), name=f"sshbench-stream-{i}") for i in range(n)]
@@ -132,7 +134,7 @@ class CopySampler:
         for t in threads:
             t.join()
         wall = time.monotonic() - start
-        return combine(sc, rnd, [s for s in taken if s is not None], n, part, wall)
+        return combine(sc, rnd, [(s, e) for s, e in zip(taken, ends, strict=True) if s is not None], n, part, wall)
 
 
 def warmup_seconds(warm: Sequence[Scenario], login: float | None, overhead: float | None = None) -> float:
@@ -180,23 +182,24 @@ def copy_bytes(rate: float, seconds: float) -> int:
     return int(min(max(rate * MB * seconds, MIB), MAX_SIZE)) // MIB * MIB
 
 
-def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall: float) -> Sample:
-    """Return one sample of N parts: their bytes over the wall time, their CPU summed (failed if any part failed),
-    and phase `fixed`: what the copy took besides its bytes at N times its slowest part's steady rate (the copy ends
-    with that part; a copy of any size then takes about fixed + size / that rate: analyse/sizes.py)."""
-    bad = next((s for s in parts if not s.ok), None)
-    if bad is not None or len(parts) < n:
+def combine(sc: Scenario, rnd: int, parts: list[tuple[Sample, float]], n: int, part: int, wall: float) -> Sample:
+    """Return one sample of N parts (each with when it ended, seconds from the copy's start): their bytes over the
+    wall time, their CPU summed (failed if any part failed), and phase `fixed`: what the copy took besides moving
+    its bytes (`moving`); a copy of any size then takes about fixed + size / (its bytes / moving): analyse/sizes.py."""
+    taken = [s for s, _ in parts]
+    bad = next((s for s in taken if not s.ok), None)
+    if bad is not None or len(taken) < n:
         why = bad.error if bad is not None else "a connection did not report"
         return Sample(sc, rnd, False, ok=False, value=None, wall=wall, error=f"{n} connections at once: {why}")
 
     def total(field: str) -> float | None:
         """Return a field summed over the parts (None when a part lacks it)."""
-        values = [getattr(s, field) for s in parts]
+        values = [getattr(s, field) for s in taken]
         return None if any(v is None for v in values) else float(sum(values))
 
-    rss = [s.server_rss for s in parts if s.server_rss is not None]
-    steady = n * min(s.value or 0.0 for s in parts) * MB  # the copy ends with its slowest part: N at its steady rate
-    fixed = ((FIXED, max(0.0, wall - n * part / steady)),) if steady > 0 else ()
+    rss = [s.server_rss for s in taken if s.server_rss is not None]
+    spans = [(end - part / (s.value * MB), end) for s, end in parts if s.value]
+    fixed = ((FIXED, max(0.0, wall - moving(spans))),) if len(spans) == n else ()
     return Sample(
         sc,
         rnd,
@@ -209,9 +212,21 @@ def combine(sc: Scenario, rnd: int, parts: list[Sample], n: int, part: int, wall
         client_system=total("client_system"),
         server_cpu=total("server_cpu"),
         server_rss=max(rss) if rss else None,
-        tcp=parts[0].tcp,
-        phases=fixed,  # seconds besides moving the bytes at the parts' steady rates: logins, ramps, exits
+        tcp=taken[0].tcp,
+        phases=fixed,  # seconds in which no part moved bytes at its steady rate: logins, ramps, exits
     )
+
+
+def moving(spans: Sequence[tuple[float, float]]) -> float:
+    """Return the seconds in which at least one part moved its bytes at its steady rate (the union of the parts'
+    spans): parts that run together share the path and count once, parts that run one after another (their logins
+    staggered on a slow path) each count, so their bytes are never credited N paths."""
+    out, reach = 0.0, float("-inf")
+    for begin, end in sorted(spans):
+        if end > reach:
+            out += end - max(begin, reach)
+            reach = end
+    return out
 
 
 class MasterConnection:
