@@ -30,6 +30,7 @@ PLAN = Plan(warmup=1, min_rounds=3, max_rounds=10, racing=True)
 CIPHERS = {GCM: 1000.0, "aes256-gcm@openssh.com": 990.0, "aes192-ctr": 930.0, CHACHA: 600.0, CTR: 500.0}
 KEX = {"curve25519-sha256": 0.130, "ecdh-sha2-nistp256": 0.127, "diffie-hellman-group16-sha512": 0.150}
 WIGGLE = (1.0, 0.98, 1.02, 0.99, 1.01, 1.0, 0.97, 1.03, 0.985, 1.015, 1.0)
+NEGOTIATED = "Negotiated by the client's profiles (kex / host key / cipher + MAC):"  # the brief screen's title
 WILD = (1.0, 0.8, 1.2, 0.85, 1.15, 0.9, 1.1, 0.82, 1.18, 0.88, 1.12)  # aes192-ctr: not told apart, a wide interval
 
 
@@ -95,7 +96,9 @@ def test_the_brief_screen_is_exact_and_every_line_fits(tmp_path: Path, width: in
 def test_rows_racing_stopped_are_marked_and_only_a_warning_to_act_on_is_marked_with_a_bang(tmp_path: Path) -> None:
     text = _screen(tmp_path, 200, brief=True)
     stopped = [line for line in text.splitlines() if re.search(r"\d ~ ", line)]
-    assert stopped and "row(s) stopped early by racing (already slower)" in text  # one legend line, not one a row
+    assert [CHACHA in line for line in stopped] == [True]  # listed, marked: the client's default cipher
+    assert "~ stopped early by racing, slower: 1 not listed, 495 MB/s (--details)" in text  # counted in one line
+    assert f"{CTR} " not in text and f"{CTR} " in _screen(tmp_path, 200, brief=False)
     assert "!" not in "".join(line for line in text.splitlines() if "aes192-ctr" in line)
     assert "other row(s) with an interval wider than the target or few samples: --details names them" in text
     complete = _screen(tmp_path, 200, brief=False)
@@ -108,9 +111,9 @@ def test_the_complete_screen_says_everything_the_brief_one_does(tmp_path: Path) 
         said, answer = text.split("The answer (")
         brief, complete = _sentences(said), _sentences(_screen(tmp_path, width, False))
         whole = _screen(tmp_path, width, False)
-        shorter = {s for s in brief - complete if "--details" not in s}  # a count of what --details says whole
+        shorter = {s for s in brief - complete if "--details" not in s and s != NEGOTIATED}  # --details says it
         for s in shorter:  # a shorter form of a line the complete screen has: its mark, and its figures there
-            assert any(c.startswith(s.split(" ")[0]) for c in complete - brief), s
+            assert any(c.startswith(s.split(" ")[0].rstrip(":")) for c in complete - brief), s
             assert all(f in whole for f in re.findall(r"\d+(?:\.\d+)?", s)), s
         figures = set(re.findall(r"[+-]?\d+\.\d+|\d{3,}", answer.replace("\n    ", " ")))
         assert figures and all(f in whole for f in figures), figures - {f for f in figures if f in whole}

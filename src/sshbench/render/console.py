@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sshbench import hints
+from sshbench import hints, kex
 from sshbench.analyse import policy as policies
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.core import Claim, ClaimKind
@@ -21,8 +21,9 @@ from sshbench.analyse.kexcost import kex_costs
 from sshbench.analyse.logins import login_split
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row, ranked
+from sshbench.discovery import Negotiated
 from sshbench.errors import SshbenchError
-from sshbench.model import OPENSSH_CLIENT, Kind, client_name, is_local
+from sshbench.model import OPENSSH_CLIENT, Kind, Scenario, client_name, is_local
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render import screen
 from sshbench.render.answer import print_answer
@@ -208,18 +209,43 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
 
 def _print_tables(console: Console, run: RunRecord, by_group: dict[str, list[Row]]) -> None:
     """Print each result group's table with the lines under it, then why a host of the user's shows no server CPU."""
+    hidden: set[str] = set()  # the brief screen says which columns are hidden once, not under every table
     for rows in by_group.values():
         sc = rows[0].scenario
-        table, note = result_table(rows, console.width)
+        listed = listed_rows(rows, run.discovery.default() if run.discovery else None)
+        table, note = result_table(listed, console.width)
         title = sc.metric.group(sc).title
         if run.kind.row.timed:  # a tune copy is timed as a user's copy is
             title = title.replace("handshake excluded", run.kind.row.timed)
-        _, shed = fit(result_columns(rows), console.width)
+        _, shed = fit(result_columns(listed), console.width)
+        names = {c.hidden_as or c.title for c in shed}
+        if screen.brief() and names <= hidden:
+            note = None
+        hidden |= names
         costs_shown = not any(c.hidden_as == "CPU and memory" for c in shed)
-        print_table(console, title, table, note, row_notes(rows, run.id, costs_shown))
+        print_table(console, title, table, note, row_notes(rows, run.id, costs_shown, listed))
     unread = _server_cpu_unread(run, [r for rows in by_group.values() for r in rows])
     if unread:
         console.print(unread, highlight=False, style="dim", markup=False)
+
+
+def listed_rows(rows: Sequence[Row], default: Negotiated | None) -> list[Row]:
+    """Return the rows a table lists: all of them, but on the brief screen not those racing stopped early (slower
+    than the leader: counted in one line) except the client's default (what the reader runs today)."""
+    if not screen.brief():
+        return list(rows)
+    kept = [r for r in rows if not decided_early(r) or _is_default(r.scenario, default)]
+    return kept or list(rows)
+
+
+def _is_default(sc: Scenario, default: Negotiated | None) -> bool:
+    """Return True for the row of what the client's default profile negotiated (its kex and host key for a login,
+    its cipher and MAC for a transfer)."""
+    if default is None or sc.client is not None:
+        return False
+    if sc.kind is Kind.LATENCY:
+        return kex.same(sc.kex, default.kex) and sc.hostkey == default.hostkey
+    return sc.cipher == default.cipher and (sc.mac or None) == (default.mac or None)
 
 
 def _server_cpu_unread(run: RunRecord, rows: Sequence[Row]) -> str | None:

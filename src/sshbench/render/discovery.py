@@ -51,16 +51,22 @@ def print_discovery(console: Console, disc: Discovery) -> None:
 
 
 def print_negotiation(console: Console, disc: Discovery) -> None:
-    """Print what the default and strict client profiles negotiated."""
-    if disc.server is not None and disc.server.banner:
+    """Print what the default and strict client profiles negotiated (the brief screen: a line each under one title,
+    the server's version left to the header)."""
+    if screen.brief():
+        console.print("Negotiated by the client's profiles (kex / host key / cipher + MAC):", highlight=False)
+    elif disc.server is not None and disc.server.banner:
         console.print(f"Server: {disc.server.banner}", highlight=False)
     for p in disc.profiles:
         n = p.negotiated
+        name = f"  {p.name}:" if screen.brief() else f"{p.name:>8} profile:"
         if n is None:
-            screen.say(console, f"{p.name:>8} profile: [red]fails to connect[/]: {escape(p.failure or '')}", True)
+            screen.say(console, f"{name} [red]fails to connect[/]: {escape(p.failure or '')}", True)
+        elif screen.brief():
+            mac = f" + {n.mac}" if n.mac else ""
+            screen.say(console, f"{name} {n.kex} / {n.hostkey} / {n.cipher}{mac}")
         else:
             screen.say(
                 console,
-                f"{p.name:>8} profile: kex {n.kex}, host key {n.hostkey}, cipher {n.cipher}, "
-                f"MAC {n.mac or '(implicit, AEAD)'}",
+                f"{name} kex {n.kex}, host key {n.hostkey}, cipher {n.cipher}, MAC {n.mac or '(implicit, AEAD)'}",
             )

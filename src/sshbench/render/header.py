@@ -57,26 +57,54 @@ def _server_cpu(kind: RunKind, accounting: str | None, unavailable: str | None) 
     return f"not measured ({unavailable})"
 
 
-def environment_lines(run: RunRecord) -> list[str]:
-    """Return the run header: target, CPU, versions, server settings, pinning, limits, link, ceilings, emulation,
-    and the options that shaped the measurement."""
-    env = run.environment
-    server = f"; server {env.server_banner}" if env.server_banner else ""
-    lines = [
-        f"Run {run.id} ({run.kind}, {run.status}) on {env.target or run.target}{_measured_from(run)}",
-        f"  {env.cpu_model} x{env.cpus} [crypto flags: {', '.join(env.flags_on()) or 'none'}], Linux {env.kernel}",
-        f"  {env.openssh_client}, {env.openssl}{server}",
-    ]
-    if run.options.ssh:  # a client by path: not the system's
-        lines.append(f"  ssh client: {run.options.ssh} (--ssh)")
-    embedded = env.embedded
+def _flags(env: Environment) -> str:
+    """Return the CPU's crypto flags (the brief screen: the first three, the rest counted)."""
+    flags = env.flags_on()
+    if screen.brief() and len(flags) > 3:
+        return f"{', '.join(flags[:3])} +{len(flags) - 3} more"
+    return ", ".join(flags) or "none"
+
+
+def _server_version(env: Environment) -> str:
+    """Return `; server BANNER` (the brief screen: `; server the same` when it is the client's own version)."""
+    if not env.server_banner:
+        return ""
+    if screen.brief() and env.server_banner == f"SSH-2.0-{env.openssh_client}":
+        return "; server the same"
+    return f"; server {env.server_banner}"
+
+
+def _server_setup(run: RunRecord) -> list[str]:
+    """Return the lines on the server's settings, how its CPU was read and the CPU pinning (the brief screen: one
+    line for an embedded server with all three, pinned beside the client)."""
+    embedded, pin = run.environment.embedded, run.environment.pinning
+    if (
+        screen.brief()
+        and embedded
+        and embedded.settings
+        and embedded.cpu_accounting
+        and pin
+        and pin.client_cpu is not None
+        and all(is_local(s) for s in run.options.servers)
+    ):
+        cpu = embedded.cpu_accounting.split(" (")[0]
+        return [
+            f"  server: {len(embedded.settings)} settings (--details), CPU by {cpu}, on CPU {pin.server_cpu} (ssh on "
+            f"CPU {pin.client_cpu})"
+        ]
+    return _server_lines(run)
+
+
+def _server_lines(run: RunRecord) -> list[str]:
+    """Return the server's settings, how its CPU was read, and the CPU pinning, a line each."""
+    lines = []
+    embedded, pin = run.environment.embedded, run.environment.pinning
     if embedded and embedded.settings and screen.brief():
         lines.append(f"  server settings: {len(embedded.settings)} made for a throw-away server: --details says them")
     elif embedded and embedded.settings:
         lines.append(f"  server settings: {'; '.join(embedded.settings)}")
     if embedded and (embedded.cpu_accounting or embedded.cpu_unavailable):
         lines.append(f"  server CPU: {_server_cpu(run.kind, embedded.cpu_accounting, embedded.cpu_unavailable)}")
-    pin = env.pinning
     if pin and pin.client_cpu is not None:
         yours = any(not is_local(s) for s in run.options.servers)  # servers side by side with a host of the user's
         server = "embedded servers" if yours else "server"
@@ -84,6 +112,21 @@ def environment_lines(run: RunRecord) -> list[str]:
         lines.append(f"  CPU pinning: ssh client on CPU {pin.client_cpu}, {server} on CPU {pin.server_cpu}{unpinned}")
     elif pin:
         lines.append(f"  CPU pinning: {pin.note}")
+    return lines
+
+
+def environment_lines(run: RunRecord) -> list[str]:
+    """Return the run header: target, CPU, versions, server settings, pinning, limits, link, ceilings, emulation,
+    and the options that shaped the measurement (the brief screen: the server's set-up in one line where it can)."""
+    env = run.environment
+    lines = [
+        f"Run {run.id} ({run.kind}, {run.status}) on {env.target or run.target}{_measured_from(run)}",
+        f"  {env.cpu_model} x{env.cpus} [crypto flags: {_flags(env)}], Linux {env.kernel}",
+        f"  {env.openssh_client}, {env.openssl}{_server_version(env)}",
+    ]
+    if run.options.ssh:  # a client by path: not the system's
+        lines.append(f"  ssh client: {run.options.ssh} (--ssh)")
+    lines += _server_setup(run)
     if env.client_limit:
         lines.append(f"  ssh client CPU limit: {env.client_limit}")
     if env.link:

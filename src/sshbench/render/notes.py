@@ -90,15 +90,17 @@ def cpu_notes(rows: Sequence[Row], shown: bool = True) -> list[str]:
     return [f"  [dim]{escape(said)}[/]"]
 
 
-def row_notes(rows: Sequence[Row], run_id: int | None = None, costs_shown: bool = True) -> list[str]:
+def row_notes(
+    rows: Sequence[Row], run_id: int | None = None, costs_shown: bool = True, listed: Sequence[Row] | None = None
+) -> list[str]:
     """Return the lines printed under a result table: failures, warnings, unranked rows (`costs_shown`: the table
-    shows the CPU and memory columns)."""
+    shows the CPU and memory columns; `listed`: the rows it lists, when not all)."""
     lines = [
         f"  {not_measured_word(r.failure)} {escape(r.scenario.label)}: {escape(r.failure.removeprefix(SKIPPED))}"
         for r in rows
         if r.summary is None and r.failure
     ]
-    lines += _warning_lines(rows)
+    lines += _warning_lines(rows, rows if listed is None else listed)
     lines += rank_notes(rows)
     pending = sum(1 for r in rows if r.summary is None and not r.failure)
     if pending:
@@ -106,7 +108,7 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None, costs_shown: bool 
     connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
     aliases = kex.aliases_of(connections)  # a key exchange measured once under one of its names
     if aliases and screen.brief():
-        lines.append(f"  measured once under one name: {', '.join(escape(name) for name, _ in aliases)} (--details)")
+        lines.append(f"  aliases measured once: {', '.join(escape(name) for name, _ in aliases)} (--details)")
     else:
         lines += [f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)" for name, others in aliases]
     lines += cpu_notes(rows, costs_shown)
@@ -117,11 +119,12 @@ def row_notes(rows: Sequence[Row], run_id: int | None = None, costs_shown: bool 
     return lines
 
 
-def _warning_lines(rows: Sequence[Row]) -> list[str]:
+def _warning_lines(rows: Sequence[Row], listed: Sequence[Row]) -> list[str]:
     """Return the warnings under a table: one line per row a reader must act on (`warned`, at most MOST_WARNED;
     the others counted, named by --details), what to do about them, and one legend line for the rows racing stopped
-    early (marked ~ in the table)."""
+    early (marked ~ in the table; those it does not list counted with their medians' range)."""
     settled = [r for r in rows if decided_early(r)]
+    unlisted = [r for r in settled if r not in listed]
     flagged = [r for r in rows if r.warning and r not in settled]
     acted = [r for r in flagged if warned(r)][:MOST_WARNED]
     lines = [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in acted]
@@ -132,7 +135,9 @@ def _warning_lines(rows: Sequence[Row]) -> list[str]:
         )
     if acted:
         lines.append(f"  [yellow]![/] {BRIEF_REMEDY if screen.brief() else REMEDY}")
-    if settled and screen.brief():
+    if unlisted:
+        lines.append(_unlisted_line(unlisted))
+    elif settled and screen.brief():
         lines.append(f"  ~ {len(settled)} row(s) stopped early by racing (already slower): rough figures")
     elif settled:
         least = min(r.summary.n for r in settled if r.summary is not None)
@@ -142,6 +147,16 @@ def _warning_lines(rows: Sequence[Row]) -> list[str]:
             "intervals cover less than 95 %"
         )
     return lines
+
+
+def _unlisted_line(unlisted: Sequence[Row]) -> str:
+    """Return the legend of the rows racing stopped early (marked ~), counting those a brief table does not list
+    with the range of their rough medians."""
+    metric = unlisted[0].scenario.metric
+    medians = sorted((r.summary.median for r in unlisted if r.summary is not None), reverse=metric.higher_is_better)
+    ends = dict.fromkeys(metric.format(m) for m in (medians[0], medians[-1]))
+    span = f"{' to '.join(ends)} {metric.unit}"
+    return f"  ~ stopped early by racing, slower: {len(unlisted)} not listed, {span} (--details)"
 
 
 def warned(row: Row) -> bool:
