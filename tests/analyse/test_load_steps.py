@@ -222,11 +222,12 @@ def test_the_knee_says_what_its_logins_show_of_the_failure_rate_not_under_0_1_pe
     s = Scenario(Kind.LATENCY, load=StepKey.rate(5))
     kept = step(StoredScenario(1, 0, s, None, tuple(_logins(5, 50))), 10.0, planned=50)
     said = knee([kept], 1.0).sentence()
-    assert "0 of 50 failed at 5/s: the failure rate there is at most 5.8 % (95 % bound)" in said, said
-    assert "showing under 0.1 % takes 2,995 logins a step without a failure" in said
-    assert "and under 0.1 % failed" not in said  # what 50 logins cannot show is not claimed
+    assert "0 of 50 failed at 5/s, so its failure rate is at most 5.8 % at 95 % confidence" in said, said
+    assert "too few logins to show 0.1 %, which takes 2,995 a step without a failure" in said
+    assert "under 0.1 % failed" not in said  # what 50 logins cannot show of the rate is not claimed
     big = step(StoredScenario(1, 0, s, None, tuple(_logins(5, 3000))), 10.0)
-    assert "at most 0.1 % (95 % bound)" in knee([big], 1.0).sentence() and "2,995" not in knee([big], 1.0).sentence()
+    said = knee([big], 1.0).sentence()
+    assert "at most 0.1 % at 95 % confidence: under the SLO's 0.1 %" in said and "2,995" not in said
 
 
 def test_a_step_cut_short_is_not_read_for_the_knee_and_its_rerun_replaces_it() -> None:

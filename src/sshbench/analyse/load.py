@@ -243,22 +243,22 @@ class Knee:
     def sentence(self, silent: str = "", host: bool = False) -> str:
         """Return the knee in words; `silent`: the limits of this server that log nothing (named where the evidence
         does not say what bounds a step); `host`: a host of the user's, whose log and CPU are not read."""
-        slo = f"p99 under {self.slo * 1000:g} ms with under 0.1 % of its logins failed and no queue growing"
+        slo = f"p99 under {self.slo * 1000:g} ms, no queue growing and fewer than 0.1 % of its logins failing"
         unread = "; ".join(f"{s.rate:g}/s not read: {why_unread(s)}" for s in self.unread)
-        shown = f" ({failures_shown(self.kept)})" if self.kept is not None else ""
+        shown = f"; {failures_shown(self.kept)}" if self.kept is not None else ""
         if self.broken is None:
             top = f"up to {self.rate:g}/s" if self.rate is not None else "no step"
             if unread:
                 least = f"at least {self.rate:g}/s" if self.rate is not None else "not known"
-                return f"every step read kept {slo} ({top}{shown}); {unread}: the knee is {least}"
-            return f"every step kept {slo} ({top}{shown}): the knee is higher than the rates tried"
+                return f"every step read kept {slo}, {top}; {unread}: the knee is {least}{shown}"
+            return f"every step kept {slo}, {top}: the knee is higher than the rates tried{shown}"
         b = self.broken
         why = _broke(b, self.slo)
         tail = f" ({unread})" if unread else ""
         if self.rate is None:
             return f"no step kept {slo}: the lowest, {b.rate:g}/s, had {why}{tail}; {bounded_by(b, silent, host)}"
         bound = bounded_by(b, silent, host)
-        said = f"the knee: {self.rate:g}/s kept {slo}{shown}; {b.rate:g}/s did not ({why}){tail}; {bound}"
+        said = f"the knee: {self.rate:g}/s kept {slo}; {b.rate:g}/s did not ({why}){tail}; {bound}{shown}"
         return said + self.predicted()
 
     def predicted(self) -> str:
@@ -296,12 +296,12 @@ def failures_shown(s: Step) -> str:
     """Return what a step's logins show of its failure rate: its count and 95 % upper bound, and, where that bound
     is above the SLO's 0.1 %, how many logins a step needs to show it."""
     pct = s.upper * 100
-    said = f"{s.failures} of {s.logins} failed at {s.rate:g}/s: the failure rate there is at most "
+    said = f"{s.failures} of {s.logins} failed at {s.rate:g}/s, so its failure rate is at most "
     said += f"{pct:.1f} %" if pct >= 1 else f"{pct:.2g} %"
     if s.upper <= RARE_FAILURES:
-        return said + " (95 % bound)"
+        return said + " at 95 % confidence: under the SLO's 0.1 % as far as logins can show"
     need = logins_to_show(RARE_FAILURES)
-    return said + f" (95 % bound); showing under 0.1 % takes {need:,} logins a step without a failure"
+    return said + f" at 95 % confidence: too few logins to show 0.1 %, which takes {need:,} a step without a failure"
 
 
 def bounded_by(s: Step, silent: str = "", host: bool = False) -> str:
