@@ -13,6 +13,7 @@ from sshbench.exact import fisher
 from sshbench.joboptions import LoadOptions
 from sshbench.loadwords import DIED, before_banner
 from sshbench.records import StoredRun
+from sshbench.render import screen
 from sshbench.render.header import print_page
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.load import GENERATORS, closers, job_words, loading
@@ -78,25 +79,23 @@ def print_bursts(console: Console, stored: StoredRun) -> None:
     print_fitted(console, title, _burst_columns(rows))
     for b in rows:
         for words, n in b.causes[:3]:
-            console.print(f"  ! {b.label}: {n} x {words}", highlight=False, markup=False)
+            screen.say(console, f"  ! {b.label}: {n} x {words}")
         if any(before_banner(w) and not w.endswith(FROM_LOG) for w, _ in b.causes):
-            console.print(
+            screen.say(
+                console,
                 f"  {b.label}: closed before the banner, seen from the client only; what can do this here: "
                 f"{closers(stored)}",
-                highlight=False,
-                markup=False,
             )
     for st in stored.scenarios:
         if st.failure:
-            console.print(f"  ! {st.failure.removeprefix(DIED)}", highlight=False, markup=False)
+            screen.say(console, f"  ! {st.failure.removeprefix(DIED)}")
     if len(rows) == 2:
-        console.print(compared(rows[0], rows[1]), highlight=False, markup=False)
-    console.print(
+        screen.say(console, compared(rows[0], rows[1]))
+    screen.say(
+        console,
         "  The interval is over connections, exact (Clopper-Pearson): 0 dropped of N is a result. A burst's "
         "connections are not independent of one another: more bursts, not bigger ones, narrow it honestly.",
-        highlight=False,
         style="dim",
-        markup=False,
     )
 
 

@@ -13,6 +13,7 @@ from sshbench.clienttypes import client_type, known
 from sshbench.model import Scenario
 from sshbench.ratios import Word, interval_name
 from sshbench.records import RunRecord
+from sshbench.render import screen
 from sshbench.units import format_value
 
 
@@ -102,10 +103,10 @@ def print_effects(console: Console, run: RunRecord, effects: Sequence[Effect]) -
         named = (row.setting if row else None) or "its change"
         jobs = [e.group for e in mine]
         said = "; ".join(_effect(e, jobs.count(e.group) > 1) for e in mine)
-        console.print(f"  {client} ({named}): {said}", highlight=False, markup=False)
+        screen.say(console, f"  {client} ({named}): {said}")
         why = run.environment.clients.get(client, {}).get("hurts")
         if why and any(e.hurts for e in mine):
-            console.print(f"    why: {why}", highlight=False, markup=False)
+            screen.say(console, f"    why: {why}")
 
 
 def print_picks(console: Console, run: RunRecord, picks: Sequence[Pick], language: str) -> None:
@@ -128,6 +129,6 @@ def print_picks(console: Console, run: RunRecord, picks: Sequence[Pick], languag
         highlight=False,
     )
     for p in picks:
-        console.print(f"  {p.claim().text}", highlight=False, markup=False)
+        screen.say(console, f"  {p.claim().text}")
         for line in code_lines(p.row.scenario, p.group):
             console.print(f"      {line}", highlight=False, markup=False, style="cyan")

@@ -52,9 +52,11 @@ def ratio_cell(c: Change) -> str:
 
 
 def verdict_cell(c: Change) -> str:
-    """Return the verdict, with how many more samples would likely decide an inconclusive one."""
+    """Return the verdict, with how many more samples (a load step's: logins) would likely decide an inconclusive
+    one."""
     more = c.judged.more if c.judged else None
-    each = f"~{more} more sample{'s' if more and more > 1 else ''} each"
+    what = "login" if c.percentile is not None else "sample"
+    each = f"~{more} more {what}{'s' if more and more > 1 else ''} each"
     word = c.verdict + (f" ({each})" if c.verdict == "inconclusive" and more else "")
     return f"[{VERDICT_STYLE.get(c.verdict, 'yellow')}]{word}[/]"
 

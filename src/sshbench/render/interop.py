@@ -15,6 +15,7 @@ from sshbench.clienttypes import known
 from sshbench.exact import CONFIDENCE
 from sshbench.model import client_name
 from sshbench.records import StoredRun, StoredScenario
+from sshbench.render import screen
 from sshbench.render.header import print_environment
 from sshbench.render.layout import Column, print_fitted
 
@@ -112,26 +113,26 @@ def print_failures(console: Console, rows: Sequence[Pair], ssh: str | None) -> N
     """Print each failing pair: how often, the client's words, and the commands that reproduce it."""
     for p in (p for p in rows if p.failures):
         key = f" and host key {p.hostkey}" if p.hostkey else ""
-        console.print(
+        screen.say(
+            console,
             f"  ! {p.client} on {p.server} with {_kex(p)}{key}: {p.failures} of {p.logins} logins failed "
             f"({_pct(p.rate)})",
-            highlight=False,
-            markup=False,
         )
         for words, n in p.errors[:3]:
-            console.print(f"      {n} x {words}", highlight=False, markup=False)
+            screen.say(console, f"      {n} x {words}")
         if len(p.errors) > 3:
-            console.print(f"      and {len(p.errors) - 3} other messages", highlight=False, markup=False)
+            screen.say(console, f"      and {len(p.errors) - 3} other messages")
         why = known_cause(p)
         if why:
-            console.print(f"      why: {why}", highlight=False, markup=False)
-        console.print(f"      again: {reproduce(p, ssh)}", highlight=False, markup=False)
+            screen.say(console, f"      why: {why}")
+        console.print(f"      again: {reproduce(p, ssh)}", highlight=False, markup=False, soft_wrap=True)  # pasted
         console.print(
             f"      by hand, against a server like it that you start (its PORT, your KEY, a known_hosts FILE with its "
             f"host key; the soak's own server is gone): {by_hand(p, ssh)}",
             highlight=False,
             markup=False,
             style="dim",
+            soft_wrap=True,
         )
 
 
@@ -187,20 +188,23 @@ def clients_line(stored: StoredRun) -> str | None:
 def print_interop(console: Console, stored: StoredRun) -> None:
     """Print the soak's clients, table, failures, n/a pairs and what it bounds."""
     if line := clients_line(stored):
-        console.print(line, highlight=False, markup=False)
+        screen.say(console, line)
     rows = pairs(soaked(stored))
     na = [st for st in stored.scenarios if st.failure is not None and not st.samples]
     logins = stored.run.options.plan.min_rounds
-    if rows:
-        print_fitted(console, f"Interop soak: {logins} full logins per pair", _columns(rows))
-        for server, name in short_names(rows).items():
-            console.print(f"  {name}: local:{server}", highlight=False, markup=False)
-        print_failures(console, rows, stored.run.options.ssh)
+    listed = [p for p in rows if p.failures] if screen.brief() else rows
+    if listed:
+        print_fitted(console, f"Interop soak: {logins} full logins per pair", _columns(listed))
+        for server, name in short_names(listed).items():
+            screen.say(console, f"  {name}: local:{server}")
+    if len(listed) < len(rows):
+        screen.say(console, f"  {_pairs(len(rows) - len(listed))} without a failure not listed (--details lists them)")
+    print_failures(console, rows, stored.run.options.ssh)
     for line in not_soaked(na):
-        console.print(line, highlight=False, markup=False, style="dim")
+        screen.say(console, line, style="dim")
     for line in summary(rows):
-        console.print(line, highlight=False, markup=False)
-    console.print(HOW, highlight=False, style="dim", markup=False)
+        screen.say(console, line)
+    screen.say(console, HOW, style="dim")
 
 
 def print_interop_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:

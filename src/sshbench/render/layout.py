@@ -167,7 +167,7 @@ def ms_cell(seconds: float | None) -> str:
 def print_fitted(console: Console, title: str, columns: Sequence[Column]) -> None:
     """Print a title and its table fitted to the console's width, then the note naming what it hid."""
     shown, shed = fit(columns, console.width)
-    console.print(title, highlight=False, style="bold")
+    screen.say(console, title, style="bold")
     console.print(build(shown))
     if note := hidden_note(shed, columns):
         screen.say(console, note, markup=True)

@@ -21,6 +21,7 @@ from sshbench.analyse.load import (
 from sshbench.arrivals import schedule, step_seed
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun, StoredScenario
+from sshbench.render import screen
 from sshbench.render.capacity import capacity_document, ms_interval, print_capacity
 from sshbench.render.header import print_page
 from sshbench.render.layout import Column, ms_cell, print_fitted
@@ -31,6 +32,7 @@ HOW = (
     "that time (a stall shows in every login queued behind it); a login: the client connects, verifies the host key, "
     "authenticates with a key, runs its job and closes. Percentiles: an HdrHistogram of the step's successful logins."
 )
+BRIEF_HOW = "  open loop: logins at their intended times, latency from then (--details)"
 GENERATORS = {
     "openssh": "one `ssh ... true` per login",
     "go": "every login from one Go x/crypto/ssh process (a goroutine each)",
@@ -154,16 +156,15 @@ def _step_notes(console: Console, rows: list[Step], stored: StoredRun) -> None:
         name = step_name(s, kexes)
         if s.stopped or s.halted:
             said = f"{s.stopped} (not read for the knee)" if s.stopped else s.halted
-            console.print(f"  ! {name}: {said}", highlight=False, markup=False)
+            screen.say(console, f"  ! {name}: {said}")
         for words, n in s.causes[:3]:
-            console.print(f"  ! {name}: {n} x {words}", highlight=False, markup=False)
+            screen.say(console, f"  ! {name}: {n} x {words}")
         if s.cut:
-            console.print(
+            screen.say(
+                console,
                 f"  ! {name}: cut short, {s.logins} of its {s.planned} logins (the run was stopped in this step; "
                 f"its rate and percentiles are of those logins, not read for the knee: `{_resume(stored)}` runs it "
                 "again)",
-                highlight=False,
-                markup=False,
             )
 
 
@@ -193,33 +194,32 @@ def print_load(console: Console, stored: StoredRun) -> None:
         f"{job_words(own)}; latency from each login's intended start (p99 from start: from its actual start, the "
         "server's time without the generator's lag)"
     )
+    if screen.brief():
+        title = f"Logins under load: {own.arrivals} arrivals, {own.step_time:g} s per step (--details says how)"
     print_fitted(console, title, _columns(rows, several(stored)))
     _step_notes(console, rows, stored)
     for st in stored.scenarios:
         if st.failure and not st.samples:
             pinned = f"{st.scenario.kex} " if several(stored) and st.scenario.kex else ""
-            console.print(
-                f"  {pinned}{st.scenario.load}: {st.failure.removeprefix('skipped: ')}", highlight=False, markup=False
-            )
+            screen.say(console, f"  {pinned}{st.scenario.load}: {st.failure.removeprefix('skipped: ')}")
     kexes: tuple[str | None, ...] = stored.run.options.kex if several(stored) else (None,)
     for kex in kexes:
         mine = [s for s in rows if kex is None or s.kex == kex]
         read = knee(mine, own.slo)
         capped = f"; no step went above --max-rate {own.max_rate:g}/s" if own.max_rate and read.broken is None else ""
         sentence = read.sentence(_silent(stored), host=own.max_rate is not None)
-        console.print(f"  {kex + ': ' if kex else ''}{sentence}{capped}", highlight=False, markup=False)
+        screen.say(console, f"  {kex + ': ' if kex else ''}{sentence}{capped}")
     if several(stored):
         print_capacity(console, capacities(rows, stored.run.options.kex, own.slo))
     clean = [s for s in rows if s.logins and not s.failures]
     if clean:
-        console.print(
+        screen.say(
+            console,
             f"  {len(clean)} step{'s' if len(clean) != 1 else ''} without a failure: the failure rate of each is at "
             f"most {max(s.upper for s in clean) * 100:.1f} % (95 % bound)",
-            highlight=False,
-            markup=False,
         )
     print_roles(console, rows)
-    console.print(HOW, highlight=False, style="dim", markup=False)
+    screen.say(console, BRIEF_HOW if screen.brief() else HOW, style="dim")
 
 
 def print_load_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:

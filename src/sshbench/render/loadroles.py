@@ -7,6 +7,7 @@ from rich.console import Console
 
 from sshbench import products
 from sshbench.analyse.load import Step
+from sshbench.render import screen
 from sshbench.render.layout import Column, ms_cell, print_fitted
 
 
@@ -36,19 +37,17 @@ def print_roles(console: Console, rows: list[Step]) -> None:
     """Print the server's CPU per login by process role per step, where the kernel's exit records were read; how
     it was counted without a cgroup."""
     if any(s.server_cpu_by == "reaped" for s in rows):
-        console.print(
+        screen.say(
+            console,
             "  server CPU without a cgroup: the listener's own and its reaped children's (/proc), so a connection "
             "still open when a step ends is not counted in it; by process role: not measured (the kernel's "
             "per-process exit records, taskstats, need root)",
-            highlight=False,
-            markup=False,
         )
     elif any(s.server_cpu_by == "cgroup" and not s.roles for s in rows):
-        console.print(
+        screen.say(
+            console,
             "  server CPU by process role: not measured for every step (the kernel's per-process exit records, "
             "taskstats, could not be read here, or came faster than they were read)",
-            highlight=False,
-            markup=False,
         )
     rows = [s for s in rows if s.roles]
     if not rows:
@@ -59,16 +58,20 @@ def print_roles(console: Console, rows: list[Step]) -> None:
         "listener's own from /proc)"
     )
     print_fitted(console, title, _role_columns(rows, seen))
+    if screen.brief():
+        screen.say(
+            console, "  each role's figure is a lower bound: --details says what each role is and why", style="dim"
+        )
+        return
     for r in seen:
-        console.print(f"  {r}: {products.ROLES[r]}", highlight=False, markup=False, style="dim")
+        screen.say(console, f"  {r}: {products.ROLES[r]}", style="dim")
     idle = [r for r in products.ROLES if r not in seen]
     if idle:
-        console.print(f"  no CPU recorded in: {', '.join(idle)}", highlight=False, markup=False, style="dim")
-    console.print(
+        screen.say(console, f"  no CPU recorded in: {', '.join(idle)}", style="dim")
+    screen.say(
+        console,
         "  in no record: the server's total (its cgroup's) less the records. The kernel writes a process's record as "
         "it begins to exit, holding its CPU up to its last return to the CPU: that last stretch (most of a short "
         "process's life) and its exit are in the total only, so each role's figure is a lower bound",
-        highlight=False,
-        markup=False,
         style="dim",
     )

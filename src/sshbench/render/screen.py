@@ -48,6 +48,7 @@ def hung(console: Console, line: str, markup: bool = False, hang: int = HANG) ->
     width = console.width
     if text.cell_len <= width:
         return text
+    hang = max(hang, len(text.plain) - len(text.plain.lstrip(" ")) + 2)  # under the sentence's first word
     lines = text.wrap(console, max(width - hang, 20))
     out = Text()
     for i, piece in enumerate(lines):

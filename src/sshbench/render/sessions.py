@@ -11,6 +11,7 @@ from rich.console import Console
 from sshbench.analyse.sessions import Held, held_steps, idle_pss, server_label
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
+from sshbench.render import screen
 from sshbench.render.header import print_page
 from sshbench.render.layout import Column, ms_cell, print_fitted
 
@@ -104,19 +105,18 @@ def print_sessions(console: Console, stored: StoredRun) -> None:
         )
     for h in rows:
         if h.not_run is not None:
-            console.print(f"  {h.n} sessions: {h.not_run.removeprefix('skipped: ')}", highlight=False, markup=False)
+            screen.say(console, f"  {h.n} sessions: {h.not_run.removeprefix('skipped: ')}")
         for message, count in h.causes:
-            console.print(f"  {h.n} sessions: {count} failed: {message}", highlight=False, markup=False)
+            screen.say(console, f"  {h.n} sessions: {count} failed: {message}")
     files = next((h.files for h in rows if h.files is not None), None)
     if files is not None and files[0] != files[1]:
-        console.print(
+        screen.say(
+            console,
             f"  Open files: the soft limit was raised from {files[0]} to {files[1]} (the hard limit) for every "
             "process this run started.",
-            highlight=False,
-            markup=False,
         )
-    console.print(f"  {sentence(rows, product)}", highlight=False, markup=False)
-    console.print(HOW, highlight=False, style="dim", markup=False)
+    screen.say(console, f"  {sentence(rows, product)}")
+    screen.say(console, HOW, style="dim")
 
 
 def print_sessions_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:

@@ -16,6 +16,7 @@ from sshbench.analyse.recommend import Choice, Recommendation
 from sshbench.analyse.sweep import Combo, DimensionRow, Estimate
 from sshbench.model import METRICS, Kind, Metric
 from sshbench.records import RunRecord, StoredScenario
+from sshbench.render import screen
 from sshbench.render.console import (
     inline_bar,
     policy_of,
@@ -143,7 +144,7 @@ def print_choice(console: Console, choice: Choice, host: str, source: str, condi
     """Print one recommendation: what it claims, then its ssh_config and sshd_config snippets."""
     console.print(f"\n[bold]{choice.title}[/]", highlight=False)
     for claim in choice.claims():
-        console.print(f"  {claim.text}", highlight=False, markup=False)
+        screen.say(console, f"  {claim.text}")
     # soft_wrap: long algorithm lists must stay on one line to be pasted
     console.print("  ~/.ssh/config:", style="dim")
     console.print(ssh_config(choice, host, source, conditions), highlight=False, markup=False, end="", soft_wrap=True)

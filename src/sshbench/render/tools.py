@@ -11,6 +11,7 @@ from sshbench import hints
 from sshbench.analyse.claims.baselines import Efficiency, baseline_claims, efficiency
 from sshbench.analyse.results import ranked
 from sshbench.records import RunRecord, StoredScenario
+from sshbench.render import screen
 from sshbench.render.console import print_claims, print_table
 from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.units import format_value, symbol
@@ -63,7 +64,7 @@ def print_efficiency(console: Console, run: RunRecord, stored: Sequence[StoredSc
             print_table(console, title, build(shown), hidden_note(shed, columns))
             print_claims(console, "", baseline_claims(way, rows, items))
     if run.environment.embedded is None and (groups.get("tool download") or groups.get("tool upload")):
-        console.print(f"  {_NO_BASELINE.format(hints.sshbench('tools'))}", highlight=False, markup=False)
+        screen.say(console, f"  {_NO_BASELINE.format(hints.sshbench('tools'))}")
     versions = run.environment.tool_versions
     if versions:
-        console.print("  tools: " + "; ".join(f"{k}: {v}" for k, v in versions.items()), highlight=False, markup=False)
+        screen.say(console, "  tools: " + "; ".join(f"{k}: {v}" for k, v in versions.items()))

@@ -13,6 +13,7 @@ from sshbench.analyse.sizes import CHECK_FACTOR, CHECK_SIZE, Check, size_words
 from sshbench.payloads import text_ratio
 from sshbench.ratios import DECIDING_PAIRS, Verdict, Word, interval_name
 from sshbench.records import RunRecord, StoredScenario
+from sshbench.render import screen
 from sshbench.render.console import print_unfinished
 
 
@@ -136,23 +137,22 @@ def _print_finding(console: Console, run: RunRecord, f: tune.Finding) -> None:
         evidence = f.bound.evidence
         if evidence.get("side"):
             line += f" [kernel, {evidence['side']}: {_rtts(evidence)}]"
-    console.print(line, highlight=False, markup=False)
+    screen.say(console, line)
     for r in f.remedies:
         name = r.row.scenario.metric.labels.name(r.row.scenario).strip() or "default algorithms"
         given = run.options.for_size if r.at_copy is not None else None
         said = f" for a {size_words(given)} copy (predicted)" if given else ""
-        console.print(f"    {name}{said}: {_gain(r)}", highlight=False, markup=False)
+        screen.say(console, f"    {name}{said}: {_gain(r)}")
         for line in _by_size(r, f.copy_bytes):
-            console.print(f"      {line}", highlight=False, markup=False)
+            screen.say(console, f"      {line}")
     if _unchecked(f):
-        console.print(
+        screen.say(
+            console,
             f"    the gains predicted per copy size were not checked: no {size_words(CHECK_SIZE)} copies were "
             "measured in this run (the budget left no time for them; a longer --max-time gives it)",
-            highlight=False,
-            markup=False,
         )
     for words in f.advice:
-        console.print(f"    also: {words}", highlight=False, markup=False)
+        screen.say(console, f"    also: {words}")
 
 
 def _print_paste(console: Console, run: RunRecord, found: Sequence[tune.Finding]) -> None:
@@ -169,7 +169,7 @@ def _print_paste(console: Console, run: RunRecord, found: Sequence[tune.Finding]
         how = "on the server (measured here)" if command in measured else "instead of one copy"
         console.print(f"  {how}: {command}", highlight=False, markup=False)
     for loss in tune.losses(run, pasted):
-        console.print(f"  note: {loss}", highlight=False, markup=False)
+        screen.say(console, f"  note: {loss}")
     open_ = tune.undecided(found)
     bare = [f.group for f in found if not f.remedies]
     if bare:
