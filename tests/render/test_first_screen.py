@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from fakes import CHACHA, CTR, DISCOVERY, ENVIRONMENT, GCM, FakeSampler, ListProgress
+from fakes import CHACHA, CTR, DISCOVERY, ENVIRONMENT, GCM, FakeSampler, ListProgress, fake_stage
+from sshbench import jobs
 from sshbench.analyse.claims.collect import run_recommendation
 from sshbench.analyse.results import ranked
 from sshbench.joboptions import JobOptions, Plan
@@ -141,3 +142,23 @@ def test_the_answer_picks_what_recommend_derives_from_the_same_run(tmp_path: Pat
     assert download.startswith(f"  download: {rec.within_policy.cipher} ")
     picked = connection.split(" picks ")[1] if " picks " in connection else connection.split(": ", 1)[1]
     assert picked.startswith(rec.within_policy.kex)
+
+
+def test_a_servers_run_at_80_columns_folds_names_and_counts_what_the_brief_screen_leaves_out(tmp_path: Path) -> None:
+    specs = ("local:openssh", "local:dropbear")
+    opts = JobOptions(
+        command=RunKind.SERVERS, plan=PLAN, servers=specs, ciphers=(GCM, CHACHA, CTR), measure_latency=True
+    )
+    store = Store(tmp_path / "servers.db")
+    run_id = jobs.run(Job(store, opts, ListProgress(), stage=fake_stage()))
+    screens = {}
+    for brief in (True, False):
+        console = Console(file=io.StringIO(), width=80, color_system=None, force_terminal=False)
+        with screen.briefly(brief):
+            print_run(console, store.load(run_id), Path("runs.db"))
+        screens[brief] = console.file.getvalue()  # type: ignore[attr-defined]
+    text = screens[True]
+    assert all(len(line) <= 80 for line in text.splitlines()) and "…" not in text  # folded, never cut
+    assert "1 setting\n" not in text and "setting " in text and "key/cipher/MAC" in text  # counted, offers as numbers
+    assert len(text.splitlines()) < len(screens[False].splitlines())
+    assert "server settings" not in text and "UsePAM" not in text  # a throw-away server's settings: --details

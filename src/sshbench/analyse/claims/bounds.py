@@ -167,16 +167,30 @@ def bound_claims(groups: Mapping[str, Sequence[Row]], lim: Limits, prefix: str =
                     for r, b in members
                 ]
             }
-            short = [
-                f"{prefix}{group}, {_counted([r for r, _ in members], len(rows), every)}: {text}"
-                for (_, text), members in together.items()
-            ]
+            short = _brief(prefix + group, rows, together, every)
             text = f"{prefix}{group}: " + "; ".join(parts)
-            out.append(Claim(ClaimKind.BOUND, f"{prefix}{group}", text, evidence, "\n".join(short)))
+            out.append(Claim(ClaimKind.BOUND, f"{prefix}{group}", text, evidence, short))
     return out + broken
 
 
 PLURAL = {"every cipher": "ciphers", "every copy": "copies"}  # rows named by count on a brief screen
+BRIEF_BOUNDS = 2  # bound lines a brief screen gives a group in full: past that, the leader's and the rest counted
+
+
+def _brief(
+    group: str, rows: Sequence[Row], together: Mapping[tuple[str, str], Sequence[tuple[Row, Bound]]], every: str
+) -> str:
+    """Return a group's bounds for a brief screen: a line per bound (its rows counted past BRIEF_NAMES), or, past
+    BRIEF_BOUNDS lines, the leader's bound and the other rows counted."""
+    lines = [
+        f"{group}, {_counted([r for r, _ in members], len(rows), every)}: {text}"
+        for (_, text), members in together.items()
+    ]
+    if len(lines) <= BRIEF_BOUNDS:
+        return "\n".join(lines)
+    first = next(i for i, members in enumerate(together.values()) if any(r is rows[0] for r, _ in members))
+    others = sum(len(members) for i, members in enumerate(together.values()) if i != first)
+    return f"{lines[first]}\n{group}: {others} other row(s) bounded otherwise (--details says by what)"
 
 
 def _counted(rows: Sequence[Row], total: int, every: str) -> str:
