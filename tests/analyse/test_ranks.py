@@ -68,6 +68,26 @@ def test_a_pick_not_told_apart_from_the_leader_is_never_called_one_the_policy_al
     assert said.endswith("not told apart from the leader yet")
 
 
+def test_a_pick_the_policy_allows_is_one_not_told_apart_from_the_leader_before_one_surely_slower() -> None:
+    """A `latency` run's answer picked curve25519-sha256 / rsa-sha2-256, 6 % slower (ranked 2), over the client's
+    default mlkem768x25519-sha256 / ssh-ed25519 (not told apart from the leader: listed after the ranked rows), where
+    `recommend` kept the default: an undecided row may be as fast as the leader, a slower one is not."""
+    from sshbench.analyse.claims.fastest import pick
+    from sshbench.analyse.policy import Policy
+
+    rows = build_rows(
+        [
+            stored_values(LEADER, [1000, 1010, 990, 1005, 995, 1000]),
+            stored_values(STEADY, [900, 905, 895, 902, 898, 900]),  # significantly slower: ranked 2
+            stored_values(WIDE, [1200, 600, 1150, 650, 1100, 700]),  # not told apart from the leader: listed last
+        ],
+        0.05,
+    )
+    assert [r.scenario.cipher for r in rows] == [LEADER.cipher, STEADY.cipher, WIDE.cipher]
+    p = pick(rows, Policy("policy mine", "any", deny={"cipher": {LEADER.cipher or "": "not here"}}), None)
+    assert p is not None and p.chosen.scenario.cipher == WIDE.cipher
+
+
 def test_a_pick_behind_rows_not_told_apart_names_them_among_what_the_policy_passed_over() -> None:
     from sshbench.analyse.claims.fastest import pick, sentence
     from sshbench.analyse.policy import Policy

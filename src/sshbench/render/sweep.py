@@ -162,7 +162,7 @@ def print_recommendation(
     if rec.excluded:
         console.print(f"\n[bold]Excluded by {rec.policy['name']}[/] (every reason):", highlight=False)
         for kind, algorithm, reason in rec.excluded:
-            console.print(f"  {kind:8} {algorithm}: {reason}", highlight=False, markup=False)
+            screen.say(console, f"  {kind:8} {algorithm}: {reason}")
     if rec.caveats:
         console.print()
         print_claims(console, "Caveats", rec.caveats)

@@ -96,8 +96,9 @@ def pick(rows: Sequence[Row], policy: Policy, default: Negotiated | None, margin
 
     equivalent = tuple(r for r in rows if r.standing is Standing.EQUIVALENT)
     chosen = min((leader, *equivalent), key=preference)
-    if not allowed(chosen):  # the policy's pick is then the best row it allows, whatever it is
-        chosen = next((r for r in rows if r.standing is not None and allowed(r)), chosen)
+    if not allowed(chosen):  # the policy's pick is then the best row it allows: one not told apart from the leader
+        close = [r for r in rows if r.standing is Standing.INCONCLUSIVE and allowed(r)]  # before a slower one
+        chosen = min(close, key=preference) if close else next((r for r in rows if r.standing and allowed(r)), chosen)
     return Pick(
         leader=leader,
         chosen=chosen,
