@@ -14,8 +14,9 @@ from sshbench.analyse.compare import DRIFT, Change, FailIf, matched
 from sshbench.loadsteps import StepKind
 from sshbench.model import Metric
 from sshbench.ratios import BY_PERCENTILES
+from sshbench.render import screen
 from sshbench.render.console import ci_cell
-from sshbench.render.layout import Column, build, fit
+from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.stats import MIN_RANKED, Summary
 from sshbench.units import format_value
 
@@ -53,8 +54,8 @@ def ratio_cell(c: Change) -> str:
 
 def verdict_cell(c: Change) -> str:
     """Return the verdict, with how many more samples (a load step's: logins) would likely decide an inconclusive
-    one."""
-    more = c.judged.more if c.judged else None
+    one (the brief screen: in one line under the table)."""
+    more = c.judged.more if c.judged and not screen.brief() else None
     what = "login" if c.percentile is not None else "sample"
     each = f"~{more} more {what}{'s' if more and more > 1 else ''} each"
     word = c.verdict + (f" ({each})" if c.verdict == "inconclusive" and more else "")
@@ -64,12 +65,20 @@ def verdict_cell(c: Change) -> str:
 def compare_columns(changes: Sequence[Change], a: str, b: str) -> list[Column]:
     """Return the comparison's columns: scenario, unit, A, B, change, its interval and the verdict."""
     stat = "value" if any(c.percentile is not None for c in changes) else "median"
+    units = {c.scenario.metric.unit for c in changes}
+    unit = f" {units.pop()}" if len(units) == 1 else ""  # one unit: in the titles, not a column
+    per_row = [Column("unit", tuple(c.scenario.metric.unit for c in changes))] if not unit else []
     return [
         Column("scenario", tuple(c.label for c in changes), fold=True),
-        Column("unit", tuple(c.scenario.metric.unit for c in changes)),
-        Column(f"{a} {stat} (CI)", tuple(side_cell(c, c.a) for c in changes), right=True),
-        Column(f"{b} {stat} (CI)", tuple(side_cell(c, c.b) for c in changes), right=True),
-        Column("change", tuple("" if c.percent is None else f"{c.percent:+.1f}%" for c in changes), right=True),
+        *per_row,
+        Column(f"{a} {stat}{unit} (CI)", tuple(side_cell(c, c.a) for c in changes), right=True, narrow=True),
+        Column(f"{b} {stat}{unit} (CI)", tuple(side_cell(c, c.b) for c in changes), right=True, narrow=True),
+        Column(
+            "change",
+            tuple("" if c.percent is None else f"{c.percent:+.1f}%" for c in changes),
+            right=True,
+            shed=1,  # both sides' values and the interval stay
+        ),
         Column("95% interval", tuple(ratio_cell(c) for c in changes), right=True),
         Column("verdict", tuple(verdict_cell(c) for c in changes)),
     ]
@@ -79,6 +88,22 @@ def compare_table(changes: Sequence[Change], a: str, b: str, width: int | None =
     """Return one row per scenario, fitted to `width`."""
     shown, _ = fit(compare_columns(changes, a, b), width)
     return build(shown)
+
+
+def compare_note(changes: Sequence[Change], a: str, b: str, width: int | None) -> str | None:
+    """Return the line naming the columns a narrow terminal hides, if any."""
+    full = compare_columns(changes, a, b)
+    return hidden_note(fit(full, width)[1], full)
+
+
+def _undecided(changes: Sequence[Change]) -> str | None:
+    """Return the brief screen's line on how many more samples would decide the inconclusive rows."""
+    more = [c.judged.more for c in changes if c.verdict == "inconclusive" and c.judged and c.judged.more]
+    if not screen.brief() or not more:
+        return None
+    what = "logins" if any(c.percentile is not None for c in changes) else "samples"
+    span = f"{min(more)}" if min(more) == max(more) else f"{min(more)}-{max(more)}"
+    return f"  inconclusive: about {span} more {what} each would likely decide (--details: per row)"
 
 
 def steps_only(changes: Sequence[Change]) -> bool:
@@ -124,28 +149,32 @@ def print_compare(
     """Print the comparison, then the --fail-if outcome when one was asked for."""
     ids_a, ids_b = [r.id for r in a], [r.id for r in b]
     heads = [f"{side_name([r.id])} ({r.kind}, {r.target})" for r in (*a, *b)]
-    console.print(" + ".join(heads[: len(a)]) + " -> " + " + ".join(heads[len(a) :]), highlight=False)
+    screen.say(console, " + ".join(heads[: len(a)]) + " -> " + " + ".join(heads[len(a) :]))
     for line in env_diffs:
-        console.print(f"[yellow]! environment {line}[/]: the change may come from this, not from SSH", highlight=False)
+        screen.say(console, f"[yellow]! environment {line}[/]: the change may come from this, not from SSH", True)
     lines = explanation(ids_a, ids_b, margin, steps_only(changes))
-    console.print(lines[0], style="bold", highlight=False)
-    console.print(lines[1], highlight=False)
+    screen.say(console, lines[0], style="bold")
+    screen.say(console, lines[1])
     console.print(compare_table(changes, side_name(ids_a), side_name(ids_b), console.width))
+    if note := compare_note(changes, side_name(ids_a), side_name(ids_b), console.width):
+        screen.say(console, note, True)
+    if undecided := _undecided(changes):
+        screen.say(console, undecided)
     _print_spread(console, changes)
     counts = {w: sum(1 for c in changes if c.verdict == w) for w in WORDS}
     few = sum(1 for c in changes if c.verdict == "too few samples")
     if short := few - sum(1 for c in changes if c.needs is not None):
-        console.print(f"  no verdict for {short} scenario(s) with fewer than {MIN_RANKED} samples on a side")
+        screen.say(console, f"  no verdict for {short} scenario(s) with fewer than {MIN_RANKED} samples on a side")
     for line in percentile_notes(changes):
-        console.print(line, highlight=False)
+        screen.say(console, line)
     others = len(changes) - sum(counts.values()) - few
     summary = ", ".join(f"{n} {w}" for w, n in counts.items()) + (f", {few} without a verdict" if few else "")
     pairs = matched(changes)
-    console.print(
+    screen.say(
+        console,
         f"{pairs} scenario{'s' if pairs != 1 else ''} matched in both: "
         + summary
         + (f", {others} on one side only" if others else ""),
-        highlight=False,
     )
     if judged is not None:
         _print_fail_if(console, judged)
