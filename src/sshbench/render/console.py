@@ -181,8 +181,11 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
     """Print every result group of a run, its warnings, what bounds its rates, and who is fastest (the brief screen:
     the answer in a few lines instead, render/answer.py)."""
     by_group = ranked(stored, run.options.plan.ci_target, run.options.margin)
-    _print_tables(console, run, by_group)
     kind = run.kind.row
+    if screen.brief() and kind.own_findings:  # a tune run's findings below say what each row gained
+        _print_measured(console, stored, by_group)
+        return
+    _print_tables(console, run, by_group)
     if screen.brief() and kind.judged and kind.fastest and not kind.own_findings:
         print_answer(console, run, stored, by_group, policy_of(run))
         print_unfinished(console, run)
@@ -205,6 +208,17 @@ def print_results(console: Console, run: RunRecord, stored: Sequence[StoredScena
         )
     if not kind.own_findings:  # a tune run says so under its findings, where it ends
         print_unfinished(console, run)
+
+
+def _print_measured(console: Console, stored: Sequence[StoredScenario], by_group: dict[str, list[Row]]) -> None:
+    """Print, instead of the tables, how many rows were measured and a login's delayed-ACK waits (brief screen)."""
+    rows = sum(len(rows) for rows in by_group.values())
+    screen.say(console, f"Measured: {rows} rows in {len(by_group)} tables (--details shows them; the gains below)")
+    split = login_split(stored)
+    if split is not None and split.waits > 0:
+        screen.say(
+            console, f"  a login waits {split.waits * 1e3:.0f} ms on delayed ACKs: --details says what removes them"
+        )
 
 
 def _print_tables(console: Console, run: RunRecord, by_group: dict[str, list[Row]]) -> None:

@@ -100,18 +100,18 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
     found = tune.findings(run, stored)
     if not found:
         return
-    console.print(
+    screen.say(
+        console,
         "Why, and what fixes it (each remedy measured against the default, paired per round):",
         style="bold",
-        highlight=False,
     )
     payload = run.options.payload
     if payload == "text":
-        console.print(f"  payload: the fixed text corpus (gzip shrinks it {text_ratio():.2f} times)", highlight=False)
+        screen.say(console, f"  payload: the fixed text corpus (gzip shrinks it {text_ratio():.2f} times)")
     elif payload in ("zero", "random"):
-        console.print(
+        screen.say(
+            console,
             f"  payload: {'zeros (compress to nothing)' if payload == 'zero' else 'random (incompressible)'}",
-            highlight=False,
         )
     for f in found:
         _print_finding(console, run, f)
@@ -173,30 +173,28 @@ def _print_paste(console: Console, run: RunRecord, found: Sequence[tune.Finding]
     open_ = tune.undecided(found)
     bare = [f.group for f in found if not f.remedies]
     if bare:
-        console.print(
-            f"  no remedy measured yet for {', '.join(bare)}: nothing is pasted or kept from this run", highlight=False
-        )
+        screen.say(console, f"  no remedy measured yet for {', '.join(bare)}: nothing is pasted or kept from this run")
     elif open_:
         more = max(
             (max(DECIDING_PAIRS - r.verdict.ratio.n, r.verdict.more or 0) if r.verdict else DECIDING_PAIRS)
             for r in open_
         )
-        console.print(
+        screen.say(
+            console,
             f"  not told apart yet: {len(open_)} remed{'ies' if len(open_) > 1 else 'y'} against the "
             f"default (about {more} more round{'s' if more > 1 else ''} would likely decide: raise "
             f"--max-time)",
-            highlight=False,
         )
     elif not pasted["ssh_config"] and not pasted["commands"]:
-        console.print(
+        screen.say(
+            console,
             f"  no remedy beats the default by more than the ±{run.options.margin:.0%} margin (each from "
             f"{DECIDING_PAIRS} rounds or more): keep it",
-            highlight=False,
         )
     given = f" for a {size_words(run.options.for_size)} copy (--for-size)" if run.options.for_size else ""
-    console.print(
+    screen.say(
+        console,
         f"  (pasted{given}: a gain whose whole 95 % interval lies beyond the ±{run.options.margin:.0%} margin, "
         f"from {DECIDING_PAIRS} rounds or more; --margin sets it)",
-        highlight=False,
         style="dim",
     )
