@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from fakes import CHACHA, CTR, DISCOVERY, ENVIRONMENT, GCM, FakeSampler, ListProgress, fake_stage
+from fakes import CHACHA, CTR, DISCOVERY, ENVIRONMENT, GCM, FakeSampler, ListProgress, fake_stage, runs_db
 from sshbench import jobs
 from sshbench.analyse.claims.collect import run_recommendation
 from sshbench.analyse.results import ranked
@@ -162,3 +162,21 @@ def test_a_servers_run_at_80_columns_folds_names_and_counts_what_the_brief_scree
     assert "1 setting\n" not in text and "setting " in text and "key/cipher/MAC" in text  # counted, offers as numbers
     assert len(text.splitlines()) < len(screens[False].splitlines())
     assert "server settings" not in text and "UsePAM" not in text  # a throw-away server's settings: --details
+
+
+def test_a_load_run_at_80_columns_says_its_method_in_a_line_and_every_sentence_hangs(tmp_path: Path) -> None:
+    store = Store(runs_db(tmp_path / "runs.db"))
+    screens = {}
+    for brief in (True, False):
+        console = Console(file=io.StringIO(), width=80, color_system=None, force_terminal=False)
+        with screen.briefly(brief):
+            print_run(console, store.load(4), Path("runs.db"))
+        screens[brief] = console.file.getvalue()  # type: ignore[attr-defined]
+    text = screens[True]
+    assert "Logins under load: constant arrivals, 2 s per step (--details says how)" in text
+    assert "open loop: logins at their intended times, latency from then (--details)" in text
+    assert "Open loop: each login started at its intended time" in screens[False]
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    unhung = [line for line in lines if line[:1].islower() and not line.startswith("offered ")]  # offered: a title
+    assert not unhung  # a sentence's next lines hang under it, never at the margin
