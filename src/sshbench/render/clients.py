@@ -23,30 +23,26 @@ def print_clients(console: Console, run: RunRecord) -> None:
     clients = run.environment.clients
     if not clients:
         return
-    console.print(
-        "Clients (default: as their users run them; then the one change measured, named):",
-        style="bold",
-        highlight=False,
+    screen.say(
+        console, "Clients (default: as their users run them; then the one change measured, named):", style="bold"
     )
     for name, about in clients.items():
         if "skipped" in about:
-            console.print(f"  {name}: [dim]not measured[/]: {escape(about['skipped'])}", highlight=False)
+            screen.say(console, f"  {name}: [dim]not measured[/]: {escape(about['skipped'])}", True)
             continue
         start = about.get("start_s")
         started = f"; starts and loads in {format_value('ms', float(start))} ms" if start else ""
-        console.print(f"  {name}: {escape(about.get('version', '?'))}{started}", highlight=False)
-        console.print(f"    default: {escape(about.get('default', ''))}", highlight=False)
+        screen.say(console, f"  {name}: {about.get('version', '?')}{started}")
+        screen.say(console, f"    default: {about.get('default', '')}")
         if "kex_offered" in about or "kex_negotiated" in about:
-            console.print(f"    key exchange: {escape(_kex_line(about))}", highlight=False)
+            screen.say(console, f"    key exchange: {_kex_line(about)}")
         row = known(name)
         if "tuned" in about:
             named = (row.setting if row else None) or "changed"
-            console.print(f"    {escape(named)}: {escape(about['tuned'])}", highlight=False)
+            screen.say(console, f"    {named}: {about['tuned']}")
         if about.get("kind") == "binary" and not (row and row.marks):
-            console.print(
-                "    it says nothing when its command is sent: its CPU per GiB includes its login",
-                highlight=False,
-                style="dim",
+            screen.say(
+                console, "    it says nothing when its command is sent: its CPU per GiB includes its login", style="dim"
             )
 
 

@@ -121,7 +121,8 @@ def client_columns(rows: Sequence[Row]) -> list[Column]:
     """Return the client (with its settings) and server columns of a `clients` run's rows (none for other runs)."""
     if not any(r.scenario.client for r in rows):
         return []
-    cols = [Column("client", tuple(client_name(r.scenario.client or OPENSSH_CLIENT, r.scenario.mode) for r in rows))]
+    named = tuple(client_name(r.scenario.client or OPENSSH_CLIENT, r.scenario.mode) for r in rows)
+    cols = [Column("client", named, fold=True)]  # `asyncssh (64 MiB window, 128 requests)` folds at its spaces
     if any(r.scenario.server for r in rows):
         cols.append(Column("server", tuple(r.scenario.server or "" for r in rows)))
     return cols
@@ -171,7 +172,7 @@ def result_table(rows: Sequence[Row], width: int | None = None) -> tuple[Table, 
 
 def print_table(console: Console, title: str, table: Table, note: str | None, lines: Sequence[str] = ()) -> None:
     """Print a title, its table, the note on hidden columns, and the lines under it."""
-    console.print(title, highlight=False, style="bold")
+    screen.say(console, title, style="bold")
     console.print(table)
     for line in ([note] if note else []) + list(lines):
         screen.say(console, line, markup=True)
@@ -246,7 +247,7 @@ def _print_tables(console: Console, run: RunRecord, by_group: dict[str, list[Row
 def listed_rows(rows: Sequence[Row], default: Negotiated | None) -> list[Row]:
     """Return the rows a table lists: all of them, but on the brief screen not those racing stopped early (slower
     than the leader: counted in one line) except the client's default (what the reader runs today)."""
-    if not screen.brief():
+    if not screen.brief() or any(r.scenario.client for r in rows):  # a clients run compares every client's rows
         return list(rows)
     kept = [r for r in rows if not decided_early(r) or _is_default(r.scenario, default)]
     return kept or list(rows)

@@ -121,12 +121,12 @@ def _fewest_lines(columns: list[Column], width: int) -> dict[int, int] | None:
 
 
 def fold_name(name: str, width: int) -> str:
-    """Break a long algorithm name into lines of at most `width`, after `-` or `.`, or before `@`."""
+    """Break a long algorithm name into lines of at most `width`, after `-`, `.` or a space, or before `@`."""
     lines: list[str] = []
     rest = name
     while len(rest) > width:
         at = rest.find("@", 1, width + 1)  # the vendor suffix (@openssh.com) goes on its own line first
-        cut = at if at > 0 else max(rest.rfind("-", 0, width) + 1, rest.rfind(".", 0, width) + 1)
+        cut = at if at > 0 else max(rest.rfind(sep, 0, width) + 1 for sep in "-. ")  # a client's words too
         cut = cut if cut > 0 else width
         lines.append(rest[:cut])
         rest = rest[cut:]

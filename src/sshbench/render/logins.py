@@ -45,5 +45,10 @@ def print_login_split(console: Console, split: LoginSplit | None) -> None:
     """Print the lines, the details dim, under the connection table (nothing without logins that say their steps)."""
     if split is None:
         return
+    if screen.brief() and split.waits > 0:
+        screen.say(
+            console, f"  a login waits {split.waits * 1e3:.0f} ms on delayed ACKs: --details says what removes them"
+        )
+        return
     for line in login_lines(split):
         screen.say(console, line, style="dim" if line.startswith("  ") else None)
