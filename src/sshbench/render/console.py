@@ -247,7 +247,7 @@ def _print_tables(console: Console, run: RunRecord, by_group: dict[str, list[Row
 def listed_rows(rows: Sequence[Row], default: Negotiated | None) -> list[Row]:
     """Return the rows a table lists: all of them, but on the brief screen not those racing stopped early (slower
     than the leader: counted in one line) except the client's default (what the reader runs today)."""
-    if not screen.brief() or any(r.scenario.client for r in rows):  # a clients run compares every client's rows
+    if not screen.brief() or any(r.scenario.client or r.scenario.tool for r in rows):  # clients, tools: compared
         return list(rows)
     kept = [r for r in rows if not decided_early(r) or _is_default(r.scenario, default)]
     return kept or list(rows)

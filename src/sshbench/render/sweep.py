@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.markup import escape
 
+from sshbench import hints
 from sshbench.analyse import sweep
 from sshbench.analyse.claims.caveats import measured_under
 from sshbench.analyse.claims.collect import run_recommendation
@@ -153,9 +154,23 @@ def print_choice(console: Console, choice: Choice, host: str, source: str, condi
 
 
 def print_recommendation(
-    console: Console, rec: Recommendation, host: str, source: str, conditions: str | None = None
+    console: Console,
+    rec: Recommendation,
+    host: str,
+    source: str,
+    conditions: str | None = None,
+    run_id: int | None = None,
 ) -> None:
-    """Print the three recommendations, what the policy excluded and why, and the caveats."""
+    """Print the three recommendations, what the policy excluded and why, and the caveats (a sweep's brief screen,
+    `run_id` given: the policy's pick alone, the others and the reasons left to `recommend RUN`)."""
+    if run_id is not None and screen.brief() and rec.within_policy is not None:
+        print_choice(console, rec.within_policy, host, source, conditions)
+        whole = hints.sshbench("recommend", str(run_id))
+        others = (
+            f"the fastest overall and the fastest handshake, and why {len(rec.excluded)} algorithm(s) were excluded"
+        )
+        screen.say(console, f"  `{whole}` prints {others}")
+        return
     for choice in (rec.overall, rec.within_policy, rec.handshake):
         if choice is not None:
             print_choice(console, choice, host, source, conditions)
@@ -199,6 +214,6 @@ def print_sweep(console: Console, run: RunRecord, stored: Sequence[StoredScenari
             )
         _print_fitted(console, title, top_columns(combos, pol, top, ways), notes)
     rec = run_recommendation(run, stored, pol)
-    print_recommendation(console, rec, host_for(run), run.source, measured_under(run.environment))
+    print_recommendation(console, rec, host_for(run), run.source, measured_under(run.environment), run.id)
     print_bounds(console, run, stored)
     print_unfinished(console, run)
