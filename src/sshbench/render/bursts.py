@@ -14,7 +14,7 @@ from sshbench.joboptions import LoadOptions
 from sshbench.loadwords import DIED, before_banner
 from sshbench.records import StoredRun
 from sshbench.render import screen
-from sshbench.render.header import print_page
+from sshbench.render.header import print_page, print_unfinished
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.load import GENERATORS, closers, job_words, loading
 
@@ -101,7 +101,7 @@ def print_bursts(console: Console, stored: StoredRun) -> None:
 
 def print_bursts_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a burst run: its header, the settings, then where it is stored."""
-    print_page(console, stored, db, print_bursts)
+    print_page(console, stored, db, print_bursts, lambda c, s: print_unfinished(c, s.run))
 
 
 def bursts_document(stored: StoredRun) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from sshbench import hints, kex
@@ -27,6 +26,7 @@ from sshbench.model import OPENSSH_CLIENT, Kind, Scenario, client_name, is_local
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render import screen
 from sshbench.render.answer import print_answer
+from sshbench.render.header import print_unfinished
 from sshbench.render.kexcost import print_kex_costs
 from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.render.logins import print_login_split
@@ -295,13 +295,6 @@ def print_bounds(console: Console, run: RunRecord, stored: Sequence[StoredScenar
     if lim is not None:
         claims = bounds.bound_claims(ranked(stored, run.options.plan.ci_target, run.options.margin), lim)
         print_claims(console, "What bounds these rates:", claims)
-
-
-def print_unfinished(console: Console, run: RunRecord) -> None:
-    """Say how to finish a run that did not complete."""
-    if run.status is not RunStatus.COMPLETE:
-        how = hints.sshbench(run.kind.resume_command, "--resume", str(run.id))
-        console.print(f"[yellow]Run {run.id} is {run.status}[/]: finish it with `{escape(how)}`")
 
 
 def policy_of(run: RunRecord) -> Policy:

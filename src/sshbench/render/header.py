@@ -8,12 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
+from sshbench import hints
 from sshbench.environment import Environment, LinkInfo
 from sshbench.model import is_local
 from sshbench.records import RunRecord, StoredRun
 from sshbench.render import screen
 from sshbench.runkinds import RunKind
+from sshbench.samples import RunStatus
 from sshbench.units import format_value
 
 
@@ -172,6 +175,13 @@ def print_environment(console: Console, run: RunRecord) -> None:
     """Print the run header."""
     for line in environment_lines(run):
         screen.say(console, line)
+
+
+def print_unfinished(console: Console, run: RunRecord) -> None:
+    """Say how to finish a run that did not complete."""
+    if run.status is not RunStatus.COMPLETE:
+        how = hints.sshbench(run.kind.resume_command, "--resume", str(run.id))
+        console.print(f"[yellow]Run {run.id} is {run.status}[/]: finish it with `{escape(how)}`")
 
 
 def print_page(console: Console, stored: StoredRun, db: Path, *bodies: Callable[[Console, StoredRun], None]) -> None:

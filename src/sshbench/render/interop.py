@@ -16,7 +16,7 @@ from sshbench.exact import CONFIDENCE
 from sshbench.model import client_name
 from sshbench.records import StoredRun, StoredScenario
 from sshbench.render import screen
-from sshbench.render.header import print_environment
+from sshbench.render.header import print_page, print_unfinished
 from sshbench.render.layout import Column, print_fitted
 
 HOW = (
@@ -209,9 +209,7 @@ def print_interop(console: Console, stored: StoredRun) -> None:
 
 def print_interop_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print an interop run: its header, the soak, then where it is stored."""
-    print_environment(console, stored.run)
-    print_interop(console, stored)
-    console.print(f"Stored as run {stored.run.id} in {db}", highlight=False, style="dim")
+    print_page(console, stored, db, print_interop, lambda c, s: print_unfinished(c, s.run))
 
 
 def soaked(stored: StoredRun) -> list[StoredScenario]:

@@ -23,7 +23,7 @@ from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun, StoredScenario
 from sshbench.render import screen
 from sshbench.render.capacity import capacity_document, ms_interval, print_capacity
-from sshbench.render.header import print_page
+from sshbench.render.header import print_page, print_unfinished
 from sshbench.render.layout import Column, ms_cell, print_fitted
 from sshbench.render.loadroles import print_roles
 
@@ -224,7 +224,7 @@ def print_load(console: Console, stored: StoredRun) -> None:
 
 def print_load_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a load run: its header, the steps, then where it is stored."""
-    print_page(console, stored, db, print_load)
+    print_page(console, stored, db, print_load, lambda c, s: print_unfinished(c, s.run))
 
 
 def loading(own: LoadOptions) -> dict[str, Any]:

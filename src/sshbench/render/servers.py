@@ -20,9 +20,9 @@ from sshbench.render.console import (
     ci_cell,
     print_claims,
     print_table,
-    print_unfinished,
     result_columns,
 )
+from sshbench.render.header import print_unfinished
 from sshbench.render.layout import Column, build, fit, hidden_note, print_fitted, total_width
 from sshbench.render.notes import decided_early, row_notes, warned
 from sshbench.units import format_value, symbol

@@ -12,7 +12,7 @@ from sshbench.analyse.sessions import Held, held_steps, idle_pss, server_label
 from sshbench.joboptions import LoadOptions
 from sshbench.records import StoredRun
 from sshbench.render import screen
-from sshbench.render.header import print_page
+from sshbench.render.header import print_page, print_unfinished
 from sshbench.render.layout import Column, ms_cell, print_fitted
 
 HOW = (
@@ -22,6 +22,9 @@ HOW = (
     "it (so one more session costs its PSS), above the idle server's; RSS counts shared pages in full. CPU at rest: "
     "the server's over 2 s with every session open (its cgroup's; without root, its live processes' own)."
 )
+
+
+BRIEF_HOW = "  sessions: each logs in and runs `cat` that waits; memory is PSS above the idle server (--details)"
 
 
 def _mib(n: float | None) -> str:
@@ -116,12 +119,12 @@ def print_sessions(console: Console, stored: StoredRun) -> None:
             "process this run started.",
         )
     screen.say(console, f"  {sentence(rows, product)}")
-    screen.say(console, HOW, style="dim")
+    screen.say(console, BRIEF_HOW if screen.brief() else HOW, style="dim")
 
 
 def print_sessions_run(console: Console, stored: StoredRun, db: Path, discovery_only: bool = False) -> None:
     """Print a run of sessions held: its header, the steps, then where it is stored."""
-    print_page(console, stored, db, print_sessions)
+    print_page(console, stored, db, print_sessions, lambda c, s: print_unfinished(c, s.run))
 
 
 def sessions_document(stored: StoredRun) -> dict[str, Any]:

@@ -24,8 +24,8 @@ from sshbench.render.console import (
     print_bounds,
     print_claims,
     print_table,
-    print_unfinished,
 )
+from sshbench.render.header import print_unfinished
 from sshbench.render.layout import Column, build, fit, hidden_note
 from sshbench.render.snippets import host_for, ssh_config, sshd_config
 from sshbench.samples import SKIPPED

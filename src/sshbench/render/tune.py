@@ -14,7 +14,7 @@ from sshbench.payloads import text_ratio
 from sshbench.ratios import DECIDING_PAIRS, Verdict, Word, interval_name
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render import screen
-from sshbench.render.console import print_unfinished
+from sshbench.render.header import print_unfinished
 
 
 def _percent(ratio: float) -> float:
