@@ -190,7 +190,9 @@ def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[
 
 
 def test_tune_on_the_embedded_default_measures_the_remedies_it_chose(cli_env: dict[str, str]) -> None:
-    doc = _doc(cli_env, "tune", *SIX, "--size", "64M", "--max-time", "60s")  # rounds cap the work
+    # the six rounds end the run (56 s on a machine 1.6x slower than the one that set 60 s, which then cut the
+    # latency remedies short of their verdict): --max-time is only a cap, given room
+    doc = _doc(cli_env, "tune", *SIX, "--size", "64M", "--max-time", "150s")
     found = {f["group"]: f for f in doc["tune"]["findings"]}
     assert set(found) == {"download", "upload", "latency"}
     master = found["latency"]["remedies"][0]

@@ -15,15 +15,19 @@ from rich.console import Console
 from fakes import CHACHA, CTR, DISCOVERY, ENVIRONMENT, GCM, FakeSampler, ListProgress, fake_stage, runs_db
 from sshbench import jobs
 from sshbench.analyse.claims.collect import run_recommendation
-from sshbench.analyse.results import ranked
+from sshbench.analyse.results import Row, ranked
+from sshbench.discovery import Negotiated
 from sshbench.joboptions import JobOptions, Plan
 from sshbench.jobs.recording import Job
 from sshbench.model import Direction, Kind, Scenario
+from sshbench.ratios import Standing
 from sshbench.render import screen
 from sshbench.render.answer import answer_lines
-from sshbench.render.console import policy_of
+from sshbench.render.console import listed_rows, policy_of
+from sshbench.render.notes import row_notes
 from sshbench.render.show import print_run
 from sshbench.runkinds import RunKind
+from sshbench.stats import summarize
 from sshbench.storage.store import Store
 
 GOLDEN = Path(__file__).parent.parent / "golden"
@@ -101,7 +105,7 @@ def test_rows_racing_stopped_are_marked_and_only_a_warning_to_act_on_is_marked_w
     assert "~ stopped early by racing, slower: 1 not listed, 495 MB/s (--details)" in text  # counted in one line
     assert f"{CTR} " not in text and f"{CTR} " in _screen(tmp_path, 200, brief=False)
     assert "!" not in "".join(line for line in text.splitlines() if "aes192-ctr" in line)
-    assert "other row(s) with an interval wider than the target or few samples: --details names them" in text
+    assert "other row(s) with a wide interval or few samples: --details names them" in text
     complete = _screen(tmp_path, 200, brief=False)
     assert "! aes192-ctr down: 95 % CI is" in complete  # said whole on the complete screen
 
@@ -180,3 +184,42 @@ def test_a_load_run_at_80_columns_says_its_method_in_a_line_and_every_sentence_h
     assert all(len(line) <= 80 for line in lines)
     unhung = [line for line in lines if line[:1].islower() and not line.startswith("offered ")]  # offered: a title
     assert not unhung  # a sentence's next lines hang under it, never at the margin
+
+
+def _row(cipher: str, median: float, rank: int, standing: Standing, n: int = 10) -> Row:
+    """Return a hand-made download row: `n` samples around `median`, ranked as given."""
+    values = [median * w for w in WIGGLE[:n]]
+    sc = Scenario(Kind.THROUGHPUT, cipher=cipher, direction=Direction.DOWN)
+    return Row(sc, summarize(values), rank, False, 0, None, None, (), None, standing=standing)
+
+
+def test_a_brief_table_lists_the_rows_a_reader_chooses_among_and_counts_the_rest() -> None:
+    """The leader, rows tied or not told apart, the first three ranks, the client's default and the policy's pick;
+    the other slower rows counted in one line with their medians' range."""
+    rows = [
+        _row(GCM, 1000, 1, Standing.LEADER),
+        _row("aes256-gcm@openssh.com", 990, 1, Standing.EQUIVALENT),
+        _row("aes192-ctr", 700, 3, Standing.SLOWER),
+        _row("aes256-ctr", 650, 4, Standing.SLOWER),
+        _row(CHACHA, 600, 5, Standing.SLOWER),  # the client's default
+        _row("aes128-cbc", 550, 6, Standing.SLOWER),  # the policy's pick
+        _row(CTR, 500, 7, Standing.SLOWER),
+        _row("aes256-cbc", 980, 0, Standing.INCONCLUSIVE),
+    ]
+    default = Negotiated("curve25519-sha256", "ssh-ed25519", CHACHA, None, None)
+    with screen.briefly(True):
+        listed = listed_rows(rows, default, rows[5])
+        notes = row_notes(rows, listed=listed)
+    names = [r.scenario.cipher for r in listed]
+    assert names == [
+        "aes128-gcm@openssh.com",
+        "aes256-gcm@openssh.com",
+        "aes192-ctr",
+        CHACHA,
+        "aes128-cbc",
+        "aes256-cbc",
+    ]
+    assert "  2 slower row(s) not listed, 500 to 650 MB/s (--details)" in notes
+    with screen.briefly(False):
+        assert listed_rows(rows, default, rows[5]) == rows
+        assert not any("not listed" in line for line in row_notes(rows, listed=rows))

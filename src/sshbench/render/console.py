@@ -15,7 +15,7 @@ from sshbench import hints, kex
 from sshbench.analyse import policy as policies
 from sshbench.analyse.claims import bounds
 from sshbench.analyse.claims.core import Claim, ClaimKind
-from sshbench.analyse.claims.fastest import fastest_claims
+from sshbench.analyse.claims.fastest import fastest_claims, pick
 from sshbench.analyse.kexcost import kex_costs
 from sshbench.analyse.logins import login_split
 from sshbench.analyse.policy import Policy
@@ -23,6 +23,7 @@ from sshbench.analyse.results import Row, ranked
 from sshbench.discovery import Negotiated
 from sshbench.errors import SshbenchError
 from sshbench.model import OPENSSH_CLIENT, Kind, Scenario, client_name, is_local
+from sshbench.ratios import Standing
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render import screen
 from sshbench.render.answer import print_answer
@@ -35,6 +36,7 @@ from sshbench.samples import RunStatus, not_measurable
 from sshbench.stats import CONFIDENCE, Summary
 from sshbench.units import format_value
 
+BRIEF_RANKS = 3  # a brief table lists the ranks a reader chooses among; the slower rows after them are counted
 STATUS_STYLE = {
     RunStatus.COMPLETE: "green",
     RunStatus.INCOMPLETE: "yellow",
@@ -225,9 +227,11 @@ def _print_measured(console: Console, stored: Sequence[StoredScenario], by_group
 def _print_tables(console: Console, run: RunRecord, by_group: dict[str, list[Row]]) -> None:
     """Print each result group's table with the lines under it, then why a host of the user's shows no server CPU."""
     hidden: set[str] = set()  # the brief screen says which columns are hidden once, not under every table
+    default = run.discovery.default() if run.discovery else None
     for rows in by_group.values():
         sc = rows[0].scenario
-        listed = listed_rows(rows, run.discovery.default() if run.discovery else None)
+        chosen = pick(rows, policy_of(run), default, run.options.margin) if run.kind.row.fastest else None
+        listed = listed_rows(rows, default, chosen.chosen if chosen else None)
         table, note = result_table(listed, console.width)
         title = sc.metric.group(sc).title
         if run.kind.row.timed:  # a tune copy is timed as a user's copy is
@@ -244,13 +248,23 @@ def _print_tables(console: Console, run: RunRecord, by_group: dict[str, list[Row
         console.print(unread, highlight=False, style="dim", markup=False)
 
 
-def listed_rows(rows: Sequence[Row], default: Negotiated | None) -> list[Row]:
-    """Return the rows a table lists: all of them, but on the brief screen not those racing stopped early (slower
-    than the leader: counted in one line) except the client's default (what the reader runs today)."""
+def listed_rows(rows: Sequence[Row], default: Negotiated | None, chosen: Row | None = None) -> list[Row]:
+    """Return the rows a table lists: all of them, but on the brief screen only those a reader chooses among (the
+    leader, the rows not told apart from it, the first BRIEF_RANKS ranks racing did not stop early), the client's
+    default (what the reader runs today) and the policy's pick (`chosen`); the other slower rows are counted in one
+    line under the table (render/notes.py)."""
     if not screen.brief() or any(r.scenario.client or r.scenario.tool for r in rows):  # clients, tools: compared
         return list(rows)
-    kept = [r for r in rows if not decided_early(r) or _is_default(r.scenario, default)]
+    kept = [r for r in rows if _chosen_among(r) or r is chosen or _is_default(r.scenario, default)]
     return kept or list(rows)
+
+
+def _chosen_among(r: Row) -> bool:
+    """Return True for a row a brief table lists whatever else it lists: not measured or not ranked (said), the
+    leader or a row not told apart from it, or a slower row among the first BRIEF_RANKS that racing did not stop."""
+    if r.summary is None or r.standing is not Standing.SLOWER:
+        return True
+    return not decided_early(r) and r.rank <= BRIEF_RANKS
 
 
 def _is_default(sc: Scenario, default: Negotiated | None) -> bool:

@@ -124,7 +124,8 @@ def environment_lines(run: RunRecord) -> list[str]:
     env = run.environment
     lines = [
         f"Run {run.id} ({run.kind}, {run.status}) on {env.target or run.target}{_measured_from(run)}",
-        f"  {env.cpu_model} x{env.cpus} [crypto flags: {_flags(env)}], Linux {env.kernel}",
+        f"  {env.cpu_model} x{env.cpus} [{'crypto' if screen.brief() else 'crypto flags'}: {_flags(env)}], "
+        f"Linux {env.kernel}",
         f"  {env.openssh_client}, {env.openssl}{_server_version(env)}",
     ]
     if run.options.ssh:  # a client by path: not the system's

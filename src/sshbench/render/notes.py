@@ -107,9 +107,7 @@ def row_notes(
         lines.append(f"  pending: {pending} row(s) not measured yet")
     connections = (r.scenario.kex for r in rows if r.scenario.kind is Kind.LATENCY)
     aliases = kex.aliases_of(connections)  # a key exchange measured once under one of its names
-    if aliases and screen.brief():
-        lines.append(f"  aliases measured once: {', '.join(escape(name) for name, _ in aliases)} (--details)")
-    else:
+    if not screen.brief():  # the brief table lists each under one name; --details says which names are one
         lines += [f"  {escape(name)} = {escape(' = '.join(others))} (one algorithm)" for name, others in aliases]
     lines += cpu_notes(rows, costs_shown)
     failed = sum(r.failed_samples for r in rows if not (r.failure or "").startswith(SKIPPED))
@@ -120,25 +118,25 @@ def row_notes(
 
 
 def _warning_lines(rows: Sequence[Row], listed: Sequence[Row]) -> list[str]:
-    """Return the warnings under a table: one line per row a reader must act on (`warned`, at most MOST_WARNED;
-    the others counted, named by --details), what to do about them, and one legend line for the rows racing stopped
-    early (marked ~ in the table; those it does not list counted with their medians' range)."""
+    """Return the warnings under a table: one line per listed row a reader must act on (`warned`, at most
+    MOST_WARNED; the others counted, named by --details), what to do about them, the rows a brief table does not
+    list counted with their medians' range, and one legend line for the rows racing stopped early (marked ~)."""
     settled = [r for r in rows if decided_early(r)]
-    unlisted = [r for r in settled if r not in listed]
+    unlisted = [r for r in rows if r not in listed]
     flagged = [r for r in rows if r.warning and r not in settled]
-    acted = [r for r in flagged if warned(r)][:MOST_WARNED]
+    acted = [r for r in flagged if warned(r) and r in listed][:MOST_WARNED]
     lines = [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in acted]
     if len(flagged) > len(acted):
-        lines.append(
-            f"  {len(flagged) - len(acted)} other row(s) with an interval wider than the target or few samples: "
-            "--details names them"
-        )
+        wide = "a wide interval" if screen.brief() else "an interval wider than the target"
+        lines.append(f"  {len(flagged) - len(acted)} other row(s) with {wide} or few samples: --details names them")
     if acted:
         lines.append(f"  [yellow]![/] {BRIEF_REMEDY if screen.brief() else REMEDY}")
     if unlisted:
         lines.append(_unlisted_line(unlisted))
-    elif settled and screen.brief():
-        lines.append(f"  ~ {len(settled)} row(s) stopped early by racing (already slower): rough figures")
+    shown_early = [r for r in settled if r in listed]
+    if screen.brief():  # the line above is the legend of the rows marked ~ where racing stopped all it leaves out
+        if shown_early and not (unlisted and all(decided_early(r) for r in unlisted)):
+            lines.append("  ~ stopped early by racing (already slower): rough figures")
     elif settled:
         least = min(r.summary.n for r in settled if r.summary is not None)
         lines.append(
@@ -150,13 +148,15 @@ def _warning_lines(rows: Sequence[Row], listed: Sequence[Row]) -> list[str]:
 
 
 def _unlisted_line(unlisted: Sequence[Row]) -> str:
-    """Return the legend of the rows racing stopped early (marked ~), counting those a brief table does not list
-    with the range of their rough medians."""
+    """Return the line counting the slower rows a brief table does not list, with the range of their medians, and
+    the legend of the rows racing stopped early (marked ~) where those are all it leaves out."""
     metric = unlisted[0].scenario.metric
-    medians = sorted((r.summary.median for r in unlisted if r.summary is not None), reverse=metric.higher_is_better)
+    medians = sorted(r.summary.median for r in unlisted if r.summary is not None)
     ends = dict.fromkeys(metric.format(m) for m in (medians[0], medians[-1]))
     span = f"{' to '.join(ends)} {metric.unit}"
-    return f"  ~ stopped early by racing, slower: {len(unlisted)} not listed, {span} (--details)"
+    if all(decided_early(r) for r in unlisted):
+        return f"  ~ stopped early by racing, slower: {len(unlisted)} not listed, {span} (--details)"
+    return f"  {len(unlisted)} slower row(s) not listed, {span} (--details)"
 
 
 def warned(row: Row) -> bool:
