@@ -22,14 +22,17 @@ from sshbench.analyse.results import Row
 from sshbench.ratios import Standing
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render import screen
+from sshbench.stats import CONFIDENCE
 
 
 def _row(r: Row) -> str:
-    """Return a row's name, median and interval: `aes128-gcm@openssh.com 1065 MB/s (1023-1109)`."""
+    """Return a row's name, median and interval: `aes128-gcm@openssh.com 1065 MB/s (1023-1109)`, its coverage
+    named where it is under 95 % (`(284-362, a 94 % interval)`), as the table labels it."""
     metric, s = r.scenario.metric, r.summary
     assert s is not None
     name = metric.labels.name(r.scenario).strip()
-    interval = f" ({metric.format(s.ci_low)}-{metric.format(s.ci_high)})" if s.n >= 2 else ""
+    cover = f", a {s.coverage * 100:.0f} % interval" if s.coverage < CONFIDENCE else ""
+    interval = f" ({metric.format(s.ci_low)}-{metric.format(s.ci_high)}{cover})" if s.n >= 2 else ""
     return f"{name} {metric.format(s.median)} {metric.unit}{interval}"
 
 
