@@ -42,7 +42,7 @@ def print_discovery(console: Console, disc: Discovery) -> None:
         console.print(f"{title} algorithms", style="bold", highlight=False)
         console.print(build(shown))
         for reason, number in notes.items():
-            console.print(f"  [{number}] {reason}", highlight=False, markup=False)
+            screen.say(console, f"  [{number}] {reason}")  # wrapped under its first word, a URL whole
     print_negotiation(console, disc)
     console.print(
         f"Ratings: ssh-audit {disc.ssh_audit_version} algorithm database (github.com/jtesta/ssh-audit, MIT).",
