@@ -40,6 +40,15 @@ def test_the_plan_counts_the_set_up_inside_the_budget() -> None:
     assert "~22 s of set-up (discovery, probes) and" in caught.value.cause  # what the set-up was, as the plan says
 
 
+def test_a_refusal_after_building_drivers_asks_for_what_the_next_run_needs() -> None:
+    """`clients --max-time 150s` on a new machine built the Rust and Go drivers (5 min 13 s), then asked for 673 s
+    though the next run, with the drivers kept, needs about 360 s."""
+    est = Estimate(connections=15, transfers=59, warmup=70.0, per_round=97.0, budget=150.0, setup=313.0, kept=300.0)
+    with pytest.raises(SshbenchError) as caught:
+        check(est)
+    assert "at least 374s (the 5 min 00 s it took to build drivers is not spent again" in caught.value.fix
+
+
 def test_the_budget_counts_from_the_start_of_the_job(tmp_path: Path) -> None:
     """What a job did before its first sample (link, discovery, probes, ceilings) is spent from the same budget."""
     store = Store(tmp_path / "runs.db")

@@ -305,7 +305,7 @@ def detect_clients(names: Sequence[str], ssh: str, progress: Progress) -> tuple[
 
 
 def _estimate(
-    job: Job, bench: Bench, plan: _Plan, found: Sequence[Detected], built: Sequence[str], single: str
+    job: Job, bench: Bench, plan: _Plan, found: Sequence[Detected], built: Sequence[str], single: str, kept: float
 ) -> None:
     """Show the budget's estimate (a library's start added to each of its connections) or refuse the plan."""
     job.progress.update("probing what a connection and a transfer cost", 0, 1)
@@ -319,14 +319,17 @@ def _estimate(
 
     building = f"building the {', '.join(built)} driver{'s' if len(built) > 1 else ''} (once), " if built else ""
     what = f"finding clients, {building}discovery, probes"
-    job.plan_ready(budget.estimate(plan.scenarios, job.opts, probe_for, job.elapsed(), what))
+    est = budget.estimate(plan.scenarios, job.opts, probe_for, job.elapsed(), what)
+    job.plan_ready(est and dataclasses.replace(est, kept=kept))  # the next run finds the drivers built
 
 
 def run_clients(job: Job) -> int:
     """Run (or resume) the clients comparison; return the run id."""
     opts = job.opts
     ssh = job.ssh
+    before = job.elapsed()
     found, built = detect_clients(opts.own_as(ClientsOptions).clients, ssh, job.progress)
+    kept = job.elapsed() - before if built else 0.0  # building drivers: once, not on the next run
     specs = tuple(registry.validate(s) if is_local(s) else s for s in (opts.servers or (opts.target,)))
     shm = TMPFS if os.access(TMPFS, os.W_OK) else None
     matrix = bool(opts.servers)
@@ -336,7 +339,7 @@ def run_clients(job: Job) -> int:
         plan = _plan(bench, found, matrix)
         single = next(iter(bench.endpoints))
         if job.resume is None:
-            _estimate(job, bench, plan, found, built, single)
+            _estimate(job, bench, plan, found, built, single, kept)
         disc = None if matrix else plan.discoveries[single]
         env = bench.environment(None if matrix else bench.endpoints[single], disc)
         rec = job.record(" ".join(specs), dataclasses.replace(env, clients=client_report(found, plan.negotiated)))

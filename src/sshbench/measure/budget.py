@@ -68,6 +68,7 @@ class Estimate:
     fits: str | None = None  # a narrower plan that fits, in words, offered before a larger budget
     narrows: bool = True  # the command's narrowing options (--cipher, --kex, ...) change this plan
     once: bool = False  # a plan run once, not in rounds (`load --job session`'s steps): per_round is all of it
+    kept: float = 0.0  # seconds of the set-up the next run does not spend again (drivers built once, then kept)
 
     @property
     def rounds(self) -> int | None:
@@ -120,8 +121,9 @@ class Estimate:
         return f"a verdict on a change needs {self.rounds_needed}"
 
     def needed(self) -> float:
-        """Return the budget that would give every row the samples a rank needs."""
-        return self.setup + self.warmup + self.rounds_needed * self.per_round
+        """Return the budget that would give every row the samples a rank needs, on the next run (what this one
+        built once is kept)."""
+        return self.setup - self.kept + self.warmup + self.rounds_needed * self.per_round
 
 
 def _secs(seconds: float) -> str:
@@ -169,7 +171,8 @@ def check(est: Estimate | None, narrowing: Sequence[str] = ()) -> None:
         return
     ways = [est.fits] if est.fits else []
     ways += [f"narrow the plan ({', '.join(narrowing)})"] if narrowing else []
-    ways += [f"raise --max-time to at least {math.ceil(est.needed())}s"]
+    kept = f" (the {_secs(est.kept)} it took to build drivers is not spent again: they are kept)" if est.kept else ""
+    ways += [f"raise --max-time to at least {math.ceil(est.needed())}s{kept}"]
     raise SshbenchError(
         why,
         place="--max-time",
