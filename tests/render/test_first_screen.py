@@ -35,7 +35,7 @@ PLAN = Plan(warmup=1, min_rounds=3, max_rounds=10, racing=True)
 CIPHERS = {GCM: 1000.0, "aes256-gcm@openssh.com": 990.0, "aes192-ctr": 930.0, CHACHA: 600.0, CTR: 500.0}
 KEX = {"curve25519-sha256": 0.130, "ecdh-sha2-nistp256": 0.127, "diffie-hellman-group16-sha512": 0.150}
 WIGGLE = (1.0, 0.98, 1.02, 0.99, 1.01, 1.0, 0.97, 1.03, 0.985, 1.015, 1.0)
-NEGOTIATED = "Negotiated by the client's profiles (kex / host key / cipher + MAC):"  # the brief screen's title
+NEGOTIATED = "Negotiated by the client's default profile (kex / host key / cipher + MAC):"  # the brief screen's title
 WILD = (1.0, 0.8, 1.2, 0.85, 1.15, 0.9, 1.1, 0.82, 1.18, 0.88, 1.12)  # aes192-ctr: not told apart, a wide interval
 
 

@@ -73,7 +73,8 @@ def answer_lines(
             line += f"; {p.policy} picks {chosen.metric.labels.name(chosen).strip()}{_against(p.chosen)}"
         out.append(line)
         if p.loses and default is not None:
-            out.append(f"  ! the pick's {p.chosen.scenario.kex} is not post-quantum, your default {default.kex} is")
+            who = "it" if p.chosen is p.leader else "the pick"  # named on the line above
+            out.append(f"  ! {who} is not post-quantum; your default {default.kex} is")
     pq = [c for c in kex_costs(stored) if c.post_quantum and c.extra_time is not None]
     if pq and pq[0].extra_time is not None:
         out.append(f"  post-quantum {pq[0].scenario.kex}: {said(pq[0].extra_time)} a login against {BASELINE}")

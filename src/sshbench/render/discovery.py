@@ -51,14 +51,16 @@ def print_discovery(console: Console, disc: Discovery) -> None:
 
 
 def print_negotiation(console: Console, disc: Discovery) -> None:
-    """Print what the default and strict client profiles negotiated (the brief screen: a line each under one title,
-    the server's version left to the header)."""
+    """Print what the default and strict client profiles negotiated (the brief screen: the default's, and the
+    strict profile only where it fails to connect, under one title; the server's version left to the header)."""
     if screen.brief():
-        console.print("Negotiated by the client's profiles (kex / host key / cipher + MAC):", highlight=False)
+        console.print("Negotiated by the client's default profile (kex / host key / cipher + MAC):", highlight=False)
     elif disc.server is not None and disc.server.banner:
         console.print(f"Server: {disc.server.banner}", highlight=False)
     for p in disc.profiles:
         n = p.negotiated
+        if screen.brief() and n is not None and p.name != "default":  # the strict profile's: --details
+            continue
         name = f"  {p.name}:" if screen.brief() else f"{p.name:>8} profile:"
         if n is None:
             screen.say(console, f"{name} [red]fails to connect[/]: {escape(p.failure or '')}", True)

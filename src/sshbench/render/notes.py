@@ -126,9 +126,10 @@ def _warning_lines(rows: Sequence[Row], listed: Sequence[Row]) -> list[str]:
     flagged = [r for r in rows if r.warning and r not in settled]
     acted = [r for r in flagged if warned(r) and r in listed][:MOST_WARNED]
     lines = [f"  [yellow]![/] {escape(r.scenario.label)}: {r.warning}" for r in acted]
-    if len(flagged) > len(acted):
+    others = [r for r in flagged if r not in acted and r in listed]  # those not listed are counted below
+    if others:
         wide = "a wide interval" if screen.brief() else "an interval wider than the target"
-        lines.append(f"  {len(flagged) - len(acted)} other row(s) with {wide} or few samples: --details names them")
+        lines.append(f"  {len(others)} other row(s) with {wide} or few samples: --details names them")
     if acted:
         lines.append(f"  [yellow]![/] {BRIEF_REMEDY if screen.brief() else REMEDY}")
     if unlisted:
