@@ -19,6 +19,7 @@ from sshbench.analyse.kexcost import BASELINE, kex_costs, said
 from sshbench.analyse.logins import login_split
 from sshbench.analyse.policy import Policy
 from sshbench.analyse.results import Row
+from sshbench.model import Kind, Scenario
 from sshbench.ratios import Standing
 from sshbench.records import RunRecord, StoredScenario
 from sshbench.render import screen
@@ -54,6 +55,17 @@ def _against(r: Row) -> str:
     return f" ({abs(r.against_leader.ratio.value - 1) * 100:.0f} % slower)"
 
 
+def _picked(sc: Scenario, rows: Sequence[Row]) -> str:
+    """Return the pick's name as `recommend` gives it: a connection's key exchange alone where the rows vary in it
+    (recommend picks the host key apart, from the rows of the default key exchange), its host key where they share
+    one key exchange; a transfer's cipher (+ MAC)."""
+    if sc.kind is not Kind.LATENCY:
+        return sc.metric.labels.name(sc).strip()
+    if len({r.scenario.kex for r in rows}) > 1:
+        return str(sc.kex)
+    return f"host key {sc.hostkey}"
+
+
 def answer_lines(
     run: RunRecord, stored: Sequence[StoredScenario], by_group: Mapping[str, list[Row]], policy: Policy
 ) -> list[str]:
@@ -70,7 +82,7 @@ def answer_lines(
         line = f"  {word}: {_row(p.leader)}{note}{_bound(p.leader, lim, rows)}"
         if p.chosen is not p.leader:
             chosen = p.chosen.scenario
-            line += f"; {p.policy} picks {chosen.metric.labels.name(chosen).strip()}{_against(p.chosen)}"
+            line += f"; {p.policy} picks {_picked(chosen, rows)}{_against(p.chosen)}"
         out.append(line)
         if p.loses and default is not None:
             who = "it" if p.chosen is p.leader else "the pick"  # named on the line above
