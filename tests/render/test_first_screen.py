@@ -4,6 +4,7 @@ hanging indent; nothing the brief screen says is missing from the complete one."
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import re
@@ -223,3 +224,17 @@ def test_a_brief_table_lists_the_rows_a_reader_chooses_among_and_counts_the_rest
     with screen.briefly(False):
         assert listed_rows(rows, default, rows[5]) == rows
         assert not any("not listed" in line for line in row_notes(rows, listed=rows))
+
+
+def test_a_connection_pick_is_named_as_recommend_names_it() -> None:
+    """Its key exchange where the rows vary in it, its host key where they share one, a default row by its label."""
+    from sshbench.render.answer import _picked
+
+    rows = [_row(GCM, 1000, 1, Standing.LEADER)]
+    ed = Scenario(Kind.LATENCY, kex="curve25519-sha256", hostkey="ssh-ed25519")
+    rsa = Scenario(Kind.LATENCY, kex="ecdh-sha2-nistp256", hostkey="rsa-sha2-512")
+    both = [dataclasses.replace(rows[0], scenario=s) for s in (ed, rsa)]
+    assert _picked(ed, both) == "curve25519-sha256"
+    assert _picked(ed, both[:1]) == "host key ssh-ed25519"
+    default = Scenario(Kind.LATENCY)
+    assert "None" not in _picked(default, both) and _picked(default, both) == default.label.strip()

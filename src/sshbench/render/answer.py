@@ -59,11 +59,9 @@ def _picked(sc: Scenario, rows: Sequence[Row]) -> str:
     """Return the pick's name as `recommend` gives it: a connection's key exchange alone where the rows vary in it
     (recommend picks the host key apart, from the rows of the default key exchange), its host key where they share
     one key exchange; a transfer's cipher (+ MAC)."""
-    if sc.kind is not Kind.LATENCY:
+    if sc.kind is not Kind.LATENCY or sc.kex is None or sc.hostkey is None:  # a default row: its own label
         return sc.metric.labels.name(sc).strip()
-    if len({r.scenario.kex for r in rows}) > 1:
-        return str(sc.kex)
-    return f"host key {sc.hostkey}"
+    return sc.kex if len({r.scenario.kex for r in rows}) > 1 else f"host key {sc.hostkey}"
 
 
 def answer_lines(
