@@ -1,6 +1,7 @@
 """How faithful the emulated links are, and what the delay line costs (root).
 
     sudo .venv/bin/python benchmarks/bench_link.py [--presets gbe wan long-fat 1gbit,0ms] [--repeats 3] [--json]
+    PYTHON benchmarks/bench_link.py ...   as a normal user: the link in a user namespace of its own (issue 58)
 
 Fidelity: each preset is built and verified `--repeats` times (in a rotating order) exactly as `--link` does
 before a run; the table gives asked vs measured RTT (median TCP connect time) and rate each way (plaintext
@@ -20,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from sshbench.targets.link import linkcheck, links
+from sshbench.targets.link import linkcheck, links, userns
 
 TICK = 100  # clock ticks per second (CLK_TCK on Linux)
 
@@ -59,19 +60,19 @@ def harness_cost(seconds: float) -> dict[str, float]:
         up = [socat, "-u", "OPEN:/dev/zero", f"TCP:{address}:{linkcheck.SINK_PORT}"]
         down = [socat, "-u", f"TCP:{address}:{linkcheck.SOURCE_PORT}", "OPEN:/dev/null"]
         for label, argvs in (("one_way", [up, up]), ("both_ways", [up, up, down, down])):
-            dev = Path(f"/sys/class/net/{link.client_dev}/statistics")
+            dev = link.client_dev  # its counters from /proc/net/dev: a normal user's namespace is not sysfs's
             before = (
                 cpu_seconds(link.delay_line.pid),
-                int((dev / "tx_bytes").read_text()),
-                int((dev / "rx_bytes").read_text()),
+                linkcheck._counter(dev, "tx_bytes"),
+                linkcheck._counter(dev, "rx_bytes"),
                 time.monotonic(),
             )
             procs = [subprocess.Popen(a, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for a in argvs]
             time.sleep(seconds)
             after = (
                 cpu_seconds(link.delay_line.pid),
-                int((dev / "tx_bytes").read_text()),
-                int((dev / "rx_bytes").read_text()),
+                linkcheck._counter(dev, "tx_bytes"),
+                linkcheck._counter(dev, "rx_bytes"),
                 time.monotonic(),
             )
             for p in procs:
@@ -93,6 +94,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=8.0, help="length of each harness-cost transfer")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if userns.needed():  # a normal user: the same links, built in a user namespace (the delay line on packet sockets)
+        userns.enter()
     presets = args.presets
     runs: dict[str, list[dict[str, float]]] = {p: [] for p in presets}
     for rep in range(args.repeats):

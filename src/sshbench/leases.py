@@ -211,6 +211,11 @@ class Keeper:
             return  # an unwritable state directory must not stop a measurement; only a kill would leave things
         self._guard()
 
+    def start_guardian(self) -> None:
+        """Start the guardian now, before this process moves into namespaces it must outlive (targets/link/userns)."""
+        with self.lock:
+            self._guard()
+
     def _guard(self) -> None:
         """Start the guardian once: it reaps this lease as soon as this process ends without cleaning up."""
         if self.pipe is not None:  # started (or tried: then the next sshbench command reaps instead)
@@ -288,7 +293,18 @@ def _empty_cgroup(path: Path) -> None:
 
 
 def remove_netns(name: str) -> None:
-    """Kill every process left in a network namespace of ours and delete it (its devices go with it)."""
+    """Kill every process left in a network namespace of ours and delete it (its devices go with it); one known by
+    its identity (`net:[INODE]`, a normal user's, unnamed) goes with the last of them."""
+    if name.startswith("net:["):
+        for entry in Path("/proc").iterdir():
+            with contextlib.suppress(OSError, ValueError):
+                if (
+                    entry.name.isdigit()
+                    and os.readlink(entry / "ns" / "net") == name
+                    and int(entry.name) != os.getpid()
+                ):
+                    _kill(int(entry.name))
+        return
     ip = shutil.which("ip") or "/usr/sbin/ip"
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         found = subprocess.run([ip, "netns", "pids", name], capture_output=True, text=True, timeout=10)

@@ -35,6 +35,9 @@ class _Server:
     def connection_processes(self) -> list[_Proc]:
         return [_Proc(42)]
 
+    def _unreaped(self, standing: frozenset[int]) -> list[int]:
+        return []  # none exited unreaped
+
     def connection_pids(self) -> frozenset[int]:
         return frozenset({42})
 

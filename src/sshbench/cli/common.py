@@ -134,7 +134,9 @@ def execute(opts: JobOptions, db: Path | None, as_json: bool, resume: int | None
     """Run a job with a progress bar, then print what was stored; a run the budget cut short exits 9."""
     from sshbench import jobs
     from sshbench.errors import Unfinished
+    from sshbench.jobs.endpoints import private_link
 
+    private_link(opts)  # before the progress bar's thread: a namespace is entered by a single-threaded process
     store = open_store(db)
     state = session()
     state.run_id, state.resume_command = resume, opts.command.resume_command
@@ -380,21 +382,3 @@ def resume_run(run_id: int, db: Path | None, as_json: bool) -> None:
         )
     store.check_free(record.id)  # early, before any server starts; `claim` checks again atomically
     execute(record.options, db, as_json, resume=record.id)
-
-
-def write_files(output: Path, files: dict[str, str]) -> None:
-    """Write one file (name '') or several files into a directory, naming the path on failure."""
-    try:
-        if "" in files:
-            output.write_text(files[""])
-            return
-        output.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            (output / name).write_text(text)
-    except OSError as exc:
-        raise SshbenchError(
-            f"cannot write {output}: {exc.strerror}",
-            place="--output",
-            fix="choose a writable path",
-            code=ExitCode.STORAGE,
-        ) from None

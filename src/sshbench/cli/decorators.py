@@ -273,7 +273,8 @@ SAMPLING_OPTIONS: list[Decorator] = [
     click.option(
         "--link",
         metavar="LINK",
-        help="Embedded servers: reach them across an emulated link (root), RATE,RTT[,LOSS] such as 100mbit,20ms or "
+        help="Embedded servers: reach them across an emulated link (root, or a user namespace of sshbench's own where "
+        "the kernel allows one), RATE,RTT[,LOSS] such as 100mbit,20ms or "
         f"50mbit,80ms,0.1%, or a preset: {LINK_PRESETS}. Verified before measuring; results name what bounds them.",
     ),
     click.option(

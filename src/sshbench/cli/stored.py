@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 
 from sshbench import hints
-from sshbench.cli.common import err, open_store, out, rejudged, resolve, show, write_files
+from sshbench.cli.common import err, open_store, out, rejudged, resolve, show
 from sshbench.cli.decorators import db_only, db_option, json_option, margin_option
 from sshbench.cli.options import parse_fail_if, parse_percent
 from sshbench.cli.params import RunRef, RunRefs
@@ -240,3 +240,21 @@ def compare_cmd(
 
 
 COMMANDS = (history_cmd, show_cmd, export_cmd, report_cmd, compare_cmd, recommend_cmd)
+
+
+def write_files(output: Path, files: dict[str, str]) -> None:
+    """Write one file (name '') or several files into a directory, naming the path on failure."""
+    try:
+        if "" in files:
+            output.write_text(files[""])
+            return
+        output.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (output / name).write_text(text)
+    except OSError as exc:
+        raise SshbenchError(
+            f"cannot write {output}: {exc.strerror}",
+            place="--output",
+            fix="choose a writable path",
+            code=ExitCode.STORAGE,
+        ) from None

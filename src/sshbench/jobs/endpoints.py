@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sshbench import hints
 from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
@@ -16,7 +17,7 @@ from sshbench.model import is_local
 from sshbench.ssh import audit
 from sshbench.ssh.destination import Target, resolve_remote
 from sshbench.targets.limits import cgroups, emulation
-from sshbench.targets.link import linkcheck, links
+from sshbench.targets.link import linkcheck, links, userns
 from sshbench.targets.link.netns import EmulatedLink
 from sshbench.targets.servers import registry
 from sshbench.targets.servers.base import LocalServer
@@ -54,6 +55,24 @@ def emulated_link(opts: JobOptions, progress: Progress | None = None) -> Iterato
         progress.update(f"building and checking the emulated link ({opts.link})", 0, 1)
     with linkcheck.verified(links.parse(opts.link)) as link:
         yield link
+
+
+def private_link(opts: JobOptions) -> None:
+    """Before any thread starts: a normal user's --link moves sshbench into a user namespace of its own (the client's
+    end of the link), or fails naming the kernel's setting; a host of the user's is out of reach from there."""
+    targets = opts.servers or (opts.target,)
+    if opts.link is None or not any(is_local(t) for t in targets) or not userns.needed():
+        return
+    remote = [t for t in targets if not is_local(t)]
+    if remote:
+        raise SshbenchError(
+            f"--link as a normal user puts sshbench in a network namespace of its own, where {remote[0]} is out "
+            "of reach",
+            place="--link",
+            fix=f"measure {remote[0]} in a run of its own, without --link, or run both as root: `{hints.as_root()}`",
+            code=ExitCode.USAGE,
+        )
+    userns.enter()
 
 
 def constrain(server: LocalServer, opts: JobOptions, link: EmulatedLink | None = None) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench import leases
+from sshbench import hints, leases
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.hooks import placing
 
@@ -251,7 +251,7 @@ def create(name: str) -> tuple[CpuGroup | None, str]:
         return group, ""
     if not reasons:
         return None, "no cgroup v2 or v1 cpuacct hierarchy is mounted"
-    return None, "cannot create a cgroup (" + "; ".join(reasons) + "); run as root to measure server CPU"
+    return None, "cannot create a cgroup: " + "; ".join(reasons)
 
 
 PERIOD_US = 100_000  # the quota period: 100 ms, the kernel's default
@@ -305,7 +305,20 @@ def limit(name: str, share: float, period: int = PERIOD_US) -> tuple[CpuGroup | 
         return group, _quota_text(group.version, quota, period)
     if not reasons:
         return None, "no cgroup v2 with the cpu controller and no v1 cpu hierarchy is mounted"
-    return None, "cannot create a CPU-quota cgroup (" + "; ".join(reasons) + "); run as root"
+    missing = f"; {undelegated()}" if os.geteuid() != 0 else ""
+    return None, "cannot create a CPU-quota cgroup (" + "; ".join(reasons) + f"){missing}"
+
+
+def undelegated() -> str:
+    """Return what a normal user lacks for a CPU quota: a cgroup delegated to them, and who could delegate one."""
+    manager = Path(os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}") / "systemd" / "private"
+    who = (
+        "a systemd user manager runs: start sshbench in a delegated scope, `systemd-run --user --scope -p "
+        "Delegate=yes sshbench ...`"
+        if manager.exists()
+        else f"no systemd user manager runs here (no {manager}) to delegate one"
+    )
+    return f"no cgroup with the cpu controller is delegated to you ({who})"
 
 
 def release(group: CpuGroup) -> None:
@@ -333,7 +346,7 @@ def limit_clients(share: float | None, period: int = PERIOD_US) -> Iterator[str 
         raise SshbenchError(
             f"cannot limit the ssh client's CPU: {how}",
             place="--client-cpu",
-            fix="run as root on a machine with the cgroup cpu controller, or drop --client-cpu",
+            fix=f"run it as root: `{hints.as_root()}`, or drop --client-cpu",
             code=ExitCode.USAGE,
         )
     try:

@@ -1,8 +1,11 @@
 """The delay line: a userspace link delay for kernels without `netem` (python -m sshbench.targets.link.delayline).
 
 It opens two TUN devices (the client's end and the server's end of an emulated link, MTU 64 KiB so a
-1 Gbit/s link is ~2 k packets/s), and forwards every packet read from one to the other after the
-one-way delay: a FIFO per direction (the delay is constant, so arrival order is release order), bounded
+1 Gbit/s link is ~2 k packets/s), or with `--packet` a packet socket on one end of each of two veth
+pairs (a normal user's link in a user namespace of its own, where /dev/net/tun may be closed to it: the
+frames carry their virtio-net header, so checksums left to the device and segmentation offload survive
+the copy; a bridge of two ports, frames unchanged), and forwards every packet read from one to the other
+after the one-way delay: a FIFO per direction (the delay is constant, so arrival order is release order), bounded
 in bytes (a full queue drops, like a router's), with optional random loss. Rate shaping is not its job:
 `tbf` on each device's egress shapes the packets before it reads them. It prints `ready` once both devices
 exist, takes `delay SECONDS` and `loss PROBABILITY` lines on stdin (the link is calibrated against a
@@ -24,6 +27,7 @@ import os
 import random
 import select
 import signal
+import socket
 import struct
 import sys
 import time
@@ -32,7 +36,11 @@ TUNSETIFF = 0x400454CA
 IFF_TUN = 0x0001
 IFF_NO_PI = 0x1000
 PR_SET_TIMERSLACK = 29
-MAX_PACKET = 65536
+MAX_PACKET = 1 << 17  # a TUN packet is at most 64 KiB; a veth frame with offload up to 64 KiB + headers
+SOL_PACKET, PACKET_VNET_HDR, PACKET_IGNORE_OUTGOING = 263, 15, 23
+ETH_P_ALL = 0x0003
+SO_RCVBUFFORCE, SO_SNDBUFFORCE = 33, 32
+SOCKET_BUFFER = 32 << 20  # asked of the kernel; a normal user gets at most net.core.rmem_max / wmem_max
 BATCH = 64  # packets read from one device before looking at the other
 
 
@@ -41,6 +49,21 @@ def open_tun(name: str) -> int:
     fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK)
     fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", name.encode(), IFF_TUN | IFF_NO_PI))
     return fd
+
+
+def open_packet(name: str) -> int:
+    """Open a packet socket on veth end `name` (frames with their virtio-net header, not our own); return its fd."""
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+    sock.setsockopt(SOL_PACKET, PACKET_VNET_HDR, 1)
+    for force, plain in ((SO_RCVBUFFORCE, socket.SO_RCVBUF), (SO_SNDBUFFORCE, socket.SO_SNDBUF)):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, force, SOCKET_BUFFER)
+        except PermissionError:  # beyond the system's maximum needs CAP_NET_ADMIN over the machine
+            sock.setsockopt(socket.SOL_SOCKET, plain, SOCKET_BUFFER)
+    sock.bind((name, 0))
+    sock.setblocking(False)
+    return sock.detach()
 
 
 class Direction:
@@ -81,11 +104,12 @@ class Direction:
         return None
 
 
-def run(client: str, server: str, delay: float, loss: float, limit: int) -> None:
+def run(client: str, server: str, delay: float, loss: float, limit: int, packet: bool = False) -> None:
     """Open both devices, say `ready`, and forward packets until stdin closes."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0)  # wake up on time: the default slack is 50 µs
-    client_fd, server_fd = open_tun(client), open_tun(server)
+    opener = open_packet if packet else open_tun
+    client_fd, server_fd = opener(client), opener(server)
     upload = Direction(client_fd, server_fd, delay, loss, limit)
     download = Direction(server_fd, client_fd, delay, loss, limit)
     sys.stdout.write("ready\n")
@@ -129,9 +153,10 @@ def main() -> None:
     parser.add_argument("--delay", type=float, required=True, help="one-way delay, seconds")
     parser.add_argument("--loss", type=float, default=0.0, help="probability of dropping a packet")
     parser.add_argument("--limit", type=int, default=64 << 20, help="bytes queued per direction")
+    parser.add_argument("--packet", action="store_true", help="client and server are veth ends, not TUN devices")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    run(args.client, args.server, args.delay, args.loss, args.limit)
+    run(args.client, args.server, args.delay, args.loss, args.limit, args.packet)
 
 
 if __name__ == "__main__":

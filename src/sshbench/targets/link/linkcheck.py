@@ -99,8 +99,13 @@ def calibrate(link: EmulatedLink) -> float:
 
 
 def _counter(device: str, name: str) -> int:
-    """Return one byte counter of a network device."""
-    return int(Path(f"/sys/class/net/{device}/statistics/{name}").read_text())
+    """Return one byte counter of a network device of this process's namespace (/proc/net/dev: /sys/class/net
+    shows the namespace sysfs was mounted in, not a normal user's own)."""
+    for line in Path("/proc/net/dev").read_text().splitlines():
+        dev, colon, fields = line.partition(":")
+        if colon and dev.strip() == device:
+            return int(fields.split()[0 if name == "rx_bytes" else 8])
+    raise KeyError(f"no device {device} in /proc/net/dev")
 
 
 def streams_for(link: EmulatedLink) -> int:

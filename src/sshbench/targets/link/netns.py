@@ -8,15 +8,20 @@ across a pair of devices whose egress is shaped, so each direction has the asked
 - Where it has not (this kind of machine): `tbf` shapes the rate on each end of a pair of TUN devices, and
   the delay line (delayline.py, one process) carries packets between them after the one-way delay.
   Below ~0.1 ms RTT no delay is added: a veth pair with `tbf` alone.
+- As a normal user (userns.py): sshbench's own process moved into a user namespace and a network namespace
+  of its own, which is the client's end; the servers' namespace is held by a process (`unshare --net`)
+  and entered with `nsenter`. Without netem the delay line bridges two veth pairs with packet sockets
+  (/dev/net/tun is the machine's, not the namespace's), `tbf` shaping each pair's outer end as above.
 
 The link is verified before anything is measured (linkcheck.py) and recorded with the run. The namespace
-and the delay line are recorded in the lease as they are made: however sshbench ends, its devices,
-qdiscs and processes go with them (deleting the namespace deletes the devices in it and their peers;
-the TUN devices vanish with the delay line).
+(or the process holding it) and the delay line are recorded in the lease as they are made: however sshbench
+ends, its devices, qdiscs and processes go with them (deleting the namespace deletes the devices in it and
+their peers; the TUN devices vanish with the delay line; a normal user's namespaces go with their processes).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import select
@@ -29,6 +34,7 @@ from sshbench import hints, leases
 from sshbench.environment import LinkInfo
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.proc import require_binary, run_quick
+from sshbench.targets.link import userns
 from sshbench.targets.link.links import LinkCheck, LinkSpec
 from sshbench.targets.servers.base import dies_with_parent
 
@@ -71,6 +77,11 @@ class EmulatedLink:
         self.ns = f"sshbench-{os.getpid()}-{n}"
         tag = f"{os.getpid() % 1_000_000}x{n}"
         self.client_dev, self.server_dev = f"sbc{tag}"[:15], f"sbs{tag}"[:15]
+        self.bridge_devs = (f"sbC{tag}"[:15], f"sbS{tag}"[:15])  # the delay line's veth ends (a normal user's link)
+        self.private = userns.entered()  # a normal user's link: no named namespace, a holder process instead
+        self.holder: subprocess.Popen[bytes] | None = None
+        self.identity = ""  # the servers' namespace as the kernel names it (net:[INODE]), a normal user's link
+        self.nsenter = require_binary("nsenter", "util-linux") if self.private else ""
         self.client_address = self.server_address = ""
         self.delay_line: subprocess.Popen[bytes] | None = None
         self.netem = False
@@ -96,14 +107,19 @@ class EmulatedLink:
     def start(self) -> None:
         """Create the namespace and the link and shape it (loss comes once it is checked: `checked`)."""
         require_admin()
-        self._run(self.ip, "netns", "add", self.ns)
-        leases.keeper().namespace(self.ns)
+        if self.private:
+            self._hold_namespace()
+        else:
+            self._run(self.ip, "netns", "add", self.ns)
+            leases.keeper().namespace(self.ns)
         self._run(*self.wrap([self.ip, "link", "set", "lo", "up"]))
         self.client_address, self.server_address = self._free_block()
         self.netem = self._has_netem()
         mtu = mtu_for(self.spec.rate)
         if self.netem or self.spec.rtt <= VETH_RTT:
             self._veth(mtu)
+        elif self.private:
+            self._bridged_pairs(mtu)
         else:
             self._tun_pair(mtu)
         self._addresses(mtu)
@@ -138,15 +154,70 @@ class EmulatedLink:
         self._run(*self.wrap([self.tc, "qdisc", "del", "dev", "lo", "root"]))
         return True
 
+    def _hold_namespace(self) -> None:
+        """Start the process that holds the servers' network namespace (a normal user's link); wait until it does."""
+        unshare, sleep = require_binary("unshare", "util-linux"), require_binary("sleep", "coreutils")
+        ours = os.readlink("/proc/self/ns/net")
+        self.holder = subprocess.Popen(
+            dies_with_parent([unshare, "--net", "--", sleep, "infinity"]),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        leases.keeper().process(self.holder.pid)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline and self.holder.poll() is None:
+            with contextlib.suppress(OSError):
+                identity = os.readlink(f"/proc/{self.holder.pid}/ns/net")
+                if identity not in (ours, ""):
+                    self.ns = f"/proc/{self.holder.pid}/ns/net"  # `ip ... netns` and `nsenter --net` take it
+                    self.identity = identity
+                    leases.keeper().namespace(identity)  # what is left in it is killed should sshbench die
+                    return
+            time.sleep(0.005)
+        gone = self.holder.poll() is not None and self.holder.stderr is not None
+        err = self.holder.stderr.read().decode(errors="replace").strip() if gone and self.holder.stderr else ""
+        raise SshbenchError(
+            f"the servers' network namespace was not made: {err or 'unshare --net gave no answer'}",
+            place="--link (as a normal user, in a user namespace)",
+            fix=f"run it as root: `{hints.as_root()}`",
+            code=ExitCode.USAGE,
+        )
+
     def _veth(self, mtu: int) -> None:
         """Create a veth pair with one end in the namespace."""
         self._run(self.ip, "link", "add", self.client_dev, "type", "veth", "peer", "name", self.server_dev)
         self._run(self.ip, "link", "set", self.server_dev, "netns", self.ns)
-        self.method = "veth pair" + (", netem" if self.netem else ", tbf (no delay added)")
+        self.method = "veth pair" + (", netem" if self.netem else ", tbf (no delay added)") + self._whose()
+
+    def _whose(self) -> str:
+        """Return what the method says of a normal user's link."""
+        return "; in a user namespace of sshbench's own: no root" if self.private else ""
+
+    def _bridged_pairs(self, mtu: int) -> None:
+        """Create two veth pairs, the server's outer end in the namespace, and the delay line bridging the inner
+        ends with packet sockets (a normal user's link where netem is missing)."""
+        inner_client, inner_server = self.bridge_devs
+        self._run(self.ip, "link", "add", self.client_dev, "type", "veth", "peer", "name", inner_client)
+        self._run(self.ip, "link", "add", self.server_dev, "type", "veth", "peer", "name", inner_server)
+        self._run(self.ip, "link", "set", self.server_dev, "netns", self.ns)
+        for dev in self.bridge_devs:  # no addresses: no traffic of their own, only what the delay line carries
+            self._run(self.ip, "link", "set", dev, "addrgenmode", "none")
+            self._run(self.ip, "link", "set", dev, "mtu", str(mtu), "up")
+        self._start_delay_line(mtu, [inner_client, inner_server, "--packet"])
+        self.method = "veth pairs, tbf, delay line on packet sockets (no netem in this kernel)" + self._whose()
+        self.one_way = self.spec.rtt / 2
 
     def _tun_pair(self, mtu: int) -> None:
         """Start the delay line with its two TUN devices, and move the server's into the namespace."""
-        argv = [sys.executable, "-m", "sshbench.targets.link.delayline", self.client_dev, self.server_dev]
+        self._start_delay_line(mtu, [self.client_dev, self.server_dev])
+        self._run(self.ip, "link", "set", self.server_dev, "netns", self.ns)
+        self.method = "TUN pair, tbf, delay line (no netem in this kernel)"
+        self.one_way = self.spec.rtt / 2
+
+    def _start_delay_line(self, mtu: int, devices: list[str]) -> None:
+        """Start the delay line on these devices and wait for its `ready`."""
+        argv = [sys.executable, "-m", "sshbench.targets.link.delayline", *devices]
         self.delay_line = subprocess.Popen(
             dies_with_parent([*argv, "--delay", repr(self.spec.rtt / 2), "--limit", str(max(64 << 20, 4 * mtu))]),
             stdin=subprocess.PIPE,
@@ -160,15 +231,15 @@ class EmulatedLink:
         if line.strip() != b"ready":
             stderr = self.delay_line.stderr
             err = stderr.read().decode(errors="replace") if stderr and self.delay_line.poll() is not None else ""
+            last = err.strip().splitlines()[-1:]
             raise SshbenchError(
-                f"the delay line did not start: {err.strip().splitlines()[-1:] or 'no answer'}",
+                f"the delay line did not start: {last[0] if last else 'no answer'}",
                 place="--link",
-                fix="check that /dev/net/tun exists (modprobe tun) and that sshbench runs as root",
+                fix="check that /dev/net/tun exists (modprobe tun) and that sshbench runs as root"
+                if not self.private
+                else "check that the kernel has packet sockets (CONFIG_PACKET), or run it as root",
                 code=ExitCode.USAGE,
             )
-        self._run(self.ip, "link", "set", self.server_dev, "netns", self.ns)
-        self.method = "TUN pair, tbf, delay line (no netem in this kernel)"
-        self.one_way = self.spec.rtt / 2
 
     def _addresses(self, mtu: int) -> None:
         """Give each end its address (point to point) and MTU, and bring them up."""
@@ -199,6 +270,8 @@ class EmulatedLink:
     # --- using it -----------------------------------------------------------------------------------
     def wrap(self, argv: list[str]) -> list[str]:
         """Return argv run inside the namespace (the wrapper embedded servers get)."""
+        if self.private:
+            return [self.nsenter, f"--net={self.ns}", "--", *argv]
         return [self.ip, "netns", "exec", self.ns, *argv]
 
     def set_delay(self, one_way: float) -> None:
@@ -248,11 +321,27 @@ class EmulatedLink:
                 self.delay_line.wait(timeout=3)
             leases.keeper().forget(pid=self.delay_line.pid)
             self.delay_line = None
+        if self.private:
+            self._release_namespace()
+            return
         leases.remove_netns(self.ns)
         deadline = time.monotonic() + 3
         while os.path.exists(f"/sys/class/net/{self.client_dev}") and time.monotonic() < deadline:
             time.sleep(0.02)  # the namespace's devices go in the kernel's own time
         leases.keeper().forget(netns=self.ns)
+
+    def _release_namespace(self) -> None:
+        """Delete a normal user's devices in sshbench's namespace and stop the servers' namespace's holder."""
+        for dev in (self.client_dev, self.bridge_devs[0]):  # deleting an end deletes its peer
+            run_quick([self.ip, "link", "del", dev])
+        if self.holder is not None:
+            self.holder.kill()
+            self.holder.wait(timeout=3)
+            leases.keeper().forget(pid=self.holder.pid)
+            self.holder = None
+        if self.identity:
+            leases.remove_netns(self.identity)  # a server's straggler, if any, keeps it: it goes now
+            leases.keeper().forget(netns=self.identity)
 
     def _run(self, *argv: str) -> subprocess.CompletedProcess[str]:
         """Run one ip/tc command, or fail naming it and what it printed."""

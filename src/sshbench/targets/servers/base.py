@@ -24,16 +24,17 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import psutil
 
-from sshbench import leases
+from sshbench import hints, leases
 from sshbench.environment import EmbeddedInfo
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.ssh.destination import Target
 from sshbench.ssh.proc import require_binary
 from sshbench.targets.limits import cgroups
+from sshbench.targets.servers import reaped
 from sshbench.targets.servers.ports import free_port, listens
 from sshbench.targets.servers.tools import Tools
 
@@ -41,6 +42,8 @@ HOST_KEY_TYPES = ("ed25519", "ecdsa", "rsa")
 ALIAS = "sshbench-local"
 START_TIMEOUT = 10.0
 IDLE_TIMEOUT = 3.0
+
+
 Wrapper = Callable[[list[str]], list[str]]  # turns a server command line into the one that runs it
 
 
@@ -140,6 +143,8 @@ class LocalServer:
     def info(self) -> EmbeddedInfo:
         """Return what the results must say about this server: its settings and CPU accounting."""
         accounting = f"cgroup {self.group.version} ({self.group.path})" if self.group else None
+        if accounting is None and self.cpu_note:
+            accounting = reaped.accounting(self.cpu_note)
         settings = (*self.settings, self.limit_setting) if self.limit_setting else self.settings
         return EmbeddedInfo(
             self.name, self.product, settings, accounting, self.cpu_note or None, self.receive_window, self.cpu_share
@@ -192,7 +197,7 @@ class LocalServer:
             raise SshbenchError(
                 f"cannot limit the {self.product} server's CPU: {how}",
                 place="--server-cpu",
-                fix="run as root on a machine with the cgroup cpu controller, or drop --server-cpu",
+                fix=f"run it as root: `{hints.as_root()}`, or drop --server-cpu",
                 code=ExitCode.USAGE,
             )
         self.limit_setting = f"CPU limit {share:.0%} of one CPU ({how})"
@@ -319,22 +324,15 @@ class LocalServer:
         except OSError:
             return None
 
-    def _listener_times(self) -> Any:
-        """Return the listener's CPU times from /proc (psutil's), or None once it is gone."""
-        pid = self.pid
-        with contextlib.suppress(psutil.Error):
-            return None if pid is None else psutil.Process(pid).cpu_times()
-        return None
-
     def reaped_cpu_seconds(self) -> float | None:
         """Return the CPU seconds of the listener and of every descendant it (or they) reaped so far, from /proc: the
         server's CPU without a cgroup, short of the connections still open (None once the listener is gone)."""
-        t = self._listener_times()
+        t = reaped.times(self.pid)
         return None if t is None else float(t.user + t.system + t.children_user + t.children_system)
 
     def listener_cpu_seconds(self) -> float | None:
         """Return the listener's own CPU seconds so far, every thread's, without its children's (None: gone)."""
-        t = self._listener_times()
+        t = reaped.times(self.pid)
         return None if t is None else float(t.user + t.system)
 
     def wait_idle(self, timeout: float = IDLE_TIMEOUT, standing: frozenset[int] = frozenset()) -> bool:
@@ -347,16 +345,20 @@ class LocalServer:
             keep = frozenset(standing | self.helpers | listener)
             return self.group.wait_left(keep, deadline)
         while time.monotonic() < deadline:
-            if not [p for p in self.connection_processes() if p.pid not in standing]:
+            if not [p for p in self.connection_processes() if p.pid not in standing] and not self._unreaped(standing):
                 return True
             time.sleep(0.01)
         return False
 
+    def _unreaped(self, standing: frozenset[int]) -> list[int]:
+        """Return the listener's children that exited and are not reaped yet (their CPU is not its children's yet)."""
+        return reaped.unreaped(self.pid, standing)
+
     def cpu_counter(self) -> contextlib.AbstractContextManager[Callable[[], float | None]]:
         """Return a block in which a reader of `cpu_seconds` is one pread: the group's counter, opened at the first
         block and kept open until the server stops (an open walks the cgroup filesystem, in every sample)."""
-        if self.group is None:
-            return contextlib.nullcontext(self.cpu_seconds)
+        if self.group is None:  # no cgroup: the listener's and what it reaped (wait_idle waits for the reaping)
+            return contextlib.nullcontext(self.reaped_cpu_seconds)
         if self.reader is None:
             self.reader = self.counting.enter_context(self.group.counter())
         return contextlib.nullcontext(self.reader)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -22,13 +23,18 @@ from sshbench.targets.servers.base import LocalServer
 from sshbench.targets.servers.tools import Tools
 
 
-def private_home(home: Path, argv: Sequence[str], user_home: str) -> list[str]:
-    """Wrap argv to run in a private mount namespace with `home` bind-mounted over the user's home."""
+def private_home(home: Path, argv: Sequence[str], user_home: str, owned_root: Path | None = None) -> list[str]:
+    """Wrap argv to run in a private mount namespace with `home` bind-mounted over the user's home; not root and
+    with `owned_root`, in a root of the user's own built there (ownedroot.py: every directory above the home the
+    user's, for a server that checks who owns them)."""
     unshare = require_binary("unshare", "util-linux")
     script = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
     mount = ["/bin/sh", "-c", script, "sh", str(home), user_home]
     if os.geteuid() == 0:
         return [unshare, "--mount", "--propagation", "private", *mount, *argv]
+    if owned_root is not None:
+        owned_root.mkdir(mode=0o700, exist_ok=True)
+        mount = [sys.executable, "-m", "sshbench.targets.servers.ownedroot", str(home), user_home, str(owned_root)]
     # Not root: mount as root of a user namespace, then map back to our own uid/gid in a nested one,
     # so the server runs as us (it can only log us in) and sees the private home.
     back = [unshare, "--user", f"--map-user={os.getuid()}", f"--map-group={os.getgid()}"]
@@ -40,6 +46,7 @@ class HomeServer(LocalServer):
     """A server that reads ~/.ssh/authorized_keys: give it a private home in a mount namespace."""
 
     session_process: ClassVar[str] = ""  # name of the per-connection server process
+    owned_path: ClassVar[bool] = False  # checks who owns the directories above authorized_keys (not root: ownedroot)
     home_setting = "HOME of sessions: an empty directory mounted over your home (no ~/.ssh, no rc files)"
 
     def __init__(self, spec: str, name: str, tools: Tools | None) -> None:
@@ -50,7 +57,8 @@ class HomeServer(LocalServer):
     def _in_private_home(self, argv: list[str]) -> list[str]:
         """Wrap the server's command line in the private-home mount namespace."""
         assert self.workdir is not None
-        return private_home(self.workdir / "home", argv, self.home)
+        owned = self.workdir / "root" if self.owned_path else None
+        return private_home(self.workdir / "home", argv, self.home, owned)
 
     def prepare(self, workdir: Path) -> None:
         """Check the home, create keys and server files, authorize the client key."""

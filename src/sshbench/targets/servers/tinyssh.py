@@ -22,6 +22,7 @@ class TinySSHServer(HomeServer):
     package = "tinysshd"
     host_key_types = ("ed25519",)
     session_process = "tinysshd"
+    owned_path = True  # tinysshd refuses an authorized_keys below a directory owned by neither root nor the user
 
     def __init__(self, spec: str = "local:tinyssh", name: str = "tinyssh", tools: Tools | None = None) -> None:
         super().__init__(spec, name, tools)
