@@ -316,7 +316,7 @@ def undelegated() -> str:
         "a systemd user manager runs: start sshbench in a delegated scope, `systemd-run --user --scope -p "
         "Delegate=yes sshbench ...`"
         if manager.exists()
-        else f"no systemd user manager runs here (no {manager}) to delegate one"
+        else f"no systemd user manager runs here to delegate one: no {manager}"
     )
     return f"no cgroup with the cpu controller is delegated to you ({who})"
 

@@ -192,7 +192,7 @@ class EmulatedLink:
 
     def _whose(self) -> str:
         """Return what the method says of a normal user's link."""
-        return "; in a user namespace of sshbench's own: no root" if self.private else ""
+        return "; in a user namespace of sshbench's own, no root" if self.private else ""
 
     def _bridged_pairs(self, mtu: int) -> None:
         """Create two veth pairs, the server's outer end in the namespace, and the delay line bridging the inner
@@ -205,7 +205,7 @@ class EmulatedLink:
             self._run(self.ip, "link", "set", dev, "addrgenmode", "none")
             self._run(self.ip, "link", "set", dev, "mtu", str(mtu), "up")
         self._start_delay_line(mtu, [inner_client, inner_server, "--packet"])
-        self.method = "veth pairs, tbf, delay line on packet sockets (no netem in this kernel)" + self._whose()
+        self.method = "veth pairs, tbf, a delay line on packet sockets, no netem in this kernel" + self._whose()
         self.one_way = self.spec.rtt / 2
 
     def _tun_pair(self, mtu: int) -> None:
