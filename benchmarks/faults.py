@@ -16,6 +16,8 @@ client (ssh, dbclient or a library's driver); a connection cut (`ss -K` on a cli
 Everything runs in a private HOME and temporary database; only processes this script started (and their
 descendants) are signalled, by PID.
 
+`throughput-link-user` runs a linked throughput as a normal user (`--user NAME --user-sshbench PATH`: an
+environment with the wheel that user can run; drawn only when both are given).
 Prints a Markdown table (per fault) and one line per trial with --verbose. Root is needed for cgroups and `ss -K`.
 """
 
@@ -26,6 +28,7 @@ import collections
 import contextlib
 import json
 import os
+import pwd
 import random
 import signal
 import sqlite3
@@ -94,6 +97,18 @@ COMMANDS = {
         "--max-time",
         "40s",
     ],
+    "throughput-link-user": [  # as a normal user (--user): the link in a user namespace of sshbench's own
+        "throughput",
+        "--link",
+        "100mbit,20ms",
+        "--cipher",
+        "aes128-gcm@openssh.com",
+        "--size",
+        "8M",
+        *SMALL,
+        "--max-time",
+        "60s",
+    ],
     "tune": ["tune", "--max-time", "40s"],  # the defaults, then a master connection, key exchanges, ciphers
     "tune-link": [  # an upload bound by Dropbear's window: N connections at once and a second, widened server
         "tune",
@@ -139,9 +154,21 @@ COMMANDS = {
         "300s",
     ],
 }
+AS_USER = ("throughput-link-user",)  # run as --user with --user-sshbench (drawn only when both are given)
 WEIGHT = {"tune-link": 0.4}  # how often a command is drawn against the others (1): a tune-link trial takes minutes
-LATEST = {"tune": 30.0, "tune-link": 30.0, "clients": 30.0}  # latest fault moment (s) where set-up takes longer
-NO_EMULATE = ("tune-link", "clients", "load", "load-burst")  # --emulate would change what they exercise (a window
+LATEST = {
+    "tune": 30.0,
+    "tune-link": 30.0,
+    "clients": 30.0,
+    "throughput-link-user": 20.0,
+}  # latest fault moment (s) where set-up takes longer
+NO_EMULATE = (
+    "tune-link",
+    "clients",
+    "load",
+    "load-burst",
+    "throughput-link-user",
+)  # --emulate would change what they exercise (a window
 # bound, drivers); load does not take it
 CLIENTS = ("ssh", "dbclient")  # client processes by name; the library drivers by their command line
 DRIVERS = ("sshbench.clients.drivers", "sshbench-gossh", "sshbench-russh")
@@ -295,15 +322,35 @@ def snapshot() -> dict[str, set[str]]:
     return {"dirs": {str(p) for p in tmp.glob("sshbench-*")}, "cgroups": cgroups, "netns": netns}
 
 
-def run_trial(trial: Trial, home: Path, timeout: float) -> Trial:
+@dataclass(frozen=True)
+class AsUser:
+    """A normal user to run AS_USER commands as, and a sshbench that user can run (a wheel's environment)."""
+
+    uid: int
+    gid: int
+    sshbench: str
+
+    def argv(self) -> list[str]:
+        """Return the command prefix that runs sshbench as this user, no capability of root's kept."""
+        drop = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups", "--inh-caps=-all"]
+        return [*drop, "--", self.sshbench]
+
+
+def run_trial(trial: Trial, home: Path, timeout: float, user: AsUser | None = None) -> Trial:
     """Run one trial and check what it left."""
     env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSHBENCH_DB")}
     env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"), XDG_STATE_HOME=str(home / "state"))
     db = home / f"trial-{trial.number}.db"
+    sshbench = SSHBENCH
+    if trial.command in AS_USER:
+        assert user is not None, "a command run as a normal user needs --user"
+        os.chown(home, user.uid, user.gid)
+        env.update(PATH="/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", XDG_CACHE_HOME=str(home / "cache"))
+        sshbench = user.argv()
     before = snapshot()
     emulate = ["--emulate", "no-aesni"] if trial.emulate else []
     proc = subprocess.Popen(
-        [*SSHBENCH, *COMMANDS[trial.command], *emulate, "--db", str(db)],
+        [*sshbench, *COMMANDS[trial.command], *emulate, "--db", str(db)],
         env=env,
         text=True,
         stdout=subprocess.DEVNULL,
@@ -331,7 +378,7 @@ def run_trial(trial: Trial, home: Path, timeout: float) -> Trial:
     after = sample_ids(db)
     trial.lost = len(watch.samples - after)
     trial.integrity = _integrity(db)
-    _check_commands(trial, env, db, watch.samples | after)
+    _check_commands(trial, env, db, watch.samples | after, sshbench)
     return trial
 
 
@@ -367,7 +414,7 @@ def _integrity(db: Path) -> str:
         con.close()
 
 
-def _check_commands(trial: Trial, env: dict[str, str], db: Path, taken: set[int]) -> None:
+def _check_commands(trial: Trial, env: dict[str, str], db: Path, taken: set[int], sshbench: list[str]) -> None:
     """Check that history, show and --resume work, and that --resume keeps every sample."""
     if not db.exists():
         return
@@ -378,7 +425,7 @@ def _check_commands(trial: Trial, env: dict[str, str], db: Path, taken: set[int]
         con.close()
     for args in (["history"], ["show", "last"]) if row is not None else (["history"],):
         done = subprocess.run(
-            [*SSHBENCH, *args, "--db", str(db)], env=env, capture_output=True, text=True, timeout=60, check=False
+            [*sshbench, *args, "--db", str(db)], env=env, capture_output=True, text=True, timeout=60, check=False
         )
         if done.returncode not in (0,) or "Traceback" in done.stderr:
             trial.broken.append(f"{args[0]} exited {done.returncode}: {done.stderr.strip()[-160:]}")
@@ -388,7 +435,7 @@ def _check_commands(trial: Trial, env: dict[str, str], db: Path, taken: set[int]
         trial.broken.append("the run is still `running` after sshbench ended")
     command = COMMANDS[trial.command][0]
     done = subprocess.run(
-        [*SSHBENCH, command, "--resume", str(row[0]), "--db", str(db), "--json"],
+        [*sshbench, command, "--resume", str(row[0]), "--db", str(db), "--json"],
         env=env,
         capture_output=True,
         text=True,
@@ -439,16 +486,23 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write every trial's findings to this file")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--commands", help="draw only these commands (comma-separated names of COMMANDS)")
+    parser.add_argument("--user", help="a normal user's account to run the AS_USER commands as")
+    parser.add_argument("--user-sshbench", help="a sshbench that user can run (its wheel installed where it reads)")
     args = parser.parse_args()
+    user = None
+    if args.user and args.user_sshbench:
+        account = pwd.getpwnam(args.user)
+        user = AsUser(account.pw_uid, account.pw_gid, args.user_sshbench)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts with SIGINT ignored, and
     # sshbench would inherit that: SIGINT trials would then test nothing
     rng = random.Random(args.seed)
-    drawn = args.commands.split(",") if args.commands else list(COMMANDS)
+    drawn = args.commands.split(",") if args.commands else [c for c in COMMANDS if user or c not in AS_USER]
     if unknown := [c for c in drawn if c not in COMMANDS]:
         parser.error(f"unknown commands {unknown}: choose from {', '.join(COMMANDS)}")
     trials: list[Trial] = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="faults-") as tmp:
+        os.chmod(tmp, 0o755)  # a normal user's trial HOME is inside
         for number in range(1, args.trials + 1):
             command = rng.choices(drawn, [WEIGHT.get(c, 1.0) for c in drawn])[0]
             fault = rng.choice(FAULTS)
@@ -456,7 +510,7 @@ def main() -> int:
             trial = Trial(number, command, fault, moment, rng.random() < 0.5 and command not in NO_EMULATE)
             home = Path(tmp) / f"home-{number}"
             home.mkdir()
-            run_trial(trial, home, args.timeout)
+            run_trial(trial, home, args.timeout, user)
             trials.append(trial)
             if args.verbose or trial.leftovers or trial.lost or trial.broken:
                 print(json.dumps(trial.__dict__), file=sys.stderr, flush=True)
