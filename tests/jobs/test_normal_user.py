@@ -27,8 +27,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from conftest import stored_samples
+
 ROOT = Path(__file__).resolve().parents[2]
 GCM = "aes128-gcm@openssh.com"
+LINKED = ["throughput", "--link", "100mbit,20ms", "--cipher", GCM, "--size", "16M"]  # 16 MiB copies: ~1.3 s each
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(os.geteuid() != 0, reason="switching to a normal user needs root"),
@@ -138,19 +141,7 @@ def _settled(uid: int, timeout: float = 8.0) -> list[str]:
 def test_a_normal_users_link_gives_the_links_rate_and_names_how_it_is_made(user: User) -> None:
     """A 100 Mbit/s, 20 ms link without root: 12.5 MB/s +-10 % both ways, said to be in a user namespace."""
     db = user.home / "link.db"
-    args = [
-        "throughput",
-        "--link",
-        "100mbit,20ms",
-        "--cipher",
-        GCM,
-        "--size",
-        "16M",
-        "--rounds",
-        "3",
-        "--max-rounds",
-        "3",
-    ]
+    args = [*LINKED, "--rounds", "3", "--max-rounds", "3"]
     done = user.run(*args, "--max-time", "3m", "--json", "--db", str(db))
     if done.returncode == 2 and "the emulated link is not what was asked" in done.stderr:
         done = user.run(*args, "--max-time", "3m", "--json", "--db", str(db))  # a busy machine's refusal: once more
@@ -191,19 +182,7 @@ def test_tinyssh_and_dropbear_run_for_a_normal_user_with_their_cpu_and_memory(us
 def test_a_sigkilled_normal_users_linked_run_leaves_nothing(user: User) -> None:
     """SIGKILL of a normal user's linked run once it measures: its servers, delay line and namespaces' holder go."""
     db = user.home / "killed.db"
-    args = [
-        "throughput",
-        "--link",
-        "100mbit,20ms",
-        "--cipher",
-        GCM,
-        "--size",
-        "16M",
-        "--rounds",
-        "6",
-        "--max-time",
-        "2m",
-    ]
+    args = [*LINKED, "--rounds", "6", "--max-time", "2m"]
     proc = subprocess.Popen(
         user.argv(*args, "--db", str(db)),
         env=user.env(),
@@ -214,7 +193,7 @@ def test_a_sigkilled_normal_users_linked_run_leaves_nothing(user: User) -> None:
     )
     try:
         deadline = time.monotonic() + 120
-        while not _stored(db):
+        while stored_samples(db) < 3:  # both directions' warm-ups and a measured sample
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             assert time.monotonic() < deadline, "no sample stored in time"
             time.sleep(0.2)
@@ -226,17 +205,6 @@ def test_a_sigkilled_normal_users_linked_run_leaves_nothing(user: User) -> None:
             proc.kill()
             proc.wait(timeout=10)
     assert not _settled(user.uid), "left running after SIGKILL"
-
-
-def _stored(db: Path) -> bool:
-    """Return whether the run has stored a measured sample."""
-    if not db.exists():
-        return False
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-            return bool(con.execute("SELECT COUNT(*) FROM samples WHERE NOT warmup").fetchone()[0])
-    except sqlite3.Error:
-        return False
 
 
 def _errors(db: Path) -> list[str]:

@@ -91,7 +91,6 @@ def _server_setup(run: RunRecord) -> list[str]:
         and all(is_local(s) for s in run.options.servers)
     ):
         cpu = embedded.cpu_accounting.split(" (")[0]
-        cpu = "/proc (the listener and what it reaped)" if cpu.startswith("the listener") else cpu
         return [
             f"  server: {len(embedded.settings)} settings (--details), CPU by {cpu}, on CPU {pin.server_cpu} (ssh on "
             f"CPU {pin.client_cpu})"

@@ -175,8 +175,8 @@ class EmulatedLink:
                     leases.keeper().namespace(identity)  # what is left in it is killed should sshbench die
                     return
             time.sleep(0.005)
-        gone = self.holder.poll() is not None and self.holder.stderr is not None
-        err = self.holder.stderr.read().decode(errors="replace").strip() if gone and self.holder.stderr else ""
+        stderr = self.holder.stderr
+        err = stderr.read().decode(errors="replace").strip() if stderr and self.holder.poll() is not None else ""
         raise SshbenchError(
             f"the servers' network namespace was not made: {err or 'unshare --net gave no answer'}",
             place="--link (as a normal user, in a user namespace)",

@@ -14,7 +14,7 @@ from typing import Any
 
 import psutil
 
-REAPED = "the listener's own and its reaped children's, from /proc"
+REAPED = "/proc"  # what reads it: the first words of the accounting, all a brief screen shows
 TICK_MS = 1000 // os.sysconf("SC_CLK_TCK")
 UNSEEN = (
     f"a connection's process still running at a sample's end is not counted; read in the kernel's {TICK_MS} ms "
@@ -24,7 +24,7 @@ UNSEEN = (
 
 def accounting(why_no_cgroup: str) -> str:
     """Return how the server's CPU is read without a cgroup, with why there is none and what it cannot see."""
-    return f"{REAPED} ({why_no_cgroup}; {UNSEEN})"
+    return f"{REAPED} (the listener's own CPU and its reaped children's; {why_no_cgroup}; {UNSEEN})"
 
 
 def times(pid: int | None) -> Any:
