@@ -20,8 +20,8 @@ HOW = (
 )
 HOW_CLIENT = (
     f"  time and CPU: the median of each round's difference from {BASELINE} with its 95 % interval (its real "
-    "coverage named where fewer rounds give less); CPU: the ssh client's for the whole login (no server CPU: an "
-    "embedded server's is counted in a cgroup, which needs root; a host of yours reports none for a login)."
+    "coverage named where fewer rounds give less); CPU: the ssh client's for the whole login (no server CPU: a host "
+    "of yours reports none for a login)."
 )
 HOW_BYTES = (
     "  Bytes each way up to each side's NEWKEYS and round trips (the client's flights that waited for the server; "
