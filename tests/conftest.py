@@ -141,6 +141,26 @@ OPENSSH10 = Path(
     or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sshbench" / "openssh-10"
 )
 OPENSSH10_SSHD, OPENSSH10_SSH = OPENSSH10 / "usr" / "sbin" / "sshd", OPENSSH10 / "usr" / "bin" / "ssh"
+
+
+def _newest_built() -> Path:
+    """Return the prefix scripts/openssh-build left (scripts/test sets SSHBENCH_OPENSSH_NEWEST), else the newest
+    release built in the cache, else where one would be."""
+    if os.environ.get("SSHBENCH_OPENSSH_NEWEST"):
+        return Path(os.environ["SSHBENCH_OPENSSH_NEWEST"])
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sshbench"
+    built = [p for p in cache.glob("openssh-*p*") if (p / "sbin" / "sshd").exists()]
+    return max(built, key=_release) if built else cache / "openssh-newest"
+
+
+def _release(prefix: Path) -> tuple[int, ...]:
+    """Return a build's release as numbers to order by (openssh-10.3p1: 10, 3, 1)."""
+    return tuple(int(n) for n in prefix.name.removeprefix("openssh-").replace("p", ".").split(".") if n.isdigit())
+
+
+# OpenSSH's newest release Debian serves, built from source by scripts/openssh-build (scripts/test runs it)
+OPENSSH_NEWEST = _newest_built()
+NEWEST_SSHD, NEWEST_SSH = OPENSSH_NEWEST / "sbin" / "sshd", OPENSSH_NEWEST / "bin" / "ssh"
 MLKEM, SNTRUP, CURVE = "mlkem768x25519-sha256", "sntrup761x25519-sha512", "curve25519-sha256"
 LINK_REFUSED = "the emulated link is not what was asked"  # the link check's refusal, which says to retry
 

@@ -27,6 +27,7 @@ GROUND = (
     "sshbench.leases",
     "sshbench.payloads",
     "sshbench.kex",
+    "sshbench.hostkeys",
     "sshbench.products",
     "sshbench.joboptions",
     "sshbench.runkinds",

@@ -168,6 +168,9 @@ class Environment:
     tool_versions: dict[str, str] = field(default_factory=dict)  # `tools`: each copy tool's version line
     # `clients`: per client, its `version`, its `default` and `tuned` settings, or why it did not run (`skipped`)
     clients: dict[str, dict[str, str]] = field(default_factory=dict)
+    rekeys: dict[str, str] = field(default_factory=dict)  # `interop --rekey`: per server, what a checked login did
+    # `tune`: its master connection's own account (`ssh -O conninfo`, OpenSSH 10.3+) and its `check`
+    master_conninfo: dict[str, str] = field(default_factory=dict)
 
     def aes_in_use(self) -> bool | None:
         """Return whether the run's ciphers had the CPU's AES instructions (None when its flags were not read)."""
@@ -199,6 +202,10 @@ class Environment:
             data["tool_versions"] = self.tool_versions
         if self.clients:
             data["clients"] = self.clients
+        if self.rekeys:
+            data["rekeys"] = self.rekeys
+        if self.master_conninfo:
+            data["master_conninfo"] = self.master_conninfo
         return data
 
     @classmethod
@@ -216,6 +223,8 @@ class Environment:
             crypto_ceilings=dict(data.get("crypto_ceilings_MBps") or {}),
             tool_versions=dict(data.get("tool_versions") or {}),
             clients={k: dict(v) for k, v in (data.get("clients") or {}).items()},
+            rekeys=dict(data.get("rekeys") or {}),
+            master_conninfo=dict(data.get("master_conninfo") or {}),
         )
 
 

@@ -52,11 +52,20 @@ class ToolsOptions:
     tools: tuple[str, ...] = ()  # scp, sftp, rsync (the plaintext baselines tcp and rsyncd come with them)
 
 
+REKEYS = 4  # `interop --rekey`: a login moves REKEYS x the limit from the server, so it rekeys about this many times
+
+
 @dataclass(frozen=True)
 class ClientsOptions:
     """`clients`' own options."""
 
     clients: tuple[str, ...] = ()  # the clients to compare (registry names)
+    rekey: int | None = None  # `interop --rekey`: the servers' (and ssh's) RekeyLimit in bytes; None: their own
+
+    @property
+    def payload(self) -> int:
+        """Return the bytes each login of a rekey soak moves from the server (0 without --rekey)."""
+        return REKEYS * self.rekey if self.rekey else 0
 
 
 @dataclass(frozen=True)
@@ -143,7 +152,7 @@ class JobOptions:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict, flat as runs store it (`ssh` only when a client was given by path,
-        `cpu_period_ms` only when a quota's period was, `for_size` only when given)."""
+        `cpu_period_ms` only when a quota's period was, `for_size` and `rekey` only when given)."""
         data = dataclasses.asdict(self)
         own = data.pop("own") or {}
         for optional in ("ssh", "cpu_period_ms", "for_size"):
@@ -154,7 +163,10 @@ class JobOptions:
             if key == "margin":
                 flat |= _own_keys(BEFORE_MARGIN, own)
             flat[key] = value
-        return flat | _own_keys(LAST, own)
+        flat |= _own_keys(LAST, own)
+        if flat.get("rekey") is None:  # `interop --rekey` only: other runs store it not at all
+            flat.pop("rekey", None)
+        return flat
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], command: str | None = None) -> JobOptions:

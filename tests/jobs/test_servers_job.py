@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import OPENSSH10_SSHD, eventually, interrupt_after_samples, private_dirs, sshbench, stored_samples
+from conftest import (
+    NEWEST_SSHD,
+    OPENSSH10_SSHD,
+    eventually,
+    interrupt_after_samples,
+    private_dirs,
+    sshbench,
+    stored_samples,
+)
 from sshbench.builds import toolchain_command
 from sshbench.errors import ExitCode
 from sshbench.ssh.proc import require_binary
@@ -53,6 +61,7 @@ def cgroup_dirs() -> set[str]:
 @pytest.mark.alone  # counts the machine's servers, directories and cgroups before and after
 def test_every_server_side_by_side_with_its_version_and_memory_per_role(cli_env: dict[str, str]) -> None:
     newer = (f"local:sshd={OPENSSH10_SSHD}",) if OPENSSH10_SSHD.exists() else ()  # scripts/openssh10 fetches it
+    newer += (f"local:sshd={NEWEST_SSHD}",) if NEWEST_SSHD.exists() else ()  # scripts/openssh-build builds it
     go = ("local:gossh",) if toolchain_command("Go") else ()
     before = (server_processes(), private_dirs(), cgroup_dirs())
     done = sshbench(cli_env, "servers", *ALL, *newer, *go, "--cipher", CHACHA, *QUICK, "--json")

@@ -60,6 +60,13 @@ MAX_LOGINS = 100_000
     "is stored, naming the --logins that would; one the budget or Ctrl-C cuts short keeps every login and "
     "`--resume` finishes it.",
 )
+@click.option(
+    "--rekey",
+    metavar="SIZE",
+    help="Rekey soak: set RekeyLimit SIZE (64K, 1M) on every embedded OpenSSH server and on ssh, and have each "
+    "login move 4 x SIZE from the server (sshd's ForceCommand), so that every login rekeys several times "
+    "(counted once per server with ssh -v and said). A server type without the option is n/a.",
+)
 @ssh_option
 @db_option
 @resume_option
@@ -85,14 +92,17 @@ def interop_cmd(**kw: Any) -> None:
       sshbench interop --client openssh,paramiko,gossh
       sshbench interop --client openssh,paramiko,asyncssh,gossh --server local:openssh,local:dropbear,local:gossh
       sshbench interop --kex mlkem768x25519-sha256 --server local:sshd=/opt/openssh10/sbin/sshd --logins 1500
+      sshbench interop --rekey 64K --client openssh,paramiko,asyncssh --server local:openssh
       sshbench interop --resume last
     """
     import dataclasses
 
+    from sshbench.cli.options import parse_rekey
     from sshbench.joboptions import ClientsOptions
     from sshbench.runkinds import RunKind
 
-    given = Given.from_click({k: v for k, v in kw.items() if k != "logins"})
+    rekey = parse_rekey(kw["rekey"])
+    given = Given.from_click({k: v for k, v in kw.items() if k not in ("logins", "rekey")})
     if resuming(given):
         return
     servers = parse_servers(given.server_specs, "local") if given.server_specs else ()
@@ -100,7 +110,7 @@ def interop_cmd(**kw: Any) -> None:
     given = dataclasses.replace(given, servers=servers, warmup=0, rounds=logins, max_rounds=logins, race=False)
     opts = build_options(RunKind.INTEROP, given, latency=True, throughput=False)
     clients = parse_clients(given.client or "all")
-    execute(dataclasses.replace(opts, own=ClientsOptions(clients)), given.db, given.as_json)
+    execute(dataclasses.replace(opts, own=ClientsOptions(clients, rekey)), given.db, given.as_json)
 
 
 COMMANDS = (interop_cmd,)

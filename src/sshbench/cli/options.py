@@ -55,6 +55,16 @@ def parse_for_size(value: str | None) -> int | None:
     return size
 
 
+def parse_rekey(value: str | None) -> int | None:
+    """Parse `interop --rekey` (4K, 64K, 1M: from 1K to 64M, binary suffixes) into bytes (None: not given)."""
+    if value is None:
+        return None
+    size = byte_count(value)
+    if size is None or not 2**10 <= size <= 2**26:
+        raise _usage("--rekey", value, "use a RekeyLimit from 1K to 64M, e.g. --rekey 64K (a login moves 4 times it)")
+    return size
+
+
 def parse_duration(
     value: str, option: str = "--max-time", fix: str = "use a positive duration such as 90s, 3m or 1h"
 ) -> float:

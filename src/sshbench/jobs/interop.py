@@ -29,6 +29,7 @@ from sshbench import kex as kexes
 from sshbench.clients.launch import Detected, Launcher
 from sshbench.errors import ExitCode, SshbenchError, Unfinished
 from sshbench.joboptions import ClientsOptions
+from sshbench.jobs import rekey
 from sshbench.jobs.clients import client_report, detect_clients
 from sshbench.jobs.endpoints import Endpoint, require_started
 from sshbench.jobs.recording import Job, Recording, taken
@@ -138,6 +139,7 @@ def _login(bench: Bench, where: Endpoint, sc: Scenario, launcher: Launcher | Non
     if launcher is None:
         pin = ["-o", f"KexAlgorithms={sc.kex}"] if sc.kex else []
         pin += ["-o", f"HostKeyAlgorithms={sc.hostkey}"] if sc.hostkey else []
+        pin += rekey.client_options(bench.opts.own_as(ClientsOptions).rekey)
         argv = where.target.argv(bench.ssh, pin, "true")
         return lambda: process_login(argv)
     if not launcher.client.kind.library:
@@ -295,7 +297,10 @@ def run_interop(job: Job) -> int:
     specs = tuple(registry.validate(s) for s in (opts.servers or DEFAULT_SERVERS))
     with job.stage(Staging(specs, ssh, workdir="sshbench-interop-", tolerant=True), opts, job.progress) as bench:
         require_started(bench.endpoints, bench.unavailable)
+        limit = opts.own_as(ClientsOptions).rekey
+        kept = rekey.rekeying(bench, limit) if limit else []
         soak = _plan(bench, found, opts.kex, opts.hostkeys)
+        soak.unsupported += kept
         bench.stack.callback(soak.close)
         if not soak.scenarios:
             raise SshbenchError(
@@ -311,7 +316,8 @@ def run_interop(job: Job) -> int:
             (Scenario(Kind.LATENCY, server=n), f"unsupported: {u.skipped or u.failed}")
             for n, u in bench.unavailable.items()
         ]
-        env = dataclasses.replace(bench.environment(None, None), clients=client_report(found, {}))
+        rekeys = {n: rekey.counted(bench, w, limit) for n, w in bench.endpoints.items()} if limit else {}
+        env = dataclasses.replace(bench.environment(None, None), clients=client_report(found, {}), rekeys=rekeys)
         rec = job.record(" ".join(specs), env)
         with rec.status():
             rec.register(soak.scenarios, [*soak.unsupported, *unavailable])

@@ -106,6 +106,7 @@ class Bench:
     unavailable: dict[str, Unavailable] = field(default_factory=dict)
     hooks: list[Hook] = field(default_factory=list)
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    connection_info: dict[str, dict[str, str]] = field(default_factory=dict)  # endpoint -> its master's conninfo
 
     @property
     def only(self) -> Endpoint:
@@ -194,9 +195,11 @@ class Bench:
     @contextlib.contextmanager
     def through_master(self, endpoint: Endpoint) -> Iterator[Sampler]:
         """Yield the sampler of a connection through a master connection (ControlMaster) to an endpoint, with costs;
-        the master, this process's child, is stopped after by its PID."""
+        the master, this process's child, is stopped after by its PID, once `connection_info` has its account."""
         with master(self.ssh, endpoint.target, self.workdir) as reuse:
             yield self.sampler(reuse.sample, endpoint, False)
+            if info := reuse.conninfo():  # the master's own account, before it stops (OpenSSH 10.3+)
+                self.connection_info[endpoint.name] = info
 
     def can_widen(self, endpoint: Endpoint) -> bool:
         """Return True when the endpoint is an embedded server whose type has a receive-window option."""

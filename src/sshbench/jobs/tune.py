@@ -57,6 +57,7 @@ from sshbench.measure.budget import Estimate, Probe
 from sshbench.measure.remedies import (
     Sizing,
     baseline,
+    conninfo_check,
     copy_bytes,
     is_steady,
     rounds_seconds,
@@ -357,3 +358,6 @@ def measure(rec: Recording, job: Job, bench: Bench, disc: Discovery, env: Enviro
         finally:
             for staged_copies in staged:
                 staged_copies.cleanup()
+    if info := bench.connection_info.get(where.name):  # OpenSSH 10.3+: the master row checked by the master itself
+        checked = {**info, "check": conninfo_check(info, disc.default())}
+        job.store.add_to_environment(rec.run_id, "master_conninfo", checked)

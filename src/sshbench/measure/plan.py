@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sshbench import hints, kex
+from sshbench import hints, hostkeys, kex
 from sshbench.discovery import Discovery
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import JobOptions
@@ -39,11 +39,16 @@ def check_requested(kind: str, requested: Sequence[str], client: Sequence[str], 
             )
         if name not in client:
             offered = server is not None and name in server  # the server has it: another client would measure it
+            known = hostkeys.missing(name) if kind == "hostkey" else ""
             raise SshbenchError(
-                f"this ssh client does not support {kind} {name!r}" + (", which the server offers" if offered else ""),
+                f"this ssh client does not support {kind} {name!r}"
+                + (", which the server offers" if offered else "")
+                + known,
                 place=f"--{kind} (ssh -Q)",
                 fix=(
-                    "give --ssh an OpenSSH client that supports it (a newer build in a prefix), or " if offered else ""
+                    "give --ssh an OpenSSH client that supports it (a newer build in a prefix), or "
+                    if offered or known
+                    else ""
                 )
                 + f"choose from: {', '.join(client)}",
                 code=ExitCode.UNSUPPORTED_ALGORITHM,

@@ -20,6 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench.discovery import Negotiated
+from sshbench.kex import same
 from sshbench.measure.samplers import MAX_SIZE, ThroughputSampler, calibration_size, measured_sample, throughput_sample
 from sshbench.measure.steady import MB
 from sshbench.model import Direction, Kind, Scenario
@@ -27,8 +29,8 @@ from sshbench.ratios import DECIDING_PAIRS
 from sshbench.remedy import ONE_CONNECTION
 from sshbench.samples import FIXED, Sample
 from sshbench.ssh.destination import LOGIN_TIMEOUT, Target
-from sshbench.ssh.proc import run_timed
-from sshbench.ssh.text import ssh_failure
+from sshbench.ssh.proc import run_quick, run_timed
+from sshbench.ssh.text import parse_conninfo, ssh_failure
 
 MIB = 2**20
 PART = 2**16  # a part of a copy over N connections is whole 64 KiB (1 MiB parts made 8 connections move 8 MiB)
@@ -269,6 +271,18 @@ class MasterConnection:
         with contextlib.suppress(OSError):
             os.unlink(self.path)
 
+    def conninfo(self) -> dict[str, str]:
+        """Return what the running master says of its connection (`ssh -O conninfo`, OpenSSH 10.3+): negotiated
+        algorithms, rekey limits and traffic; empty when the client has no such command or no master runs."""
+        if self.proc is None or self.proc.poll() is not None:
+            return {}
+        argv = self.target.argv(self.ssh, ["-O", "conninfo", "-o", f"ControlPath={self.path}"], "")
+        try:
+            done = run_quick([a for a in argv if a not in ("-v", "")], timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+        return parse_conninfo(done.stdout) if done.returncode == 0 else {}
+
     def sample(self, sc: Scenario, rnd: int, warmup: bool) -> Sample:
         """Time one connection through the master running `true`."""
         why = self.start()
@@ -281,6 +295,25 @@ class MasterConnection:
             error = ssh_failure(done.texts, done.timed_out, LOGIN_TIMEOUT)
             return Sample(sc, rnd, warmup, ok=False, value=None, wall=done.wall, error=error)
         return measured_sample(sc, rnd, warmup, done, done.wall)
+
+
+def conninfo_check(info: Mapping[str, str], expected: Negotiated | None) -> str:
+    """Return the master's own account checked against what the default profile negotiated: `agrees` or what
+    differs (a failed check: the master row measured other algorithms than the default's)."""
+    if expected is None:
+        return "not checked: the default profile's negotiation is not known"
+    pairs = (
+        ("kex", info.get("kexalgorithm"), expected.kex),
+        ("host key", info.get("hostkeyalgorithm"), expected.hostkey),
+        ("cipher", info.get("cipher"), expected.cipher),
+        ("MAC", info.get("mac") or None, expected.mac),
+    )
+    differ = [
+        f"{what} {got} where the default profile negotiated {want}"
+        for what, got, want in pairs
+        if not (got == want or (what == "kex" and same(got, want)))
+    ]
+    return "agrees" if not differ else "differs: " + "; ".join(differ)
 
 
 @contextlib.contextmanager

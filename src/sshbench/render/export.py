@@ -144,7 +144,10 @@ def tune_document(stored: StoredRun) -> dict[str, Any]:
 
     found = tune.findings(stored.run, stored.scenarios)
     pasted = tune.paste(found)
-    return {"findings": [f.to_dict() for f in found], "paste": pasted, "loses": tune.losses(stored.run, pasted)}
+    doc = {"findings": [f.to_dict() for f in found], "paste": pasted, "loses": tune.losses(stored.run, pasted)}
+    return doc | (
+        {"master_conninfo": stored.run.environment.master_conninfo} if stored.run.environment.master_conninfo else {}
+    )
 
 
 def _host_results(stored: StoredRun) -> dict[str, Any]:

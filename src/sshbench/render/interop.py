@@ -13,6 +13,7 @@ from sshbench import hints, products
 from sshbench.analyse.interop import RARE, Pair, logins_to_bound, pairs
 from sshbench.clienttypes import known
 from sshbench.exact import CONFIDENCE
+from sshbench.joboptions import ClientsOptions
 from sshbench.model import client_name
 from sshbench.records import StoredRun, StoredScenario
 from sshbench.render import screen
@@ -73,10 +74,11 @@ def _columns(rows: Sequence[Pair]) -> list[Column]:
     return [*cols, Column("median ms", medians, right=True, shed=1)]
 
 
-def reproduce(p: Pair, ssh: str | None, db: bool = True) -> str:
+def reproduce(p: Pair, ssh: str | None, db: bool = True, rekey: int | None = None) -> str:
     """Return the command that soaks one failing pair again (it starts the same embedded server afresh; `ssh`: the
-    OpenSSH client the run was given, None for the system's)."""
+    OpenSSH client the run was given, None for the system's; `rekey`: the soak's RekeyLimit)."""
     words = ["interop", "--client", p.client, "--server", f"local:{p.server}", *(["--ssh", ssh] if ssh else [])]
+    words += ["--rekey", str(rekey)] if rekey else []
     words += ["--kex", p.kex] if p.kex else []
     words += ["--hostkey", p.hostkey] if p.hostkey else []
     return hints.sshbench(*words, "--logins", str(max(p.logins, 100)), db=db)
@@ -109,7 +111,7 @@ def known_cause(p: Pair) -> str | None:
     )
 
 
-def print_failures(console: Console, rows: Sequence[Pair], ssh: str | None) -> None:
+def print_failures(console: Console, rows: Sequence[Pair], ssh: str | None, rekey: int | None = None) -> None:
     """Print each failing pair: how often, the client's words, and the commands that reproduce it."""
     for p in (p for p in rows if p.failures):
         key = f" and host key {p.hostkey}" if p.hostkey else ""
@@ -125,7 +127,8 @@ def print_failures(console: Console, rows: Sequence[Pair], ssh: str | None) -> N
         why = known_cause(p)
         if why:
             screen.say(console, f"      why: {why}")
-        console.print(f"      again: {reproduce(p, ssh)}", highlight=False, markup=False, soft_wrap=True)  # pasted
+        again = reproduce(p, ssh, rekey=rekey)
+        console.print(f"      again: {again}", highlight=False, markup=False, soft_wrap=True)  # pasted
         console.print(
             f"      by hand, against a server like it that you start (its PORT, your KEY, a known_hosts FILE with its "
             f"host key; the soak's own server is gone): {by_hand(p, ssh)}",
@@ -185,9 +188,25 @@ def clients_line(stored: StoredRun) -> str | None:
     return "  clients: " + ", ".join(here) + (f"; not here: {'; '.join(gone)}" if gone else "")
 
 
+def rekey_lines(stored: StoredRun) -> list[str]:
+    """Return what a rekey soak set and what its checked login did on each server (nothing for another soak)."""
+    own = stored.run.options.own_as(ClientsOptions)
+    if not own.rekey:
+        return []
+    checked = stored.run.environment.rekeys
+    return [
+        f"  rekey soak: RekeyLimit {own.rekey:,} bytes on each OpenSSH server and on ssh (the libraries rekey when "
+        f"the server asks); every login moves {own.payload:,} bytes from the server (ForceCommand head -c "
+        f"{own.payload} /dev/zero, in place of `true`)",
+        *(f"    {server}: {words}" for server, words in checked.items()),
+    ]
+
+
 def print_interop(console: Console, stored: StoredRun) -> None:
     """Print the soak's clients, table, failures, n/a pairs and what it bounds."""
     if line := clients_line(stored):
+        screen.say(console, line)
+    for line in rekey_lines(stored):
         screen.say(console, line)
     rows = pairs(soaked(stored))
     na = [st for st in stored.scenarios if st.failure is not None and not st.samples]
@@ -199,7 +218,8 @@ def print_interop(console: Console, stored: StoredRun) -> None:
             screen.say(console, f"  {name}: local:{server}")
     if len(listed) < len(rows):
         screen.say(console, f"  {_pairs(len(rows) - len(listed))} without a failure not listed (--details lists them)")
-    print_failures(console, rows, stored.run.options.ssh)
+    limit = stored.run.options.own_as(ClientsOptions).rekey
+    print_failures(console, rows, stored.run.options.ssh, limit)
     for line in not_soaked(na):
         screen.say(console, line, style="dim")
     for line in summary(rows):
@@ -219,7 +239,14 @@ def soaked(stored: StoredRun) -> list[StoredScenario]:
 
 def interop_document(stored: StoredRun) -> dict[str, Any]:
     """Return the soak's part of the JSON document: every pair with its counts, words and bound."""
+    own = stored.run.options.own_as(ClientsOptions)
+    limit = own.rekey
     return {
+        **(
+            {"rekey": {"limit": limit, "payload": own.payload, "checked": stored.run.environment.rekeys}}
+            if limit
+            else {}
+        ),
         "confidence": CONFIDENCE,
         "rare_rate": RARE,
         "pairs": [
@@ -235,7 +262,7 @@ def interop_document(stored: StoredRun) -> dict[str, Any]:
                 "logins_to_bound_rare": p.needed,
                 "median_ms": p.median_ms,
                 "errors": [{"message": m, "count": n} for m, n in p.errors],
-                "reproduce": reproduce(p, stored.run.options.ssh, db=False) if p.failures else None,
+                "reproduce": reproduce(p, stored.run.options.ssh, db=False, rekey=limit) if p.failures else None,
             }
             for p in pairs(soaked(stored))
         ],

@@ -115,8 +115,24 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         )
     for f in found:
         _print_finding(console, run, f)
+    if line := master_line(run.environment.master_conninfo):
+        screen.say(console, line, style=None if line.startswith("  master") else "bold")
     _print_paste(console, run, found)
     print_unfinished(console, run)
+
+
+def master_line(info: Mapping[str, str]) -> str | None:
+    """Return the master connection's own account (`ssh -O conninfo`) and its check, or None without one."""
+    if not info:
+        return None
+    said = f"kex {info.get('kexalgorithm')}, cipher {info.get('cipher')}" + (
+        f", MAC {info['mac']}" if info.get("mac") else ""
+    )
+    traffic = f"; traffic {info['traffic']}" if info.get("traffic") else ""
+    check = info.get("check", "")
+    if check == "agrees":
+        return f"  master connection, by its own account (ssh -O conninfo): {said}{traffic}: as the default negotiates"
+    return f"  ! master connection, by its own account (ssh -O conninfo): {said}{traffic}: {check}"
 
 
 def _print_finding(console: Console, run: RunRecord, f: tune.Finding) -> None:

@@ -16,6 +16,7 @@ _HOSTKEY = re.compile(r"kex: host key algorithm: (\S+)")
 _CIPHER = re.compile(r"kex: server->client cipher: (\S+) MAC: (\S+) compression: (\S+)")
 _REMOTE_VERSION = re.compile(r"remote software version (.+)$")
 _EXIT_STATUS = re.compile(r"Exit status (-?\d+)")
+CONNINFO_FIELDS = ("kexalgorithm", "hostkeyalgorithm", "cipher", "mac", "compression", "rekey", "traffic")
 
 # Phase boundaries: each phase starts at the first line containing its marker.
 PHASE_MARKERS = (
@@ -67,6 +68,17 @@ def parse_negotiated(lines: Iterable[str]) -> Negotiated:
     if mac == "<implicit>":
         mac = None
     return Negotiated(kex, hostkey, cipher, mac, version)
+
+
+def parse_conninfo(text: str) -> dict[str, str]:
+    """Parse `ssh -O conninfo` (OpenSSH 10.3+: a master connection's own account) into its fields by name (an AEAD
+    cipher's MAC, `<implicit>`, as empty); empty when the text has none of them."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        name, _, value = line.strip().partition(" ")
+        if name in CONNINFO_FIELDS and name not in found:
+            found[name] = "" if value.strip() == "<implicit>" else value.strip()
+    return found
 
 
 def parse_transferred(lines: Iterable[str]) -> tuple[int, int] | None:

@@ -212,6 +212,13 @@ class Store(Reads):
         """Store a fleet run's hosts (each with its run id or why it has none)."""
         self._set_discovery(run_id, json.dumps(fleet.to_dict()))
 
+    def add_to_environment(self, run_id: int, key: str, value: object) -> None:
+        """Add what a run learnt while measuring (a master's own account) to its stored environment, as `key`."""
+        with self._writing() as db:
+            row = db.execute("SELECT environment FROM runs WHERE id=?", (run_id,)).fetchone()
+            stored = json.loads(row[0]) | {key: value}
+            db.execute("UPDATE runs SET environment=?, updated_at=? WHERE id=?", (json.dumps(stored), _now(), run_id))
+
     def _set_discovery(self, run_id: int, text: str) -> None:
         """Write a run's discovery column."""
         with self._writing() as db:
