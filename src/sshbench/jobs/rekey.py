@@ -38,7 +38,7 @@ def rekeying(bench: Bench, limit: int) -> list[tuple[Scenario, str]]:
         caps = registry.capabilities(where.target.server) if where.server is not None else None
         if where.server is None or caps is None or not caps.options:
             product = where.server.product if where.server is not None else name
-            why = f"unsupported: {product} has no RekeyLimit to set (it rekeys at its own build's limit)"
+            why = f"unsupported: {product} has no RekeyLimit to set (sshbench cannot make it rekey sooner)"
             na.append((Scenario(Kind.LATENCY, server=name), why))
             del bench.endpoints[name]
             continue
