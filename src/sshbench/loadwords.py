@@ -25,6 +25,16 @@ HOST_CLOSERS = (
     "refuses an address for a while after failed or unauthenticated connections), a per-address limit (Dropbear: 5 "
     "unauthenticated connections per address), a firewall's rate limit"
 )
+# What a server wrote before it closed a connection it dropped, as a failed login keeps it (after the client's words),
+# and which servers write each line, with the settings that make them drop (a host of the user's: no log is read).
+SERVER_SAID = "; before closing, the server said: "
+REFUSALS = {
+    "Not allowed at this time": "OpenSSH writes it since PerSourcePenalties (9.8; measured: 10.0p2, 10.3p1) when "
+    "MaxStartups (start:rate:full) or PerSourcePenalties drops a connection (PerSourcePenaltyExemptList exempts an "
+    "address)",
+    "Exceeded MaxStartups": "OpenSSH before 9.8 writes it when MaxStartups (start:rate:full) drops a connection "
+    "(measured: 9.2p1)",
+}
 # A connection closed before (or at) the server's banner, as each generator words it (ssh's last line: `Connection
 # closed by 127.0.0.1 port 2222` or `Connection reset by ...` after `kex_exchange_identification: ...`).
 BEFORE_BANNER = ("kex_exchange_identification", "handshake failed: EOF", "connection reset by", "connection closed by")
@@ -34,6 +44,17 @@ def before_banner(words: str) -> bool:
     """Return True for a client's words that say the connection was closed before the server's banner."""
     low = words.lower()
     return any(w.lower() in low for w in BEFORE_BANNER)
+
+
+def server_said(words: str) -> str | None:
+    """Return what the server wrote before closing, as a failed login's words keep it, or None."""
+    _, found, said = words.partition(SERVER_SAID)
+    return said.split(" (exit status", 1)[0].strip() or None if found else None
+
+
+def refusal(said: str) -> str:
+    """Return which servers write this line before closing, and why, or that it is the server's own."""
+    return REFUSALS.get(said, "the server's own words")
 
 
 def burst_of(s: Sample) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import CURVE, OPENSSH10_SSHD, remote_config, sshbench, started, stored_samples
+from conftest import CURVE, NEWEST_SSHD, OPENSSH10_SSHD, remote_config, sshbench, started, stored_samples
 from sshbench.errors import ExitCode
 from sshbench.targets.servers import registry
 
@@ -221,11 +221,23 @@ def test_bad_input_is_one_line_with_the_fix_and_nothing_stored(
             assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
 
 
-@pytest.mark.skipif(not OPENSSH10_SSHD.exists(), reason="OpenSSH 10 (scripts/openssh10) is not installed")
-def test_a_host_of_yours_under_penalties_is_stopped_and_explained(cli_env: dict[str, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sshd", "said"),
+    [
+        (OPENSSH10_SSHD, "Not allowed at this time"),  # written before it closes (sshd.c drop_connection)
+        (NEWEST_SSHD, "Not allowed at this time"),
+    ],
+    ids=["10.0", "newest"],
+)
+def test_a_host_of_yours_under_penalties_is_stopped_and_explained(
+    cli_env: dict[str, str], tmp_path: Path, sshd: Path, said: str
+) -> None:
     """An OpenSSH 10 that sshbench did not start (to the command), with its default PerSourcePenalties: a key it
-    does not accept fails 4 logins, then it refuses this address before the banner; load stops there."""
-    server = registry.configured(f"local:sshd={OPENSSH10_SSHD}", ("PerSourcePenalties=yes",))
+    does not accept fails 4 logins, then it refuses this address before the banner; load stops there, with the
+    server's own words where it writes them."""
+    if not sshd.exists():
+        pytest.skip(f"no {sshd}: scripts/openssh10 and scripts/openssh-build make them (scripts/test runs both)")
+    server = registry.configured(f"local:sshd={sshd}", ("PerSourcePenalties=yes",))
     assert server is not None
     stranger = tmp_path / "stranger"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
@@ -242,6 +254,7 @@ def test_a_host_of_yours_under_penalties_is_stopped_and_explained(cli_env: dict[
     assert "closed before the banner" in first["stopped_early"], first
     assert "PerSourcePenaltyExemptList 127.0.0.1" in first["stopped_early"], first
     assert first["logins"] < 12 and "penalty" in log, (first, log[-500:])
+    assert f'the host wrote "{said}" before closing them: OpenSSH writes it' in first["stopped_early"], first
 
 
 def test_several_key_exchanges_run_the_same_steps_interleaved_and_read_as_a_capacity_table(

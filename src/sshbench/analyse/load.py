@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from hdrh.histogram import HdrHistogram
 
+from sshbench import loadwords
 from sshbench.environment import Environment
 from sshbench.exact import interval, upper_bound
 from sshbench.loadwords import DIED, HALTED, HOST_CLOSERS, LOGGED, SOURCE, before_banner, burst_of, latest
@@ -305,19 +306,22 @@ def failures_shown(s: Step) -> str:
 
 
 def bounded_by(s: Step, silent: str = "", host: bool = False) -> str:
-    """Return what held a step past the SLO, from its evidence: a limit the server's log named, or its CPU; else
-    not said, with the limits of the server that log nothing (`silent`; a host of the user's: what can close
-    connections there)."""
+    """Return what held a step past the SLO: a limit its log named, the server's words for its drops, or its CPU;
+    else not said, with the limits that log nothing (`silent`; a host of the user's: what can close connections)."""
     if s.halted is not None:
         return "what bounds it: the host closed connections before the banner (a limit or penalty of the host's)"
-    if host:
+    said = next((said for words, _ in s.causes if (said := loadwords.server_said(words))), None)
+    refused = f'the server refused connections, writing "{said}" before closing them ({loadwords.refusal(said or "")})'
+    logged = [(words, n) for words, n in s.causes if words.endswith(FROM_LOG)]
+    if host and said is None:
         closed = any(before_banner(words) for words, _ in s.causes)
         why = f"; what can close connections before the banner there: {HOST_CLOSERS}" if closed else ""
         return f"what bounds it is not said: a host of yours, whose log and CPU sshbench does not read{why}"
-    logged = [(words, n) for words, n in s.causes if words.endswith(FROM_LOG)]
-    if logged:
+    if logged and not host:
         words, n = logged[0]
         return f"what bounds it: a limit of the server's ({n} {words.removesuffix(FROM_LOG)})"
+    if said is not None:  # its own words for its drops: all a host of the user's tells, and a log that named none
+        return f"what bounds it: {refused}"
     if s.server_share is not None and s.server_share >= GENERATOR_BOUND:
         return f"what bounds it: the server's CPU ({s.server_share * 100:.0f} % of what it may use)"
     share = f"its CPU {s.server_share * 100:.0f} %" if s.server_share is not None else "its CPU not counted"

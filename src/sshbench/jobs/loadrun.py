@@ -30,7 +30,7 @@ from sshbench.measure.interop import LOGIN_LIMIT
 from sshbench.measure.load import DriverLoop, ExecJob, Finished, Generator, OpenLoop, exec_command
 from sshbench.model import Scenario, is_local
 from sshbench.samples import Sample
-from sshbench.ssh.destination import common_options
+from sshbench.ssh.destination import PRE_BANNER_ONLY, common_options, knows_log_verbose
 from sshbench.targets.servers import registry
 
 JOIN_WAIT = LOGIN_LIMIT + 5.0  # seconds a stopped step waits for its logins in flight
@@ -40,11 +40,13 @@ Halt = Callable[[Sample], str | None]  # why a step stops after this login (None
 
 def login_argv(ssh: str, where: Endpoint, sc: Scenario, address: str | None, command: str = "true") -> list[str]:
     """Return one login's ssh command line from a source address (None: this machine's own, toward a host of the
-    user's), with the step's pinned kex and host key (no -v: the generator's CPU is the client's); `command`: a
-    fixed remote command (`true`, or an exec job's)."""
+    user's), with the step's pinned kex and host key (no -v: the generator's CPU is the client's; only what a
+    server writes before its banner is logged, where ssh has LogVerbose); `command`: a fixed remote command
+    (`true`, or an exec job's)."""
     t = where.target
     bind = ["-b", address] if address is not None else []
-    return [ssh, *common_options([]), *t.options, *sc.ssh_options(), *bind, t.destination, command]
+    log = PRE_BANNER_ONLY if knows_log_verbose(ssh) else ()
+    return [ssh, *log, *common_options([]), *t.options, *sc.ssh_options(), *bind, t.destination, command]
 
 
 def _argv(ssh: str, where: Endpoint, sc: Scenario, own: LoadOptions, i: int) -> list[str]:

@@ -11,7 +11,18 @@ from sshbench.errors import Unfinished
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
 from sshbench.jobs.recording import Recording
-from sshbench.loadwords import ATTEMPT, BURST, DIED, HOST_CLOSERS, LOGGED, SAID, SOURCE, before_banner
+from sshbench.loadwords import (
+    ATTEMPT,
+    BURST,
+    DIED,
+    HOST_CLOSERS,
+    LOGGED,
+    SAID,
+    SOURCE,
+    before_banner,
+    refusal,
+    server_said,
+)
 from sshbench.measure.exits import ExitWatch, Roles
 from sshbench.measure.load import Finished
 from sshbench.model import Scenario
@@ -126,10 +137,16 @@ class Closes:
         self.run = self.run + 1 if closed else 0
         if self.run < CLOSES_RUN:
             return None
+        said = server_said(s.error or "")
+        cause = (
+            f'the host wrote "{said}" before closing them: {refusal(said)}'
+            if said
+            else f"what closes them on a host: {HOST_CLOSERS}"
+        )
         self.said = (
-            f"{CLOSES_RUN} connections in a row were closed before the banner, so the run stopped. What closes them on "
-            f"a host: {HOST_CLOSERS}. To measure past penalties, the host's owner can exempt this machine: "
-            f"`PerSourcePenaltyExemptList {self.address}` in its sshd_config"
+            f"{CLOSES_RUN} connections in a row were closed before the banner, so the run stopped; {cause}. To "
+            f"measure past penalties, the host's owner can exempt this machine: `PerSourcePenaltyExemptList "
+            f"{self.address}` in its sshd_config"
         )
         return self.said
 

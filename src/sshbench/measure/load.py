@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
+from sshbench.loadwords import SERVER_SAID
 from sshbench.measure.interop import LOGIN_LIMIT, PREFIX  # a login's limit, the drivers' lines
-from sshbench.ssh.text import ssh_failure_reason
+from sshbench.ssh.text import said_before_banner, ssh_failure_reason
 
 
 class Generator(Protocol):
@@ -178,8 +179,9 @@ class OpenLoop:
         if r.proc.stderr is not None:
             r.proc.stderr.close()
         if why is None and code != 0:
-            words = ssh_failure_reason(r.err.decode("utf-8", "replace").splitlines())
-            why = f"{words} (exit status {code})"
+            lines = r.err.decode("utf-8", "replace").splitlines()
+            said = said_before_banner(lines)
+            why = f"{ssh_failure_reason(lines)} (exit status {code})" + (f"{SERVER_SAID}{said}" if said else "")
         if self.job is not None:
             out = self._out(r.index)
             got = out.stat().st_size if out.exists() else 0

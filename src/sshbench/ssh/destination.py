@@ -51,6 +51,9 @@ def common_options(extra: Sequence[str]) -> list[str]:
 # pair needs; a transfer needs only the line saying its command was sent (forced from its one function by
 # LogVerbose) and ssh's own messages and errors (INFO, its default). docs/BENCHMARKS.md has the cost.
 MARKS_ONLY = ("-o", "LogLevel=INFO", "-o", "LogVerbose=*:client_session2_setup():*")
+# A load login's log: only what the server wrote before its banner (OpenSSH 10.3's "Not allowed at this time" on a
+# drop) and the banner's own line, forced from the one function that reads them; no -v (the generator's CPU counts).
+PRE_BANNER_ONLY = ("-o", "LogVerbose=*:kex_exchange_identification():*")
 SENT = "Sending command:"  # ssh -v's line as the command goes out
 SETUP = "client_session2_setup()"  # the tag of both lines MARKS_ONLY prints there (`id 0`, then SENT), µs apart
 LOGIN_RANGE = (1.0, 3600.0)  # seconds SSHBENCH_LOGIN_TIMEOUT may set

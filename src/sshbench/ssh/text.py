@@ -16,6 +16,8 @@ _HOSTKEY = re.compile(r"kex: host key algorithm: (\S+)")
 _CIPHER = re.compile(r"kex: server->client cipher: (\S+) MAC: (\S+) compression: (\S+)")
 _REMOTE_VERSION = re.compile(r"remote software version (.+)$")
 _EXIT_STATUS = re.compile(r"Exit status (-?\d+)")
+_PRE_BANNER = re.compile(r"kex_exchange_identification.*?banner line \d+: (.+)$")  # -v's or LogVerbose's
+_WHERE_LOGGED = re.compile(r"^\S+\.c:\S+\(\):\d+ \(pid=\d+\): ")  # LogVerbose's `kex.c:f():1388 (pid=25039): `
 CONNINFO_FIELDS = ("kexalgorithm", "hostkeyalgorithm", "cipher", "mac", "compression", "rekey", "traffic")
 
 # Phase boundaries: each phase starts at the first line containing its marker.
@@ -81,6 +83,13 @@ def parse_conninfo(text: str) -> dict[str, str]:
     return found
 
 
+def said_before_banner(lines: Iterable[str]) -> str | None:
+    """Return the lines a server wrote before its banner (ssh logs them under -v or LogVerbose; OpenSSH 10.3 writes
+    "Not allowed at this time" to a connection it drops), joined, or None."""
+    said = [m.group(1).strip() for line in lines if (m := _PRE_BANNER.search(line))]
+    return " / ".join(said) or None
+
+
 def parse_transferred(lines: Iterable[str]) -> tuple[int, int] | None:
     """Return (sent, received) bytes from ssh's closing `Transferred:` line, if present."""
     for line in lines:
@@ -122,7 +131,7 @@ def phase_breakdown(lines: Sequence[tuple[float, str]], start: float, end: float
 def ssh_failure_reason(lines: Iterable[str]) -> str:
     """Return ssh's own words for a failure: the last non-debug line it printed."""
     reasons = [
-        text.strip()
+        _WHERE_LOGGED.sub("", text.strip())
         for text in lines
         if text.strip()
         and not text.startswith(("debug", "OpenSSH_", "Transferred:", "Bytes per second", "Authenticated to"))
