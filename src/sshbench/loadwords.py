@@ -29,10 +29,9 @@ HOST_CLOSERS = (
 # and which servers write each line, with the settings that make them drop (a host of the user's: no log is read).
 SERVER_SAID = "; before closing, the server said: "
 REFUSALS = {
-    "Not allowed at this time": "OpenSSH writes it since PerSourcePenalties (9.8; measured: 10.0p2, 10.3p1) when "
-    "MaxStartups (start:rate:full) or PerSourcePenalties drops a connection (PerSourcePenaltyExemptList exempts an "
-    "address)",
-    "Exceeded MaxStartups": "OpenSSH before 9.8 writes it when MaxStartups (start:rate:full) drops a connection "
+    "Not allowed at this time": "OpenSSH writes it when MaxStartups (start:rate:full) or PerSourcePenalties drops a "
+    "connection (measured: 10.0p2, 10.3p1; PerSourcePenaltyExemptList exempts an address)",
+    "Exceeded MaxStartups": "older OpenSSH writes it when MaxStartups (start:rate:full) drops a connection "
     "(measured: 9.2p1)",
 }
 # A connection closed before (or at) the server's banner, as each generator words it (ssh's last line: `Connection
