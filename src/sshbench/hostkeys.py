@@ -40,11 +40,6 @@ CATALOG = (
 _BY_NAME = {h.name: h for h in CATALOG}
 
 
-def lookup(name: str) -> HostKeyAlgorithm | None:
-    """Return the catalog row of a host-key algorithm, or None for one the catalog lacks."""
-    return _BY_NAME.get(name)
-
-
 def missing(name: str) -> str:
     """Return what the catalog says of a host key a client lacks (empty when it says nothing)."""
     row = _BY_NAME.get(name)

@@ -48,7 +48,9 @@ def before_banner(words: str) -> bool:
 def server_said(words: str) -> str | None:
     """Return what the server wrote before closing, as a failed login's words keep it, or None."""
     _, found, said = words.partition(SERVER_SAID)
-    return said.split(" (exit status", 1)[0].strip() or None if found else None
+    if not found:
+        return None
+    return said.strip() or None
 
 
 def refusal(said: str) -> str:

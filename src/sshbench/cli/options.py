@@ -45,24 +45,26 @@ def parse_size(value: str) -> int | None:
     return size
 
 
-def parse_for_size(value: str | None) -> int | None:
-    """Parse `tune --for-size` (10M, 1G: any size from 64K to 16T, binary suffixes) into bytes (None: not given)."""
+def _bounded_size(value: str | None, option: str, low: int, high: int, fix: str) -> int | None:
+    """Parse an optional byte count (binary suffixes) that must lie from `low` to `high` (None: not given)."""
     if value is None:
         return None
     size = byte_count(value)
-    if size is None or not 2**16 <= size <= 2**44:
-        raise _usage("--for-size", value, "use the size of the copies you make, from 64K to 16T, e.g. --for-size 1G")
+    if size is None or not low <= size <= high:
+        raise _usage(option, value, fix)
     return size
+
+
+def parse_for_size(value: str | None) -> int | None:
+    """Parse `tune --for-size` (10M, 1G: any size from 64K to 16T, binary suffixes) into bytes (None: not given)."""
+    fix = "use the size of the copies you make, from 64K to 16T, e.g. --for-size 1G"
+    return _bounded_size(value, "--for-size", 2**16, 2**44, fix)
 
 
 def parse_rekey(value: str | None) -> int | None:
     """Parse `interop --rekey` (4K, 64K, 1M: from 1K to 64M, binary suffixes) into bytes (None: not given)."""
-    if value is None:
-        return None
-    size = byte_count(value)
-    if size is None or not 2**10 <= size <= 2**26:
-        raise _usage("--rekey", value, "use a RekeyLimit from 1K to 64M, e.g. --rekey 64K (a login moves 4 times it)")
-    return size
+    fix = "use a RekeyLimit from 1K to 64M, e.g. --rekey 64K (a login moves 4 times it)"
+    return _bounded_size(value, "--rekey", 2**10, 2**26, fix)
 
 
 def parse_duration(

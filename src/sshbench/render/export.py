@@ -144,10 +144,11 @@ def tune_document(stored: StoredRun) -> dict[str, Any]:
 
     found = tune.findings(stored.run, stored.scenarios)
     pasted = tune.paste(found)
-    doc = {"findings": [f.to_dict() for f in found], "paste": pasted, "loses": tune.losses(stored.run, pasted)}
-    return doc | (
-        {"master_conninfo": stored.run.environment.master_conninfo} if stored.run.environment.master_conninfo else {}
-    )
+    doc: dict[str, Any] = {"findings": [f.to_dict() for f in found], "paste": pasted}
+    doc["loses"] = tune.losses(stored.run, pasted)
+    if stored.run.environment.master_conninfo:  # OpenSSH 10.3+: the master's own account
+        doc["master_conninfo"] = stored.run.environment.master_conninfo
+    return doc
 
 
 def _host_results(stored: StoredRun) -> dict[str, Any]:

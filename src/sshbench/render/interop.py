@@ -241,12 +241,10 @@ def interop_document(stored: StoredRun) -> dict[str, Any]:
     """Return the soak's part of the JSON document: every pair with its counts, words and bound."""
     own = stored.run.options.own_as(ClientsOptions)
     limit = own.rekey
-    return {
-        **(
-            {"rekey": {"limit": limit, "payload": own.payload, "checked": stored.run.environment.rekeys}}
-            if limit
-            else {}
-        ),
+    doc: dict[str, Any] = {}
+    if limit:
+        doc["rekey"] = {"limit": limit, "payload": own.payload, "checked": stored.run.environment.rekeys}
+    return doc | {
         "confidence": CONFIDENCE,
         "rare_rate": RARE,
         "pairs": [

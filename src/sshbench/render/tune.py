@@ -115,8 +115,9 @@ def print_tune(console: Console, run: RunRecord, stored: Sequence[StoredScenario
         )
     for f in found:
         _print_finding(console, run, f)
-    if line := master_line(run.environment.master_conninfo):
-        screen.say(console, line, style=None if line.startswith("  master") else "bold")
+    info = run.environment.master_conninfo
+    if line := master_line(info):
+        screen.say(console, line, style=None if info.get("check") == "agrees" else "bold")
     _print_paste(console, run, found)
     print_unfinished(console, run)
 
