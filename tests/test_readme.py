@@ -61,3 +61,18 @@ def test_every_schema_version_named_is_the_one_written() -> None:
     consts = [json.loads(p.read_text())["properties"].get("schema_version") for p in texts if p.suffix == ".json"]
     assert {"const": SCHEMA_VERSION} in consts
     assert [c for c in consts if c not in (None, {"const": SCHEMA_VERSION})] == []
+
+
+PARTS = ("## What it answers", "## Options", "## Output", "## Needs", "## JSON")
+PAGE_BYTES = (800, 10_000)  # every page about the same depth: no stub of a line, no manual
+
+
+def test_every_command_page_has_the_same_parts_and_depth() -> None:
+    for page in sorted((ROOT / "docs" / "commands").glob("*.md")):
+        text = page.read_text()
+        headings = [line for line in text.splitlines() if line.startswith("## ")]
+        assert headings == list(PARTS), f"{page.name}: its parts are {headings}, not {list(PARTS)}"
+        output = text.split("## Output", 1)[1].split("\n## ", 1)[0]
+        excerpt = output.split("```text\n", 1)[1].split("```", 1)[0] if "```text\n" in output else ""
+        assert excerpt.count("\n") >= 3, f"{page.name}: its Output part holds no real output excerpt"
+        assert PAGE_BYTES[0] <= len(text.encode()) <= PAGE_BYTES[1], f"{page.name}: {len(text.encode())} bytes"

@@ -3,7 +3,7 @@
 On a small machine client and server otherwise compete for the same cores and the scheduler's
 placement changes from one sample to the next; pinning them apart behaves more like two hosts and
 cuts sample-to-sample noise (aes128-gcm CV down 6.5 -> 1.9 %, up 19.7 -> 10.7 % on the 2-core
-development machine: benchmarks/bench_ramp_pinning.py, docs/BENCHMARKS.md). The server's
+development machine: benchmarks/bench_ramp_pinning.py, docs/measuring.md). The server's
 processes inherit its affinity when they fork.
 """
 
