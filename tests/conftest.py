@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,12 +36,12 @@ PHASES = ("all", "shared", "alone")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """`--phase`: scripts/test runs the tests that can share the machine on two workers, then the rest alone."""
+    """`--phase`: scripts/test runs the tests that can share the machine on three workers, then the rest alone."""
     parser.addoption(
         "--phase",
         choices=PHASES,
         default="all",
-        help="shared: only tests not marked alone (run them with -n 2); alone: only those (every slow test is one)",
+        help="shared: only tests not marked alone (run them with -n 3); alone: only those (every slow test is one)",
     )
 
 
@@ -197,21 +199,38 @@ def stored_samples(db: Path) -> int:
             return 0
 
 
-def sshbench_processes() -> set[tuple[int, str]]:
-    """Return (pid, cmdline) of running sshd/ssh processes that belong to an sshbench private directory."""
+def sshbench_processes(root: Path | None = None) -> set[tuple[int, str]]:
+    """Return (pid, cmdline) of running sshd/ssh processes that belong to an sshbench private directory (under
+    `root`, a test's own temp directory, when given)."""
+    mark = f"{root}/sshbench-" if root is not None else "sshbench-"
     found = set()
     for p in psutil.process_iter(["pid", "cmdline"]):
         cmd = " ".join(p.info["cmdline"] or [])
-        if "sshbench-" in cmd and ("sshd" in cmd or "ssh " in cmd):
+        if mark in cmd and ("sshd" in cmd or "ssh " in cmd):
             found.add((p.info["pid"], cmd))
     return found
 
 
-def private_dirs() -> set[str]:
-    """Return sshbench private directories in the temp dir."""
-    import tempfile
+def private_dirs(root: Path | None = None) -> set[str]:
+    """Return sshbench private directories in the temp dir (or in `root`, a test's own)."""
+    return {p.name for p in (root or Path(tempfile.gettempdir())).glob("sshbench-*")}
 
-    return {p.name for p in Path(tempfile.gettempdir()).glob("sshbench-*")}
+
+def own_temp_dir(env: dict[str, str]) -> Path:
+    """Give the CLI run with `env` a temp directory of its own (TMPDIR): what it leaves behind is then counted there,
+    apart from what other tests running at the same time hold (a short path: a master connection's socket lives in
+    it). The caller removes it."""
+    root = Path(tempfile.mkdtemp(prefix="sbt-", dir=tempfile.gettempdir()))
+    env["TMPDIR"] = str(root)
+    return root
+
+
+@pytest.fixture
+def own_tmp(cli_env: dict[str, str]) -> Iterator[Path]:
+    """This test's CLI temp directory of its own (`own_temp_dir`), removed after it."""
+    root = own_temp_dir(cli_env)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def remote_config(tmp_path: Path, server: OpenSSHServer, key: Path, known_hosts: bool, host: str = "127.0.0.1") -> Path:

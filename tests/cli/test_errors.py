@@ -40,15 +40,14 @@ def _one_line(stderr: str) -> str:
         (["show", "yesterday"], ExitCode.USAGE, "or `last`"),
     ],
 )
-@pytest.mark.alone  # counts the machine's private directories before and after
 def test_errors_are_one_clear_line_and_store_no_run(
-    cli_env: dict[str, str], args: list[str], code: int, words: str
+    cli_env: dict[str, str], own_tmp: Path, args: list[str], code: int, words: str
 ) -> None:
-    before = private_dirs()
+    before = private_dirs(own_tmp)  # counted in its own temp directory
     done = sshbench(cli_env, *args)
     assert done.returncode == code, done.stderr
     assert words in _one_line(done.stderr)
-    assert private_dirs() - before == set()
+    assert private_dirs(own_tmp) - before == set()
     db = Path(cli_env["XDG_DATA_HOME"]) / "sshbench" / "sshbench.db"
     if db.exists():
         assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0

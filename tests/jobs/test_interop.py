@@ -97,16 +97,17 @@ def test_a_killed_server_fails_its_pairs_with_their_reasons_and_a_kex_it_lacks_i
     assert ("paramiko", "dropbear", "sntrup761x25519-sha512") not in pairs
 
 
-@pytest.mark.alone  # counts the machine's private directories before and after
-def test_an_interrupted_soak_keeps_every_login_and_resumes(cli_env: dict[str, str], tmp_path: Path) -> None:
+def test_an_interrupted_soak_keeps_every_login_and_resumes(
+    cli_env: dict[str, str], tmp_path: Path, own_tmp: Path
+) -> None:
     db = tmp_path / "soak.db"
-    before = private_dirs()
+    before = private_dirs(own_tmp)  # counted in its own temp directory
     args = ["interop", "--client", "openssh,paramiko", "--server", "local:openssh", "--kex", "curve25519-sha256"]
     args += ["--hostkey", "ecdsa-sha2-nistp256", "--logins", "15", "--db", str(db)]  # a key other than the default
     code, err = interrupt_after_samples(cli_env, args, db, 6, signal.SIGINT)
     assert code == 130, err
     assert "--resume 1" in err
-    assert eventually(lambda: private_dirs() - before == set())
+    assert eventually(lambda: private_dirs(own_tmp) - before == set())
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT status FROM runs WHERE id=1").fetchone()[0] == "interrupted"
         kept = con.execute("SELECT id, ok, value FROM samples ORDER BY id").fetchall()

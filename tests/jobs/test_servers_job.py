@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,10 @@ def server_cpu_ok(value: float | None) -> bool:
     return value is not None and value > 0 if CGROUPS else value is None
 
 
-def server_processes() -> set[int]:
-    """Return PIDs of sshd/dropbear/tcpserver/tinysshd processes running from an sshbench private directory."""
+def server_processes(root: Path | None = None) -> set[int]:
+    """Return PIDs of sshd/dropbear/tcpserver/tinysshd processes running from an sshbench private directory (under
+    `root`, a test's own temp directory, when given)."""
+    mark = f"{root}/sshbench-" if root is not None else "sshbench-"
     found = set()
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -45,7 +48,7 @@ def server_processes() -> set[int]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "sshbench-" in cmd and any(n in cmd for n in ("sshd", "dropbear", "tcpserver", "tinysshd", "gosshd")):
+        if mark in cmd and any(n in cmd for n in ("sshd", "dropbear", "tcpserver", "tinysshd", "gosshd")):
             found.add(int(pid))
     return found
 
@@ -58,12 +61,27 @@ def cgroup_dirs() -> set[str]:
     return found
 
 
-@pytest.mark.alone  # counts the machine's servers, directories and cgroups before and after
-def test_every_server_side_by_side_with_its_version_and_memory_per_role(cli_env: dict[str, str]) -> None:
+def orphan_cgroups() -> set[str]:
+    """Return sshbench cgroups whose owner is gone: a server's (named after its private directory) whose directory
+    is in no temp directory any more, a client group's whose sshbench process has exited. Another test's live
+    server or run owns the rest, so a test running beside others counts only what nobody holds."""
+    temp = Path(tempfile.gettempdir())
+    temps = [temp, *temp.glob("*/")]  # the temp dir and the tests' own temp directories in it
+    found = set()
+    for group in cgroup_dirs():
+        name = Path(group).name.removesuffix("-limit")
+        pid = name.rsplit("-", 1)[-1] if name.startswith(("sshbench-client-", "sshbench-clients-")) else ""
+        alive = Path(f"/proc/{pid}").exists() if pid.isdigit() else any((t / name).exists() for t in temps)
+        if not alive:
+            found.add(group)
+    return found
+
+
+def test_every_server_side_by_side_with_its_version_and_memory_per_role(cli_env: dict[str, str], own_tmp: Path) -> None:
     newer = (f"local:sshd={OPENSSH10_SSHD}",) if OPENSSH10_SSHD.exists() else ()  # scripts/openssh10 fetches it
     newer += (f"local:sshd={NEWEST_SSHD}",) if NEWEST_SSHD.exists() else ()  # scripts/openssh-build builds it
     go = ("local:gossh",) if toolchain_command("Go") else ()
-    before = (server_processes(), private_dirs(), cgroup_dirs())
+    before = (server_processes(own_tmp), private_dirs(own_tmp), orphan_cgroups())  # its own, beside other tests
     done = sshbench(cli_env, "servers", *ALL, *newer, *go, "--cipher", CHACHA, *QUICK, "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
@@ -113,9 +131,9 @@ def test_every_server_side_by_side_with_its_version_and_memory_per_role(cli_env:
         assert all(m["rss"] > 100_000 and m["vsz"] >= m["rss"] for m in mine)
         # PSS comes from /proc/PID/smaps_rollup, readable here (root): a share of RSS, never more
         assert all(m["pss"] is not None and 0 < m["pss"] <= m["rss"] for m in mine)
-    assert eventually(lambda: server_processes() - before[0] == set())
-    assert eventually(lambda: private_dirs() - before[1] == set())
-    assert eventually(lambda: cgroup_dirs() - before[2] == set())
+    assert eventually(lambda: server_processes(own_tmp) - before[0] == set())
+    assert eventually(lambda: private_dirs(own_tmp) - before[1] == set())
+    assert eventually(lambda: orphan_cgroups() - before[2] == set())
 
 
 def test_tables_show_settings_and_unsupported_host_keys(cli_env: dict[str, str]) -> None:
@@ -159,18 +177,17 @@ def test_custom_sshd_by_path_and_cpu_columns_in_throughput(cli_env: dict[str, st
     assert "CPU s/GiB client / server" in table.stdout and "server settings:" in table.stdout
 
 
-@pytest.mark.alone  # counts the machine's servers, directories and cgroups before and after
-def test_interrupted_servers_run_cleans_up_and_resumes(cli_env: dict[str, str], tmp_path: Path) -> None:
+def test_interrupted_servers_run_cleans_up_and_resumes(cli_env: dict[str, str], tmp_path: Path, own_tmp: Path) -> None:
     db = tmp_path / "r.db"
-    before = (server_processes(), private_dirs(), cgroup_dirs())
+    before = (server_processes(own_tmp), private_dirs(own_tmp), orphan_cgroups())  # its own, beside other tests
     args = ["servers", "local:openssh", "local:dropbear", "--cipher", CHACHA, "--db", str(db)]
     args += ["--rounds", "3", "--max-rounds", "3", "--size", "16M", "--no-latency"]
     returncode, err = interrupt_after_samples(cli_env, args, db, 3)
     assert returncode == ExitCode.INTERRUPTED, err
     assert "--resume 1" in err
-    assert eventually(lambda: server_processes() - before[0] == set())
-    assert eventually(lambda: private_dirs() - before[1] == set())
-    assert eventually(lambda: cgroup_dirs() - before[2] == set())
+    assert eventually(lambda: server_processes(own_tmp) - before[0] == set())
+    assert eventually(lambda: private_dirs(own_tmp) - before[1] == set())
+    assert eventually(lambda: orphan_cgroups() - before[2] == set())
     done = sshbench(cli_env, "servers", "--db", str(db), "--resume", "1", "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)

@@ -81,19 +81,18 @@ def test_run_measures_latency_and_both_directions(cli_env: dict[str, str], tmp_p
     assert env["openssh_client"].startswith("OpenSSH") and "aes" in env["cpu_flags"]
 
 
-@pytest.mark.alone  # counts the machine's servers and directories before and after
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_cleans_up_and_resume_completes(
-    cli_env: dict[str, str], tmp_path: Path, sig: signal.Signals, code: int
+    cli_env: dict[str, str], tmp_path: Path, own_tmp: Path, sig: signal.Signals, code: int
 ) -> None:
-    db = tmp_path / "runs.db"
-    before_dirs, before_procs = private_dirs(), sshbench_processes()
+    db = tmp_path / "runs.db"  # its servers and directories are counted in its own temp directory
+    before_dirs, before_procs = private_dirs(own_tmp), sshbench_processes(own_tmp)
     args = ["run", "--db", str(db), *ONE_KEX, "--cipher", "aes128-ctr", "--size", "32M", "--rounds", "4"]
     returncode, err = interrupt_after_samples(cli_env, args, db, 3, sig)
     assert returncode == code, err
     assert "--resume 1" in err
-    assert eventually(lambda: sshbench_processes() - before_procs == set())
-    assert eventually(lambda: private_dirs() - before_dirs == set())
+    assert eventually(lambda: sshbench_processes(own_tmp) - before_procs == set())
+    assert eventually(lambda: private_dirs(own_tmp) - before_dirs == set())
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT status FROM runs WHERE id=1").fetchone()[0] == "interrupted"
         kept = con.execute("SELECT id, value FROM samples ORDER BY id").fetchall()

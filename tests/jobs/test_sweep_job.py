@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import database, interrupt_after_samples, private_dirs, remote_config, sshbench
+from conftest import database, interrupt_after_samples, own_temp_dir, private_dirs, remote_config, sshbench
 from sshbench.errors import ExitCode
 from sshbench.ssh.destination import Target
 from sshbench.targets.servers.openssh import OpenSSHServer
@@ -44,14 +45,17 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], dic
     env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSHBENCH_DB")}
     (home / "home").mkdir()
     env.update(HOME=str(home / "home"), XDG_DATA_HOME=str(home / "data"), COLUMNS="200")
-    before = private_dirs()
-    done = sshbench(env, "sweep", *SMALL_SWEEP, "--json")
-    assert done.returncode == 0, done.stderr
-    assert private_dirs() - before == set()
+    own = own_temp_dir(env)  # its private directories are counted there
+    try:
+        done = sshbench(env, "sweep", *SMALL_SWEEP, "--json")
+        assert done.returncode == 0, done.stderr
+        assert private_dirs(own) == set()
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+        del env["TMPDIR"]
     return env, json.loads(done.stdout)
 
 
-@pytest.mark.alone  # its sweep counts the machine's private directories before and after
 def test_sweep_stores_per_dimension_aggregates(swept: tuple[dict[str, str], dict[str, object]]) -> None:
     _, doc = swept
     analysis = doc["analysis"]
@@ -75,7 +79,6 @@ def test_sweep_stores_per_dimension_aggregates(swept: tuple[dict[str, str], dict
     assert {r["scenario"].get("kex") for r in doc["results"]["download"]} == {"curve25519-sha256"}
 
 
-@pytest.mark.alone  # its sweep counts the machine's private directories before and after
 def test_sweep_tables_and_recommend(swept: tuple[dict[str, str], dict[str, object]], tmp_path: Path) -> None:
     env, doc = swept
     run_id = str(doc["run"]["id"])  # type: ignore[index]
@@ -101,7 +104,6 @@ def test_sweep_tables_and_recommend(swept: tuple[dict[str, str], dict[str, objec
     assert ["cipher", GCM, "denied by policy file p.toml: not on our FIPS list"] in data["excluded"]
 
 
-@pytest.mark.alone  # its sweep counts the machine's private directories before and after
 def test_shell_csv_export(swept: tuple[dict[str, str], dict[str, object]], tmp_path: Path) -> None:
     env, doc = swept
     out = tmp_path / "csv"

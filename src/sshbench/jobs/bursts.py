@@ -13,7 +13,6 @@ import resource
 import time
 from collections.abc import Callable, Sequence
 
-from sshbench.clients.launch import Detected
 from sshbench.errors import ExitCode, SshbenchError
 from sshbench.joboptions import LoadOptions
 from sshbench.jobs.endpoints import Endpoint
@@ -71,12 +70,12 @@ def _bursts(
             alive(rec, where, sc)
 
 
-def _run_bursts(
-    job: Job, bench: Bench, where: Endpoint, go: Detected | None, base: Scenario, watch: ExitWatch | None
-) -> int:
-    """Stage the second server a --server-option asks for, then run (or resume) every setting's bursts."""
+def _run_bursts(job: Job, bench: Bench, where: Endpoint, base: Scenario, watch: ExitWatch | None) -> int:
+    """Stage the second server a --server-option asks for (its sshd refuses a wrong option here, before the Go
+    generator is built), then run (or resume) every setting's bursts."""
     own, ssh = job.opts.own_as(LoadOptions), bench.ssh
     ends = [where, *([bench.configured(where, own.server_options)] if own.server_options else [])]
+    go = go_generator(job, own)
     settings = [None, *([Remedy.sshd(own.server_options)] if own.server_options else [])]
     scenarios = [dataclasses.replace(base, load=StepKey.burst(own.burst), remedy=r) for r in settings]
     arms = [(e, sc, generators(bench, e, own, ssh, go)) for e, sc in zip(ends, scenarios, strict=True)]
@@ -129,4 +128,4 @@ def run_bursts(job: Job) -> int:
     if job.resume is None:
         _check(own)
     with staged(job) as (bench, watch):
-        return _run_bursts(job, bench, bench.only, go_generator(job, own), base_scenario(job), watch)
+        return _run_bursts(job, bench, bench.only, base_scenario(job), watch)
