@@ -32,30 +32,36 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the backgrou
 
 
 SUITE_LINE = 15 * 60  # seconds: the suite's line from a clean clone (docs/testing.md)
-PHASES = ("all", "shared", "alone")
+PHASES = ("all", "shared", "paired", "alone")  # scripts/test runs the last three in this order
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """`--phase`: scripts/test runs the tests that can share the machine on three workers, then the rest alone."""
+    """`--phase`: scripts/test runs the tests that can share the machine on three workers, those marked `paired` two
+    at a time, then the rest alone."""
     parser.addoption(
         "--phase",
         choices=PHASES,
         default="all",
-        help="shared: only tests not marked alone (run them with -n 3); alone: only those (every slow test is one)",
+        help="shared: tests not marked alone or paired (run them with -n 3); paired: those marked paired (-n 2); "
+        "alone: the rest (every slow test not paired)",
     )
 
 
+def phase_of(item: pytest.Item) -> str:
+    """Return the phase a test runs in: `paired` if marked so, `alone` if marked so or slow, else `shared`."""
+    if item.get_closest_marker("paired"):
+        return "paired"
+    return "alone" if item.get_closest_marker("alone") or item.get_closest_marker("slow") else "shared"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every slow test `alone` (a shaped link or a CPU limit reads rates), then keep the phase's tests."""
-    for item in items:
-        if item.get_closest_marker("slow"):
-            item.add_marker(pytest.mark.alone)
+    """Keep the phase's tests (a slow test reads rates across a shaped link or a CPU limit: alone unless paired)."""
     phase = config.getoption("--phase")
     if phase == "all":
         return
     keep, dropped = [], []
     for item in items:
-        (keep if (item.get_closest_marker("alone") is not None) is (phase == "alone") else dropped).append(item)
+        (keep if phase_of(item) == phase else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
@@ -75,7 +81,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
                 spent[report.nodeid] = spent.get(report.nodeid, 0.0) + report.duration
     with open(log, "a") as kept:
         kept.writelines(f"{seconds:.2f} {name}\n" for name, seconds in spent.items())
-    if config.getoption("--phase") == "shared":
+    if config.getoption("--phase") != "alone":  # the last phase says the suite's time
         return
     took = round(time.time() - float(started))
     terminalreporter.write_line(f"suite: {took // 60} min {took % 60} s from scripts/test's start (line: 15 min)")

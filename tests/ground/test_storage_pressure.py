@@ -47,6 +47,8 @@ def test_two_processes_write_one_database_and_lose_nothing(cli_env: dict[str, st
                 " WHERE scenarios.run_id=? AND samples.warmup=0 AND samples.ok=1",
                 (run_id,),
             ).fetchone()[0]
+            failed = [(r["scenario"], r["failure"]) for group in doc["results"].values() for r in group if r["failure"]]
+            assert not failed, failed  # a row that failed under the other process's load says why
             reported = sum(r["summary"]["n"] for group in doc["results"].values() for r in group)
             assert stored == reported and reported >= 2 * 8  # both directions, every round of every row
             assert doc["run"]["status"] == "complete"

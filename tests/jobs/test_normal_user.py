@@ -136,7 +136,7 @@ def _settled(uid: int, timeout: float = 8.0) -> list[str]:
     return left
 
 
-@pytest.mark.alone  # reads rates across a shaped link
+@pytest.mark.paired  # reads rates its link bounds (12.5 MB/s) and counts the user's processes (no other test's)
 @pytest.mark.slow
 def test_a_normal_users_link_gives_the_links_rate_and_names_how_it_is_made(user: User) -> None:
     """A 100 Mbit/s, 20 ms link without root: 12.5 MB/s +-10 % both ways, said to be in a user namespace."""

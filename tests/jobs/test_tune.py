@@ -25,6 +25,7 @@ LINKS = pytest.mark.skipif(
     os.geteuid() != 0 or not Path("/dev/net/tun").exists() or shutil.which("socat") is None,
     reason="a shaped link needs root, /dev/net/tun and socat",
 )
+PAIRED = pytest.mark.paired  # its rates are its link's (20-125 MB/s, little CPU) and it counts nothing machine-wide
 GCM = "aes128-gcm@openssh.com"
 WINDOW = 2 * 2**20
 REMOTE_GCM = ("throughput", "testhost", "--cipher", GCM, "--ssh-config")  # then the ssh_config of the shaped host
@@ -89,6 +90,7 @@ def _bound(doc: dict[str, Any], group: str) -> dict[str, Any]:
 
 
 @LINKS
+@PAIRED
 def test_a_100mbit_20ms_path_to_a_remote_host_is_network_bound(cli_env: dict[str, str], tmp_path: Path) -> None:
     with shaped_host(tmp_path, "100mbit,20ms") as config:
         doc = _doc(cli_env, *REMOTE_GCM, str(config), *THREE)
@@ -106,6 +108,7 @@ def test_a_100mbit_20ms_path_to_a_remote_host_is_network_bound(cli_env: dict[str
 
 
 @LINKS
+@PAIRED
 def test_a_long_fat_path_to_a_remote_host_is_ssh_window_bound(cli_env: dict[str, str], tmp_path: Path) -> None:
     with shaped_host(tmp_path, "1gbit,30ms") as config:  # 2 MiB / 30 ms = 70 MB/s, well below the link's 125
         doc = _doc(cli_env, *REMOTE_GCM, str(config), *THREE, "--direction", "down")
@@ -118,6 +121,7 @@ def test_a_long_fat_path_to_a_remote_host_is_ssh_window_bound(cli_env: dict[str,
 
 
 @LINKS
+@PAIRED
 def test_on_a_20mbit_path_compression_wins_with_text(cli_env: dict[str, str], tmp_path: Path) -> None:
     """Random data is never given compression: test_tune_choice.py checks the choice without a link."""
     with shaped_host(tmp_path, "20mbit,10ms") as config:
@@ -132,6 +136,7 @@ def test_on_a_20mbit_path_compression_wins_with_text(cli_env: dict[str, str], tm
 
 
 @LINKS
+@PAIRED
 def test_an_embedded_dropbear_behind_a_long_fat_link_is_measured_with_more_connections_and_a_wider_window(
     cli_env: dict[str, str],
 ) -> None:

@@ -338,3 +338,21 @@ def test_dense_probes_begin_a_little_after_the_quickest_ramp_of_the_same_size(mo
     for _ in range(2):  # a ramp of 0.18 s in a 0.2 s transfer: 0.02 s of steady part left, aimed a quarter in
         ThroughputSampler.transfer(sampler, sc, 256 * 2**20, 1, False)
     assert firsts[-2:] == pytest.approx([0.0, 0.185])
+
+
+def test_a_download_whose_mark_was_read_late_is_not_a_short_transfer() -> None:
+    """On a busy machine sshbench reads the client's counters at the mark after part of the payload was written
+    (1.8 MB of 8 MiB in one run): the payload is what the client wrote in all, so only a real shortfall fails."""
+    from sshbench.measure.samplers import COMMAND_MARKER, _transfer_problem
+    from sshbench.ssh.timed import Finished
+
+    size, login = 8 * 2**20, 3_000
+
+    def done(at_mark: int, at_exit: int) -> Finished:
+        lines = ((0.1, f"debug1: {COMMAND_MARKER} head -c {size} /dev/zero"),)
+        return Finished(("ssh",), 0, 0.0, 1.0, lines, b"", 0.1, 0.1, progress=((0.1, 0, at_mark), (1.0, 0, at_exit)))
+
+    assert _transfer_problem(done(login, login + size), Direction.DOWN, size) is None  # read on time
+    assert _transfer_problem(done(login + 1_800_000, login + size), Direction.DOWN, size) is None  # read late
+    short = _transfer_problem(done(login, login + size // 2), Direction.DOWN, size)
+    assert short == f"short transfer: the client wrote {login + size // 2} bytes in all for {size}"
