@@ -54,17 +54,48 @@ def phase_of(item: pytest.Item) -> str:
     return "alone" if item.get_closest_marker("alone") or item.get_closest_marker("slow") else "shared"
 
 
+# The longest tests of the phases that run several at once (each 15 s or more here), started first: a phase ends when
+# its last test does, and a long test started late would run on alone at the end (a list of names, not timings).
+LONGEST_FIRST = (
+    "test_clients.py::test_every_installed_client_drives_every_server",
+    "test_client_by_path.py::test_every_measuring_command_connects_through_the_client_given_by_path[tune]",
+    "test_clients.py::test_a_host_of_yours_is_verified",
+    "test_crash_safety.py::test_sigkill_leaves_nothing_and_the_run_resumes",
+    "test_clients.py::test_clients_kex_measures_ml_kem",
+    "test_interop.py::test_a_killed_server_fails_its_pairs",
+    "test_hostile.py::test_hostile_servers_fail_fast",
+    "test_storage_pressure.py::",
+    "test_sweep_job.py::test_interrupted_sweep_resumes",
+    "test_ansible.py::",
+    "test_hostile.py::test_a_server_that_dies_mid_run",
+    "test_report.py::test_report_renders_offline",
+    "test_tune.py::test_on_a_20mbit_path_compression_wins_with_text",
+    "test_tune.py::test_an_embedded_dropbear_behind_a_long_fat_link",
+    "test_link.py::test_a_100mbit_20ms_link",
+    "test_link.py::test_a_long_fat_link",
+    "test_normal_user.py::test_a_normal_users_link",
+)
+
+
+def _longest_first(item: pytest.Item) -> int:
+    """Return a test's place in LONGEST_FIRST (after every listed one when it is not listed)."""
+    return next((i for i, name in enumerate(LONGEST_FIRST) if name in item.nodeid), len(LONGEST_FIRST))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep the phase's tests (a slow test reads rates across a shaped link or a CPU limit: alone unless paired)."""
+    """Keep the phase's tests (a slow test reads rates across a shaped link or a CPU limit: alone unless paired), the
+    longest first where several run at once."""
     phase = config.getoption("--phase")
     if phase == "all":
         return
     keep, dropped = [], []
     for item in items:
         (keep if phase_of(item) == phase else dropped).append(item)
+    if phase != "alone":
+        keep.sort(key=_longest_first)  # stable: the rest keep their order
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = keep
+    items[:] = keep
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
@@ -229,6 +260,38 @@ def own_temp_dir(env: dict[str, str]) -> Path:
     root = Path(tempfile.mkdtemp(prefix="sbt-", dir=tempfile.gettempdir()))
     env["TMPDIR"] = str(root)
     return root
+
+
+def alive(pid: int) -> bool:
+    """Return True while a process with this PID exists."""
+    return Path(f"/proc/{pid}").exists()
+
+
+CGROUP_ROOTS = ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup")
+
+
+def cgroup_dirs() -> set[str]:
+    """Return sshbench cgroups in the v1 cpu and cpuacct and the v2 hierarchies."""
+    found: set[str] = set()
+    for root in CGROUP_ROOTS:
+        found |= {str(p) for p in Path(root).glob("sshbench-*")} if Path(root).is_dir() else set()
+    return found
+
+
+def orphan_cgroups() -> set[str]:
+    """Return sshbench cgroups whose owner is gone: a server's (named after its private directory) whose directory
+    is in no temp directory any more, a client group's whose sshbench process has exited. Another test's live
+    server or run owns the rest, so a test running beside others counts only what nobody holds."""
+    temp = Path(tempfile.gettempdir())
+    temps = [temp, *temp.glob("*/")]  # the temp dir and the tests' own temp directories in it
+    found = set()
+    for group in cgroup_dirs():
+        name = Path(group).name.removesuffix("-limit")
+        pid = name.rsplit("-", 1)[-1] if name.startswith(("sshbench-client-", "sshbench-clients-")) else ""
+        owned = alive(int(pid)) if pid.isdigit() else any((t / name).exists() for t in temps)
+        if not owned:
+            found.add(group)
+    return found
 
 
 @pytest.fixture

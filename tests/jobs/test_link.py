@@ -17,11 +17,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import sshbench, sshbench_on_link, started, stored_samples
+from conftest import alive, orphan_cgroups, sshbench, sshbench_on_link, started, stored_samples
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.slow,
+    pytest.mark.paired,  # its rates are its link's, and what it counts as left is only an exited sshbench's
     pytest.mark.skipif(
         os.geteuid() != 0 or not Path("/dev/net/tun").exists() or shutil.which("socat") is None,
         reason="emulated links need root, /dev/net/tun and socat",
@@ -32,18 +33,29 @@ QUICK = ["--cipher", GCM, "--rounds", "3", "--max-rounds", "3", "--max-time", "3
 WINDOW = 2 * 2**20
 
 
-def leftovers() -> list[str]:
-    """Return whatever an emulated link of sshbench's left behind on this machine."""
+def _owner_alive(tag: str) -> bool:
+    """Return True when a live process's PID carries this tag (a link's names hold its sshbench's PID, its devices'
+    the PID modulo a million)."""
+    return any(int(p) % 1_000_000 == int(tag) for p in os.listdir("/proc") if p.isdigit())
+
+
+def leftovers(owner: int | None = None) -> list[str]:
+    """Return what an emulated link of an sshbench that has exited left behind on this machine (namespace, devices,
+    delay line and helpers whose parent is gone, cgroups nobody owns), or with `owner` that sshbench's link as it
+    stands. A live sshbench's link (another test's, running beside this one) is no leftover."""
     names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout.split()
-    left = [f"netns {n}" for n in names if n.startswith("sshbench-")]
-    left += [f"device {d.name}" for d in Path("/sys/class/net").iterdir() if d.name.startswith(("sbc", "sbs"))]
-    for p in psutil.process_iter(["pid", "cmdline"]):
+    spaces = [(n, m[1]) for n in names if (m := re.fullmatch(r"sshbench-(\d+)-\d+", n))]
+    devices = [(d.name, m[1]) for d in Path("/sys/class/net").iterdir() if (m := re.match(r"sb[cs](\d+)x", d.name))]
+    if owner is not None:
+        return [f"netns {n}" for n, pid in spaces if int(pid) == owner]
+    left = [f"netns {n}" for n, pid in spaces if not alive(int(pid))]
+    left += [f"device {name}" for name, tag in devices if not _owner_alive(tag)]
+    for p in psutil.process_iter(["pid", "ppid", "cmdline"]):
         cmd = " ".join(p.info["cmdline"] or [])
-        if "sshbench.targets.link.delayline" in cmd or ("socat" in cmd and ":520" in cmd):
+        helper = "sshbench.targets.link.delayline" in cmd or ("socat" in cmd and ":520" in cmd)
+        if helper and (p.info["ppid"] in (0, 1) or not alive(p.info["ppid"])):
             left.append(f"process {p.info['pid']}: {cmd}")
-    for root in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-        left += [f"cgroup {g}" for g in Path(root).glob("sshbench-*")]
-    return left
+    return left + [f"cgroup {g}" for g in sorted(orphan_cgroups())]
 
 
 def settled(timeout: float = 8.0) -> list[str]:
@@ -117,7 +129,7 @@ def test_nothing_of_the_link_is_left_when_a_run_is_stopped(cli_env: dict[str, st
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         assert time.monotonic() < deadline, "no samples stored in time"
         time.sleep(0.1)
-    assert leftovers(), "the link should exist while the run measures"
+    assert leftovers(proc.pid), "the link should exist while the run measures"
     proc.send_signal(sig)
     code = proc.wait(timeout=60)
     assert code == {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -9}[sig]

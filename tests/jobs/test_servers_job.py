@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from conftest import (
     OPENSSH10_SSHD,
     eventually,
     interrupt_after_samples,
+    orphan_cgroups,
     private_dirs,
     sshbench,
     stored_samples,
@@ -50,30 +50,6 @@ def server_processes(root: Path | None = None) -> set[int]:
             continue
         if mark in cmd and any(n in cmd for n in ("sshd", "dropbear", "tcpserver", "tinysshd", "gosshd")):
             found.add(int(pid))
-    return found
-
-
-def cgroup_dirs() -> set[str]:
-    """Return sshbench cgroups left in the v1 cpuacct and v2 hierarchies."""
-    found: set[str] = set()
-    for root in ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-        found |= {str(p) for p in Path(root).glob("sshbench-*")} if Path(root).is_dir() else set()
-    return found
-
-
-def orphan_cgroups() -> set[str]:
-    """Return sshbench cgroups whose owner is gone: a server's (named after its private directory) whose directory
-    is in no temp directory any more, a client group's whose sshbench process has exited. Another test's live
-    server or run owns the rest, so a test running beside others counts only what nobody holds."""
-    temp = Path(tempfile.gettempdir())
-    temps = [temp, *temp.glob("*/")]  # the temp dir and the tests' own temp directories in it
-    found = set()
-    for group in cgroup_dirs():
-        name = Path(group).name.removesuffix("-limit")
-        pid = name.rsplit("-", 1)[-1] if name.startswith(("sshbench-client-", "sshbench-clients-")) else ""
-        alive = Path(f"/proc/{pid}").exists() if pid.isdigit() else any((t / name).exists() for t in temps)
-        if not alive:
-            found.add(group)
     return found
 
 
