@@ -38,7 +38,9 @@ def quoted_commands(text: str) -> list[str]:
 def program_part(command: str) -> str:
     """Return COMMAND from its program on (no sudo, runuser or interpreter), or "" when it names none of ours."""
     words = command.replace("[", " ").replace("]", " ").split()
-    while words and (words[0] in ("sudo", "--") or words[0].startswith(("runuser", "-u", "cloudsdk"))):
+    if words[:1] == ["runuser"] and "--" in words:  # runuser -u USER -- COMMAND
+        words = words[words.index("--") + 1 :]
+    if words[:1] == ["sudo"]:
         words = words[1:]
     if words and words[0].endswith("/python"):
         words = words[1:]

@@ -68,6 +68,8 @@ def test_playbook_runs_sshbench_on_the_host_and_import_round_trips_its_json(
             "1m",
         ],
         "sshbench_results": str(results),
+        # the host's own results folder in this test's directory: both tests play "box1" on this machine, at once
+        "sshbench_remote_dir": str(tmp_path / "on-{{ inventory_hostname }}"),
     }
     _play(cli_env, tmp_path, inventory, extra)
     fetched = results / "box1-to-local.json"
@@ -114,6 +116,8 @@ def test_the_playbooks_load_mode_starts_two_hosts_together_and_merges_their_logi
         "sshbench_load_args": load,
         "sshbench_start_delay": 4,
         "sshbench_results": str(results),
+        # the host's own results folder in this test's directory: both tests play "box1" on this machine, at once
+        "sshbench_remote_dir": str(tmp_path / "on-{{ inventory_hostname }}"),
     }
     _play(cli_env, tmp_path, inventory, extra)
     files = [results / f"box{i}-to-testhost.json" for i in (1, 2)]

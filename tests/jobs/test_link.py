@@ -39,16 +39,23 @@ def _owner_alive(tag: str) -> bool:
     return any(int(p) % 1_000_000 == int(tag) for p in os.listdir("/proc") if p.isdigit())
 
 
-def leftovers(owner: int | None = None) -> list[str]:
-    """Return what an emulated link of an sshbench that has exited left behind on this machine (namespace, devices,
-    delay line and helpers whose parent is gone, cgroups nobody owns), or with `owner` that sshbench's link as it
-    stands. A live sshbench's link (another test's, running beside this one) is no leftover."""
+def _namespaces() -> list[tuple[str, int]]:
+    """Return each emulated link's network namespace with the PID of the sshbench that made it (its name holds it)."""
     names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout.split()
-    spaces = [(n, m[1]) for n in names if (m := re.fullmatch(r"sshbench-(\d+)-\d+", n))]
+    return [(n, int(m[1])) for n in names if (m := re.fullmatch(r"sshbench-(\d+)-\d+", n))]
+
+
+def link_of(pid: int) -> list[str]:
+    """Return the namespaces of the link the sshbench with this PID holds now."""
+    return [f"netns {name}" for name, owner in _namespaces() if owner == pid]
+
+
+def leftovers() -> list[str]:
+    """Return what an emulated link of an sshbench that has exited left behind on this machine (namespace, devices,
+    delay line and helpers whose parent is gone, cgroups nobody owns). A live sshbench's link (another test's,
+    running beside this one) is no leftover."""
     devices = [(d.name, m[1]) for d in Path("/sys/class/net").iterdir() if (m := re.match(r"sb[cs](\d+)x", d.name))]
-    if owner is not None:
-        return [f"netns {n}" for n, pid in spaces if int(pid) == owner]
-    left = [f"netns {n}" for n, pid in spaces if not alive(int(pid))]
+    left = [f"netns {name}" for name, owner in _namespaces() if not alive(owner)]
     left += [f"device {name}" for name, tag in devices if not _owner_alive(tag)]
     for p in psutil.process_iter(["pid", "ppid", "cmdline"]):
         cmd = " ".join(p.info["cmdline"] or [])
@@ -129,7 +136,7 @@ def test_nothing_of_the_link_is_left_when_a_run_is_stopped(cli_env: dict[str, st
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         assert time.monotonic() < deadline, "no samples stored in time"
         time.sleep(0.1)
-    assert leftovers(proc.pid), "the link should exist while the run measures"
+    assert link_of(proc.pid), "the link should exist while the run measures"
     proc.send_signal(sig)
     code = proc.wait(timeout=60)
     assert code == {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -9}[sig]
