@@ -69,7 +69,6 @@ LONGEST_FIRST = (
     "test_ansible.py::",
     "test_hostile.py::test_a_server_that_dies_mid_run",
     "test_report.py::test_report_renders_offline",
-    "test_tune.py::test_on_a_20mbit_path_compression_wins_with_text",
     "test_tune.py::test_an_embedded_dropbear_behind_a_long_fat_link",
     "test_link.py::test_a_100mbit_20ms_link",
     "test_link.py::test_a_long_fat_link",
