@@ -18,8 +18,8 @@ import pytest
 from conftest import sshbench, started
 
 pytestmark = pytest.mark.integration
-ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "8M", "--rounds", "8", "--max-rounds", "8"]
-ARGS += ["--json"]  # every row 8 rounds: what is counted, not when the noise allows stopping
+ROUNDS = ["--rounds", "8", "--max-rounds", "8"]  # every row 8 rounds: what is counted, not when the noise allows
+ARGS = ["throughput", "--cipher", "aes128-gcm@openssh.com", "--size", "8M", *ROUNDS, "--json"]
 
 
 def _count(db: Path, where: str = "1") -> int:
