@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import alive, orphan_cgroups, sshbench, sshbench_on_link, started, stored_samples
+from conftest import LINK_REFUSED, alive, orphan_cgroups, sshbench, sshbench_on_link, started, stored_samples
 
 pytestmark = [
     pytest.mark.integration,
@@ -126,19 +126,29 @@ def test_a_long_fat_link_bounds_openssh_at_its_window_per_round_trip(cli_env: di
     assert settled() == []
 
 
+def _measuring(env: dict[str, str], args: list[str], db: Path, tries: int = 2) -> subprocess.Popen[str]:
+    """Start sshbench and return it once it stored two samples; start it once more when its link check refused the
+    link it built (the refusal tells a user to retry: beside another test's link, 100 Mbit/s once measured 88.7)."""
+    proc = started(env, *args)
+    deadline = time.monotonic() + 120
+    while stored_samples(db) < 2:
+        if proc.poll() is not None:
+            err = proc.stderr.read() if proc.stderr else ""
+            if proc.returncode == 2 and LINK_REFUSED in err and tries > 1:
+                return _measuring(env, args, db, tries - 1)
+            raise AssertionError(err)
+        assert time.monotonic() < deadline, "no samples stored in time"
+        time.sleep(0.1)
+    return proc
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "sigkill"])
 def test_nothing_of_the_link_is_left_when_a_run_is_stopped(cli_env: dict[str, str], tmp_path: Path, sig: int) -> None:
     """Any link will do (its rate is not asserted): 100 Mbit/s, which a delay line carries beside another test's
     (two gbe links at once on 2 cores: the link check refused one at 745 Mbit/s)."""
     db = tmp_path / "runs.db"
     args = ["throughput", "--link", "fast-ethernet", "--cipher", GCM, "--rounds", "20", "--max-time", "5m"]
-    args += ["--db", str(db)]
-    proc = started(cli_env, *args)
-    deadline = time.monotonic() + 120
-    while stored_samples(db) < 2:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        assert time.monotonic() < deadline, "no samples stored in time"
-        time.sleep(0.1)
+    proc = _measuring(cli_env, [*args, "--db", str(db)], db)
     assert link_of(proc.pid), "the link should exist while the run measures"
     proc.send_signal(sig)
     code = proc.wait(timeout=60)

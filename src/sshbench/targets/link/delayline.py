@@ -1,7 +1,7 @@
 """The delay line: a userspace link delay for kernels without `netem` (python -m sshbench.targets.link.delayline).
 
-It opens two TUN devices (the client's end and the server's end of an emulated link, MTU 64 KiB so a
-1 Gbit/s link is ~2 k packets/s), or with `--packet` a packet socket on one end of each of two veth
+It opens two TUN devices (the client's end and the server's end of an emulated link, MTU up to a 9000-byte
+jumbo frame so a 1 Gbit/s link is ~14 k packets/s), or with `--packet` a packet socket on one end of each of two veth
 pairs (a normal user's link in a user namespace of its own, where /dev/net/tun may be closed to it: the
 frames carry their virtio-net header, so checksums left to the device and segmentation offload survive
 the copy; a bridge of two ports, frames unchanged), and forwards every packet read from one to the other

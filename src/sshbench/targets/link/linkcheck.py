@@ -1,7 +1,7 @@
 """Verify an emulated link before anything is measured across it: RTT and rate within 10 % of what was asked.
 
 - RTT: the median TCP connect time (SYN to SYN-ACK: one round trip) to a listener inside the namespace.
-  On a delay line the one-way delay is first calibrated against it (its own processing adds ~0.2 ms per
+  On a delay line the one-way delay is first calibrated against it (its own processing adds ~0.25 ms per
   round trip, docs/BENCHMARKS.md).
 - Rate: plaintext TCP with socat, one direction at a time, with enough parallel streams to fill the
   bandwidth-delay product (one TCP stream's buffers cannot on a long fat link). The rate is read from the
@@ -181,7 +181,7 @@ def verify(link: EmulatedLink) -> LinkCheck:
             f"the emulated link is not what was asked: {'; '.join(problems)} (checked with {streams} plaintext "
             "TCP streams each way and TCP connect times)",
             place=f"--link {spec.name} ({link.method})",
-            fix="ask for a slower rate or a longer RTT (this machine's delay line adds ~0.2 ms and carries about "
+            fix="ask for a slower rate or a longer RTT (this machine's delay line adds ~0.25 ms and carries about "
             "1 Gbit/s), or retry on a quieter machine",
             code=ExitCode.USAGE,
         )
