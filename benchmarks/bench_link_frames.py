@@ -2,8 +2,8 @@
 
     sudo .venv/bin/python benchmarks/bench_link_frames.py [--link 500mbit,30ms] [--checks 10] [--mtus 65000 9000]
 
-Each check is `--link`'s own (linkcheck.verified); only the link's largest frame differs (netns.mtu_for patched in
-this process). A refused check prints the rates it measured.
+Each check is `--link`'s own (linkcheck.verified); only the link's largest frame differs (netns.JUMBO, set in this
+process). A refused check prints the rates it measured.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sshbench.targets.link import linkcheck, links, netns
 
 def checks(link: str, count: int, mtu: int) -> tuple[int, list[str]]:
     """Return how many of `count` checks passed with frames of at most `mtu` bytes, and the refusals' words."""
-    netns.mtu_for = lambda rate: int(min(mtu, max(1500, rate / 8 * 0.002)))
+    netns.JUMBO = mtu  # mtu_for's cap, read at each call
     spec, passed, refused = links.parse(link), 0, []
     for _ in range(count):
         try:
