@@ -28,7 +28,7 @@ COMMANDS = {
     "sweep": ["sweep", "--kex", "curve25519-sha256", "--hostkey", "ssh-ed25519", "--cipher", GCM, *SMALL],
     "servers": ["servers", "local:openssh", "--hostkey", "ssh-ed25519", "--cipher", GCM, *SMALL],
     "tools": ["tools", "--tool", "scp,sftp", "--cipher", GCM, *SMALL],
-    "tune": ["tune", "--direction", "down", "--size", "4M", "--rounds", "6", "--max-rounds", "6", "--max-time", "40s"],
+    "tune": ["tune", "--direction", "down", "--size", "4M", "--rounds", "6", "--max-rounds", "6", "--max-time", "2m"],
     "clients": ["clients", "--client", "openssh", "--cipher", GCM, *SMALL],
 }
 

@@ -244,7 +244,9 @@ def test_a_host_of_yours_under_penalties_is_stopped_and_explained(
     db = tmp_path / "load.db"
     with server:
         config = remote_config(tmp_path, server, stranger, known_hosts=True)
-        args = ["testhost", "--ssh-config", str(config), "--rate", "4,8", "--step-time", "3s", "--db", str(db)]
+        # 6 s: on a slow machine a refused key's login took long enough that every login of a 3 s step had started
+        # before the penalty did (CI: no three closes in a row); here it stops after ~8 logins either way
+        args = ["testhost", "--ssh-config", str(config), "--rate", "4,8", "--step-time", "6s", "--db", str(db)]
         done = sshbench(cli_env, "load", *args, "--max-rate", "8", "--json")
         log = server.log.read_text() if server.log else ""
     assert done.returncode == ExitCode.LOGINS_FAILED, done.stderr
@@ -253,7 +255,7 @@ def test_a_host_of_yours_under_penalties_is_stopped_and_explained(
     assert doc["max_rate"] == 8 and doc["generator"] == "openssh" and first["offered_rate"] == 4, doc
     assert "closed before the banner" in first["stopped_early"], first
     assert "PerSourcePenaltyExemptList 127.0.0.1" in first["stopped_early"], first
-    assert first["logins"] < 12 and "penalty" in log, (first, log[-500:])
+    assert first["logins"] < 24 and "penalty" in log, (first, log[-500:])
     assert f'the host wrote "{said}" before closing them: OpenSSH writes it' in first["stopped_early"], first
 
 

@@ -8,15 +8,20 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from conftest import interrupt_after_samples, sshbench
 from sshbench.errors import ExitCode
+from sshbench.ssh.destination import Target
 from sshbench.targets.link import links
+from sshbench.targets.servers.namespace import private_home
+from sshbench.targets.servers.openssh import OpenSSHServer
 
 pytestmark = pytest.mark.integration
 GCM, CHACHA = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"
@@ -51,7 +56,7 @@ def _check_every_copy(
     return medians
 
 
-@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
+@pytest.mark.alone  # counts the machine's /dev/shm: its embedded server's directories there carry no owner
 def test_every_tool_copies_whole_files_both_ways(cli_env: dict[str, str]) -> None:
     done = sshbench(cli_env, *ARGS, "--cipher", GCM)
     assert done.returncode == 0, done.stderr
@@ -64,7 +69,7 @@ def test_every_tool_copies_whole_files_both_ways(cli_env: dict[str, str]) -> Non
     assert not list(Path("/dev/shm").glob("sshbench-*"))
 
 
-@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
+@pytest.mark.alone  # reads a link's rate
 @needs_link
 def test_on_a_shaped_link_plain_tcp_fills_it_and_no_copy_beats_it(cli_env: dict[str, str]) -> None:
     """200 Mbit/s, not gbe: on 2 cores the delay line, both socats and the kernel share the CPU. Plain TCP's medians
@@ -74,6 +79,8 @@ def test_on_a_shaped_link_plain_tcp_fills_it_and_no_copy_beats_it(cli_env: dict[
 
     args = ["tools", "--size", str(LINKED_SIZE), *ROUNDS, "--link", LINK, "--cipher", GCM]
     done = sshbench(cli_env, *args, timeout=600)
+    if done.returncode == 2 and "the emulated link is not what was asked" in done.stderr:
+        done = sshbench(cli_env, *args, timeout=600)  # a busy machine's refusal (CI: 175 of 200 Mbit/s): once more
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     medians = _check_every_copy(doc, (GCM,), size=LINKED_SIZE)
@@ -96,25 +103,49 @@ def test_tools_refuses_what_it_cannot_do(cli_env: dict[str, str]) -> None:
     assert bad.returncode == 2 and "unknown tool ftp" in bad.stderr
 
 
-def _scratch_dirs(name: str = "tools") -> set[Path]:
-    """Return the remote scratch directories sshbench-NAME.* (the "remote" host of these tests is this machine)."""
-    return {*Path("/dev/shm").glob(f"sshbench-{name}.*"), *Path(tempfile.gettempdir()).glob(f"sshbench-{name}.*")}
+@pytest.fixture(scope="module")
+def shm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The /dev/shm that the module's host sees: a directory of its own, so that what the host keeps is counted
+    here, not what other tests' runs keep in the machine's /dev/shm at the same time."""
+    return tmp_path_factory.mktemp("shm")
 
 
-def _killed_leaves_nothing(env: dict[str, str], args: list[str], db: Path, name: str, minimum: int) -> None:
+@pytest.fixture(scope="module")
+def embedded(shm: Path) -> Iterator[tuple[OpenSSHServer, Target]]:
+    """The module's host (conftest's `testhost` reaches it): an embedded OpenSSH server whose sessions see `shm`
+    mounted over /dev/shm (a mount namespace of its own), where sshbench's scratch directories on a host go."""
+    server = OpenSSHServer()
+    server.wrappers.append(lambda argv: private_home(shm, argv, "/dev/shm"))
+    with server as target:
+        yield server, target
+
+
+def test_the_modules_host_keeps_its_scratch_in_a_dev_shm_of_its_own(testhost: Path, shm: Path) -> None:
+    """What the tests below count is where the host puts a directory it makes in /dev/shm."""
+    argv = ["ssh", "-F", str(testhost), "testhost", "mktemp -d /dev/shm/sshbench-tools.XXXXXX"]
+    made = Path(subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True).stdout.strip())
+    assert made.parent == Path("/dev/shm") and (shm / made.name).is_dir() and not made.exists(), made
+    (shm / made.name).rmdir()
+
+
+def _scratch_dirs(shm: Path, name: str = "tools") -> set[Path]:
+    """Return the host's scratch directories sshbench-NAME.* (the host is this machine, its /dev/shm `shm`)."""
+    return {*shm.glob(f"sshbench-{name}.*"), *Path(tempfile.gettempdir()).glob(f"sshbench-{name}.*")}
+
+
+def _killed_leaves_nothing(env: dict[str, str], args: list[str], db: Path, shm: Path, name: str, minimum: int) -> None:
     """SIGKILL a run once it stored `minimum` samples; within 30 s the host must have no new sshbench-NAME.* left."""
-    before = _scratch_dirs(name)
+    before = _scratch_dirs(shm, name)
     code, _ = interrupt_after_samples(env, args, db, minimum=minimum, sig=signal.SIGKILL)
     assert code == -signal.SIGKILL
     deadline = time.monotonic() + 30
-    while _scratch_dirs(name) != before and time.monotonic() < deadline:
+    while _scratch_dirs(shm, name) != before and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _scratch_dirs(name) == before, f"the host kept the killed run's sshbench-{name} directory"
+    assert _scratch_dirs(shm, name) == before, f"the host kept the killed run's sshbench-{name} directory"
 
 
-@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
-def test_a_remote_host_gets_every_copy_and_keeps_no_files(cli_env: dict[str, str], testhost: Path) -> None:
-    before = _scratch_dirs()
+def test_a_remote_host_gets_every_copy_and_keeps_no_files(cli_env: dict[str, str], testhost: Path, shm: Path) -> None:
+    before = _scratch_dirs(shm)
     done = sshbench(cli_env, *ARGS, "testhost", "--ssh-config", str(testhost), "--cipher", GCM)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
@@ -122,39 +153,37 @@ def test_a_remote_host_gets_every_copy_and_keeps_no_files(cli_env: dict[str, str
     env = doc["run"]["environment"]
     assert set(env["crypto_ceilings_MBps"][GCM]) == {"client", "server"}
     place = env["tool_versions"]["host directory"]
-    assert place.startswith("/dev/shm/sshbench-tools.") and not Path(place).exists()
+    assert place.startswith("/dev/shm/sshbench-tools.") and not (shm / Path(place).name).exists()
     assert "version" in env["tool_versions"]["rsync on the host"]
-    assert _scratch_dirs() == before
+    assert _scratch_dirs(shm) == before
     shown = sshbench(cli_env, "show", "last").stdout
     assert "of crypto ceiling" in shown and "of plain TCP" not in shown and "no plaintext baseline" in shown
 
 
-@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
 def test_a_killed_run_leaves_nothing_on_the_remote_host_and_resumes(
-    cli_env: dict[str, str], tmp_path: Path, testhost: Path
+    cli_env: dict[str, str], tmp_path: Path, testhost: Path, shm: Path
 ) -> None:
     db = tmp_path / "kill.db"
-    before = _scratch_dirs()
+    before = _scratch_dirs(shm)
     args = [*ARGS[:-1], "testhost", "--ssh-config", str(testhost), "--cipher", GCM, "--tool", "scp", "--db", str(db)]
-    _killed_leaves_nothing(cli_env, args, db, "tools", minimum=3)
+    _killed_leaves_nothing(cli_env, args, db, shm, "tools", minimum=3)
     resumed = sshbench(cli_env, "tools", "--resume", "last", "--db", str(db), "--json")
     assert resumed.returncode == 0, resumed.stderr
     rows = [r for group in json.loads(resumed.stdout)["results"].values() for r in group]
     assert {r["scenario"]["tool"] for r in rows} == {"scp"} and all(r["summary"]["n"] == 3 for r in rows)
-    assert _scratch_dirs() == before
+    assert _scratch_dirs(shm) == before
 
 
-@pytest.mark.alone  # counts the machine's scratch directories (or reads a link's rate)
 def test_a_random_payload_staged_on_a_host_is_removed_after_the_run_and_after_a_sigkill(
-    cli_env: dict[str, str], tmp_path: Path, testhost: Path
+    cli_env: dict[str, str], tmp_path: Path, testhost: Path, shm: Path
 ) -> None:
-    db, before = tmp_path / "staged.db", _scratch_dirs("payload")
+    db, before = tmp_path / "staged.db", _scratch_dirs(shm, "payload")
     args = ["throughput", "testhost", "--ssh-config", str(testhost), "--cipher", GCM, "--direction", "down"]
     args += ["--payload", "random", "--size", "8M", "--rounds", "3", "--max-rounds", "3", "--db", str(db)]
-    _killed_leaves_nothing(cli_env, args, db, "payload", minimum=2)
+    _killed_leaves_nothing(cli_env, args, db, shm, "payload", minimum=2)
     resumed = sshbench(cli_env, "throughput", "--resume", "last", "--db", str(db))
     assert resumed.returncode == 0, resumed.stderr
-    assert _scratch_dirs("payload") == before, "the host kept the staged payload after the run"
+    assert _scratch_dirs(shm, "payload") == before, "the host kept the staged payload after the run"
 
 
 def test_a_non_aead_cipher_is_copied_with_each_mac_asked(cli_env: dict[str, str]) -> None:

@@ -46,6 +46,7 @@ _COUNTER = itertools.count(1)
 
 
 JUMBO = 9000  # bytes: the largest MTU a link gets (docs/measuring.md, "A link's frame size")
+BURST = 0.005  # seconds of the rate that tbf's bucket holds, at least two frames (docs/measuring.md, "A link's bucket")
 
 
 def mtu_for(rate: float) -> int:
@@ -261,7 +262,7 @@ class EmulatedLink:
             packets = max(1000, int(2 * self.spec.bdp / mtu) + 10)
             extra = ["loss", f"{loss * 100:g}%"] if loss else []
             return ["netem", "delay", f"{self.spec.rtt / 2 * 1e6:.0f}us", "rate", rate, "limit", str(packets), *extra]
-        burst = int(max(2 * mtu + 1000, self.spec.rate_bytes * 0.001))
+        burst = int(max(2 * mtu + 1000, self.spec.rate_bytes * BURST))
         limit = int(max(2 * self.spec.bdp, 4 * mtu)) + burst  # two BDPs of queue: parallel TCP streams fill the link
         return ["tbf", "rate", rate, "burst", str(burst), "limit", str(limit)]
 
