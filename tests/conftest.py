@@ -163,10 +163,14 @@ def cli_env(tmp_path: Path, shared_cache: Path) -> dict[str, str]:
     return env
 
 
-def sshbench(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI and capture its output; then hold every run in its database to the claim invariants
-    (tests/claims_invariants.py), so each stored run the suite produces is checked where it was made."""
+def sshbench(
+    env: dict[str, str], *args: str, timeout: float = 300, wrap: Callable[[list[str]], list[str]] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI (its argv through `wrap` when given) and capture its output; then hold every run in its
+    database to the claim invariants (tests/claims_invariants.py), so each stored run the suite produces is checked
+    where it was made."""
     argv = [sys.executable, "-m", "sshbench", *args]
+    argv = wrap(argv) if wrap else argv
     done = subprocess.run(
         argv, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
     )

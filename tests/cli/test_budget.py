@@ -68,3 +68,25 @@ def test_run_options_without_a_command_run_the_main_job(cli_env: dict[str, str],
     helped = sshbench(cli_env, "--max-time", "90s", "--help")
     assert helped.returncode == 0 and "Usage: sshbench run" in helped.stdout
     assert "--max-time 90s" in sshbench(cli_env, "--help").stdout
+
+
+def test_a_probe_whose_first_login_stalled_times_the_login_once_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stolen-from machine's first login (0.9 s) outlasted login and copy together (0.5 s): the probe was None, no
+    plan was checked, and `--max-time 1s` ended in "nothing could be measured" instead of its refusal (CI)."""
+    from sshbench.measure import budget
+    from sshbench.model import Kind, Scenario
+    from sshbench.samples import Sample
+    from sshbench.ssh.destination import Target
+
+    logins = iter([0.9, 0.1])
+    monkeypatch.setattr(
+        budget, "latency_sample", lambda *a: Sample(Scenario(Kind.LATENCY), 0, True, True, None, next(logins))
+    )
+    monkeypatch.setattr(
+        budget, "throughput_sample", lambda *a: Sample(Scenario(Kind.THROUGHPUT), 0, True, True, 200.0, 0.5)
+    )
+    opts = JobOptions(command=RunKind.THROUGHPUT, plan=Plan(max_time=1.0))
+    target = Target("local", "127.0.0.1", (), "127.0.0.1", 22, True)  # not reached: the samplers are replaced
+    found = budget.probe("ssh", target, opts, Path("/nonexistent"))
+    assert found is not None and found.connection == 0.1 and found.steady == 200.0
+    assert found.rate == pytest.approx(budget.calibration_size(opts) / budget.MB / 0.4)
