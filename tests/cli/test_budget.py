@@ -70,23 +70,23 @@ def test_run_options_without_a_command_run_the_main_job(cli_env: dict[str, str],
     assert "--max-time 90s" in sshbench(cli_env, "--help").stdout
 
 
-def test_a_probe_whose_first_login_stalled_times_the_login_once_more(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stolen-from machine's first login (0.9 s) outlasted login and copy together (0.5 s): the probe was None, no
-    plan was checked, and `--max-time 1s` ended in "nothing could be measured" instead of its refusal (CI)."""
+def test_a_probe_whose_login_outlasted_its_copy_takes_the_copy_at_its_steady_rate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a busy machine the probe's login (0.9 s) outlasted another login and the copy together (0.5 s): the probe
+    was None, no plan was checked, and `--max-time 1s` ended in "nothing could be measured" instead of its refusal
+    (the suite, twice in a day)."""
     from sshbench.measure import budget
     from sshbench.model import Kind, Scenario
     from sshbench.samples import Sample
     from sshbench.ssh.destination import Target
 
-    logins = iter([0.9, 0.1])
-    monkeypatch.setattr(
-        budget, "latency_sample", lambda *a: Sample(Scenario(Kind.LATENCY), 0, True, True, None, next(logins))
-    )
+    monkeypatch.setattr(budget, "latency_sample", lambda *a: Sample(Scenario(Kind.LATENCY), 0, True, True, None, 0.9))
     monkeypatch.setattr(
         budget, "throughput_sample", lambda *a: Sample(Scenario(Kind.THROUGHPUT), 0, True, True, 200.0, 0.5)
     )
     opts = JobOptions(command=RunKind.THROUGHPUT, plan=Plan(max_time=1.0))
     target = Target("local", "127.0.0.1", (), "127.0.0.1", 22, True)  # not reached: the samplers are replaced
     found = budget.probe("ssh", target, opts, Path("/nonexistent"))
-    assert found is not None and found.connection == 0.1 and found.steady == 200.0
-    assert found.rate == pytest.approx(budget.calibration_size(opts) / budget.MB / 0.4)
+    assert found is not None and found.connection == 0.9 and found.steady == 200.0
+    assert found.rate == pytest.approx(200.0)  # the copy at its steady rate, not a difference of two noisy walls
