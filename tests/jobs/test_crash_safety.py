@@ -54,14 +54,30 @@ def _tree(pid: int) -> list[psutil.Process]:
     return [root, *root.children(recursive=True)]
 
 
+def _cmdline(proc: psutil.Process) -> str:
+    """Return a process's command line, "" once it has exited (a sample's ssh ends between the listing and this)."""
+    try:
+        return " ".join(proc.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def _gone(procs: list[psutil.Process], timeout: float = 5.0) -> list[str]:
     """Wait for processes to end; return the command lines of those still running."""
     deadline = time.monotonic() + timeout
     alive = procs
     while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        alive = [p for p in alive if _running(p)]
         time.sleep(0.05)
-    return [" ".join(p.cmdline()) for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    return [line for p in alive if _running(p) and (line := _cmdline(p))]
+
+
+def _running(proc: psutil.Process) -> bool:
+    """Return whether a process still runs (not a zombie), False when it ended while we asked."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def _left(lease: leases.Lease) -> list[str]:
@@ -84,7 +100,7 @@ def test_sigkill_leaves_nothing_and_the_run_resumes(cli_env: dict[str, str], tmp
     lease = _lease(cli_env)
     assert lease.processes and lease.dirs and lease.runs == [(str(db.resolve()), 1)]
     tree = _tree(proc.pid)
-    guard = [p for p in tree if "sshbench.guardian" in " ".join(p.cmdline())]
+    guard = [p for p in tree if "sshbench.guardian" in _cmdline(p)]
     assert len(guard) == 1
     kept = stored_samples(db)
     if not guardian:
