@@ -20,7 +20,10 @@ from hypothesis import settings
 from claims_invariants import check_store
 from sshbench import hints
 from sshbench.ssh.destination import Target
+from sshbench.ssh.proc import require_binary
+from sshbench.targets.servers.base import HOST_KEY_TYPES
 from sshbench.targets.servers.openssh import OpenSSHServer
+from sshbench.targets.servers.tools import KEYS_ENV, generate_keys
 
 # No per-example time limit: these machines are shared and noisy (a 60 ms example once took 360 ms in CI), and
 # timing belongs in benchmarks/, never in a unit test's verdict.
@@ -131,6 +134,24 @@ def fresh_invocation() -> Iterator[None]:
     commands must not carry its --db."""
     yield
     hints.forget()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def host_keys() -> Iterator[Path]:
+    """Make the embedded servers' keys once per test process (an RSA 3072 key costs 0.2-1.5 s of CPU, and the suite
+    starts some 300 servers) in a private directory that SSHBENCH_HOST_KEYS names, removed after; a caller's own is
+    kept."""
+    if os.environ.get(KEYS_ENV):
+        yield Path(os.environ[KEYS_ENV])
+        return
+    pool = Path(tempfile.mkdtemp(prefix="sshbench-keys-"))  # 0700
+    generate_keys(require_binary("ssh-keygen", "openssh-client"), pool, HOST_KEY_TYPES)
+    os.environ[KEYS_ENV] = str(pool)
+    try:
+        yield pool
+    finally:
+        del os.environ[KEYS_ENV]
+        shutil.rmtree(pool, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

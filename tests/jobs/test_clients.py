@@ -128,22 +128,22 @@ def test_a_host_of_yours_is_verified_against_your_known_hosts_never_accepted(
 ) -> None:
     built = [name for name, language in BUILT.items() if toolchain_command(language)]
     clients = ",".join(["openssh", "dropbear", "paramiko", *built])
-    args = ["clients", "testhost", "--ssh-config", str(testhost), "--client", clients, *THREE_DOWN]
+    once = ("--size", "2M", "--warmup", "0", "--rounds", "1", "--max-rounds", "1", "--direction", "down")
+    args = ["clients", "testhost", "--ssh-config", str(testhost), "--client", clients, *once]  # that each runs: a round
     args += ["--no-race", "--max-time", "5m", "--json"]
     done = sshbench(cli_env, *args)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     got = measured(doc)
-    assert got[("openssh", "", "download")] >= 3 and got[("dropbear", "", "download")] >= 3
+    assert got[("openssh", "", "download")] >= 1 and got[("dropbear", "", "download")] >= 1
     if "paramiko" in installed():
-        assert got[("paramiko", "", "download")] >= 3 and got[("paramiko", "", "latency in-process")] >= 3
+        assert got[("paramiko", "", "download")] >= 1 and got[("paramiko", "", "latency in-process")] >= 1
     for name in built:
-        assert got[(name, "", "download")] >= 3 and got[(name, "", "latency in-process")] >= 3
+        assert got[(name, "", "download")] >= 1 and got[(name, "", "latency in-process")] >= 1
     known = Path(testhost.read_text().split("UserKnownHostsFile ")[1].split()[0])
     rsa_only = "".join(line + "\n" for line in known.read_text().splitlines() if " ssh-rsa " in line)
     known.write_text(rsa_only)  # ssh, paramiko and Go's driver then ask for the RSA key; dbclient asks about ed25519
-    once = ["--rounds", "1", "--max-rounds", "1"]  # that each client runs, not how fast: one round
-    done = sshbench(cli_env, *args[:-1], *once)
+    done = sshbench(cli_env, *args[:-1])
     assert done.returncode == 0, done.stderr
     assert not [name for name in ("paramiko", *built) if f"n/a {name}:" in done.stdout], done.stdout  # each ran
     assert known.read_text() == rsa_only, "a client wrote to known_hosts"

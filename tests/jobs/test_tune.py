@@ -173,6 +173,7 @@ def test_an_embedded_dropbear_behind_a_long_fat_link_is_measured_with_more_conne
     assert bool(doc["tune"]["paste"]["commands"]) == bool(helped)
 
 
+@PAIRED  # its server's quota (15 % of a CPU) bounds it and the kernel's throttling counts its own cgroup only
 def test_a_remote_server_at_a_small_cpu_quota_is_server_cpu_bound(cli_env: dict[str, str], tmp_path: Path) -> None:
     with shaped_host(tmp_path, None, cpu_share=0.15) as config:
         doc = _doc(

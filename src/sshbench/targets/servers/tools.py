@@ -4,6 +4,7 @@ path) and the keys they generate."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,9 +43,14 @@ def sibling(sshd: str, name: str) -> str | None:
     return None
 
 
+KEYS_ENV = "SSHBENCH_HOST_KEYS"  # a directory of keys to copy instead of generating them (a suite of many servers)
+
+
 def generate_keys(keygen: str, workdir: Path, host_types: Sequence[str]) -> None:
-    """Generate OpenSSH-format host keys of the given types and one ed25519 client key, in parallel."""
+    """Generate OpenSSH-format host keys of the given types and one ed25519 client key, in parallel (those the
+    directory SSHBENCH_HOST_KEYS holds are copied from it instead)."""
     jobs = [(f"host_{t}", t) for t in host_types] + [("client_ed25519", "ed25519")]
+    copied = copy_keys(key_pool(os.environ.get(KEYS_ENV)), workdir, [name for name, _ in jobs])
     procs = [
         subprocess.Popen(
             [keygen, "-q", "-t", kind, "-N", "", "-C", "sshbench", "-f", str(workdir / name)],
@@ -53,8 +59,9 @@ def generate_keys(keygen: str, workdir: Path, host_types: Sequence[str]) -> None
             stderr=subprocess.PIPE,
         )
         for name, kind in jobs
+        if name not in copied
     ]
-    for proc, (name, _) in zip(procs, jobs, strict=True):
+    for proc, (name, _) in zip(procs, [job for job in jobs if job[0] not in copied], strict=True):
         _, err = proc.communicate(timeout=60)
         if proc.returncode != 0:
             raise SshbenchError(
@@ -63,6 +70,43 @@ def generate_keys(keygen: str, workdir: Path, host_types: Sequence[str]) -> None
                 fix="check that ssh-keygen works and the temporary directory is writable",
                 code=ExitCode.SERVER_START,
             )
+
+
+def copy_keys(pool: Path | None, workdir: Path, names: Sequence[str]) -> set[str]:
+    """Copy into `workdir` each key pair of `names` the pool holds; return the names copied."""
+    if pool is None:
+        return set()
+    held = {n for n in names if (pool / n).is_file() and (pool / f"{n}.pub").is_file()}
+    for name in held:
+        for suffix in ("", ".pub"):
+            shutil.copyfile(pool / f"{name}{suffix}", workdir / f"{name}{suffix}")
+        (workdir / name).chmod(0o600)
+    return held
+
+
+def key_pool(given: str | None) -> Path | None:
+    """Return the directory SSHBENCH_HOST_KEYS names (None when unset), refusing one another user could read or
+    write: its private keys would then be no server's own."""
+    if not given:
+        return None
+    path = Path(given)
+    try:
+        info = path.stat()
+    except OSError as err:
+        raise SshbenchError(
+            f"{KEYS_ENV}={given!r} cannot be read: {err.strerror}",
+            place=KEYS_ENV,
+            fix=f"unset {KEYS_ENV} (every server makes its own keys) or name a directory of host_TYPE key pairs",
+            code=ExitCode.USAGE,
+        ) from err
+    if not path.is_dir() or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        raise SshbenchError(
+            f"{KEYS_ENV}={given!r} is not a directory of yours that only you can open (mode 0700)",
+            place=KEYS_ENV,
+            fix=f"chmod 700 {given}, or unset {KEYS_ENV} (every server then makes its own keys)",
+            code=ExitCode.USAGE,
+        )
+    return path
 
 
 def public_key(path: Path) -> str:
