@@ -95,14 +95,14 @@ def key_pool(given: str | None) -> Path | None:
     except OSError as err:
         raise SshbenchError(
             f"{KEYS_ENV}={given!r} cannot be read: {err.strerror}",
-            place=KEYS_ENV,
+            place="the environment",
             fix=f"unset {KEYS_ENV} (every server makes its own keys) or name a directory of host_TYPE key pairs",
             code=ExitCode.USAGE,
         ) from err
     if not path.is_dir() or info.st_uid != os.geteuid() or info.st_mode & 0o077:
         raise SshbenchError(
             f"{KEYS_ENV}={given!r} is not a directory of yours that only you can open (mode 0700)",
-            place=KEYS_ENV,
+            place="the environment",
             fix=f"chmod 700 {given}, or unset {KEYS_ENV} (every server then makes its own keys)",
             code=ExitCode.USAGE,
         )
